@@ -1,0 +1,14 @@
+// Two tiers: `unit` (pure core, wire and HTTP edge; milliseconds) and `e2e` (the real control plane).
+const tsJest = ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }];
+const shared = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': tsJest },
+  testEnvironment: 'node',
+};
+export default {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/test/e2e/'] },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+  ],
+};

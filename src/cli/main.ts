@@ -1,0 +1,99 @@
+/**
+ * `sandbox-extender` command line (commander): serve, rank, replay.
+ * Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration or arguments.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from '../config/load.js';
+import type { ConfigInput } from '../config/schema.js';
+import { STRATEGIES, type Strategy } from '../core/placement.js';
+import { serve } from '../server/serve.js';
+import { DEFAULT_REPLAY_STRATEGIES, rankCommand, replayCommand } from './commands.js';
+
+function integer(name: string, min: number, max: number) {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+function strategies(raw: string): Strategy[] {
+  const list = raw.split(',').map((s) => s.trim());
+  for (const s of list) {
+    if (!(STRATEGIES as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown strategy "${s}" (one of ${STRATEGIES.join(', ')})`);
+  }
+  return list as Strategy[];
+}
+
+function fail(err: unknown): never {
+  const code = err instanceof ConfigError ? 2 : 1;
+  process.stderr.write(`sandbox-extender: ${(err as Error).message}\n`);
+  process.exit(code);
+}
+
+const program = new Command()
+  .name('sandbox-extender')
+  .description('kube-scheduler extender that places sandbox pods by projected pressure, reserving each placement at once')
+  .showHelpAfterError();
+
+program
+  .command('serve')
+  .description('serve POST /filter and /prioritize from a cluster snapshot file (kubectl get nodes,pods -A -o json), re-read when it changes')
+  .option('--snapshot <file>', 'snapshot file: a v1 List of Nodes and Pods, JSON or YAML')
+  .option('--config <file>', 'YAML config file (see README: Configuration)')
+  .option('--port <n>', 'port to listen on (default 8888)', integer('--port', 0, 65535))
+  .option('--host <address>', 'address to listen on (default 127.0.0.1)')
+  .addOption(new Option('--strategy <name>', 'placement strategy').choices(STRATEGIES))
+  .action(async (opts: { snapshot?: string; config?: string; port?: number; host?: string; strategy?: Strategy }) => {
+    try {
+      const overrides: ConfigInput = { strategy: opts.strategy, server: { port: opts.port, host: opts.host }, snapshot: { path: opts.snapshot } };
+      const config = loadConfig(opts.config, overrides);
+      const logger = pino({ level: config.logLevel, base: { app: 'sandbox-extender' } });
+      const running = await serve(config, logger);
+      const stop = async (signal: string) => {
+        logger.info({ signal }, 'shutting down');
+        await running.close();
+        process.exit(0);
+      };
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+      process.once('SIGINT', () => void stop('SIGINT'));
+    } catch (err) {
+      fail(err);
+    }
+  });
+
+program
+  .command('rank')
+  .description('print the ranked candidate table for one pod on a snapshot (no reservation is made)')
+  .requiredOption('--snapshot <file>', 'snapshot file: a v1 List of Nodes and Pods, JSON or YAML')
+  .requiredOption('--pod <file>', 'the pod to place, JSON or YAML')
+  .option('--config <file>', 'YAML config file')
+  .action((opts: { snapshot: string; pod: string; config?: string }) => {
+    try {
+      process.stdout.write(`${rankCommand(loadConfig(opts.config), opts.snapshot, opts.pod)}\n`);
+    } catch (err) {
+      fail(err);
+    }
+  });
+
+program
+  .command('replay')
+  .description('place identical pods one after another with each strategy and print the peak allocation pressure')
+  .option('--nodes <list>', 'node CPU counts, COUNTxCPUS repeats (e.g. 16,64,192 or 1000x32)', '16,64,192')
+  .option('--memory-per-cpu <quantity>', 'node memory per CPU', '4Gi')
+  .option('--pods <n>', 'number of pods', integer('--pods', 1, 10_000_000), 300)
+  .option('--pod-cpu <quantity>', 'CPU request of each pod', '2')
+  .option('--pod-memory <quantity>', 'memory request of each pod', '4Gi')
+  .option('--honour-capacity', 'apply the capacity filter (default: ignore capacity, the overcommit replay)', false)
+  .option('--strategies <list>', 'comma-separated strategies to run', strategies, [...DEFAULT_REPLAY_STRATEGIES])
+  .option('--seed <n>', 'seed of the random strategy', integer('--seed', 0, 2 ** 31 - 1), 1)
+  .action((opts) => {
+    try {
+      process.stdout.write(`${replayCommand(opts)}\n`);
+    } catch (err) {
+      fail(err);
+    }
+  });
+
+program.parseAsync(process.argv).catch(fail);

@@ -1,0 +1,78 @@
+/**
+ * Loading the configuration: YAML file → flag overrides → zod schema → frozen Config.
+ * Every problem is reported at once, each with its path, and start-up stops.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { configSchema, type Config, type ConfigInput } from './schema.js';
+
+/** Thrown when the configuration is invalid; `issues` lists every problem as `path: message`. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly source: string, readonly issues: readonly string[]) {
+    super(`invalid configuration (${source}):\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+  }
+}
+
+/**
+ * Validates `input` (a parsed YAML document merged with overrides) and returns a frozen Config.
+ * @throws ConfigError listing every issue with its path (e.g. `server.port: Too big: expected number to be <=65535`).
+ */
+export function parseConfig(input: unknown, source = 'configuration'): Config {
+  const result = configSchema.safeParse(input ?? {});
+  if (!result.success) {
+    throw new ConfigError(source, result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
+  }
+  return deepFreeze(result.data);
+}
+
+/**
+ * Reads a YAML config file (if given), applies `overrides` on top (flags win), and validates.
+ * @throws ConfigError for an unreadable file, invalid YAML or any schema issue.
+ */
+export function loadConfig(path: string | undefined, overrides: ConfigInput = {}): Config {
+  let fromFile: unknown = {};
+  if (path) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(path, [`cannot read the file: ${(err as Error).message}`]);
+    }
+    try {
+      fromFile = parseYaml(text) ?? {};
+    } catch (err) {
+      throw new ConfigError(path, [`not valid YAML: ${(err as Error).message}`]);
+    }
+    if (typeof fromFile !== 'object' || Array.isArray(fromFile)) throw new ConfigError(path, ['(root): expected a mapping of settings']);
+  }
+  return parseConfig(merge(fromFile as Record<string, unknown>, overrides as Record<string, unknown>), path ?? 'flags');
+}
+
+function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    if (value === undefined) continue;
+    const current = out[key];
+    out[key] = isPlainObject(current) && isPlainObject(value) ? merge(current, value) : value;
+  }
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** The JSON Schema of the config file (for editors and, later, the Helm chart's values schema). */
+export function configJsonSchema(): unknown {
+  return z.toJSONSchema(configSchema, { io: 'input' });
+}

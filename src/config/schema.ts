@@ -1,0 +1,63 @@
+/**
+ * The extender's configuration: one zod schema, with defaults, is the single source of truth.
+ * A YAML file is parsed against it at start-up; command-line flags override file values.
+ */
+import { z } from 'zod';
+import { STRATEGIES } from '../core/placement.js';
+
+/** Resource names as Kubernetes spells them: `cpu`, `memory`, `pods`, `ephemeral-storage`, `nvidia.com/gpu`, `hugepages-2Mi`. */
+const resourceName = z
+  .string()
+  .regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, 'must be a Kubernetes resource name such as cpu, memory or nvidia.com/gpu');
+
+/** A label key: optional DNS prefix and a name, as in `sandbox-extender.io/paused`. */
+const labelKey = z
+  .string()
+  .regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be a Kubernetes label key such as sandbox-extender.io/paused');
+
+export const configSchema = z
+  .object({
+    /** Placement strategy. */
+    strategy: z.enum(STRATEGIES).default('least_loaded'),
+    /** Resource dimensions of projected pressure and of the capacity filter. */
+    dimensions: z
+      .array(resourceName)
+      .min(1)
+      .refine((names) => new Set(names).size === names.length, 'must not repeat a resource')
+      .default(['cpu', 'memory']),
+    /** How long a placement stays reserved without the pod being seen bound (placementReservationTtl). */
+    placementReservationTtlSeconds: z.number().positive().max(86_400).default(600),
+    /** Pods whose labels carry this key with value "true" are paused sandboxes. */
+    pausedLabel: labelKey.default('sandbox-extender.io/paused'),
+    /** Only pods with this spec.schedulerName are placed; others are passed through. */
+    schedulerName: z.string().min(1).default('sandbox-scheduler'),
+    /** Seed of the random strategy (unset: a fresh seed per process). */
+    randomSeed: z.number().int().optional(),
+    server: z
+      .object({
+        /** Address to listen on. Loopback by default: the verbs are meant for a kube-scheduler beside the extender. */
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65_535).default(8888),
+        /** Largest request body accepted; 100 full Node objects are several MB, 5,000 are tens of MB. */
+        maxRequestBodyBytes: z.number().int().positive().default(64 * 1024 * 1024),
+        /** Idle keep-alive; above Go's client idle timeout so kube-scheduler never reuses a closed connection. */
+        keepAliveTimeoutSeconds: z.number().positive().default(120),
+      })
+      .strict()
+      .default({ host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 }),
+    snapshot: z
+      .object({
+        /** A `kubectl get nodes,pods -A -o json|yaml` List. */
+        path: z.string().min(1).optional(),
+        /** How often the file is checked for changes. */
+        pollIntervalMs: z.number().int().min(50).default(1000),
+      })
+      .strict()
+      .default({ pollIntervalMs: 1000 }),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;
+/** What a config file (or a test) may give: every field optional. */
+export type ConfigInput = z.input<typeof configSchema>;

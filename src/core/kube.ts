@@ -1,0 +1,69 @@
+/**
+ * The minimal structural shapes of Kubernetes objects that the pure core reads.
+ *
+ * These are subsets of the core/v1 `Pod` and `Node` JSON (camelCase, as the API server and
+ * `kubectl get -o json` print them). Every field is optional because real objects omit what is
+ * unset; the core validates what it needs and throws a descriptive error otherwise. The core never
+ * imports `@kubernetes/client-node`: its `V1Pod`/`V1Node` are structurally compatible with these.
+ */
+
+/** A `ResourceList`: resource name → Quantity string (e.g. `{"cpu": "3920m", "memory": "15991868Ki"}`). */
+export type ResourceList = Readonly<Record<string, unknown>>;
+
+export interface ResourceRequirements {
+  readonly requests?: ResourceList | null;
+  readonly limits?: ResourceList | null;
+}
+
+export interface Container {
+  readonly name?: string;
+  readonly resources?: ResourceRequirements | null;
+  /** `Always` marks a restartable ("sidecar") init container (KEP-753). */
+  readonly restartPolicy?: string | null;
+}
+
+export interface ObjectMeta {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly labels?: Readonly<Record<string, string>> | null;
+  readonly annotations?: Readonly<Record<string, string>> | null;
+  readonly deletionTimestamp?: string | null;
+}
+
+export interface PodCondition {
+  readonly type?: string;
+  readonly status?: string;
+  readonly reason?: string;
+  readonly lastTransitionTime?: string | null;
+}
+
+export interface Pod {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: ObjectMeta | null;
+  readonly spec?: {
+    readonly nodeName?: string | null;
+    readonly schedulerName?: string | null;
+    readonly containers?: readonly Container[] | null;
+    readonly initContainers?: readonly Container[] | null;
+    readonly overhead?: ResourceList | null;
+    /** Pod-level resources (PodLevelResources, beta and on by default since 1.34). */
+    readonly resources?: ResourceRequirements | null;
+  } | null;
+  readonly status?: {
+    readonly phase?: string | null;
+    readonly conditions?: readonly PodCondition[] | null;
+  } | null;
+}
+
+export interface Node {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: ObjectMeta | null;
+  readonly spec?: { readonly unschedulable?: boolean | null } | null;
+  readonly status?: {
+    readonly allocatable?: ResourceList | null;
+    readonly capacity?: ResourceList | null;
+  } | null;
+}

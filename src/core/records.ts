@@ -1,0 +1,113 @@
+/**
+ * Compact records the model keeps instead of whole Kubernetes objects: a *sandbox hint* per pod
+ * (its effective request and sandbox state) and a capacity record per node.
+ *
+ * Vectors are plain `number[]` indexed like `Dimensions.names`, in scheduler units: cpu in
+ * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
+ */
+import type { Node, Pod } from './kube.js';
+import { nodeAllocatable, podRequests } from './podRequests.js';
+
+/** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
+export interface Dimensions {
+  readonly names: readonly string[];
+}
+
+/** The `pods` dimension is a count: every pod requests exactly one pod slot. */
+export const PODS_RESOURCE = 'pods';
+
+/**
+ * Lifecycle of a pod as the placement model sees it.
+ * - `pending`: not bound to a node yet (and not paused): counts nothing; reservations cover it.
+ * - `starting`: bound, not terminal, not Ready.
+ * - `running`: bound, not terminal, Ready.
+ * - `paused`: carries the paused label; its requests count as paused allocation on its node,
+ *   whatever its phase, while the pod object exists.
+ * - `inactive`: terminal (Succeeded/Failed) and not paused: counts nothing.
+ */
+export type SandboxState = 'pending' | 'starting' | 'running' | 'paused' | 'inactive';
+
+export interface PodRecord {
+  readonly uid: string;
+  /** `namespace/name`, for logs and reasons. */
+  readonly key: string;
+  readonly nodeName: string | null;
+  readonly schedulerName: string;
+  /** Effective request per dimension (scheduler units). */
+  readonly request: readonly number[];
+  readonly state: SandboxState;
+}
+
+export interface NodeRecord {
+  readonly name: string;
+  /** Allocatable per dimension (scheduler units), or null when the node's capacity is unknown. */
+  readonly allocatable: readonly number[] | null;
+}
+
+export interface PodRecordOptions {
+  /** Label key that marks a paused sandbox (value must be exactly "true"). */
+  readonly pausedLabel: string;
+}
+
+/** Thrown when an object lacks a field the model needs (e.g. a Pod without metadata.uid). */
+export class ObjectError extends Error {
+  override readonly name = 'ObjectError';
+}
+
+const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
+
+/**
+ * The sandbox state of a pod (see {@link SandboxState}).
+ * Ready is the pod condition `Ready=True`, as kubelet (or KWOK) reports it.
+ */
+export function sandboxState(pod: Pod, pausedLabel: string): SandboxState {
+  if (pod.metadata?.labels?.[pausedLabel] === 'true') return pod.spec?.nodeName ? 'paused' : 'pending';
+  if (TERMINAL_PHASES.has(pod.status?.phase ?? '')) return 'inactive';
+  if (!pod.spec?.nodeName) return 'pending';
+  const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  return ready ? 'running' : 'starting';
+}
+
+/** Effective request of `pod` per dimension; `pods` is always 1. Throws QuantityError on a bad quantity. */
+export function requestVector(pod: Pod, dims: Dimensions): number[] {
+  const requests = podRequests(pod);
+  return dims.names.map((name) => (name === PODS_RESOURCE ? 1 : (requests.get(name) ?? 0)));
+}
+
+/**
+ * Builds the compact record of a pod.
+ * @throws ObjectError when metadata.uid or metadata.name is missing.
+ * @throws QuantityError when a request, overhead or pod-level quantity is invalid.
+ */
+export function toPodRecord(pod: Pod, dims: Dimensions, options: PodRecordOptions): PodRecord {
+  const meta = pod.metadata;
+  if (!meta?.uid) throw new ObjectError(`pod ${podKey(pod)} has no metadata.uid`);
+  if (!meta.name) throw new ObjectError('pod has no metadata.name');
+  return {
+    uid: meta.uid,
+    key: podKey(pod),
+    nodeName: pod.spec?.nodeName || null,
+    schedulerName: pod.spec?.schedulerName || 'default-scheduler',
+    request: requestVector(pod, dims),
+    state: sandboxState(pod, options.pausedLabel),
+  };
+}
+
+/** `namespace/name` of a pod (namespace defaults to `default`). */
+export function podKey(pod: Pod): string {
+  return `${pod.metadata?.namespace || 'default'}/${pod.metadata?.name ?? '<unnamed>'}`;
+}
+
+/**
+ * Builds the capacity record of a node from `status.allocatable`.
+ * Capacity is unknown (null) when allocatable is missing or zero in every dimension.
+ * @throws ObjectError when metadata.name is missing; QuantityError on a bad quantity.
+ */
+export function toNodeRecord(node: Node, dims: Dimensions): NodeRecord {
+  const name = node.metadata?.name;
+  if (!name) throw new ObjectError('node has no metadata.name');
+  const allocatable = nodeAllocatable(node);
+  if (!allocatable) return { name, allocatable: null };
+  const vector = dims.names.map((d) => allocatable.get(d) ?? 0);
+  return { name, allocatable: vector.some((v) => v > 0) ? vector : null };
+}

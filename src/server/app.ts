@@ -1,0 +1,73 @@
+/**
+ * The HTTP edge (express 5): POST /filter and /prioritize, GET /healthz, /readyz, /metrics.
+ * Handlers only parse → call the verbs → encode; every failure becomes a JSON answer, never an
+ * escaped exception, and the server and its state carry on.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
+
+export interface AppOptions {
+  readonly maxRequestBodyBytes: number;
+  /** Ready to answer verbs (e.g. the snapshot has been loaded once). */
+  readonly ready: () => boolean;
+}
+
+type Verb = (body: unknown, deps: VerbDeps) => VerbReply;
+
+export function createApp(deps: VerbDeps, options: AppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(timing(deps));
+  // Parse any content type as JSON: kube-scheduler sends application/json, curl users often forget the header.
+  app.use(express.json({ limit: options.maxRequestBodyBytes, type: () => true, strict: false }));
+
+  const verb = (handler: Verb) => (req: Request, res: Response) => {
+    const reply = handler(req.body, deps);
+    res.status(reply.status).json(reply.body);
+  };
+  app.post('/filter', verb(filterVerb));
+  app.post('/prioritize', verb(prioritizeVerb));
+
+  app.get('/healthz', (_req, res) => {
+    res.type('text/plain').send('ok');
+  });
+  app.get('/readyz', (_req, res) => {
+    if (options.ready()) res.type('text/plain').send('ok');
+    else res.status(503).type('text/plain').send('not ready: cluster snapshot not loaded');
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+
+  app.use((req, res) => {
+    res.status(404).json({ Error: `no route for ${req.method} ${req.path}; the verbs are POST /filter and POST /prioritize` });
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const { status, message } = describeError(err, options.maxRequestBodyBytes);
+    if (status >= 500) deps.logger.error({ err }, 'request failed');
+    res.status(status).json({ Error: `sandbox-extender: ${message}` });
+  });
+  return app;
+}
+
+/** Counts every request and times it, labelled by verb. */
+function timing(deps: VerbDeps) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const verb = req.path === '/filter' ? 'filter' : req.path === '/prioritize' ? 'prioritize' : 'other';
+    const stop = deps.metrics.requestDuration.startTimer({ verb });
+    res.on('finish', () => {
+      stop();
+      deps.metrics.requests.inc({ verb, code: String(res.statusCode) });
+    });
+    next();
+  };
+}
+
+function describeError(err: unknown, limit: number): { status: number; message: string } {
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e?.type === 'entity.too.large') return { status: 413, message: `request body larger than ${limit} bytes (server.maxRequestBodyBytes)` };
+  if (e?.type === 'entity.parse.failed') return { status: 400, message: `request body is not valid JSON: ${e.message}` };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return { status: e.status, message: e.message ?? 'bad request' };
+  return { status: 500, message: 'internal error' };
+}

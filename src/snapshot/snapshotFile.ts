@@ -1,0 +1,76 @@
+/**
+ * The snapshot file: what `kubectl get nodes,pods -A -o json` (or `-o yaml`) prints, a v1 `List`
+ * (or a `NodeList` / `PodList`) whose items are Nodes and Pods. Other kinds in the list are ignored.
+ */
+import { readFileSync, statSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import type { Node, Pod } from '../core/kube.js';
+
+export interface Snapshot {
+  readonly nodes: readonly Node[];
+  readonly pods: readonly Pod[];
+}
+
+/** Thrown when the file cannot be read or is not a Kubernetes List. */
+export class SnapshotError extends Error {
+  override readonly name = 'SnapshotError';
+}
+
+/**
+ * Parses snapshot text (JSON, or YAML: JSON is tried first as it is much faster for large files).
+ * @throws SnapshotError with the reason.
+ */
+export function parseSnapshot(text: string, source: string): Snapshot {
+  let doc: unknown;
+  try {
+    doc = /^\s*[{[]/.test(text) ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new SnapshotError(`${source}: not valid JSON or YAML: ${(err as Error).message}`);
+  }
+  const items = (doc as { items?: unknown } | null)?.items;
+  const kind = (doc as { kind?: unknown } | null)?.kind;
+  if (!Array.isArray(items) || !['List', 'NodeList', 'PodList'].includes(String(kind))) {
+    throw new SnapshotError(`${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${JSON.stringify(kind ?? null)}`);
+  }
+  const itemKind = kind === 'NodeList' ? 'Node' : kind === 'PodList' ? 'Pod' : undefined;
+  const nodes: Node[] = [];
+  const pods: Pod[] = [];
+  for (const item of items as { kind?: string }[]) {
+    const k = item?.kind ?? itemKind;
+    if (k === 'Node') nodes.push(item as Node);
+    else if (k === 'Pod') pods.push(item as Pod);
+  }
+  return { nodes, pods };
+}
+
+/** Reads and parses a snapshot file. @throws SnapshotError */
+export function readSnapshot(path: string): Snapshot {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
+  }
+  return parseSnapshot(text, path);
+}
+
+/**
+ * Calls `onChange` whenever the file's modification time or size changes (polling, so editors'
+ * atomic renames and files on any filesystem are seen). Returns a function that stops watching.
+ */
+export function watchSnapshot(path: string, intervalMs: number, onChange: () => void): () => void {
+  const listener = (current: Stats, previous: Stats) => {
+    if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) onChange();
+  };
+  watchFile(path, { interval: intervalMs, persistent: false }, listener);
+  return () => unwatchFile(path, listener);
+}
+
+/** Modification time of the file in ms, or null if it does not exist. */
+export function snapshotMtimeMs(path: string): number | null {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return null;
+  }
+}
