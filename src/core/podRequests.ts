@@ -1,0 +1,191 @@
+/**
+ * A pod's effective resource request, exactly as kube-scheduler's NodeResourcesFit computes it, and a
+ * node's allocatable in the same units.
+ *
+ * Mirrors `k8s.io/component-helpers/resource/helpers.go` `PodRequests` (with `AggregateContainerRequests`
+ * and the pod-level override of `applyPodLevelResources`/`IsSupportedPodLevelResource`), followed by the
+ * scheduler's conversion in `pkg/scheduler/framework/types.go` `(*Resource).Add` (used by fit.go
+ * `computePodResourceRequest`): everything is aggregated exactly (BigInt nanos, like Go's Quantity
+ * arithmetic) and converted only at the end, cpu to millicores via `MilliValue()`, every other resource to
+ * bytes/counts via `Value()`, both rounded up.
+ *
+ * Not modelled: in-place resize status (`UseStatusResources`), the scoring defaults for missing requests
+ * (`NonMissingContainerRequests`), and `limits` (the API server's `SetDefaults_Pod` already copied limits
+ * into missing requests, so only `requests` are read). Whether a pod is terminal is the caller's concern.
+ */
+import type { Container, Node, Pod } from './kube.js';
+import { QuantityError, milliValue, parseQuantityValue, toSafeInteger, value } from './quantity.js';
+
+/** Resource name → scheduler units: cpu in millicores, everything else bytes or counts (safe integers). */
+export type ResourceAmounts = ReadonlyMap<string, number>;
+
+type Exact = Map<string, bigint>;
+
+const RESTART_POLICY_ALWAYS = 'Always';
+const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+function keyPath(path: string, key: string): string {
+  return SIMPLE_KEY.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Parses one ResourceList value; the error names the JSON path. Negative values are rejected. */
+function parseAt(raw: unknown, path: string): bigint {
+  let nanos: bigint;
+  try {
+    nanos = parseQuantityValue(raw).nanos;
+  } catch (err) {
+    if (err instanceof QuantityError) throw new QuantityError(`${path}: ${err.message}`, raw, { cause: err });
+    throw err;
+  }
+  if (nanos < 0n) {
+    throw new QuantityError(`${path}: negative quantity ${JSON.stringify(raw)} is not allowed (resource values must be >= 0)`, raw);
+  }
+  return nanos;
+}
+
+/** A ResourceList (`{"cpu": "500m", …}`) in exact nanos; null/undefined is empty. */
+function readResourceList(list: unknown, path: string): Exact {
+  const out: Exact = new Map();
+  if (list === null || list === undefined) return out;
+  if (!isObject(list)) throw new QuantityError(`${path}: expected a resource list object`, list);
+  for (const [name, raw] of Object.entries(list)) out.set(name, parseAt(raw, keyPath(path, name)));
+  return out;
+}
+
+/** Go `addResourceList`: sums per resource; absent keys are copied. */
+function addInto(target: Exact, add: ReadonlyMap<string, bigint>): void {
+  for (const [name, nanos] of add) target.set(name, (target.get(name) ?? 0n) + nanos);
+}
+
+/** Go `maxResourceList`: per resource, keep the larger; absent keys are copied. */
+function maxInto(target: Exact, other: ReadonlyMap<string, bigint>): void {
+  for (const [name, nanos] of other) {
+    const current = target.get(name);
+    if (current === undefined || nanos > current) target.set(name, nanos);
+  }
+}
+
+function containerList(list: unknown, path: string): readonly Container[] {
+  if (list === null || list === undefined) return [];
+  if (!Array.isArray(list)) throw new QuantityError(`${path}: expected an array of containers`, list);
+  return list as readonly Container[];
+}
+
+function containerRequests(container: unknown, path: string): Exact {
+  if (!isObject(container)) throw new QuantityError(`${path}: expected a container object`, container);
+  const resources = container['resources'];
+  if (resources === null || resources === undefined) return new Map();
+  if (!isObject(resources)) throw new QuantityError(`${path}.resources: expected an object`, resources);
+  return readResourceList(resources['requests'], `${path}.resources.requests`);
+}
+
+function isRestartableInit(container: Container): boolean {
+  return container.restartPolicy === RESTART_POLICY_ALWAYS;
+}
+
+type PodSpec = NonNullable<Pod['spec']>;
+
+/**
+ * Go `AggregateContainerRequests`: Σ containers; each restartable init container ("sidecar") is added to
+ * that sum and to the running sidecar total; a plain init container i uses requests(i) + sidecars started
+ * before it; result = per-resource max(container sum, max_i usage(i)).
+ */
+function aggregateContainerRequests(spec: PodSpec): Exact {
+  const reqs: Exact = new Map();
+  containerList(spec.containers, 'spec.containers').forEach((c, i) => {
+    addInto(reqs, containerRequests(c, `spec.containers[${i}]`));
+  });
+  const sidecars: Exact = new Map();
+  const initMax: Exact = new Map();
+  containerList(spec.initContainers, 'spec.initContainers').forEach((c, i) => {
+    const own = containerRequests(c, `spec.initContainers[${i}]`);
+    if (isRestartableInit(c)) {
+      addInto(reqs, own);
+      addInto(sidecars, own);
+      maxInto(initMax, sidecars);
+    } else {
+      addInto(own, sidecars);
+      maxInto(initMax, own);
+    }
+  });
+  maxInto(reqs, initMax);
+  return reqs;
+}
+
+/** Go `IsSupportedPodLevelResource`: cpu, memory and hugepages-*. */
+function isSupportedPodLevelResource(name: string): boolean {
+  return name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
+}
+
+/** Pod-level `spec.resources.requests` replace the aggregate for supported resources (only keys set). */
+function applyPodLevelRequests(reqs: Exact, spec: PodSpec): void {
+  const resources: unknown = spec.resources;
+  if (resources === null || resources === undefined) return;
+  if (!isObject(resources)) throw new QuantityError('spec.resources: expected an object', resources);
+  const podLevel = readResourceList(resources['requests'], 'spec.resources.requests');
+  for (const [name, nanos] of podLevel) {
+    if (isSupportedPodLevelResource(name)) reqs.set(name, nanos);
+  }
+}
+
+/**
+ * The pod's effective request in exact nanos (value × 10^9), per resource: Go `PodRequests` =
+ * `AggregateContainerRequests` → pod-level override (cpu, memory, hugepages-*) → + `spec.overhead`.
+ * Keys present with value 0 are kept, as in Go. A missing spec or containers list is treated as empty.
+ *
+ * @throws QuantityError naming the JSON path (e.g. `spec.containers[1].resources.requests.memory`) for an
+ *   invalid or negative quantity or a malformed container/resource list.
+ */
+export function podRequestsExact(pod: Pod): Map<string, bigint> {
+  const spec: PodSpec = pod.spec ?? {};
+  const reqs = aggregateContainerRequests(spec);
+  applyPodLevelRequests(reqs, spec);
+  addInto(reqs, readResourceList(spec.overhead, 'spec.overhead'));
+  return reqs;
+}
+
+function unitsAt(resource: string, nanos: bigint, what: string): number {
+  const isCpu = resource === 'cpu';
+  const units = isCpu ? milliValue({ nanos, format: 'DecimalSI' }) : value({ nanos, format: 'DecimalSI' });
+  return toSafeInteger(units, `${what} (${isCpu ? 'millicores' : 'units'})`);
+}
+
+/**
+ * Converts exact nanos to scheduler units as `(*Resource).Add` does: `cpu` → `MilliValue()` (millicores,
+ * rounded up), anything else → `Value()` (bytes or counts, rounded up).
+ * @throws QuantityError when the result is not a safe integer (|v| > 2^53 − 1), naming the resource.
+ */
+export function toSchedulerUnits(resource: string, nanos: bigint): number {
+  return unitsAt(resource, nanos, resource);
+}
+
+function toAmounts(exact: ReadonlyMap<string, bigint>, label: (name: string) => string): ResourceAmounts {
+  const out = new Map<string, number>();
+  for (const [name, nanos] of exact) out.set(name, unitsAt(name, nanos, label(name)));
+  return out;
+}
+
+/**
+ * The pod's effective request in scheduler units (cpu millicores; bytes/counts otherwise), converted
+ * from {@link podRequestsExact} only after exact aggregation, as NodeResourcesFit does.
+ * @throws QuantityError as podRequestsExact, or when a total is not a safe integer.
+ */
+export function podRequests(pod: Pod): ResourceAmounts {
+  return toAmounts(podRequestsExact(pod), (name) => `pod request ${name}`);
+}
+
+/**
+ * `status.allocatable` in scheduler units (what `NodeInfo.Allocatable` holds), or null when allocatable is
+ * missing or null (a registered node whose kubelet never reported; `SetDefaults_NodeStatus` only copies
+ * capacity, which such a node also lacks).
+ * @throws QuantityError naming `status.allocatable.<resource>` for an invalid, negative or unsafe value.
+ */
+export function nodeAllocatable(node: Node): ResourceAmounts | null {
+  const allocatable = node.status?.allocatable;
+  if (allocatable === null || allocatable === undefined) return null;
+  return toAmounts(readResourceList(allocatable, 'status.allocatable'), (name) => keyPath('status.allocatable', name));
+}

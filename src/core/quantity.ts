@@ -1,0 +1,272 @@
+/**
+ * Exact Kubernetes `resource.Quantity` parsing, in integers.
+ *
+ * Mirrors `k8s.io/apimachinery/pkg/api/resource` (quantity.go `ParseQuantity`, `parseQuantityString`,
+ * `UnmarshalJSON`; suffix.go `interpret`; `ScaledValue`/`MilliValue`/`Value`). A quantity is held as an
+ * exact BigInt count of nano-units (value × 10^9); no floating point is used anywhere in parsing.
+ * See shared/reference/quantity.md for the grammar, the rounding rules and the 85-row table the tests use.
+ *
+ * Known deviations from Go, all outside anything an API server returns:
+ * - Magnitudes above 10^4087 (a decimal exponent pushing the nano count past 10^4096) are rejected
+ *   instead of being stored; Go keeps them in an int64Amount/inf.Dec whose accessors overflow anyway.
+ * - Go wraps `scale - len(fraction)` in int32; here that arithmetic is unbounded (only the parsed
+ *   exponent itself is wrapped to int32, as Go's `int32(parsed)` does).
+ * - `milliValue`/`value` return exact BigInt results where Go's int64 accessors overflow.
+ */
+
+/**
+ * Thrown for anything that is not a valid quantity (or, in podRequests, not a valid resource list).
+ * `message` says what was wrong and quotes the offending text; `input` is the rejected value.
+ */
+export class QuantityError extends Error {
+  /** The value that was rejected (the raw string, number, or other JSON value). */
+  readonly input: unknown;
+
+  constructor(message: string, input: unknown, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'QuantityError';
+    this.input = input;
+  }
+}
+
+/** The serialisation format a quantity remembers (Go `resource.Format`). */
+export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
+
+/** A parsed quantity: the exact value × 10^9 (nano-units; may be negative) and its remembered format. */
+export interface Quantity {
+  readonly nanos: bigint;
+  readonly format: QuantityFormat;
+}
+
+const NANOS_PER_UNIT = 1_000_000_000n;
+const NANOS_PER_MILLI = 1_000_000n;
+const INT64_MAX = (1n << 63n) - 1n;
+/** Go's `maxAllowed`: BinarySI values are clamped to 2^63 − 1 units. */
+const BINARY_MAX_NANOS = INT64_MAX * NANOS_PER_UNIT;
+/** Largest power of ten applied to the digits (bounds BigInt work on hostile exponents). */
+const MAX_POW10 = 4096;
+const SUFFIX_SHAPE = /^[eEinumkKMGTP]*[-+]?[0-9]*$/;
+const EXPONENT_SHAPE = /^[+-]?[0-9]+$/;
+const GO_FORMAT_REGEX = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
+
+const DECIMAL_SUFFIXES: ReadonlyMap<string, number> = new Map([
+  ['n', -9], ['u', -6], ['m', -3], ['', 0], ['k', 3], ['M', 6], ['G', 9], ['T', 12], ['P', 15], ['E', 18],
+]);
+const BINARY_SUFFIXES: ReadonlyMap<string, number> = new Map([
+  ['Ki', 10], ['Mi', 20], ['Gi', 30], ['Ti', 40], ['Pi', 50], ['Ei', 60],
+]);
+
+/** What the scanner extracted: sign, integer digits without leading zeros ("0" if none), fraction digits. */
+interface Scanned {
+  readonly negative: boolean;
+  readonly hasDigits: boolean;
+  readonly num: string;
+  readonly denom: string;
+  readonly suffix: string;
+}
+
+interface Suffix {
+  readonly base: 2 | 10;
+  readonly exponent: number;
+  readonly format: QuantityFormat;
+}
+
+function show(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+}
+
+function fail(input: string, reason: string): never {
+  throw new QuantityError(`invalid quantity ${show(input)} (${reason})`, input);
+}
+
+function digitsEnd(str: string, from: number): number {
+  let i = from;
+  while (i < str.length && str.charCodeAt(i) >= 48 && str.charCodeAt(i) <= 57) i++;
+  return i;
+}
+
+/** Mirrors `parseQuantityString`: [sign] [zeros] [digits] [. digits] then suffix chars, [sign], digits. */
+function scan(str: string): Scanned {
+  const negative = str[0] === '-';
+  let pos = negative || str[0] === '+' ? 1 : 0;
+  const numberStart = pos;
+  while (str[pos] === '0') pos++;
+  const intEnd = digitsEnd(str, pos);
+  const num = str.slice(pos, intEnd) || '0';
+  pos = intEnd;
+  let denom = '';
+  if (str[pos] === '.') {
+    const fracEnd = digitsEnd(str, pos + 1);
+    denom = str.slice(pos + 1, fracEnd);
+    pos = fracEnd;
+  }
+  const hasDigits = digitsEnd(str, numberStart) > numberStart || denom.length > 0;
+  const suffix = str.slice(pos);
+  if (!SUFFIX_SHAPE.test(suffix)) {
+    fail(str, `ErrFormatWrong: unexpected text ${show(suffix)} after the number; quantities must match '${GO_FORMAT_REGEX}'`);
+  }
+  return { negative, hasDigits, num, denom, suffix };
+}
+
+/** Mirrors suffix.go `interpret`: decimal table, binary table, then `e`/`E` + int64 exponent (cast to int32). */
+function interpretSuffix(input: string, suffix: string): Suffix {
+  const decimal = DECIMAL_SUFFIXES.get(suffix);
+  if (decimal !== undefined) return { base: 10, exponent: decimal, format: 'DecimalSI' };
+  const binary = BINARY_SUFFIXES.get(suffix);
+  if (binary !== undefined) return { base: 2, exponent: binary, format: 'BinarySI' };
+  const digits = suffix.slice(1);
+  if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E') && EXPONENT_SHAPE.test(digits)) {
+    const parsed = BigInt(digits);
+    if (parsed <= INT64_MAX && parsed >= -INT64_MAX - 1n) {
+      return { base: 10, exponent: Number(BigInt.asIntN(32, parsed)), format: 'DecimalExponent' };
+    }
+  }
+  return fail(input, `ErrSuffix: unknown suffix ${show(suffix)}; suffixes are case-sensitive: n u m k M G T P E, ` +
+    'Ki Mi Gi Ti Pi Ei, or e/E followed by an integer exponent');
+}
+
+/** Whether Go's int64 fast path handles this input (otherwise it re-parses the number with inf.Dec). */
+function goFastPath(s: Scanned, sfx: Suffix): boolean {
+  if (sfx.base === 10) {
+    return 18 - (s.num.length + s.denom.length) >= 0 && sfx.exponent - s.denom.length >= -9;
+  }
+  if (s.denom.length > 0) return false;
+  const precision = 15 - s.num.length - Math.floor((sfx.exponent * 3) / 10) - 1;
+  return precision >= 0 && BigInt(s.num) << BigInt(sfx.exponent) <= INT64_MAX;
+}
+
+/** ceil(n × 10^pow) for n ≥ 0; null when pow exceeds MAX_POW10. */
+function shiftCeil(n: bigint, pow: number): bigint | null {
+  if (n === 0n) return 0n;
+  if (pow >= 0) return pow > MAX_POW10 ? null : n * 10n ** BigInt(pow);
+  const down = -pow;
+  if (down > n.toString().length) return 1n;
+  return ceilDiv(n, 10n ** BigInt(down));
+}
+
+/** Exact |value| in nanos, rounded up (away from zero) to a whole nano as Go's `Round(…, Nano, RoundUp)`. */
+function magnitudeNanos(input: string, s: Scanned, sfx: Suffix): bigint {
+  const digits = BigInt(s.num + s.denom);
+  const scaled = sfx.base === 2 ? digits << BigInt(sfx.exponent) : digits;
+  const pow = (sfx.base === 10 ? sfx.exponent : 0) - s.denom.length + 9;
+  const nanos = shiftCeil(scaled, pow);
+  if (nanos === null) fail(input, `magnitude above 10^${MAX_POW10 - 9} is not supported`);
+  return sfx.format === 'BinarySI' && nanos > BINARY_MAX_NANOS ? BINARY_MAX_NANOS : nanos;
+}
+
+/**
+ * Parses a quantity string exactly as apimachinery `resource.ParseQuantity` does (the real scanner, not
+ * the BNF): an empty number part is zero (`"Mi"`, `"m"`, `"."`, `"+"`, `"e3"`), `"1."`, `".5"`, `"1.G"` are
+ * accepted, suffixes `n u m "" k M G T P E`, `Ki…Ei`, `e<int>`/`E<int>` are case-sensitive, no whitespace.
+ * Values finer than a nano are rounded up (away from zero); BinarySI magnitudes are clamped at 2^63 − 1
+ * units; decimal values are not clamped. A BinarySI value strictly between 0 and 1 becomes DecimalSI.
+ * Like Go, a digit-less number on Go's inf.Dec path (`"Pi"`, `"Ei"`, `"e-10"`) is ErrNumeric.
+ *
+ * @returns `{ nanos, format }`, nanos = exact value × 10^9.
+ * @throws QuantityError naming the input and the Go error it corresponds to (ErrFormatWrong,
+ *   ErrSuffix, ErrNumeric), or a magnitude above 10^4087.
+ */
+export function parseQuantity(input: string): Quantity {
+  if (typeof input !== 'string') {
+    throw new QuantityError(`invalid quantity: expected a string, got ${describe(input)}`, input);
+  }
+  if (input.length === 0) fail(input, 'ErrFormatWrong: empty string');
+  const scanned = scan(input);
+  const sfx = interpretSuffix(input, scanned.suffix);
+  if (!scanned.hasDigits && !goFastPath(scanned, sfx)) {
+    fail(input, 'ErrNumeric: unable to parse numeric part of quantity (no digits)');
+  }
+  const magnitude = magnitudeNanos(input, scanned, sfx);
+  const format = sfx.format === 'BinarySI' && magnitude > 0n && magnitude < NANOS_PER_UNIT ? 'DecimalSI' : sfx.format;
+  return { nanos: scanned.negative ? -magnitude : magnitude, format };
+}
+
+const GO_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]);
+
+function isGoSpace(code: number): boolean {
+  return GO_SPACE.has(code) || (code >= 0x2000 && code <= 0x200a);
+}
+
+/** Go `strings.TrimSpace` (unicode.IsSpace: unlike String#trim, trims U+0085 and keeps U+FEFF). */
+function goTrimSpace(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isGoSpace(text.charCodeAt(start))) start++;
+  while (end > start && isGoSpace(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+function describe(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'an array';
+  if (typeof input === 'number') return String(input);
+  return typeof input === 'object' ? 'an object' : typeof input;
+}
+
+/**
+ * Parses a decoded JSON value the way `Quantity.UnmarshalJSON` accepts it: a string (surrounding
+ * whitespace trimmed with Go's `strings.TrimSpace` rules, then `ParseQuantity`), or a finite JSON number
+ * (YAML `cpu: 2` or `0.5`; parsed from its JavaScript decimal text, so integers above 2^53 have already
+ * lost precision in JSON.parse). Unlike Go, `null` is rejected.
+ *
+ * @throws QuantityError for an invalid string, a non-finite number, or any other type.
+ */
+export function parseQuantityValue(input: unknown): Quantity {
+  if (typeof input === 'string') return parseQuantity(goTrimSpace(input));
+  if (typeof input === 'number') {
+    if (!Number.isFinite(input)) {
+      throw new QuantityError(`invalid quantity ${String(input)} (a number must be finite)`, input);
+    }
+    return parseQuantity(String(input));
+  }
+  throw new QuantityError(`invalid quantity: expected a string or a finite number, got ${describe(input)}`, input);
+}
+
+/** Divides and rounds the magnitude up, keeping the sign (int64Amount `AsScaledInt64` rounding). */
+function roundAwayFromZero(numerator: bigint, denominator: bigint): bigint {
+  return numerator < 0n ? -ceilDiv(-numerator, denominator) : ceilDiv(numerator, denominator);
+}
+
+/**
+ * The quantity in thousandths, rounded up: what kube-scheduler uses for cpu (millicores).
+ * Mirrors `Quantity.MilliValue()` = `ScaledValue(resource.Milli)`. For q ≥ 0 this is ceil(q × 1000);
+ * negative values round away from zero, like Go on a freshly parsed quantity (`"-0.1m"` → −1).
+ * Unlike Go it never overflows: the result is an exact BigInt (`"1E"` → 10^21, where Go returns 0).
+ */
+export function milliValue(q: Quantity): bigint {
+  return roundAwayFromZero(q.nanos, NANOS_PER_MILLI);
+}
+
+/**
+ * The quantity in whole units, rounded up: what kube-scheduler uses for memory, ephemeral-storage,
+ * pods, hugepages and extended resources (bytes or counts). Mirrors `Quantity.Value()` =
+ * `ScaledValue(0)`. For q ≥ 0 this is ceil(q); negative values round away from zero (`"-1.5"` → −2),
+ * like Go on a freshly parsed quantity. Never overflows, unlike Go (`"10E"` → 10^19, Go returns 0).
+ */
+export function value(q: Quantity): bigint {
+  return roundAwayFromZero(q.nanos, NANOS_PER_UNIT);
+}
+
+/**
+ * Mathematical ceiling of numerator / denominator (e.g. 7/2 → 4, −7/2 → −3).
+ * @throws RangeError when denominator ≤ 0.
+ */
+export function ceilDiv(numerator: bigint, denominator: bigint): bigint {
+  if (denominator <= 0n) throw new RangeError(`ceilDiv: denominator must be positive, got ${denominator}`);
+  const quotient = numerator / denominator;
+  return numerator > 0n && numerator % denominator !== 0n ? quotient + 1n : quotient;
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * Converts to a JavaScript number when |v| ≤ Number.MAX_SAFE_INTEGER (2^53 − 1).
+ * @param what names the value in the error message (e.g. `"memory (bytes)"`).
+ * @throws QuantityError naming `what` and the value when it is out of range.
+ */
+export function toSafeInteger(v: bigint, what: string): number {
+  if (v > MAX_SAFE || v < -MAX_SAFE) {
+    throw new QuantityError(`${what}: ${v} is outside the safe integer range ±${Number.MAX_SAFE_INTEGER}`, v);
+  }
+  return Number(v);
+}
