@@ -167,6 +167,23 @@ function magnitudeNanos(input: string, s: Scanned, sfx: Suffix): bigint {
  *   ErrSuffix, ErrNumeric), or a magnitude above 10^4087.
  */
 export function parseQuantity(input: string): Quantity {
+  const cached = parsed.get(input);
+  if (cached) return cached;
+  const quantity = parseUncached(input);
+  if (parsed.size >= PARSE_CACHE_LIMIT) parsed.clear();
+  parsed.set(input, quantity);
+  return quantity;
+}
+
+/**
+ * Parsed quantities by input string. Clusters repeat a handful of strings (`"2"`, `"4Gi"`, one
+ * allocatable per instance type), so parsing each once saves BigInt work on every request; the
+ * bound keeps adversarial input from growing it. Quantities are immutable, so sharing is safe.
+ */
+const parsed = new Map<string, Quantity>();
+const PARSE_CACHE_LIMIT = 4096;
+
+function parseUncached(input: string): Quantity {
   if (typeof input !== 'string') {
     throw new QuantityError(`invalid quantity: expected a string, got ${describe(input)}`, input);
   }
