@@ -16,6 +16,11 @@ import { randomSource } from '../random.js';
 import { buildService } from '../server/serve.js';
 import { readSnapshot } from '../snapshot/snapshotFile.js';
 
+/** A command-line argument that cannot be used (exit code 2). */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
 /** Lays out rows as left-aligned columns separated by two spaces. */
 export function formatTable(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -81,11 +86,12 @@ export function parseNodeCpus(list: string): number[] {
   const cpus: number[] = [];
   for (const part of list.split(',').map((s) => s.trim()).filter(Boolean)) {
     const match = /^(?:(\d+)x)?(\d+(?:\.\d+)?)$/.exec(part);
-    if (!match) throw new Error(`--nodes: "${part}" is not CPUS or COUNTxCPUS (e.g. 16,64,192 or 1000x32)`);
+    if (!match) throw new UsageError(`--nodes: "${part}" is not CPUS or COUNTxCPUS (e.g. 16,64,192 or 1000x32)`);
     const count = match[1] ? Number(match[1]) : 1;
+    if (!(Number(match[2]) > 0) || count < 1) throw new UsageError(`--nodes: "${part}" must have at least one node of more than 0 CPUs`);
     for (let i = 0; i < count; i++) cpus.push(Number(match[2]));
   }
-  if (cpus.length === 0) throw new Error('--nodes: no nodes given');
+  if (cpus.length === 0) throw new UsageError('--nodes: no nodes given');
   return cpus;
 }
 
@@ -107,9 +113,9 @@ export function replayCommand(options: ReplayOptions): string {
   const results = options.strategies.map((s) => replay(spec, s, randomSource(options.seed)));
   const optimum = discreteOptimum(spec);
   const cpus = parseNodeCpus(options.nodes);
-  const shown = cpus.length <= 8 ? cpus.join('/') : `${cpus.length} nodes`;
+  const shown = cpus.length <= 8 ? `nodes of ${cpus.join('/')} CPUs` : `${cpus.length} nodes (${Math.min(...cpus)}–${Math.max(...cpus)} CPUs)`;
   const title =
-    `replay: ${shown} CPUs (${options.memoryPerCpu} memory per CPU), ${options.pods} pods of ${options.podCpu} CPU / ${options.podMemory}, ` +
+    `replay: ${shown}, ${options.memoryPerCpu} memory per CPU, ${options.pods} pods of ${options.podCpu} CPU / ${options.podMemory}, ` +
     (options.honourCapacity ? 'capacity honoured' : 'capacity ignored (overcommit)');
   const perNode = spec.nodes.length <= 8;
   const header = ['STRATEGY', 'PEAK PRESSURE', 'PLACED', 'UNPLACED', ...(perNode ? spec.nodes.map((n) => `PODS ${n.name}`) : [])];

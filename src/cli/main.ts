@@ -8,7 +8,8 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import type { ConfigInput } from '../config/schema.js';
 import { STRATEGIES, type Strategy } from '../core/placement.js';
 import { serve } from '../server/serve.js';
-import { DEFAULT_REPLAY_STRATEGIES, rankCommand, replayCommand } from './commands.js';
+import { QuantityError } from '../core/quantity.js';
+import { DEFAULT_REPLAY_STRATEGIES, rankCommand, replayCommand, UsageError } from './commands.js';
 
 function integer(name: string, min: number, max: number) {
   return (raw: string): number => {
@@ -27,7 +28,8 @@ function strategies(raw: string): Strategy[] {
 }
 
 function fail(err: unknown): never {
-  const code = err instanceof ConfigError ? 2 : 1;
+  const usage = err instanceof ConfigError || err instanceof UsageError || err instanceof QuantityError;
+  const code = usage ? 2 : 1;
   process.stderr.write(`sandbox-extender: ${(err as Error).message}\n`);
   process.exit(code);
 }
@@ -35,7 +37,9 @@ function fail(err: unknown): never {
 const program = new Command()
   .name('sandbox-extender')
   .description('kube-scheduler extender that places sandbox pods by projected pressure, reserving each placement at once')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Invalid arguments exit 2 (commander's own default is 1); --help and --version exit 0.
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
 
 program
   .command('serve')

@@ -60,9 +60,14 @@ export class PlacementService {
     private readonly options: PlacementServiceOptions,
   ) {}
 
+  /** Whether this extender places pods of `schedulerName` (spec.schedulerName; empty means default-scheduler). */
+  ownsSchedulerName(schedulerName: string | null | undefined): boolean {
+    return (schedulerName || 'default-scheduler') === this.options.schedulerName;
+  }
+
   /** Whether this extender places `pod` (its schedulerName matches). */
   owns(pod: PodRecord): boolean {
-    return pod.schedulerName === this.options.schedulerName;
+    return this.ownsSchedulerName(pod.schedulerName);
   }
 
   /** Filter: which candidates can take `pod` now. Expires old reservations first. */

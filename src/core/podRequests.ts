@@ -185,7 +185,16 @@ export function podRequests(pod: Pod): ResourceAmounts {
  * @throws QuantityError naming `status.allocatable.<resource>` for an invalid, negative or unsafe value.
  */
 export function nodeAllocatable(node: Node): ResourceAmounts | null {
+  const exact = nodeAllocatableExact(node);
+  return exact && toAmounts(exact, (name) => keyPath('status.allocatable', name));
+}
+
+/**
+ * `status.allocatable` exactly, in nanos per resource, or null when allocatable is missing or null.
+ * @throws QuantityError naming `status.allocatable.<resource>` for an invalid or negative value.
+ */
+export function nodeAllocatableExact(node: Node): Map<string, bigint> | null {
   const allocatable = node.status?.allocatable;
   if (allocatable === null || allocatable === undefined) return null;
-  return toAmounts(readResourceList(allocatable, 'status.allocatable'), (name) => keyPath('status.allocatable', name));
+  return readResourceList(allocatable, 'status.allocatable');
 }

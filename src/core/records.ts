@@ -6,7 +6,7 @@
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
 import type { Node, Pod } from './kube.js';
-import { nodeAllocatable, podRequests } from './podRequests.js';
+import { nodeAllocatableExact, podRequestsExact, toSchedulerUnits } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
 export interface Dimensions {
@@ -68,10 +68,13 @@ export function sandboxState(pod: Pod, pausedLabel: string): SandboxState {
   return ready ? 'running' : 'starting';
 }
 
-/** Effective request of `pod` per dimension; `pods` is always 1. Throws QuantityError on a bad quantity. */
+/**
+ * Effective request of `pod` per dimension; `pods` is always 1. Only the tracked dimensions are
+ * converted to scheduler units. Throws QuantityError on a bad quantity.
+ */
 export function requestVector(pod: Pod, dims: Dimensions): number[] {
-  const requests = podRequests(pod);
-  return dims.names.map((name) => (name === PODS_RESOURCE ? 1 : (requests.get(name) ?? 0)));
+  const requests = podRequestsExact(pod);
+  return dims.names.map((name) => (name === PODS_RESOURCE ? 1 : toSchedulerUnits(name, requests.get(name) ?? 0n)));
 }
 
 /**
@@ -106,8 +109,10 @@ export function podKey(pod: Pod): string {
 export function toNodeRecord(node: Node, dims: Dimensions): NodeRecord {
   const name = node.metadata?.name;
   if (!name) throw new ObjectError('node has no metadata.name');
-  const allocatable = nodeAllocatable(node);
+  const allocatable = nodeAllocatableExact(node);
   if (!allocatable) return { name, allocatable: null };
-  const vector = dims.names.map((d) => allocatable.get(d) ?? 0);
+  // Only the tracked dimensions are converted: an untracked resource too large for exact
+  // arithmetic (say 9Pi of ephemeral-storage) must not make the node unusable.
+  const vector = dims.names.map((d) => toSchedulerUnits(d, allocatable.get(d) ?? 0n));
   return { name, allocatable: vector.some((v) => v > 0) ? vector : null };
 }

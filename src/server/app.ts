@@ -41,7 +41,7 @@ export function createApp(deps: VerbDeps, options: AppOptions): express.Express 
   });
 
   app.use((req, res) => {
-    res.status(404).json({ Error: `no route for ${req.method} ${req.path}; the verbs are POST /filter and POST /prioritize` });
+    res.status(404).json({ Error: `sandbox-extender: no route for ${req.method} ${req.path}; the verbs are POST /filter and POST /prioritize` });
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const { status, message } = describeError(err, options.maxRequestBodyBytes);
@@ -54,7 +54,8 @@ export function createApp(deps: VerbDeps, options: AppOptions): express.Express 
 /** Counts every request and times it, labelled by verb. */
 function timing(deps: VerbDeps) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const verb = req.path === '/filter' ? 'filter' : req.path === '/prioritize' ? 'prioritize' : 'other';
+    const path = req.path.replace(/\/+$/, ''); // express routing is not strict: /filter/ is /filter
+    const verb = path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : 'other';
     const stop = deps.metrics.requestDuration.startTimer({ verb });
     res.on('finish', () => {
       stop();

@@ -9,6 +9,8 @@
  * - /prioritize: kube-scheduler ignores prioritize errors (it logs them), so a bad request is
  *   answered HTTP 400 with `{"Error": "..."}` for the person or tool that sent it.
  * - Nothing is reserved or changed unless the request is valid.
+ * - A pod of another scheduler is passed through before its resources are read: every node kept,
+ *   every score 0, nothing reserved (extenders see every profile of the kube-scheduler calling them).
  * - A node kube-scheduler names that the extender does not know goes to FailedNodes with that
  *   reason (filter) or scores 0 (prioritize); a Node object with an invalid allocatable likewise.
  */
@@ -44,8 +46,12 @@ interface ParsedRequest {
   readonly badNodes: Map<string, string>;
 }
 
-function parseRequest(body: unknown, deps: VerbDeps): ParsedRequest {
-  const args = parseExtenderArgs(body);
+/** The node names of a request, in input order. */
+function candidateNames(args: ExtenderArgs): string[] {
+  return args.NodeNames ? [...args.NodeNames] : args.Nodes!.items.map((n) => n.metadata!.name!);
+}
+
+function parseRequest(args: ExtenderArgs, deps: VerbDeps): ParsedRequest {
   const pod = toPodRecord(args.Pod, deps.service.model.dims, { pausedLabel: deps.pausedLabel });
   const objects = new Map<string, Node>();
   const badNodes = new Map<string, string>();
@@ -66,11 +72,19 @@ function parseRequest(body: unknown, deps: VerbDeps): ParsedRequest {
   return { args, pod, candidates, objects, badNodes };
 }
 
+/** The validated request, or it wrapped as `passthrough` when the pod belongs to another scheduler. */
+function ownedArgs(body: unknown, deps: VerbDeps): ExtenderArgs | { passthrough: ExtenderArgs } {
+  const args = parseExtenderArgs(body);
+  return deps.service.ownsSchedulerName(args.Pod.spec?.schedulerName) ? args : { passthrough: args };
+}
+
 /** POST /filter: ExtenderArgs → ExtenderFilterResult. */
 export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
   let request: ParsedRequest;
   try {
-    request = parseRequest(body, deps);
+    const args = ownedArgs(body, deps);
+    if ('passthrough' in args) return passthroughFilter(args.passthrough, deps);
+    request = parseRequest(args, deps);
   } catch (err) {
     deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'error' });
     return { status: 200, body: emptyFilterResult(`sandbox-extender: ${(err as Error).message}`) };
@@ -86,7 +100,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
   if (request.args.NodeNames) reply.NodeNames = [...outcome.feasible];
   else reply.Nodes = { metadata: {}, items: outcome.feasible.map((n) => request.objects.get(n)!) };
 
-  if (outcome.result !== 'passthrough' && (outcome.reserved || outcome.feasible.length === 0)) {
+  if (outcome.reserved || outcome.feasible.length === 0) {
     deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: outcome.result });
   }
   deps.logger.debug({ pod: request.pod.key, feasible: outcome.feasible.length, failed: outcome.failed.size, reserved: outcome.reserved }, 'filter');
@@ -97,7 +111,12 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
 export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
   let request: ParsedRequest;
   try {
-    request = parseRequest(body, deps);
+    const args = ownedArgs(body, deps);
+    if ('passthrough' in args) {
+      deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'passthrough' });
+      return { status: 200, body: candidateNames(args.passthrough).map((Host): HostPriority => ({ Host, Score: 0 })) };
+    }
+    request = parseRequest(args, deps);
   } catch (err) {
     deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'error' });
     return { status: 400, body: { Error: `sandbox-extender: ${(err as Error).message}` } };
@@ -107,6 +126,15 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
   for (const name of request.badNodes.keys()) reply.push({ Host: name, Score: 0 });
   deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: outcome.result });
   deps.logger.debug({ pod: request.pod.key, node: outcome.chosen?.name ?? null, pressure: outcome.chosen?.pressure, feasible: outcome.feasible }, 'prioritize');
+  return { status: 200, body: reply };
+}
+
+/** A pod of another scheduler: every node is kept, nothing is read or reserved. */
+function passthroughFilter(args: ExtenderArgs, deps: VerbDeps): VerbReply {
+  deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'passthrough' });
+  const reply = emptyFilterResult('');
+  if (args.NodeNames) reply.NodeNames = [...args.NodeNames];
+  else reply.Nodes = { metadata: {}, items: [...args.Nodes!.items] };
   return { status: 200, body: reply };
 }
 

@@ -97,6 +97,7 @@ export function parseExtenderArgs(body: unknown): ExtenderArgs {
   if (!result.success) {
     throw new WireError(result.error.issues.map((i) => `${i.path.join('.') || 'ExtenderArgs'}: ${i.message}`).join('; '));
   }
-  const { Pod, Nodes, NodeNames } = result.data;
-  return { Pod: Pod as Pod, Nodes: (Nodes as ExtenderArgs['Nodes']) ?? null, NodeNames: NodeNames ?? null };
+  // Validated; hand back the caller's own objects (zod's copies reorder keys), so Node objects are echoed as sent.
+  const input = normalised as { Pod: Pod; Nodes?: { items: Node[] } | null; NodeNames?: string[] | null };
+  return { Pod: input.Pod, Nodes: input.Nodes ?? null, NodeNames: input.NodeNames ?? null };
 }

@@ -22,6 +22,7 @@ export class SnapshotError extends Error {
  */
 export function parseSnapshot(text: string, source: string): Snapshot {
   let doc: unknown;
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte-order mark, as some editors write
   try {
     doc = /^\s*[{[]/.test(text) ? JSON.parse(text) : parseYaml(text);
   } catch (err) {

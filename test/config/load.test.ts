@@ -1,0 +1,263 @@
+/**
+ * Configuration loading (src/config/load.ts + schema.ts): defaults, YAML files, flag overrides and
+ * error reporting (every problem at once, each with its path).
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, configJsonSchema, loadConfig, parseConfig } from '../../src/config/load.js';
+import { configSchema } from '../../src/config/schema.js';
+
+const EXAMPLE_CONFIG = fileURLToPath(new URL('../../examples/config.yaml', import.meta.url));
+
+const DEFAULTS = {
+  strategy: 'least_loaded',
+  dimensions: ['cpu', 'memory'],
+  placementReservationTtlSeconds: 600,
+  pausedLabel: 'sandbox-extender.io/paused',
+  schedulerName: 'sandbox-scheduler',
+  server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 },
+  snapshot: { pollIntervalMs: 1000 },
+  logLevel: 'info',
+};
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sandbox-extender-config-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let fileCounter = 0;
+function yamlFile(text: string): string {
+  const path = join(dir, `config-${fileCounter++}.yaml`);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** The ConfigError thrown by `fn` (fails the test if nothing or something else is thrown). */
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('expected a ConfigError, nothing was thrown');
+}
+
+describe('defaults', () => {
+  it('parseConfig({}) gives every default (no randomSeed, no snapshot path)', () => {
+    expect(parseConfig({})).toEqual(DEFAULTS);
+  });
+
+  it.each([
+    ['undefined', undefined],
+    ['null', null],
+  ])('parseConfig(%s) is the defaults too', (_name, input) => {
+    expect(parseConfig(input)).toEqual(DEFAULTS);
+  });
+
+  it('loadConfig without a file is the defaults', () => {
+    expect(loadConfig(undefined)).toEqual(DEFAULTS);
+  });
+
+  it('an empty file and a comment-only file are the defaults', () => {
+    expect(loadConfig(yamlFile(''))).toEqual(DEFAULTS);
+    expect(loadConfig(yamlFile('# nothing set\n'))).toEqual(DEFAULTS);
+  });
+
+  it('examples/config.yaml ("defaults shown") loads to exactly the defaults', () => {
+    expect(loadConfig(EXAMPLE_CONFIG)).toEqual(DEFAULTS);
+  });
+
+  it('a partial server section keeps the defaults of the fields not given', () => {
+    expect(parseConfig({ server: { port: 9000 } }).server).toEqual({ ...DEFAULTS.server, port: 9000 });
+    expect(parseConfig({ snapshot: { path: '/x.json' } }).snapshot).toEqual({ path: '/x.json', pollIntervalMs: 1000 });
+  });
+
+  it('the result is deeply frozen', () => {
+    const config = parseConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.server)).toBe(true);
+    expect(Object.isFrozen(config.dimensions)).toBe(true);
+    expect(() => {
+      (config as { strategy: string }).strategy = 'random';
+    }).toThrow(TypeError);
+    // Freezing one result does not freeze the schema defaults for the next parse.
+    const again = parseConfig({});
+    expect(again).toEqual(DEFAULTS);
+    expect(again.dimensions).not.toBe(config.dimensions);
+  });
+});
+
+describe('a full, valid file', () => {
+  it('every key read from YAML', () => {
+    const path = yamlFile(
+      [
+        'strategy: most_loaded',
+        'dimensions: [cpu, memory, nvidia.com/gpu, pods]',
+        'placementReservationTtlSeconds: 30',
+        'pausedLabel: example.com/paused',
+        'schedulerName: my-scheduler',
+        'randomSeed: 42',
+        'server:',
+        '  host: 0.0.0.0',
+        '  port: 0',
+        '  maxRequestBodyBytes: 1048576',
+        '  keepAliveTimeoutSeconds: 75',
+        'snapshot:',
+        '  path: /var/run/snapshot.yaml',
+        '  pollIntervalMs: 50',
+        'logLevel: debug',
+      ].join('\n'),
+    );
+    expect(loadConfig(path)).toEqual({
+      strategy: 'most_loaded',
+      dimensions: ['cpu', 'memory', 'nvidia.com/gpu', 'pods'],
+      placementReservationTtlSeconds: 30,
+      pausedLabel: 'example.com/paused',
+      schedulerName: 'my-scheduler',
+      randomSeed: 42,
+      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, keepAliveTimeoutSeconds: 75 },
+      snapshot: { path: '/var/run/snapshot.yaml', pollIntervalMs: 50 },
+      logLevel: 'debug',
+    });
+  });
+});
+
+describe('every problem is listed with its path', () => {
+  it('a YAML file with eight errors names each one, and the file', () => {
+    const path = yamlFile(
+      [
+        'strategy: fastest',
+        'dimensions: [cpu, cpu]',
+        'placementReservationTtlSeconds: -5',
+        'server:',
+        '  port: 70000',
+        '  bogus: 1',
+        'snapshot:',
+        '  pollIntervalMs: 10',
+        'logLevel: loud',
+        'extra: true',
+      ].join('\n'),
+    );
+    const err = configError(() => loadConfig(path));
+    expect(err.source).toBe(path);
+    expect([...err.issues].sort()).toEqual(
+      [
+        'strategy: Invalid option: expected one of "least_loaded"|"most_loaded"|"round_robin"|"random"',
+        'dimensions: must not repeat a resource',
+        'placementReservationTtlSeconds: Too small: expected number to be >0',
+        'server.port: Too big: expected number to be <=65535',
+        'server: Unrecognized key: "bogus"',
+        'snapshot.pollIntervalMs: Too small: expected number to be >=50',
+        'logLevel: Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"',
+        '(root): Unrecognized key: "extra"',
+      ].sort(),
+    );
+    expect(err.message.startsWith(`invalid configuration (${path}):\n`)).toBe(true);
+    for (const issue of err.issues) expect(err.message).toContain(`  - ${issue}`);
+  });
+
+  it.each([
+    ['a resource name with a space', { dimensions: ['cpu', 'nvidia gpu'] }, 'dimensions.1: must be a Kubernetes resource name such as cpu, memory or nvidia.com/gpu'],
+    ['no dimensions', { dimensions: [] }, 'dimensions: Too small: expected array to have >=1 items'],
+    ['a label key with a space', { pausedLabel: 'sandbox paused' }, 'pausedLabel: must be a Kubernetes label key such as sandbox-extender.io/paused'],
+    ['a fractional seed', { randomSeed: 1.5 }, 'randomSeed: Invalid input: expected int, received number'],
+    ['a port as a string', { server: { port: '8888' } }, 'server.port: Invalid input: expected number, received string'],
+    ['a negative port', { server: { port: -1 } }, 'server.port: Too small: expected number to be >=0'],
+    ['a zero body limit', { server: { maxRequestBodyBytes: 0 } }, 'server.maxRequestBodyBytes: Too small: expected number to be >0'],
+    ['a TTL above one day', { placementReservationTtlSeconds: 86_401 }, 'placementReservationTtlSeconds: Too big: expected number to be <=86400'],
+    ['an empty schedulerName', { schedulerName: '' }, 'schedulerName: Too small: expected string to have >=1 characters'],
+    ['an unknown top-level key', { strategyy: 'random' }, '(root): Unrecognized key: "strategyy"'],
+    ['an unknown snapshot key', { snapshot: { file: 'x' } }, 'snapshot: Unrecognized key: "file"'],
+  ])('%s', (_name, input, issue) => {
+    expect(configError(() => parseConfig(input)).issues).toEqual([issue]);
+  });
+});
+
+describe('flags override file values', () => {
+  it('flags win, file values not overridden are kept (deep merge of server and snapshot)', () => {
+    const path = yamlFile(['strategy: most_loaded', 'server:', '  host: 0.0.0.0', '  port: 9000', 'snapshot:', '  path: /from/file.json', '  pollIntervalMs: 250'].join('\n'));
+    const config = loadConfig(path, { strategy: 'round_robin', server: { port: 1234 }, snapshot: { path: '/from/flag.json' } });
+    expect(config.strategy).toBe('round_robin');
+    expect(config.server).toEqual({ host: '0.0.0.0', port: 1234, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 });
+    expect(config.snapshot).toEqual({ path: '/from/flag.json', pollIntervalMs: 250 });
+  });
+
+  it('undefined flags (options not given on the command line) do not clobber file values', () => {
+    const path = yamlFile(['strategy: most_loaded', 'server:', '  port: 9000'].join('\n'));
+    const config = loadConfig(path, { strategy: undefined, server: { port: undefined, host: undefined }, snapshot: { path: undefined } });
+    expect(config.strategy).toBe('most_loaded');
+    expect(config.server.port).toBe(9000);
+    expect(config.snapshot.path).toBeUndefined();
+  });
+
+  it('overrides without a file apply on top of the defaults', () => {
+    expect(loadConfig(undefined, { strategy: 'random', randomSeed: 7 })).toEqual({ ...DEFAULTS, strategy: 'random', randomSeed: 7 });
+  });
+
+  it('an invalid override is reported like a file value, with source "flags" when there is no file', () => {
+    const err = configError(() => loadConfig(undefined, { server: { port: 70_000 } }));
+    expect(err.source).toBe('flags');
+    expect(err.issues).toEqual(['server.port: Too big: expected number to be <=65535']);
+  });
+
+  it('an override can fix an invalid file value (validation runs after the merge)', () => {
+    const path = yamlFile('strategy: fastest\n');
+    expect(loadConfig(path, { strategy: 'least_loaded' }).strategy).toBe('least_loaded');
+  });
+});
+
+describe('unreadable or malformed files', () => {
+  it('invalid YAML → one issue "not valid YAML" with the parser position', () => {
+    const path = yamlFile('strategy: [least_loaded\nserver:\n  port: 1\n');
+    const err = configError(() => loadConfig(path));
+    expect(err.source).toBe(path);
+    expect(err.issues).toHaveLength(1);
+    expect(err.issues[0]).toMatch(/^not valid YAML: .*line \d+, column \d+/s);
+  });
+
+  it('duplicate keys are invalid YAML', () => {
+    expect(configError(() => loadConfig(yamlFile('strategy: random\nstrategy: least_loaded\n'))).issues[0]).toMatch(/^not valid YAML: .*unique/is);
+  });
+
+  it.each([
+    ['a YAML list', '- strategy: random\n'],
+    ['a bare string', 'least_loaded\n'],
+    ['a number', '42\n'],
+  ])('a document that is %s, not a mapping → "(root): expected a mapping of settings"', (_name, text) => {
+    expect(configError(() => loadConfig(yamlFile(text))).issues).toEqual(['(root): expected a mapping of settings']);
+  });
+
+  it('a missing file → "cannot read the file" naming the error', () => {
+    const path = join(dir, 'does-not-exist.yaml');
+    const err = configError(() => loadConfig(path));
+    expect(err.source).toBe(path);
+    expect(err.issues).toEqual([expect.stringMatching(/^cannot read the file: ENOENT/)]);
+  });
+
+  it('a directory → "cannot read the file" (EISDIR)', () => {
+    expect(configError(() => loadConfig(dir)).issues).toEqual([expect.stringMatching(/^cannot read the file: EISDIR/)]);
+  });
+
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  (asRoot ? it.skip : it)('a file without read permission → "cannot read the file" (EACCES) [skipped as root: root reads anything]', () => {
+    const path = yamlFile('strategy: random\n');
+    chmodSync(path, 0o000);
+    expect(configError(() => loadConfig(path)).issues).toEqual([expect.stringMatching(/^cannot read the file: EACCES/)]);
+  });
+});
+
+describe('JSON Schema of the config file', () => {
+  it('lists every top-level key, forbids others, and carries the defaults', () => {
+    const schema = configJsonSchema() as { type: string; properties: Record<string, { default?: unknown }>; additionalProperties: boolean };
+    expect(schema.type).toBe('object');
+    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(configSchema.shape).sort());
+    expect(schema.additionalProperties).toBe(false);
+    expect(schema.properties['strategy']!.default).toBe('least_loaded');
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * In-process extender for the HTTP tests: config → buildService → syncModel(snapshot) → createApp,
+ * with a fixed clock and a silent logger. Nothing listens on a socket (supertest drives the app).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import type express from 'express';
+import { parseConfig } from '../../src/config/load.js';
+import type { Config, ConfigInput } from '../../src/config/schema.js';
+import type { Node, Pod } from '../../src/core/kube.js';
+import type { PlacementService } from '../../src/core/placementService.js';
+import { syncModel } from '../../src/core/sync.js';
+import { createApp } from '../../src/server/app.js';
+import type { Metrics } from '../../src/server/metrics.js';
+import { buildService } from '../../src/server/serve.js';
+import { readSnapshot, type Snapshot } from '../../src/snapshot/snapshotFile.js';
+
+/** The fixed clock every decision sees (2026-11-20T09:00:00Z, the snapshot's timestamps). */
+export const NOW_MS = Date.UTC(2026, 10, 20, 9, 0, 0);
+
+export const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
+export const SNAPSHOT_PATH = `${EXAMPLES}snapshot.json`;
+export const WIRE_FIXTURES = fileURLToPath(new URL('../fixtures/wire/', import.meta.url));
+
+/** The example cluster's node names, in snapshot order. */
+export const NODE_16 = 'sandbox-node-16';
+export const NODE_64 = 'sandbox-node-64';
+export const NODE_192 = 'sandbox-node-192';
+export const EXAMPLE_NODES = [NODE_16, NODE_64, NODE_192] as const;
+
+export interface Harness {
+  readonly config: Config;
+  readonly app: express.Express;
+  readonly service: PlacementService;
+  readonly metrics: Metrics;
+  /** The clock the verbs see (ms); tests may move it. */
+  readonly clock: { now: number };
+}
+
+/**
+ * Builds the extender on `snapshot` (default: the bundled examples/snapshot.json).
+ * `config` defaults to a seeded least_loaded setup; anything given overrides it.
+ */
+export function makeHarness(config: ConfigInput = {}, snapshot: Snapshot = readSnapshot(SNAPSHOT_PATH)): Harness {
+  const parsed = parseConfig({ randomSeed: 1, logLevel: 'silent', ...config });
+  const { service, metrics } = buildService(parsed);
+  const sync = syncModel(service.model, snapshot.nodes, snapshot.pods, { pausedLabel: parsed.pausedLabel });
+  if (sync.errors.length > 0) throw new Error(`test snapshot has bad objects: ${sync.errors.join('; ')}`);
+  const clock = { now: NOW_MS };
+  const app = createApp(
+    { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now },
+    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes, ready: () => true },
+  );
+  return { config: parsed, app, service, metrics, clock };
+}
+
+/** Reads examples/<relative> as JSON (a fresh copy each call). */
+export function loadExample<T = unknown>(relative: string): T {
+  return JSON.parse(readFileSync(`${EXAMPLES}${relative}`, 'utf8')) as T;
+}
+
+/** The example cluster's Node objects (fresh copies), in snapshot order. */
+export function exampleNodes(): Node[] {
+  return readSnapshot(SNAPSHOT_PATH).nodes.map((n) => structuredClone(n));
+}
+
+/**
+ * A fingerprint of everything a request could change: ledger, node capacities and per-node totals.
+ * Deep-copied: the model hands out its live totals objects.
+ */
+export function modelState(service: PlacementService): unknown {
+  const model = service.model;
+  const nodes = [...model.nodes.keys()].sort();
+  return structuredClone({
+    ledgerSize: model.ledger.size,
+    reservations: [...model.ledger.all()].map((r) => ({ uid: r.uid, node: r.nodeName, request: r.request })),
+    pods: model.pods.size,
+    nodes: nodes.map((name) => ({
+      name,
+      allocatable: model.nodes.get(name)!.allocatable,
+      totals: model.totalsOf(name),
+      reserved: model.ledger.reservedOn(name),
+    })),
+  });
+}
+
+/** ExtenderArgs in nodeCacheCapable mode (NodeNames set, Nodes null), as kube-scheduler sends them. */
+export function namesArgs(pod: Pod, names: readonly string[] = EXAMPLE_NODES): Record<string, unknown> {
+  return { Pod: pod, Nodes: null, NodeNames: [...names] };
+}
+
+/** ExtenderArgs in full-object mode (Nodes a NodeList, NodeNames null). */
+export function nodesArgs(pod: Pod, nodes: readonly Node[] = exampleNodes()): Record<string, unknown> {
+  return { Pod: pod, Nodes: { metadata: {}, items: [...nodes] }, NodeNames: null };
+}
+
+/**
+ * The value of one sample in a Prometheus text exposition, matched by name and exact label set
+ * (label order does not matter), or undefined when there is no such sample.
+ */
+export function sampleValue(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number | undefined {
+  const want = JSON.stringify(Object.entries(labels).sort());
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got: [string, string][] = [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]);
+    if (JSON.stringify(got.sort()) === want) return Number(m[3]);
+  }
+  return undefined;
+}

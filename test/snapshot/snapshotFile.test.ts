@@ -1,0 +1,329 @@
+/**
+ * The snapshot file (src/snapshot/snapshotFile.ts): parsing kubectl Lists in JSON and YAML, the
+ * polling watcher, and the `serve()` composition root reloading it (src/server/serve.ts).
+ */
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import request from 'supertest';
+import { stringify as toYaml } from 'yaml';
+import { parseConfig } from '../../src/config/load.js';
+import type { Node, Pod } from '../../src/core/kube.js';
+import { serve, type RunningServer } from '../../src/server/serve.js';
+import { SnapshotError, parseSnapshot, readSnapshot, snapshotMtimeMs, watchSnapshot } from '../../src/snapshot/snapshotFile.js';
+import { makeNode, makePod } from '../fixtures/builders.js';
+import { modelState, sampleValue } from '../server/harness.js';
+
+const SNAPSHOT_PATH = fileURLToPath(new URL('../../examples/snapshot.json', import.meta.url));
+const LISTS = fileURLToPath(new URL('../fixtures/lists/', import.meta.url));
+const snapshotText = readFileSync(SNAPSHOT_PATH, 'utf8');
+
+interface List {
+  apiVersion: string;
+  kind: string;
+  metadata?: unknown;
+  items: Record<string, unknown>[];
+}
+const exampleList = (): List => JSON.parse(snapshotText) as List;
+
+const names = (objects: readonly (Node | Pod)[]) => objects.map((o) => o.metadata!.name);
+
+// examples/snapshot.json: 3 Nodes and 22 Pods (2 + 1 Succeeded on node-16, 6 + 1 starting on
+// node-64, 10 + 1 paused on node-192, 1 unbound).
+const EXAMPLE_NODE_NAMES = ['sandbox-node-16', 'sandbox-node-64', 'sandbox-node-192'];
+const EXAMPLE_POD_COUNT = 22;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sandbox-extender-snapshot-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Polls `condition` every 10 ms until it holds or `timeoutMs` passes; returns whether it held. */
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Replaces `path` atomically (write a sibling, rename over), so a poll never sees a half-written file. */
+function replaceFile(path: string, text: string): void {
+  const tmp = `${path}.tmp-${process.hrtime.bigint()}`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+function snapshotError(fn: () => unknown): SnapshotError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(SnapshotError);
+    return err as SnapshotError;
+  }
+  throw new Error('expected a SnapshotError, nothing was thrown');
+}
+
+describe('parseSnapshot', () => {
+  it('JSON List (kubectl get nodes,pods -A -o json): the example cluster, in file order', () => {
+    const snapshot = parseSnapshot(snapshotText, 'snapshot.json');
+    expect(names(snapshot.nodes)).toEqual(EXAMPLE_NODE_NAMES);
+    expect(snapshot.pods).toHaveLength(EXAMPLE_POD_COUNT);
+    expect(snapshot.pods[0]!.metadata!.name).toBe('sb-16-0');
+    // The objects are passed through whole.
+    expect(snapshot.nodes[2]).toEqual(exampleList().items.find((i) => (i['metadata'] as { name: string }).name === 'sandbox-node-192'));
+  });
+
+  it('YAML List (the same file through the yaml package) gives exactly the same objects', () => {
+    const yamlText = toYaml(exampleList());
+    expect(yamlText.startsWith('apiVersion: v1')).toBe(true);
+    expect(parseSnapshot(yamlText, 'snapshot.yaml')).toEqual(parseSnapshot(snapshotText, 'snapshot.json'));
+  });
+
+  it('YAML List starting with a document marker and comments', () => {
+    const yamlText = `# kubectl get nodes,pods -A -o yaml\n---\n${toYaml(exampleList())}`;
+    expect(names(parseSnapshot(yamlText, 'x.yaml').nodes)).toEqual(EXAMPLE_NODE_NAMES);
+  });
+
+  it('NodeList whose items carry no kind: every item is a Node', () => {
+    const nodes = exampleList().items.filter((i) => i['kind'] === 'Node').map(({ kind: _kind, ...rest }) => rest);
+    const snapshot = parseSnapshot(JSON.stringify({ apiVersion: 'v1', kind: 'NodeList', items: nodes }), 'nodes.json');
+    expect(names(snapshot.nodes)).toEqual(EXAMPLE_NODE_NAMES);
+    expect(snapshot.pods).toEqual([]);
+  });
+
+  it('PodList whose items carry no kind: every item is a Pod', () => {
+    const pods = exampleList().items.filter((i) => i['kind'] === 'Pod').map(({ kind: _kind, ...rest }) => rest);
+    const snapshot = parseSnapshot(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: pods }), 'pods.json');
+    expect(snapshot.nodes).toEqual([]);
+    expect(snapshot.pods).toHaveLength(EXAMPLE_POD_COUNT);
+  });
+
+  it.each([
+    ['kubectl-get-nodes.json', 12, 0],
+    ['kubectl-get-pods-all-namespaces.json', 0, 14],
+  ])('fixture list %s: %i nodes, %i pods', (file, nodeCount, podCount) => {
+    const text = readFileSync(`${LISTS}${file}`, 'utf8');
+    const list = JSON.parse(text) as List;
+    const snapshot = parseSnapshot(text, file);
+    expect(snapshot.nodes).toHaveLength(nodeCount);
+    expect(snapshot.pods).toHaveLength(podCount);
+    expect([...snapshot.nodes, ...snapshot.pods]).toEqual(list.items);
+    // and the same through YAML
+    expect(parseSnapshot(toYaml(list), `${file}.yaml`)).toEqual(snapshot);
+  });
+
+  it('items of other kinds in a List (Services, Events) are ignored', () => {
+    const list = exampleList();
+    list.items.unshift({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' } }, { apiVersion: 'v1', kind: 'Event', metadata: { name: 'ev' } });
+    const snapshot = parseSnapshot(JSON.stringify(list), 'x.json');
+    expect(names(snapshot.nodes)).toEqual(EXAMPLE_NODE_NAMES);
+    expect(snapshot.pods).toHaveLength(EXAMPLE_POD_COUNT);
+  });
+
+  it('an empty List is an empty cluster, not an error', () => {
+    expect(parseSnapshot('{"apiVersion":"v1","kind":"List","items":[]}', 'x')).toEqual({ nodes: [], pods: [] });
+  });
+
+  // [scenario, text, the kind as the message quotes it]
+  it.each([
+    ['a single Pod', JSON.stringify(makePod('p').obj()), '"Pod"'],
+    ['a single Node', JSON.stringify(makeNode('n', { cpu: '1' })), '"Node"'],
+    ['a List without items', '{"apiVersion":"v1","kind":"List"}', '"List"'],
+    ['items not an array', '{"kind":"List","items":{}}', '"List"'],
+    ['a ConfigMapList', '{"kind":"ConfigMapList","items":[]}', '"ConfigMapList"'],
+    ['a bare JSON array of objects', JSON.stringify(exampleList().items), 'null'],
+    ['an empty file', '', 'null'],
+    ['a YAML scalar', 'hello\n', 'null'],
+  ])('%s is rejected with a clear message', (_name, text, kind) => {
+    const err = snapshotError(() => parseSnapshot(text, 'cluster.json'));
+    expect(err.message).toBe(`cluster.json: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${kind}`);
+  });
+
+  it.each([
+    ['truncated JSON', snapshotText.slice(0, 500)],
+    ['invalid YAML', 'kind: List\nitems: [\n'],
+  ])('%s → "not valid JSON or YAML" naming the source', (_name, text) => {
+    expect(snapshotError(() => parseSnapshot(text, 'cluster.json')).message).toMatch(/^cluster\.json: not valid JSON or YAML: /);
+  });
+
+  // Regression (fixed), was in src/snapshot/snapshotFile.ts parseSnapshot, the `/^\s*[{[]/` test): a JSON snapshot that
+  // starts with a UTF-8 byte-order mark (PowerShell's `Out-File -Encoding utf8`, some editors) is
+  // sent to JSON.parse with the BOM still in front (`\s` matches U+FEFF, JSON.parse rejects it) and
+  // fails with "not valid JSON or YAML: Unexpected token '<U+FEFF>'". Expected: the BOM is skipped.
+  it('a JSON file with a UTF-8 byte-order mark is read like one without', () => {
+    expect(names(parseSnapshot(`\uFEFF${snapshotText}`, 'bom.json').nodes)).toEqual(EXAMPLE_NODE_NAMES);
+  });
+});
+
+describe('readSnapshot and snapshotMtimeMs', () => {
+  it('reads a file; a missing file is a SnapshotError naming the path', () => {
+    expect(names(readSnapshot(SNAPSHOT_PATH).nodes)).toEqual(EXAMPLE_NODE_NAMES);
+    const missing = join(dir, 'missing.json');
+    expect(snapshotError(() => readSnapshot(missing)).message).toMatch(new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read: ENOENT`));
+  });
+
+  it('snapshotMtimeMs: a number for an existing file, null for a missing one', () => {
+    expect(typeof snapshotMtimeMs(SNAPSHOT_PATH)).toBe('number');
+    expect(snapshotMtimeMs(join(dir, 'missing.json'))).toBeNull();
+  });
+});
+
+describe('watchSnapshot', () => {
+  it('sees a rewrite of the file, and nothing after it is stopped', async () => {
+    const path = join(dir, 'watched.json');
+    writeFileSync(path, snapshotText);
+    let changes = 0;
+    const stop = watchSnapshot(path, 20, () => {
+      changes++;
+    });
+    try {
+      // Let the first poll record the initial state, then change size and content.
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(changes).toBe(0);
+      writeFileSync(path, `${snapshotText}\n`);
+      expect(await waitFor(() => changes >= 1)).toBe(true);
+    } finally {
+      stop();
+    }
+    const seen = changes;
+    writeFileSync(path, `${snapshotText}\n\n\n`);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // 5 poll intervals
+    expect(changes).toBe(seen);
+  });
+
+  it('sees an atomic replace (rename over the file, as editors and kubectl > tmp && mv do)', async () => {
+    const path = join(dir, 'renamed.json');
+    writeFileSync(path, snapshotText);
+    let changes = 0;
+    const stop = watchSnapshot(path, 20, () => {
+      changes++;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      replaceFile(path, snapshotText); // same size and content, new inode
+      expect(await waitFor(() => changes >= 1)).toBe(true);
+    } finally {
+      stop();
+    }
+  });
+});
+
+describe('serve() on a temp copy of the snapshot (port 0)', () => {
+  const logger = pino({ level: 'silent' });
+  let path: string;
+  let running: RunningServer;
+
+  /** 2 CPU / 4Gi sandbox pod, the one the extender places below. */
+  const placed = makePod('placed-0').uid('uid-placed-0').req({ cpu: '2', memory: '4Gi' }).obj();
+  const extenderArgs = (pod: Pod) => ({ Pod: pod, Nodes: null, NodeNames: EXAMPLE_NODE_NAMES });
+
+  async function metricsText(): Promise<string> {
+    return (await request(running.url).get('/metrics')).text;
+  }
+
+  beforeAll(async () => {
+    path = join(dir, 'serve-snapshot.json');
+    writeFileSync(path, snapshotText);
+    const config = parseConfig({ snapshot: { path, pollIntervalMs: 50 }, server: { port: 0, host: '127.0.0.1' }, logLevel: 'silent', randomSeed: 1 });
+    running = await serve(config, logger);
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+
+  it('listens on an ephemeral port and has loaded the snapshot', async () => {
+    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(running.url).not.toMatch(/:8888$/);
+    expect((await request(running.url).get('/readyz')).text).toBe('ok');
+    expect([...running.service.model.nodes.keys()]).toEqual(EXAMPLE_NODE_NAMES);
+    expect(running.service.model.pods.size).toBe(EXAMPLE_POD_COUNT);
+    const text = await metricsText();
+    expect(sampleValue(text, 'sandbox_extender_snapshot_loads_total', { result: 'ok' })).toBe(1);
+    expect(sampleValue(text, 'sandbox_extender_snapshot_objects', { kind: 'node' })).toBe(3);
+    expect(sampleValue(text, 'sandbox_extender_snapshot_objects', { kind: 'pod' })).toBe(EXAMPLE_POD_COUNT);
+  });
+
+  it('a reserved pod that appears bound in a rewritten snapshot releases its reservation (reason "bound")', async () => {
+    const res = await request(running.url).post('/prioritize').send(extenderArgs(placed));
+    expect(res.status).toBe(200);
+    // node-192: (20000 + 4000 paused + 2000)/192000 = 0.1354, the lowest → reserved there.
+    expect(res.body).toEqual([
+      { Host: 'sandbox-node-16', Score: 5 },
+      { Host: 'sandbox-node-64', Score: 6 },
+      { Host: 'sandbox-node-192', Score: 10 },
+    ]);
+    expect(running.service.model.ledger.get('uid-placed-0')?.nodeName).toBe('sandbox-node-192');
+    expect(sampleValue(await metricsText(), 'sandbox_extender_reservations_pending')).toBe(1);
+
+    // kube-scheduler bound it; the next snapshot shows it Running and Ready on node-192.
+    const list = exampleList();
+    list.items.push(makePod('placed-0').uid('uid-placed-0').req({ cpu: '2', memory: '4Gi' }).node('sandbox-node-192').obj() as unknown as Record<string, unknown>);
+    replaceFile(path, JSON.stringify(list));
+
+    expect(await waitFor(async () => sampleValue(await metricsText(), 'sandbox_extender_reservations_released_total', { reason: 'bound' }) === 1)).toBe(true);
+    expect(running.service.model.ledger.size).toBe(0);
+    expect(sampleValue(await metricsText(), 'sandbox_extender_reservations_pending')).toBe(0);
+    // Its request moved from reserved to allocated: node-192 now has 11 running, 22000m allocated.
+    const totals = running.service.model.totalsOf('sandbox-node-192');
+    expect({ running: totals.running, cpu: totals.allocated[0] }).toEqual({ running: 11, cpu: 22000 });
+    expect(running.service.model.ledger.reservedOn('sandbox-node-192').count).toBe(0);
+  });
+
+  it('writing an invalid file keeps the previous state; the extender keeps answering', async () => {
+    const before = modelState(running.service);
+    const errorsBefore = sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0;
+
+    replaceFile(path, '{"apiVersion": "v1", "kind": "List", "items": [');
+    expect(await waitFor(async () => (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0) > errorsBefore)).toBe(true);
+    expect(modelState(running.service)).toEqual(before);
+
+    replaceFile(path, JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'not-a-list' } }));
+    expect(await waitFor(async () => (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0) > errorsBefore + 1)).toBe(true);
+    expect(modelState(running.service)).toEqual(before);
+
+    expect((await request(running.url).get('/readyz')).status).toBe(200);
+    const res = await request(running.url).post('/filter').send(extenderArgs(makePod('after-bad-file').req({ cpu: '2', memory: '4Gi' }).obj()));
+    expect(res.body).toEqual({ Nodes: null, NodeNames: EXAMPLE_NODE_NAMES, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+  });
+
+  it('a valid file after the bad ones is loaded again (a node removed disappears from the model)', async () => {
+    const list = exampleList();
+    list.items = list.items.filter((i) => !(i['kind'] === 'Node' && (i['metadata'] as { name: string }).name === 'sandbox-node-16'));
+    const okBefore = sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'ok' }) ?? 0;
+    replaceFile(path, JSON.stringify(list));
+    expect(await waitFor(async () => (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'ok' }) ?? 0) > okBefore)).toBe(true);
+    expect([...running.service.model.nodes.keys()]).toEqual(['sandbox-node-64', 'sandbox-node-192']);
+    const res = await request(running.url).post('/filter').send(extenderArgs(makePod('after-node-gone').req({ cpu: '2', memory: '4Gi' }).obj()));
+    expect((res.body as { FailedNodes: Record<string, string> }).FailedNodes).toEqual({ 'sandbox-node-16': "node sandbox-node-16 is not in the extender's cluster snapshot" });
+  });
+});
+
+describe('serve() start-up failures', () => {
+  const logger = pino({ level: 'silent' });
+
+  it('without a snapshot path it refuses to start', async () => {
+    await expect(serve(parseConfig({ server: { port: 0 } }), logger)).rejects.toThrow('serve needs a snapshot file: --snapshot FILE or snapshot.path in the config');
+  });
+
+  it.each([
+    ['a missing file', () => join(dir, 'nope.json')],
+    [
+      'an invalid file',
+      () => {
+        const p = join(dir, 'invalid-at-start.json');
+        writeFileSync(p, '{"kind": "Pod"}');
+        return p;
+      },
+    ],
+  ])('with %s it refuses to start', async (_name, makePath) => {
+    const path = makePath();
+    await expect(serve(parseConfig({ snapshot: { path }, server: { port: 0 } }), logger)).rejects.toThrow(`cannot start: the snapshot ${path} could not be loaded`);
+  });
+});
