@@ -71,15 +71,24 @@ export class ClusterModel {
   /**
    * Adds or replaces a pod. When the pod is seen bound, its reservation (if any) is released in the
    * same call, as `bound` or `moved`, so its requests move from `reserved` to `allocated` at once.
+   * When an unbound pod shows a scheduling failure other than the one it had when reserved,
+   * kube-scheduler has given up on that cycle: the reservation is released as `unschedulable`.
+   * Any other update (labels, status) leaves the reservation and its age as they are.
    */
   upsertPod(pod: PodRecord): PodChange {
     const previous = this.pods.get(pod.uid);
     if (previous) this.account(previous, -1);
     this.pods.set(pod.uid, pod);
     this.account(pod, +1);
-    const release = pod.nodeName ? this.ledger.confirm(pod.uid, pod.nodeName) : null;
+    const release = pod.nodeName ? this.ledger.confirm(pod.uid, pod.nodeName) : this.releaseIfFailed(pod);
     if (release) this.onRelease(release);
     return { release };
+  }
+
+  private releaseIfFailed(pod: PodRecord): Release | null {
+    const reservation = this.ledger.get(pod.uid);
+    if (!reservation || pod.schedulingFailure === null || pod.schedulingFailure === reservation.failureMark) return null;
+    return this.ledger.forget(pod.uid, 'unschedulable');
   }
 
   /** Removes a pod (deleted, or absent from a new snapshot) and releases its reservation. */
@@ -98,9 +107,9 @@ export class ClusterModel {
    * Records a placement decision for `pod` on `nodeName` at `nowMs`. Skipped (returns false) when
    * the model already sees the pod bound: its requests count through the pod then.
    */
-  reserve(pod: Pick<PodRecord, 'uid' | 'key' | 'request'>, nodeName: string, nowMs: number): boolean {
+  reserve(pod: Pick<PodRecord, 'uid' | 'key' | 'request'> & Partial<Pick<PodRecord, 'schedulingFailure'>>, nodeName: string, nowMs: number): boolean {
     if (this.pods.get(pod.uid)?.nodeName) return false;
-    this.ledger.reserve(pod.uid, pod.key, nodeName, pod.request, nowMs);
+    this.ledger.reserve(pod.uid, pod.key, nodeName, pod.request, nowMs, pod.schedulingFailure ?? null);
     return true;
   }
 

@@ -35,6 +35,7 @@ export interface PodCondition {
   readonly type?: string;
   readonly status?: string;
   readonly reason?: string;
+  readonly message?: string;
   readonly lastTransitionTime?: string | null;
 }
 

@@ -36,6 +36,12 @@ export interface PodRecord {
   /** Effective request per dimension (scheduler units). */
   readonly request: readonly number[];
   readonly state: SandboxState;
+  /**
+   * For an unbound pod, kube-scheduler's last scheduling failure as `reason: message` of its
+   * `PodScheduled=False` condition (e.g. `Unschedulable: 0/3 nodes are available: …`), else null.
+   * A new value after a reservation means the cycle that made it failed (see ClusterModel.upsertPod).
+   */
+  readonly schedulingFailure: string | null;
 }
 
 export interface NodeRecord {
@@ -93,7 +99,15 @@ export function toPodRecord(pod: Pod, dims: Dimensions, options: PodRecordOption
     schedulerName: pod.spec?.schedulerName || 'default-scheduler',
     request: requestVector(pod, dims),
     state: sandboxState(pod, options.pausedLabel),
+    schedulingFailure: schedulingFailure(pod),
   };
+}
+
+/** `reason: message` of an unbound pod's `PodScheduled=False` condition, or null. */
+export function schedulingFailure(pod: Pod): string | null {
+  if (pod.spec?.nodeName) return null;
+  const condition = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+  return condition ? `${condition.reason ?? ''}: ${condition.message ?? ''}` : null;
 }
 
 /** `namespace/name` of a pod (namespace defaults to `default`). */

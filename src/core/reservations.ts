@@ -16,7 +16,9 @@
  *        │                              │   │  └── reserve(uid, node') again:
  *        │                              │   │      replaces the entry (new node, new age), never doubles it
  *        │                              │   ├── forget(uid)            ─────────►  deleted (pod gone)
- *        │                              │   ├── forget(uid, reason)    ─────────►  unschedulable, ...
+ *        │                              │   ├── forget(uid, reason)    ─────────►  unschedulable (the cycle
+ *        │                              │   │       failed: the pod shows a scheduling failure other than
+ *        │                              │   │       `failureMark`, the one it had when reserved)
  *        │                              │   └── expire(now), age ≥ ttl ─────────►  expired
  *        └──────────────────────────────┴── (every release returns the UID to absent)
  *
@@ -37,6 +39,8 @@ export interface Reservation {
   readonly request: readonly number[];
   /** When the decision was made (ms since the epoch, caller's clock). */
   readonly reservedAtMs: number;
+  /** The pod's scheduling failure (PodRecord.schedulingFailure) when it was reserved; a different one later means this cycle failed. */
+  readonly failureMark: string | null;
 }
 
 export interface Release {
@@ -91,12 +95,12 @@ export class ReservationLedger {
    * Reserves `request` on `nodeName` for pod `uid`, replacing any earlier reservation of that UID.
    * @returns the replaced reservation, if any.
    */
-  reserve(uid: string, podKey: string, nodeName: string, request: readonly number[], nowMs: number): Reservation | undefined {
+  reserve(uid: string, podKey: string, nodeName: string, request: readonly number[], nowMs: number, failureMark: string | null = null): Reservation | undefined {
     if (request.length !== this.dimensionCount) {
       throw new RangeError(`request has ${request.length} dimensions, expected ${this.dimensionCount}`);
     }
     const previous = this.remove(uid);
-    const reservation: Reservation = { uid, podKey, nodeName, request: [...request], reservedAtMs: nowMs };
+    const reservation: Reservation = { uid, podKey, nodeName, request: [...request], reservedAtMs: nowMs, failureMark };
     this.byUid.set(uid, reservation);
     this.add(nodeName, reservation.request, +1);
     return previous;

@@ -169,3 +169,34 @@ describe('ClusterModel node totals', () => {
     expect(m.totalsOf('gke-prod-cluster-default-pool-7c1d2e3f-b8kq').allocated).toEqual([2000, 4294967296]);
   });
 });
+
+describe('release when kube-scheduler gives up on the cycle (Unschedulable after the reservation)', () => {
+  const failed = (message: string) =>
+    ({ ...makePod('p').req({ cpu: '2' }).obj(), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] } }) as Pod;
+
+  it('a new scheduling failure on the still-unbound pod releases it as unschedulable', () => {
+    const { m, releases } = model();
+    m.reserve(record(makePod('p').req({ cpu: '2' }).obj()), 'n1', 0);
+    m.upsertPod(record(failed('0/2 nodes are available: 2 Insufficient cpu.')));
+    expect(m.ledger.size).toBe(0);
+    expect(releases.map((r) => r.reason)).toEqual(['unschedulable']);
+  });
+
+  it('the failure the pod already had when reserved (an earlier cycle) does not release it', () => {
+    const { m } = model();
+    const before = record(failed('0/2 nodes are available: 2 Insufficient cpu.'));
+    expect(before.schedulingFailure).toBe('Unschedulable: 0/2 nodes are available: 2 Insufficient cpu.');
+    m.upsertPod(before);
+    m.reserve(before, 'n1', 0);
+    // A label update re-delivers the same old condition: the reservation stays, with its age.
+    m.upsertPod(record({ ...failed('0/2 nodes are available: 2 Insufficient cpu.'), metadata: { ...before, name: 'p', namespace: 'sandboxes', uid: 'uid-p', labels: { team: 'x' } } } as Pod));
+    expect(m.reservationOf('uid-p')).toMatchObject({ nodeName: 'n1', reservedAtMs: 0 });
+    // A different failure afterwards does release it.
+    m.upsertPod(record(failed('0/2 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable.')));
+    expect(m.ledger.size).toBe(0);
+  });
+
+  it('a bound pod carries no scheduling failure', () => {
+    expect(record(makePod('p').node('n1').obj()).schedulingFailure).toBeNull();
+  });
+});

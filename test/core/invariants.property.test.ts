@@ -59,7 +59,7 @@ describe('placement invariants', () => {
         const model = new ClusterModel(DIMS, 1000);
         for (const n of ['a', 'b', 'c']) model.upsertNode({ name: n, allocatable: [500_000, 500_000] });
         const service = new PlacementService(model, new Placer('least_loaded', () => 0), { schedulerName: 's' });
-        const pod: PodRecord = { uid: 'u', key: 'ns/p', nodeName: null, schedulerName: 's', request, state: 'pending' };
+        const pod: PodRecord = { uid: 'u', key: 'ns/p', nodeName: null, schedulerName: 's', request, state: 'pending', schedulingFailure: null };
         const out = service.filter(pod, names.map((name) => ({ name })), 0);
         expect(out.feasible.every((n) => names.includes(n))).toBe(true);
         expect(new Set([...out.feasible, ...out.failed.keys()])).toEqual(new Set(names));
