@@ -43,15 +43,16 @@ const program = new Command()
 
 program
   .command('serve')
-  .description('serve POST /filter and /prioritize from a cluster snapshot file (kubectl get nodes,pods -A -o json), re-read when it changes')
-  .option('--snapshot <file>', 'snapshot file: a v1 List of Nodes and Pods, JSON or YAML')
+  .description('serve the extender verbs; cluster mode (list+watch through a kubeconfig) unless --snapshot is given')
+  .option('--snapshot <file>', 'offline mode: a snapshot file (kubectl get nodes,pods -A -o json|yaml), re-read when it changes')
+  .option('--kubeconfig <file>', 'cluster mode: kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
   .option('--config <file>', 'YAML config file (see README: Configuration)')
   .option('--port <n>', 'port to listen on (default 8888)', integer('--port', 0, 65535))
   .option('--host <address>', 'address to listen on (default 127.0.0.1)')
   .addOption(new Option('--strategy <name>', 'placement strategy').choices(STRATEGIES))
-  .action(async (opts: { snapshot?: string; config?: string; port?: number; host?: string; strategy?: Strategy }) => {
+  .action(async (opts: { snapshot?: string; kubeconfig?: string; config?: string; port?: number; host?: string; strategy?: Strategy }) => {
     try {
-      const overrides: ConfigInput = { strategy: opts.strategy, server: { port: opts.port, host: opts.host }, snapshot: { path: opts.snapshot } };
+      const overrides: ConfigInput = { strategy: opts.strategy, kubeconfig: opts.kubeconfig, server: { port: opts.port, host: opts.host }, snapshot: { path: opts.snapshot } };
       const config = loadConfig(opts.config, overrides);
       const logger = pino({ level: config.logLevel, base: { app: 'sandbox-extender' } });
       const running = await serve(config, logger);

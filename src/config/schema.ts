@@ -42,9 +42,51 @@ export const configSchema = z
         maxRequestBodyBytes: z.number().int().positive().default(64 * 1024 * 1024),
         /** Idle keep-alive; above Go's client idle timeout so kube-scheduler never reuses a closed connection. */
         keepAliveTimeoutSeconds: z.number().positive().default(120),
+        /**
+         * HTTPS for a remote extender (the default is plain HTTP on loopback, beside kube-scheduler).
+         * With `clientCaFile`, clients must present a certificate signed by it (mTLS; kube-scheduler's
+         * extender tlsConfig certFile/keyFile), which is what keeps the bind verb from strangers.
+         */
+        tls: z
+          .object({ certFile: z.string().min(1), keyFile: z.string().min(1), clientCaFile: z.string().min(1).optional() })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({ host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 }),
+    /**
+     * Cluster mode (used when no snapshot file is given): the kubeconfig to use; unset means
+     * $KUBECONFIG, ~/.kube/config, or the in-cluster service account, as kubectl does.
+     */
+    kubeconfig: z.string().min(1).optional(),
+    watch: z
+      .object({
+        /** Objects per list page. */
+        pageSize: z.number().int().min(1).max(10_000).default(500),
+        /** Backoff of a failed list/watch session, doubling up to the maximum. */
+        minBackoffMs: z.number().int().min(1).default(500),
+        maxBackoffMs: z.number().int().min(1).default(30_000),
+      })
+      .strict()
+      .default({ pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 }),
+    events: z
+      .object({
+        /** Record an Event on the pod for each placement decision (cluster mode). */
+        enabled: z.boolean().default(true),
+        perSecond: z.number().positive().max(1000).default(20),
+        maxQueued: z.number().int().min(1).default(1000),
+        /** The same pod, reason and message within this window is recorded once. */
+        dedupeWindowSeconds: z.number().min(0).default(600),
+      })
+      .strict()
+      .default({ enabled: true, perSecond: 20, maxQueued: 1000, dedupeWindowSeconds: 600 }),
+    metrics: z
+      .object({
+        /** Bound on sandbox_extender_node_pressure_ratio: only the most pressured nodes are exported. */
+        maxNodeSeries: z.number().int().min(0).max(10_000).default(500),
+      })
+      .strict()
+      .default({ maxNodeSeries: 500 }),
     snapshot: z
       .object({
         /** A `kubectl get nodes,pods -A -o json|yaml` List. */

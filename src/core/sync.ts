@@ -1,15 +1,16 @@
 /**
- * Bringing the model in line with a full listing of Nodes and Pods (a snapshot file, or a relist).
- * Only the differences are applied, each through the model's O(dimensions) update: pods absent from
- * the listing are deleted (releasing their reservations), the others upserted (a pod now bound
- * releases its reservation in the same step), nodes likewise.
+ * Bringing the model in line with the API server's view: a full listing (a snapshot file, or a
+ * watch's list/relist) is applied as a diff, and watch events one by one. Every change goes through
+ * the model's O(dimensions) updates: pods absent from a listing are deleted (releasing their
+ * reservations; this is how deletions missed during a watch outage are caught), the others upserted
+ * (a pod now bound releases its reservation in the same step), nodes likewise.
  *
  * An object that cannot be converted (a bad quantity, no uid) is reported and skipped; whatever the
  * model held for it before is kept, so one bad object never loses state.
  */
 import type { ClusterModel } from './clusterModel.js';
 import type { Node, Pod } from './kube.js';
-import { toNodeRecord, toPodRecord, type PodRecordOptions } from './records.js';
+import { podKey, toNodeRecord, toPodRecord, type PodRecordOptions } from './records.js';
 import type { Release } from './reservations.js';
 
 export interface SyncResult {
@@ -17,41 +18,73 @@ export interface SyncResult {
   readonly pods: number;
   /** One readable line per object that was skipped. */
   readonly errors: readonly string[];
-  /** Reservations released by this sync (bound, moved, deleted). */
+  /** Reservations released by this sync (bound, moved, deleted, unschedulable). */
   readonly releases: readonly Release[];
 }
 
-/** Applies a full listing to `model`. Never throws for bad objects; see SyncResult.errors. */
-export function syncModel(model: ClusterModel, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): SyncResult {
+/** Makes the model's nodes exactly `nodes`. @returns one line per skipped object. */
+export function syncNodes(model: ClusterModel, nodes: readonly Node[]): string[] {
   const errors: string[] = [];
-  const releases: Release[] = [];
-  const seenNodes = new Set<string>();
+  const seen = new Set<string>();
   for (const node of nodes) {
     const name = node.metadata?.name;
-    if (name) seenNodes.add(name);
-    try {
-      model.upsertNode(toNodeRecord(node, model.dims));
-    } catch (err) {
-      errors.push(`node ${name ?? '<unnamed>'}: ${(err as Error).message}`);
-    }
+    if (name) seen.add(name);
+    const error = applyNode(model, 'MODIFIED', node);
+    if (error) errors.push(error);
   }
-  for (const name of [...model.nodes.keys()]) if (!seenNodes.has(name)) model.deleteNode(name);
+  for (const name of [...model.nodes.keys()]) if (!seen.has(name)) model.deleteNode(name);
+  return errors;
+}
 
-  const seenPods = new Set<string>();
+/** Makes the model's pods exactly `pods` (reservations of pods never listed are kept). */
+export function syncPods(model: ClusterModel, pods: readonly Pod[], options: PodRecordOptions): { errors: string[]; releases: Release[] } {
+  const errors: string[] = [];
+  const releases: Release[] = [];
+  const seen = new Set<string>();
   for (const pod of pods) {
     const uid = pod.metadata?.uid;
-    if (uid) seenPods.add(uid);
-    try {
-      const { release } = model.upsertPod(toPodRecord(pod, model.dims, options));
-      if (release) releases.push(release);
-    } catch (err) {
-      errors.push(`pod ${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? '<unnamed>'}: ${(err as Error).message}`);
-    }
+    if (uid) seen.add(uid);
+    const result = applyPod(model, 'MODIFIED', pod, options);
+    if (result.error) errors.push(result.error);
+    if (result.release) releases.push(result.release);
   }
   for (const uid of [...model.pods.keys()]) {
-    if (seenPods.has(uid)) continue;
+    if (seen.has(uid)) continue;
     const { release } = model.deletePod(uid);
     if (release) releases.push(release);
   }
-  return { nodes: model.nodes.size, pods: model.pods.size, errors, releases };
+  return { errors, releases };
+}
+
+/** Applies a full listing of both kinds (the snapshot file). Never throws for bad objects. */
+export function syncModel(model: ClusterModel, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): SyncResult {
+  const nodeErrors = syncNodes(model, nodes);
+  const { errors, releases } = syncPods(model, pods, options);
+  return { nodes: model.nodes.size, pods: model.pods.size, errors: [...nodeErrors, ...errors], releases };
+}
+
+/** Applies one watch event for a Node. @returns a readable error if the object was skipped. */
+export function applyNode(model: ClusterModel, type: 'ADDED' | 'MODIFIED' | 'DELETED', node: Node): string | null {
+  const name = node.metadata?.name;
+  if (type === 'DELETED') {
+    if (name) model.deleteNode(name);
+    return null;
+  }
+  try {
+    model.upsertNode(toNodeRecord(node, model.dims));
+    return null;
+  } catch (err) {
+    return `node ${name ?? '<unnamed>'}: ${(err as Error).message}`;
+  }
+}
+
+/** Applies one watch event for a Pod. Never throws; a skipped object is returned as `error`. */
+export function applyPod(model: ClusterModel, type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod, options: PodRecordOptions): { release: Release | null; error: string | null } {
+  const uid = pod.metadata?.uid;
+  if (type === 'DELETED') return { release: uid ? model.deletePod(uid).release : null, error: null };
+  try {
+    return { release: model.upsertPod(toPodRecord(pod, model.dims, options)).release, error: null };
+  } catch (err) {
+    return { release: null, error: `pod ${podKey(pod)}: ${(err as Error).message}` };
+  }
 }

@@ -1,10 +1,12 @@
 /**
- * The HTTP edge (express 5): POST /filter and /prioritize, GET /healthz, /readyz, /metrics.
+ * The HTTP edge (express 5): POST /filter, /prioritize and /bind; GET /healthz, /readyz, /metrics,
+ * /debug/nodes and /debug/nodes/NAME.
  * Handlers only parse → call the verbs → encode; every failure becomes a JSON answer, never an
  * escaped exception, and the server and its state carry on.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
+import { debugNode, debugNodes } from '../core/debugView.js';
+import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
 
 export interface AppOptions {
   readonly maxRequestBodyBytes: number;
@@ -28,20 +30,33 @@ export function createApp(deps: VerbDeps, options: AppOptions): express.Express 
   };
   app.post('/filter', verb(filterVerb));
   app.post('/prioritize', verb(prioritizeVerb));
+  app.post('/bind', async (req: Request, res: Response) => {
+    const reply = await bindVerb(req.body, deps);
+    res.status(reply.status).json(reply.body);
+  });
+
+  app.get('/debug/nodes', (_req, res) => {
+    res.json(debugNodes(deps.service.model, deps.now()));
+  });
+  app.get('/debug/nodes/:name', (req, res) => {
+    const view = debugNode(deps.service.model, req.params.name, deps.now());
+    if (view) res.json(view);
+    else res.status(404).json({ Error: `sandbox-extender: node ${req.params.name} is not in the model` });
+  });
 
   app.get('/healthz', (_req, res) => {
     res.type('text/plain').send('ok');
   });
   app.get('/readyz', (_req, res) => {
     if (options.ready()) res.type('text/plain').send('ok');
-    else res.status(503).type('text/plain').send('not ready: cluster snapshot not loaded');
+    else res.status(503).type('text/plain').send('not ready: the cluster model has not completed its initial sync');
   });
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 
   app.use((req, res) => {
-    res.status(404).json({ Error: `sandbox-extender: no route for ${req.method} ${req.path}; the verbs are POST /filter and POST /prioritize` });
+    res.status(404).json({ Error: `sandbox-extender: no route for ${req.method} ${req.path}; the verbs are POST /filter, /prioritize and /bind` });
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const { status, message } = describeError(err, options.maxRequestBodyBytes);
@@ -55,7 +70,7 @@ export function createApp(deps: VerbDeps, options: AppOptions): express.Express 
 function timing(deps: VerbDeps) {
   return (req: Request, res: Response, next: NextFunction) => {
     const path = req.path.replace(/\/+$/, ''); // express routing is not strict: /filter/ is /filter
-    const verb = path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : 'other';
+    const verb = path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : path === '/bind' ? 'bind' : 'other';
     const stop = deps.metrics.requestDuration.startTimer({ verb });
     res.on('finish', () => {
       stop();

@@ -15,12 +15,23 @@
  *   reason (filter) or scores 0 (prioritize); a Node object with an invalid allocatable likewise.
  */
 import type { Logger } from 'pino';
-import type { Node } from '../core/kube.js';
+import type { BindOutcome, BindRequest } from '../cluster/binder.js';
+import { explainNoFit, explainPlacement } from '../core/explain.js';
+import type { Node, Pod } from '../core/kube.js';
+import type { Evaluation } from '../core/placement.js';
 import { formatFailure, isUnresolvable } from '../core/reasons.js';
 import { toNodeRecord, toPodRecord, type PodRecord } from '../core/records.js';
 import type { Candidate, PlacementService } from '../core/placementService.js';
 import type { Metrics } from './metrics.js';
-import { parseExtenderArgs, type ExtenderArgs, type ExtenderFilterResult, type HostPriority } from './wire.js';
+import { parseBindingArgs, parseExtenderArgs, type ExtenderArgs, type ExtenderFilterResult, type HostPriority } from './wire.js';
+
+/** A placement decision worth telling the pod about (one per decision, not per call). */
+export interface DecisionNotice {
+  readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
+  readonly result: 'placed' | 'no_fit';
+  readonly node: string | null;
+  readonly message: string;
+}
 
 export interface VerbDeps {
   readonly service: PlacementService;
@@ -29,6 +40,18 @@ export interface VerbDeps {
   readonly logger: Logger;
   /** Current time in ms (the only clock the decisions see). */
   readonly now: () => number;
+  /** False while the model is not synced: the verbs then refuse rather than decide blind. */
+  readonly ready?: () => boolean;
+  /** Told of each decision (e.g. to record an Event). */
+  readonly onDecision?: (notice: DecisionNotice) => void;
+  /** Creates Bindings (cluster mode only). */
+  readonly bind?: (request: BindRequest) => Promise<BindOutcome>;
+}
+
+const NOT_READY = 'not ready: the cluster model has not completed its initial sync';
+
+function podRef(pod: Pod, record: PodRecord) {
+  return { namespace: pod.metadata?.namespace || 'default', name: pod.metadata?.name ?? '', uid: record.uid };
 }
 
 export interface VerbReply {
@@ -80,6 +103,7 @@ function ownedArgs(body: unknown, deps: VerbDeps): ExtenderArgs | { passthrough:
 
 /** POST /filter: ExtenderArgs → ExtenderFilterResult. */
 export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
+  if (deps.ready && !deps.ready()) return { status: 200, body: emptyFilterResult(`sandbox-extender: ${NOT_READY}`) };
   let request: ParsedRequest;
   try {
     const args = ownedArgs(body, deps);
@@ -102,6 +126,15 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
 
   if (outcome.reserved || outcome.feasible.length === 0) {
     deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: outcome.result });
+    if (deps.onDecision) {
+      const ref = podRef(request.args.Pod, request.pod);
+      if (outcome.reserved) {
+        const chosen = outcome.evaluations.find((e) => e.name === outcome.reserved)!;
+        deps.onDecision({ pod: ref, result: 'placed', node: chosen.name, message: placementMessage(deps, request, chosen, null, 1) });
+      } else {
+        deps.onDecision({ pod: ref, result: 'no_fit', node: null, message: explainNoFit(outcome) });
+      }
+    }
   }
   deps.logger.debug({ pod: request.pod.key, feasible: outcome.feasible.length, failed: outcome.failed.size, reserved: outcome.reserved }, 'filter');
   return { status: 200, body: reply };
@@ -109,6 +142,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
 
 /** POST /prioritize: ExtenderArgs → HostPriorityList (bare array, integer scores 0..10). */
 export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
+  if (deps.ready && !deps.ready()) return { status: 503, body: { Error: `sandbox-extender: ${NOT_READY}` } };
   let request: ParsedRequest;
   try {
     const args = ownedArgs(body, deps);
@@ -125,8 +159,52 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
   const reply: HostPriority[] = request.candidates.map((c, i) => ({ Host: c.name, Score: outcome.scores[i]! }));
   for (const name of request.badNodes.keys()) reply.push({ Host: name, Score: 0 });
   deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: outcome.result });
+  if (deps.onDecision && outcome.chosen) {
+    const message = placementMessage(deps, request, outcome.chosen, outcome.runnerUp, outcome.feasible, outcome.evaluations);
+    deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'placed', node: outcome.chosen.name, message });
+  }
   deps.logger.debug({ pod: request.pod.key, node: outcome.chosen?.name ?? null, pressure: outcome.chosen?.pressure, feasible: outcome.feasible }, 'prioritize');
   return { status: 200, body: reply };
+}
+
+function placementMessage(deps: VerbDeps, request: ParsedRequest, chosen: Evaluation, runnerUp: Evaluation | null, feasible: number, evaluations: readonly Evaluation[] = [chosen]): string {
+  const allocatableOf = (name: string) => request.candidates.find((c) => c.name === name)?.node?.allocatable ?? deps.service.model.nodes.get(name)?.allocatable ?? null;
+  return explainPlacement({ chosen, runnerUp, feasible, evaluations }, request.pod.request, allocatableOf, deps.service.model.dims, deps.service.placer.strategy);
+}
+
+/**
+ * POST /bind: ExtenderBindingArgs → ExtenderBindingResult (`{"Error": ""}` on success). Creates the
+ * Binding through the API; on success the pod's reservation moves to the bound node (or is made, if
+ * the extender saw the pod but held none), until the watch shows the pod bound. A failed bind
+ * changes nothing, and only the named pod UID's reservation is ever touched.
+ */
+export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply> {
+  if (!deps.bind) return { status: 200, body: { Error: 'sandbox-extender: the bind verb needs cluster mode (serve without --snapshot)' } };
+  let args;
+  try {
+    args = parseBindingArgs(body);
+  } catch (err) {
+    deps.metrics.binds.inc({ result: 'error' });
+    return { status: 200, body: { Error: `sandbox-extender: ${(err as Error).message}` } };
+  }
+  const outcome = await deps.bind({ podName: args.PodName, podNamespace: args.PodNamespace, podUid: args.PodUID, node: args.Node });
+  if (!outcome.ok) {
+    deps.metrics.binds.inc({ result: 'error' });
+    deps.logger.warn({ pod: `${args.PodNamespace}/${args.PodName}`, node: args.Node, err: outcome.error }, 'bind failed');
+    return { status: 200, body: { Error: `sandbox-extender: ${outcome.error}` } };
+  }
+  deps.metrics.binds.inc({ result: outcome.alreadyBound ? 'already_bound' : 'bound' });
+  holdUntilSeenBound(deps, args.PodUID, `${args.PodNamespace}/${args.PodName}`, args.Node);
+  deps.logger.debug({ pod: `${args.PodNamespace}/${args.PodName}`, node: args.Node, alreadyBound: outcome.alreadyBound }, 'bind');
+  return { status: 200, body: { Error: '' } };
+}
+
+function holdUntilSeenBound(deps: VerbDeps, uid: string, key: string, node: string): void {
+  const model = deps.service.model;
+  const held = model.reservationOf(uid);
+  const known = model.pods.get(uid);
+  if (held) model.reserve({ uid, key: held.podKey, request: held.request, schedulingFailure: held.failureMark }, node, deps.now());
+  else if (known && !known.nodeName) model.reserve({ uid, key, request: known.request, schedulingFailure: known.schedulingFailure }, node, deps.now());
 }
 
 /** A pod of another scheduler: every node is kept, nothing is read or reserved. */

@@ -2,7 +2,9 @@
  * Prometheus metrics on the extender's own registry (never prom-client's global one, so two
  * instances in one process, e.g. in tests, do not share state). Labels are bounded:
  * `verb` (filter, prioritize, other), `code` (HTTP status), `strategy` (4 values),
- * `result` (placed, no_fit, passthrough, error), `reason` (ReleaseReason), `kind` (node, pod).
+ * `result` (placed, no_fit, passthrough, error), `reason` (ReleaseReason), `kind` (node, pod),
+ * `resource` (nodes, pods for watches; a configured dimension for pressure). The one per-node
+ * series, sandbox_extender_node_pressure_ratio, is bounded by metrics.maxNodeSeries nodes.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReleaseReason } from '../core/reservations.js';
@@ -18,9 +20,19 @@ export class Metrics {
   readonly reservationsReleased: Counter<'reason'>;
   readonly snapshotLoads: Counter<'result'>;
   readonly snapshotObjects: Gauge<'kind'>;
+  readonly watchRestarts: Counter<'resource'>;
+  readonly lists: Counter<'resource' | 'kind'>;
+  readonly cacheSynced: Gauge<'resource'>;
+  readonly binds: Counter<'result'>;
+  readonly events: Counter<'outcome'>;
+  readonly nodePressure: Gauge<'node' | 'resource'>;
 
-  /** @param pendingReservations read at scrape time. */
-  constructor(pendingReservations: () => number, options: { defaultMetrics?: boolean } = {}) {
+  /**
+   * @param pendingReservations read at scrape time.
+   * @param nodePressures read at scrape time: current pressure per node and resource, already cut to
+   *   the bounded set of nodes to export (see MetricsSources).
+   */
+  constructor(pendingReservations: () => number, options: { defaultMetrics?: boolean; nodePressures?: () => Iterable<readonly [string, string, number]> } = {}) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'sandbox_extender_http_requests_total', help: 'Extender HTTP requests by verb and status code.', labelNames: ['verb', 'code'], registers });
     this.requestDuration = new Histogram({
@@ -42,6 +54,22 @@ export class Metrics {
     this.reservationsReleased = new Counter({ name: 'sandbox_extender_reservations_released_total', help: 'Reservations released, by reason.', labelNames: ['reason'], registers });
     this.snapshotLoads = new Counter({ name: 'sandbox_extender_snapshot_loads_total', help: 'Snapshot file loads by result (ok, error).', labelNames: ['result'], registers });
     this.snapshotObjects = new Gauge({ name: 'sandbox_extender_snapshot_objects', help: 'Objects in the cluster model, by kind.', labelNames: ['kind'], registers });
+    this.watchRestarts = new Counter({ name: 'sandbox_extender_watch_restarts_total', help: 'List/watch sessions that failed and were restarted with backoff, by resource.', labelNames: ['resource'], registers });
+    this.lists = new Counter({ name: 'sandbox_extender_watch_lists_total', help: 'Complete lists applied, by resource and kind (initial, relist).', labelNames: ['resource', 'kind'], registers });
+    this.cacheSynced = new Gauge({ name: 'sandbox_extender_cache_synced', help: '1 once the initial list of the resource has been applied.', labelNames: ['resource'], registers });
+    this.binds = new Counter({ name: 'sandbox_extender_binds_total', help: 'Bind verb calls by result (bound, already_bound, error).', labelNames: ['result'], registers });
+    this.events = new Counter({ name: 'sandbox_extender_events_total', help: 'Pod events by outcome (recorded, deduplicated, dropped, failed).', labelNames: ['outcome'], registers });
+    const nodePressures = options.nodePressures;
+    this.nodePressure = new Gauge({
+      name: 'sandbox_extender_node_pressure_ratio',
+      help: 'Current pressure (allocated + paused + reserved) / allocatable per node and resource, for at most metrics.maxNodeSeries nodes (the most pressured).',
+      labelNames: ['node', 'resource'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [node, resource, value] of nodePressures?.() ?? []) this.set({ node, resource }, value);
+      },
+    });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sandbox_extender_' });
   }
 

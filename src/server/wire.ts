@@ -101,3 +101,38 @@ export function parseExtenderArgs(body: unknown): ExtenderArgs {
   const input = normalised as { Pod: Pod; Nodes?: { items: Node[] } | null; NodeNames?: string[] | null };
   return { Pod: input.Pod, Nodes: input.Nodes ?? null, NodeNames: input.NodeNames ?? null };
 }
+
+/** ExtenderBindingArgs: the pod kube-scheduler wants bound, and where. */
+export interface ExtenderBindingArgs {
+  readonly PodName: string;
+  readonly PodNamespace: string;
+  readonly PodUID: string;
+  readonly Node: string;
+}
+
+const bindingArgs = z.object({
+  PodName: z.string().min(1, 'must not be empty'),
+  PodNamespace: z.string().min(1, 'must not be empty'),
+  PodUID: z.string().min(1, 'must not be empty'),
+  Node: z.string().min(1, 'must not be empty'),
+});
+
+const BINDING_KEYS = new Map(['PodName', 'PodNamespace', 'PodUID', 'Node'].map((k) => [k.toLowerCase(), k]));
+
+/**
+ * Validates a decoded JSON body as ExtenderBindingArgs (top-level keys matched case-insensitively).
+ * @throws WireError listing every problem as `path: message`.
+ */
+export function parseBindingArgs(body: unknown): ExtenderBindingArgs {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new WireError('request body must be a JSON object with PodName, PodNamespace, PodUID and Node (ExtenderBindingArgs)');
+  }
+  const normalised: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const canonical = BINDING_KEYS.get(key.toLowerCase());
+    if (canonical) normalised[canonical] = value;
+  }
+  const result = bindingArgs.safeParse(normalised);
+  if (!result.success) throw new WireError(result.error.issues.map((i) => `${i.path.join('.') || 'ExtenderBindingArgs'}: ${i.message}`).join('; '));
+  return result.data;
+}

@@ -20,6 +20,9 @@ const DEFAULTS = {
   server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 },
   snapshot: { pollIntervalMs: 1000 },
   logLevel: 'info',
+  watch: { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 },
+  events: { enabled: true, perSecond: 20, maxQueued: 1000, dedupeWindowSeconds: 600 },
+  metrics: { maxNodeSeries: 500 },
 };
 
 let dir: string;
@@ -108,10 +111,15 @@ describe('a full, valid file', () => {
         '  port: 0',
         '  maxRequestBodyBytes: 1048576',
         '  keepAliveTimeoutSeconds: 75',
+        '  tls: {certFile: /tls/tls.crt, keyFile: /tls/tls.key, clientCaFile: /tls/ca.crt}',
         'snapshot:',
         '  path: /var/run/snapshot.yaml',
         '  pollIntervalMs: 50',
         'logLevel: debug',
+        'kubeconfig: /etc/kubeconfig',
+        'watch: {pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000}',
+        'events: {enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60}',
+        'metrics: {maxNodeSeries: 50}',
       ].join('\n'),
     );
     expect(loadConfig(path)).toEqual({
@@ -121,9 +129,13 @@ describe('a full, valid file', () => {
       pausedLabel: 'example.com/paused',
       schedulerName: 'my-scheduler',
       randomSeed: 42,
-      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, keepAliveTimeoutSeconds: 75 },
+      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, keepAliveTimeoutSeconds: 75, tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: '/tls/ca.crt' } },
       snapshot: { path: '/var/run/snapshot.yaml', pollIntervalMs: 50 },
       logLevel: 'debug',
+      kubeconfig: '/etc/kubeconfig',
+      watch: { pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000 },
+      events: { enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60 },
+      metrics: { maxNodeSeries: 50 },
     });
   });
 });

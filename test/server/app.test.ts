@@ -550,20 +550,19 @@ describe('health, readiness, metrics and unknown routes', () => {
     );
     const res = await request(notReady).get('/readyz');
     expect(res.status).toBe(503);
-    expect(res.text).toBe('not ready: cluster snapshot not loaded');
+    expect(res.text).toBe('not ready: the cluster model has not completed its initial sync');
   });
 
   it.each([
     ['GET', '/nope'],
     ['GET', '/filter'],
-    ['POST', '/bind'],
     ['POST', '/preempt'],
   ])('%s %s → 404 with a JSON Error naming the verbs', async (method, path) => {
     const h = makeHarness();
     const res = method === 'GET' ? await request(h.app).get(path) : await request(h.app).post(path).send({});
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual({ Error: `sandbox-extender: no route for ${method} ${path}; the verbs are POST /filter and POST /prioritize` });
+    expect(res.body).toEqual({ Error: `sandbox-extender: no route for ${method} ${path}; the verbs are POST /filter, /prioritize and /bind` });
   });
 
   it('/metrics: requests by verb and code, latency histogram, placements by strategy/result, pending reservations', async () => {

@@ -308,8 +308,9 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
 describe('serve() start-up failures', () => {
   const logger = pino({ level: 'silent' });
 
-  it('without a snapshot path it refuses to start', async () => {
-    await expect(serve(parseConfig({ server: { port: 0 } }), logger)).rejects.toThrow('serve needs a snapshot file: --snapshot FILE or snapshot.path in the config');
+  it('without a snapshot path it runs in cluster mode, and refuses to start without a usable kubeconfig', async () => {
+    const missing = join(dir, 'no-such-kubeconfig');
+    await expect(serve(parseConfig({ server: { port: 0 }, kubeconfig: missing }), logger)).rejects.toThrow(/no-such-kubeconfig/);
   });
 
   it.each([

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Stops the processes that test/e2e/cluster-up.sh started, and only those: each pid file holds the pid and the
+# process's start time, so a pid that was reused by an unrelated process is never signalled.
+# Then removes the cluster state (etcd data, certificates, kubeconfig); logs/ is kept unless --purge.
+#
+#   test/e2e/cluster-down.sh [--keep-logs | --purge]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PURGE=0
+case "${1:-}" in
+  --purge) PURGE=1;;
+  --keep-logs|"") ;;
+  *) e2e_die "usage: cluster-down.sh [--keep-logs | --purge]";;
+esac
+
+PIDS=$E2E_STATE/pids
+if [ ! -d "$PIDS" ]; then
+  e2e_log "no cluster state in $E2E_STATE: nothing to stop"
+  exit 0
+fi
+
+# Reverse start order: clients first, etcd last. Unknown pid files (none today) are stopped after these.
+order=(kube-scheduler-sandbox kube-scheduler-default sandbox-extender snapshot-feeder kwok
+       kube-controller-manager kube-apiserver etcd)
+for f in "$PIDS"/*; do
+  [ -e "$f" ] || continue
+  n=$(basename "$f")
+  case " ${order[*]} " in *" $n "*) ;; *) order+=("$n");; esac
+done
+
+failed=0
+for n in "${order[@]}"; do
+  f=$PIDS/$n
+  [ -f "$f" ] || continue
+  read -r pid _ <"$f" || true
+  if ! e2e_pidfile_alive "$f"; then
+    e2e_log "$n (pid ${pid:-?}) is not running"
+    rm -f "$f"; continue
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do                       # up to 10 s for a clean exit
+    e2e_pidfile_alive "$f" || break
+    sleep 0.1
+  done
+  if e2e_pidfile_alive "$f"; then
+    e2e_log "$n (pid $pid) ignored SIGTERM for 10s: SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    sleep 0.5
+    if e2e_pidfile_alive "$f"; then e2e_log "$n (pid $pid) is still running"; failed=1; continue; fi
+  fi
+  e2e_log "stopped $n (pid $pid)"
+  rm -f "$f"
+done
+[ "$failed" = 0 ] || e2e_die "some processes could not be stopped; pid files left in $PIDS"
+
+rmdir "$PIDS"
+rm -rf "${E2E_STATE:?}"/{etcd,pki,kubeconfig,bin,cluster.env} "$E2E_STATE"/snapshot.json*
+if [ "$PURGE" = 1 ]; then rm -rf "$E2E_STATE"; e2e_log "removed $E2E_STATE"
+else e2e_log "cluster stopped; logs kept in $E2E_STATE/logs"; fi

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The e2e tier, as CI runs it (from .ci/run): build the control-plane tools if the cache lacks them, build the
+# extender, start the cluster, run the jest project "e2e" against it, and always stop the cluster on exit.
+# Prints the time of each step, the cache's disk use, and a closing "e2e: N passed, N failed" line.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$REPO_ROOT"
+
+t0=$SECONDS
+step() { e2e_log "== $1 ($((SECONDS - t0))s elapsed)"; }
+
+on_exit() {
+  local rc=$?
+  set +e
+  if [ "$rc" -ne 0 ] && [ -d "$E2E_STATE/logs" ]; then
+    for n in etcd kube-apiserver kube-controller-manager kwok snapshot-feeder sandbox-extender \
+             kube-scheduler-sandbox kube-scheduler-default; do
+      f=$E2E_STATE/logs/$n.log
+      [ -s "$f" ] || continue
+      echo "----- last lines of ${f#"$REPO_ROOT"/}" >&2
+      tail -n 25 "$f" >&2
+    done
+  fi
+  "$E2E_DIR/cluster-down.sh" --keep-logs >&2
+  e2e_log "e2e tier finished in $((SECONDS - t0))s (exit $rc)"
+  exit "$rc"
+}
+trap on_exit EXIT
+
+step "control-plane tools"
+"$E2E_DIR/build-tools.sh"
+du -sh "$E2E_CACHE" >&2 || true
+
+step "extender build (npm run build)"
+npm run build --silent
+
+step "cluster up"
+EXTENDER_BUILD=0 CLUSTER=examples/cluster/heterogeneous.yaml "$E2E_DIR/cluster-up.sh"
+
+step "jest --selectProjects e2e"
+mkdir -p "$E2E_STATE/logs"
+results=$E2E_STATE/logs/jest-e2e.json
+rm -f "$results"
+set +e
+E2E_REUSE_CLUSTER=1 NODE_OPTIONS=--experimental-vm-modules npx jest --selectProjects e2e --runInBand \
+  --json --outputFile="$results"
+jest_rc=$?
+set -e
+if [ -f "$results" ]; then
+  node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    console.log(`e2e: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
+    if (r.numTotalTests === 0) process.exitCode = 1;' "$results" || jest_rc=1
+fi
+exit "$jest_rc"
