@@ -70,6 +70,8 @@ export class Reflector<T> {
   private resourceVersion: string | null = null;
   private stopped = false;
   private abortWatch: (() => void) | null = null;
+  /** Ends the current watch's promise (on stop, whether or not the source reports the abort). */
+  private endWatch: (() => void) | null = null;
   private readonly abort = new AbortController();
   private listed = false;
   private running: Promise<void> | null = null;
@@ -96,6 +98,7 @@ export class Reflector<T> {
     this.stopped = true;
     this.abort.abort();
     this.abortWatch?.();
+    this.endWatch?.();
     await this.running?.catch(() => undefined);
   }
 
@@ -156,6 +159,7 @@ export class Reflector<T> {
         if (finished) return;
         finished = true;
         this.abortWatch = null;
+        this.endWatch = null;
         if (err) reject(err);
         else resolve();
       };
@@ -169,6 +173,7 @@ export class Reflector<T> {
         }
       };
       let abort: (() => void) | undefined;
+      this.endWatch = () => finish(null);
       this.source.watch(fromVersion, onEvent, (err) => finish(err ?? null)).then(
         (stop) => {
           abort = stop;

@@ -13,7 +13,7 @@ function fixed(p: number): string {
 
 /**
  * Pressure per dimension before and after the pod: `cpu 0.125→0.135, memory 0.063→0.068`.
- * "Before" is the projected value minus the pod's own share, request_r / allocatable_r.
+ * "Before" is (in use after − request_r) / allocatable_r, i.e. (allocated + paused + reserved) / allocatable.
  */
 export function pressureChange(e: Evaluation, request: readonly number[], allocatable: readonly number[] | null, dims: Dimensions): string {
   if (!e.known || !allocatable) return 'capacity unknown';
@@ -21,7 +21,8 @@ export function pressureChange(e: Evaluation, request: readonly number[], alloca
     .map((name, r) => {
       const after = e.projected[r]!;
       if (Number.isNaN(after)) return null;
-      const before = after - request[r]! / allocatable[r]!;
+      // after × allocatable is the integer amount in use after the pod (up to rounding): recover it exactly.
+      const before = (Math.round(after * allocatable[r]!) - request[r]!) / allocatable[r]!;
       return `${name} ${fixed(before)}→${fixed(after)}`;
     })
     .filter((s) => s !== null)

@@ -12,6 +12,7 @@ import type { Node, Pod } from '../../src/core/kube.js';
 import type { PlacementService } from '../../src/core/placementService.js';
 import { syncModel } from '../../src/core/sync.js';
 import { createApp } from '../../src/server/app.js';
+import type { VerbDeps } from '../../src/server/handlers.js';
 import type { Metrics } from '../../src/server/metrics.js';
 import { buildService } from '../../src/server/serve.js';
 import { readSnapshot, type Snapshot } from '../../src/snapshot/snapshotFile.js';
@@ -42,15 +43,15 @@ export interface Harness {
  * Builds the extender on `snapshot` (default: the bundled examples/snapshot.json).
  * `config` defaults to a seeded least_loaded setup; anything given overrides it.
  */
-export function makeHarness(config: ConfigInput = {}, snapshot: Snapshot = readSnapshot(SNAPSHOT_PATH)): Harness {
+export function makeHarness(config: ConfigInput = {}, snapshot: Snapshot = readSnapshot(SNAPSHOT_PATH), extra: Partial<Pick<VerbDeps, 'bind' | 'onDecision' | 'ready'>> = {}): Harness {
   const parsed = parseConfig({ randomSeed: 1, logLevel: 'silent', ...config });
   const { service, metrics } = buildService(parsed);
   const sync = syncModel(service.model, snapshot.nodes, snapshot.pods, { pausedLabel: parsed.pausedLabel });
   if (sync.errors.length > 0) throw new Error(`test snapshot has bad objects: ${sync.errors.join('; ')}`);
   const clock = { now: NOW_MS };
   const app = createApp(
-    { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now },
-    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes, ready: () => true },
+    { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now, ...extra },
+    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes, ready: extra.ready ?? (() => true) },
   );
   return { config: parsed, app, service, metrics, clock };
 }

@@ -1,0 +1,149 @@
+/**
+ * The cluster-mode parts of the HTTP edge, with the API calls replaced by fakes: the bind verb and
+ * its reservation handling, decision notices (the Events), readiness gating and the debug view.
+ */
+import request from 'supertest';
+import type { BindOutcome, BindRequest } from '../../src/cluster/binder.js';
+import type { DecisionNotice } from '../../src/server/handlers.js';
+import { makePod } from '../fixtures/builders.js';
+import { makeHarness, namesArgs, NODE_16, NODE_192, NODE_64, NOW_MS, SNAPSHOT_PATH } from './harness.js';
+import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
+
+const sandbox = (name: string, cpu = '2', memory = '4Gi') => makePod(name).req({ cpu, memory }).obj();
+
+function withBinder(outcome: BindOutcome | ((r: BindRequest) => BindOutcome)) {
+  const calls: BindRequest[] = [];
+  const notices: DecisionNotice[] = [];
+  const h = makeHarness({}, readSnapshot(SNAPSHOT_PATH), {
+    bind: async (r) => {
+      calls.push(r);
+      return typeof outcome === 'function' ? outcome(r) : outcome;
+    },
+    onDecision: (n) => notices.push(n),
+  });
+  return { h, calls, notices };
+}
+
+const bindArgs = (pod: string, node: string, uid = `uid-${pod}`) => ({ PodName: pod, PodNamespace: 'sandboxes', PodUID: uid, Node: node });
+
+describe('POST /bind', () => {
+  it('binds through the API and moves the pod’s reservation to the bound node', async () => {
+    const { h, calls } = withBinder({ ok: true, alreadyBound: false });
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
+    expect(h.service.model.reservationOf('uid-p1')?.nodeName).toBe(NODE_192);
+    // kube-scheduler chose another node (other plugins): the bind says where it really goes.
+    const res = await request(h.app).post('/bind').send(bindArgs('p1', NODE_64)).expect(200);
+    expect(res.body).toEqual({ Error: '' });
+    expect(calls).toEqual([{ podName: 'p1', podNamespace: 'sandboxes', podUid: 'uid-p1', node: NODE_64 }]);
+    expect(h.service.model.reservationOf('uid-p1')?.nodeName).toBe(NODE_64);
+    expect(h.service.model.ledger.reservedOn(NODE_192).count).toBe(0);
+  });
+
+  it('accepts lowercase keys, and an already-bound retry is success', async () => {
+    const { h } = withBinder({ ok: true, alreadyBound: true });
+    const res = await request(h.app).post('/bind').send({ podname: 'p', podnamespace: 'sandboxes', poduid: 'u', node: NODE_16 }).expect(200);
+    expect(res.body).toEqual({ Error: '' });
+    const metrics = await request(h.app).get('/metrics');
+    expect(metrics.text).toMatch(/sandbox_extender_binds_total\{result="already_bound"\} 1/);
+  });
+
+  it('a failed bind answers the reason in Error and touches no reservation', async () => {
+    const { h } = withBinder({ ok: false, error: 'pod sandboxes/p2 has UID other, not uid-p2 (stale request)' });
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('p2'))).expect(200);
+    const before = [...h.service.model.ledger.all()].map((r) => [r.uid, r.nodeName]);
+    const res = await request(h.app).post('/bind').send(bindArgs('p2', NODE_16)).expect(200);
+    expect(res.body).toEqual({ Error: 'sandbox-extender: pod sandboxes/p2 has UID other, not uid-p2 (stale request)' });
+    expect([...h.service.model.ledger.all()].map((r) => [r.uid, r.nodeName])).toEqual(before);
+  });
+
+  it.each([
+    ['an empty body', {}],
+    ['a missing Node', { PodName: 'p', PodNamespace: 'ns', PodUID: 'u' }],
+    ['a number for PodName', { PodName: 1, PodNamespace: 'ns', PodUID: 'u', Node: 'n' }],
+  ])('%s gets a readable Error and no API call', async (_name, body) => {
+    const { h, calls } = withBinder({ ok: true, alreadyBound: false });
+    const res = await request(h.app).post('/bind').send(body).expect(200);
+    expect(res.body.Error).toMatch(/^sandbox-extender: .*(PodName|Node)/);
+    expect(calls).toEqual([]);
+  });
+
+  it('in snapshot mode (no binder) the bind verb explains that it needs cluster mode', async () => {
+    const h = makeHarness();
+    const res = await request(h.app).post('/bind').send(bindArgs('p', NODE_16)).expect(200);
+    expect(res.body.Error).toMatch(/needs cluster mode/);
+  });
+});
+
+describe('decision notices (one per decision, not per filter call)', () => {
+  it('prioritize tells the chosen node with pressure before and after, candidates and the runner-up', async () => {
+    const { h, notices } = withBinder({ ok: true, alreadyBound: false });
+    await request(h.app).post('/filter').send(namesArgs(sandbox('p1'))).expect(200); // 3 fit: not a decision
+    expect(notices).toEqual([]);
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
+    // node-192: (20000 + 4000 paused) / 192000 = 0.125 before, + 2000 → 0.135 after; memory (40 + 8) / 768 = 0.0625 → 0.068
+    // runner-up node-64: (14000 + 2000) / 64000 = 0.250
+    expect(notices).toEqual([
+      {
+        pod: { namespace: 'sandboxes', name: 'p1', uid: 'uid-p1' },
+        result: 'placed',
+        node: NODE_192,
+        message: `placed on ${NODE_192} by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135); 3 candidates, 3 fit; runner-up ${NODE_64} at 0.250`,
+      },
+    ]);
+  });
+
+  it('a filter that reserves its only feasible node is a decision; fitting nowhere is a failed one', async () => {
+    const { h, notices } = withBinder({ ok: true, alreadyBound: false });
+    await request(h.app).post('/filter').send(namesArgs(sandbox('big', '100', '4Gi'))).expect(200);
+    await request(h.app).post('/filter').send(namesArgs(sandbox('huge', '500', '4Gi'))).expect(200);
+    expect(notices.map((n) => [n.result, n.node])).toEqual([
+      ['placed', NODE_192],
+      ['no_fit', null],
+    ]);
+    expect(notices[0]!.message).toMatch(/^placed on sandbox-node-192 by least_loaded: projected pressure cpu 0\.125→0\.646/); // (24000 + 100000) / 192000
+    expect(notices[1]!.message).toMatch(/^0\/3 nodes fit projected capacity: 3 cpu request exceeds allocatable\. e\.g\. sandbox-node-16: cpu request 500000m exceeds/);
+  });
+});
+
+describe('readiness and the debug view', () => {
+  it('before the initial sync the verbs refuse instead of deciding blind', async () => {
+    const h = makeHarness({}, readSnapshot(SNAPSHOT_PATH), { ready: () => false });
+    const filter = await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
+    expect(filter.body.Error).toMatch(/not ready/);
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'))).expect(503);
+    await request(h.app).get('/readyz').expect(503);
+    expect(h.service.model.ledger.size).toBe(0);
+  });
+
+  it('GET /debug/nodes lists every node sorted, with totals, pressure and reservations', async () => {
+    const h = makeHarness();
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
+    h.clock.now = NOW_MS + 30_000;
+    const res = await request(h.app).get('/debug/nodes').expect(200);
+    expect(res.body.map((n: { name: string }) => n.name)).toEqual([NODE_16, NODE_192, NODE_64]);
+    const n192 = res.body[1];
+    expect(n192).toMatchObject({
+      allocatable: { cpu: 192000, memory: 768 * 1024 ** 3 },
+      allocated: { cpu: 20000, memory: 40 * 1024 ** 3 },
+      paused: { cpu: 4000, memory: 8 * 1024 ** 3 },
+      reserved: { cpu: 2000, memory: 4 * 1024 ** 3 },
+      sandboxes: { starting: 0, running: 10, paused: 1, reserved: 1 },
+      reservations: [{ uid: 'uid-p1', pod: 'sandboxes/p1', ageSeconds: 30 }],
+    });
+    // (20000 + 4000 + 2000) / 192000 = 0.13541…
+    expect(n192.maxPressure).toBeCloseTo(26000 / 192000, 12);
+    const one = await request(h.app).get(`/debug/nodes/${NODE_192}`).expect(200);
+    expect(one.body).toEqual(n192);
+    const missing = await request(h.app).get('/debug/nodes/nope').expect(404);
+    expect(missing.body.Error).toMatch(/nope is not in the model/);
+  });
+
+  it('/metrics exports per-node pressure for the most pressured nodes only (bounded)', async () => {
+    const h = makeHarness({ metrics: { maxNodeSeries: 1 } });
+    const text = (await request(h.app).get('/metrics')).text;
+    const series = text.split('\n').filter((l) => l.startsWith('sandbox_extender_node_pressure_ratio{'));
+    // node-16: (2 × 2000) / 16000 = 0.25 cpu is the highest; only its two resources are exported.
+    expect(series.sort()).toEqual([`sandbox_extender_node_pressure_ratio{node="${NODE_16}",resource="cpu"} 0.25`, `sandbox_extender_node_pressure_ratio{node="${NODE_16}",resource="memory"} 0.125`]);
+  });
+});
