@@ -68,6 +68,7 @@ export const configSchema = z
         maxBackoffMs: z.number().int().min(1).default(30_000),
       })
       .strict()
+      .refine((w) => w.maxBackoffMs >= w.minBackoffMs, { message: 'maxBackoffMs must be ≥ minBackoffMs', path: ['maxBackoffMs'] })
       .default({ pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 }),
     events: z
       .object({

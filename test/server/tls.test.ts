@@ -1,0 +1,80 @@
+/**
+ * HTTPS and client-certificate verification (mTLS) for a remote extender: the bind verb can move any
+ * pod, so with server.tls.clientCaFile only clients holding a certificate from that CA get an answer.
+ * Certificates are made with openssl for the test.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { parseConfig } from '../../src/config/load.js';
+import { serve, type RunningServer } from '../../src/server/serve.js';
+
+let dir: string;
+let server: RunningServer;
+const file = (name: string) => join(dir, name);
+
+function openssl(...args: string[]): void {
+  execFileSync('openssl', args, { stdio: 'ignore' });
+}
+
+/** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
+function makeCertificates(): void {
+  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=test-ca', '-keyout', file('ca.key'), '-out', file('ca.crt'));
+  for (const [name, ext] of [
+    ['server', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'],
+    ['client', 'extendedKeyUsage=clientAuth\n'],
+  ] as const) {
+    openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${name}`, '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`));
+    writeFileSync(file(`${name}.ext`), ext);
+    openssl('x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file(`${name}.ext`), '-out', file(`${name}.crt`));
+  }
+}
+
+function get(path: string, client: boolean): Promise<{ status: number; body: string }> {
+  const url = new URL(path, server.url);
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      url,
+      { ca: readFileSync(file('ca.crt')), ...(client ? { cert: readFileSync(file('client.crt')), key: readFileSync(file('client.key')) } : {}) },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sandbox-extender-tls-'));
+  makeCertificates();
+  const config = parseConfig({
+    snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
+    server: { port: 0, tls: { certFile: file('server.crt'), keyFile: file('server.key'), clientCaFile: file('ca.crt') } },
+  });
+  server = await serve(config, pino({ level: 'silent' }));
+}, 30_000);
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('HTTPS with client-certificate verification', () => {
+  it('serves over https', () => {
+    expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('answers a client that presents a certificate from the configured CA', async () => {
+    expect(await get('/healthz', true)).toEqual({ status: 200, body: 'ok' });
+  });
+
+  it('refuses a client without a certificate before any verb runs', async () => {
+    await expect(get('/healthz', false)).rejects.toThrow(/certificate|handshake|socket hang up|ECONNRESET/i);
+  });
+});
