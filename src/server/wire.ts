@@ -78,25 +78,34 @@ export class WireError extends Error {
   override readonly name = 'WireError';
 }
 
-const CANONICAL_KEYS = new Map(['Pod', 'Nodes', 'NodeNames'].map((k) => [k.toLowerCase(), k]));
+/**
+ * The top-level keys of `body` mapped case-insensitively onto `keys` (others dropped).
+ * @throws WireError with `shape` when the body is not a JSON object.
+ */
+function canonicalKeys(body: unknown, keys: readonly string[], shape: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WireError(`request body must be a JSON object with ${shape}`);
+  const byLower = new Map(keys.map((k) => [k.toLowerCase(), k]));
+  const normalised: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const canonical = byLower.get(key.toLowerCase());
+    if (canonical) normalised[canonical] = value;
+  }
+  return normalised;
+}
+
+/** The data of a successful zod parse, or a WireError listing every issue as `path: message`. */
+function validated<T>(result: z.ZodSafeParseResult<T>, root: string): T {
+  if (result.success) return result.data;
+  throw new WireError(result.error.issues.map((i) => `${i.path.join('.') || root}: ${i.message}`).join('; '));
+}
 
 /**
  * Validates a decoded JSON body as ExtenderArgs, matching top-level keys case-insensitively.
  * @throws WireError listing every problem as `path: message`.
  */
 export function parseExtenderArgs(body: unknown): ExtenderArgs {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new WireError('request body must be a JSON object with Pod and Nodes or NodeNames (ExtenderArgs)');
-  }
-  const normalised: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
-    const canonical = CANONICAL_KEYS.get(key.toLowerCase());
-    if (canonical) normalised[canonical] = value;
-  }
-  const result = extenderArgs.safeParse(normalised);
-  if (!result.success) {
-    throw new WireError(result.error.issues.map((i) => `${i.path.join('.') || 'ExtenderArgs'}: ${i.message}`).join('; '));
-  }
+  const normalised = canonicalKeys(body, ['Pod', 'Nodes', 'NodeNames'], 'Pod and Nodes or NodeNames (ExtenderArgs)');
+  validated(extenderArgs.safeParse(normalised), 'ExtenderArgs');
   // Validated; hand back the caller's own objects (zod's copies reorder keys), so Node objects are echoed as sent.
   const input = normalised as { Pod: Pod; Nodes?: { items: Node[] } | null; NodeNames?: string[] | null };
   return { Pod: input.Pod, Nodes: input.Nodes ?? null, NodeNames: input.NodeNames ?? null };
@@ -117,22 +126,11 @@ const bindingArgs = z.object({
   Node: z.string().min(1, 'must not be empty'),
 });
 
-const BINDING_KEYS = new Map(['PodName', 'PodNamespace', 'PodUID', 'Node'].map((k) => [k.toLowerCase(), k]));
-
 /**
  * Validates a decoded JSON body as ExtenderBindingArgs (top-level keys matched case-insensitively).
  * @throws WireError listing every problem as `path: message`.
  */
 export function parseBindingArgs(body: unknown): ExtenderBindingArgs {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new WireError('request body must be a JSON object with PodName, PodNamespace, PodUID and Node (ExtenderBindingArgs)');
-  }
-  const normalised: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
-    const canonical = BINDING_KEYS.get(key.toLowerCase());
-    if (canonical) normalised[canonical] = value;
-  }
-  const result = bindingArgs.safeParse(normalised);
-  if (!result.success) throw new WireError(result.error.issues.map((i) => `${i.path.join('.') || 'ExtenderBindingArgs'}: ${i.message}`).join('; '));
-  return result.data;
+  const keys = ['PodName', 'PodNamespace', 'PodUID', 'Node'];
+  return validated(bindingArgs.safeParse(canonicalKeys(body, keys, `${keys.join(', ')} (ExtenderBindingArgs)`)), 'ExtenderBindingArgs');
 }
