@@ -103,11 +103,11 @@ function ownedArgs(body: unknown, deps: VerbDeps): ExtenderArgs | { passthrough:
 
 /** POST /filter: ExtenderArgs → ExtenderFilterResult. */
 export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
-  if (deps.ready && !deps.ready()) return { status: 200, body: emptyFilterResult(`sandbox-extender: ${NOT_READY}`) };
   let request: ParsedRequest;
   try {
     const args = ownedArgs(body, deps);
     if ('passthrough' in args) return passthroughFilter(args.passthrough, deps);
+    if (deps.ready && !deps.ready()) return { status: 200, body: emptyFilterResult(`sandbox-extender: ${NOT_READY}`) };
     request = parseRequest(args, deps);
   } catch (err) {
     deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'error' });
@@ -130,7 +130,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
       const ref = podRef(request.args.Pod, request.pod);
       if (outcome.reserved) {
         const chosen = outcome.evaluations.find((e) => e.name === outcome.reserved)!;
-        deps.onDecision({ pod: ref, result: 'placed', node: chosen.name, message: placementMessage(deps, request, chosen, null, 1) });
+        deps.onDecision({ pod: ref, result: 'placed', node: chosen.name, message: placementMessage(deps, request, chosen, null, 1, outcome.evaluations) });
       } else {
         deps.onDecision({ pod: ref, result: 'no_fit', node: null, message: explainNoFit(outcome) });
       }
@@ -142,7 +142,6 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
 
 /** POST /prioritize: ExtenderArgs → HostPriorityList (bare array, integer scores 0..10). */
 export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
-  if (deps.ready && !deps.ready()) return { status: 503, body: { Error: `sandbox-extender: ${NOT_READY}` } };
   let request: ParsedRequest;
   try {
     const args = ownedArgs(body, deps);
@@ -150,6 +149,7 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
       deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'passthrough' });
       return { status: 200, body: candidateNames(args.passthrough).map((Host): HostPriority => ({ Host, Score: 0 })) };
     }
+    if (deps.ready && !deps.ready()) return { status: 503, body: { Error: `sandbox-extender: ${NOT_READY}` } };
     request = parseRequest(args, deps);
   } catch (err) {
     deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'error' });

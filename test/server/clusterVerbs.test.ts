@@ -101,19 +101,21 @@ describe('decision notices (one per decision, not per filter call)', () => {
       ['placed', NODE_192],
       ['no_fit', null],
     ]);
-    expect(notices[0]!.message).toMatch(/^placed on sandbox-node-192 by least_loaded: projected pressure cpu 0\.125→0\.646/); // (24000 + 100000) / 192000
+    expect(notices[0]!.message).toMatch(/^placed on sandbox-node-192 by least_loaded: projected pressure cpu 0\.125→0\.646.*; 3 candidates, 1 fit; no runner-up$/); // (24000 + 100000) / 192000
     expect(notices[1]!.message).toMatch(/^0\/3 nodes fit projected capacity: 3 cpu request exceeds allocatable\. e\.g\. sandbox-node-16: cpu request 500000m exceeds/);
   });
 });
 
 describe('readiness and the debug view', () => {
-  it('before the initial sync the verbs refuse instead of deciding blind', async () => {
+  it('before the initial sync the verbs refuse instead of deciding blind (pods of other schedulers still pass)', async () => {
     const h = makeHarness({}, readSnapshot(SNAPSHOT_PATH), { ready: () => false });
     const filter = await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
     expect(filter.body.Error).toMatch(/not ready/);
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'))).expect(503);
     await request(h.app).get('/readyz').expect(503);
     expect(h.service.model.ledger.size).toBe(0);
+    const foreign = await request(h.app).post('/filter').send(namesArgs(makePod('f').scheduler('default-scheduler').obj())).expect(200);
+    expect(foreign.body).toMatchObject({ Error: '', NodeNames: [NODE_16, NODE_64, NODE_192] });
   });
 
   it('GET /debug/nodes lists every node sorted, with totals, pressure and reservations', async () => {
