@@ -63,9 +63,14 @@ export function rankCommand(config: Config, snapshotPath: string, podPath: strin
 }
 
 function readPod(path: string): Pod {
-  const text = readFileSync(path, 'utf8');
-  const doc = (/^\s*\{/.test(text) ? JSON.parse(text) : parseYaml(text)) as Pod | null;
-  if (!doc || typeof doc !== 'object' || (doc.kind && doc.kind !== 'Pod')) throw new Error(`${path}: expected a Pod object`);
+  let doc: Pod | null;
+  try {
+    const text = readFileSync(path, 'utf8');
+    doc = (/^\s*\{/.test(text) ? JSON.parse(text) : parseYaml(text)) as Pod | null;
+  } catch (err) {
+    throw new UsageError(`--pod ${path}: ${(err as Error).message}`);
+  }
+  if (!doc || typeof doc !== 'object' || (doc.kind && doc.kind !== 'Pod')) throw new UsageError(`--pod ${path}: expected a Pod object`);
   return doc;
 }
 
@@ -84,26 +89,43 @@ export interface ReplayOptions {
 /** Parses `16,64,192` / `3x16,1000x32` into CPU counts (cores). @throws Error on a malformed list. */
 export function parseNodeCpus(list: string): number[] {
   const cpus: number[] = [];
-  for (const part of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of list.split(',').map((s) => s.trim())) {
     const match = /^(?:(\d+)x)?(\d+(?:\.\d+)?)$/.exec(part);
     if (!match) throw new UsageError(`--nodes: "${part}" is not CPUS or COUNTxCPUS (e.g. 16,64,192 or 1000x32)`);
     const count = match[1] ? Number(match[1]) : 1;
+    if (count > MAX_REPLAY_NODES) throw new UsageError(`--nodes: "${part}" is more than ${MAX_REPLAY_NODES} nodes`);
     if (!(Number(match[2]) > 0) || count < 1) throw new UsageError(`--nodes: "${part}" must have at least one node of more than 0 CPUs`);
     for (let i = 0; i < count; i++) cpus.push(Number(match[2]));
   }
-  if (cpus.length === 0) throw new UsageError('--nodes: no nodes given');
+  if (cpus.length > MAX_REPLAY_NODES) throw new UsageError(`--nodes: ${cpus.length} nodes; at most ${MAX_REPLAY_NODES}`);
   return cpus;
 }
 
-/** Builds the replay spec (cpu in millicores, memory in bytes). */
+/** Kubernetes' own limit is 5,000 nodes; the replay allows more, but not unbounded memory. */
+const MAX_REPLAY_NODES = 100_000;
+
+/** A positive quantity option in scheduler units (cpu: millicores). @throws UsageError */
+function positiveQuantity(option: string, text: string, units: 'milli' | 'units'): number {
+  let q;
+  try {
+    q = parseQuantity(text);
+  } catch (err) {
+    throw new UsageError(`${option}: ${(err as Error).message}`);
+  }
+  const amount = Number(units === 'milli' ? milliValue(q) : value(q));
+  if (!(amount > 0) || !Number.isSafeInteger(amount)) throw new UsageError(`${option}: "${text}" must be a positive quantity`);
+  return amount;
+}
+
+/** Builds the replay spec (cpu in millicores, memory in bytes). @throws UsageError */
 export function replaySpec(options: ReplayOptions): ReplaySpec {
   const dims: Dimensions = { names: ['cpu', 'memory'] };
-  const memoryPerCpu = Number(value(parseQuantity(options.memoryPerCpu)));
+  const memoryPerCpu = positiveQuantity('--memory-per-cpu', options.memoryPerCpu, 'units');
   const nodes = parseNodeCpus(options.nodes).map((cores, i) => ({
     name: `node-${String(i).padStart(4, '0')}-${cores}cpu`,
     allocatable: [Math.round(cores * 1000), Math.round(cores * memoryPerCpu)],
   }));
-  const podRequest = [Number(milliValue(parseQuantity(options.podCpu))), Number(value(parseQuantity(options.podMemory)))];
+  const podRequest = [positiveQuantity('--pod-cpu', options.podCpu, 'milli'), positiveQuantity('--pod-memory', options.podMemory, 'units')];
   return { dims, nodes, podRequest, podCount: options.pods, honourCapacity: options.honourCapacity };
 }
 

@@ -1,6 +1,6 @@
 /**
  * `sandbox-extender` command line (commander): serve, rank, replay.
- * Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration or arguments.
+ * Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration, arguments or input objects.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
@@ -9,6 +9,7 @@ import type { ConfigInput } from '../config/schema.js';
 import { STRATEGIES, type Strategy } from '../core/placement.js';
 import { serve } from '../server/serve.js';
 import { QuantityError } from '../core/quantity.js';
+import { ObjectError } from '../core/records.js';
 import { DEFAULT_REPLAY_STRATEGIES, rankCommand, replayCommand, UsageError } from './commands.js';
 
 function integer(name: string, min: number, max: number) {
@@ -28,7 +29,7 @@ function strategies(raw: string): Strategy[] {
 }
 
 function fail(err: unknown): never {
-  const usage = err instanceof ConfigError || err instanceof UsageError || err instanceof QuantityError;
+  const usage = err instanceof ConfigError || err instanceof UsageError || err instanceof QuantityError || err instanceof ObjectError;
   const code = usage ? 2 : 1;
   process.stderr.write(`sandbox-extender: ${(err as Error).message}\n`);
   process.exit(code);
@@ -90,7 +91,7 @@ program
   .option('--pods <n>', 'number of pods', integer('--pods', 1, 10_000_000), 300)
   .option('--pod-cpu <quantity>', 'CPU request of each pod', '2')
   .option('--pod-memory <quantity>', 'memory request of each pod', '4Gi')
-  .option('--honour-capacity', 'apply the capacity filter (default: ignore capacity, the overcommit replay)', false)
+  .option('--honour-capacity', 'apply the capacity filter (without it capacity is ignored: the overcommit replay)', false)
   .option('--strategies <list>', 'comma-separated strategies to run', strategies, [...DEFAULT_REPLAY_STRATEGIES])
   .option('--seed <n>', 'seed of the random strategy', integer('--seed', 0, 2 ** 31 - 1), 1)
   .action((opts) => {

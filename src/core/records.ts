@@ -6,7 +6,8 @@
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
 import type { Node, Pod } from './kube.js';
-import { nodeAllocatableExact, podRequestsExact, toSchedulerUnits } from './podRequests.js';
+import { nodeAllocatableExact, podRequestsExact } from './podRequests.js';
+import { ceilDiv } from './quantity.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
 export interface Dimensions {
@@ -74,13 +75,25 @@ export function sandboxState(pod: Pod, pausedLabel: string): SandboxState {
   return ready ? 'running' : 'starting';
 }
 
+const MAX_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * Exact nanos → scheduler units, as `(*Resource).Add` does (cpu: MilliValue(), millicores; anything
+ * else: Value(), bytes or counts; both rounded up), saturating at 2^53 − 1 (8 PiB of bytes): a valid
+ * but astronomically large quantity then simply fits nowhere, instead of breaking exact arithmetic.
+ */
+export function schedulerAmount(resource: string, nanos: bigint): number {
+  const units = ceilDiv(nanos, resource === 'cpu' ? 1_000_000n : 1_000_000_000n);
+  return Number(units > MAX_AMOUNT ? MAX_AMOUNT : units);
+}
+
 /**
  * Effective request of `pod` per dimension; `pods` is always 1. Only the tracked dimensions are
- * converted to scheduler units. Throws QuantityError on a bad quantity.
+ * converted to scheduler units (see {@link schedulerAmount}). Throws QuantityError on a bad quantity.
  */
 export function requestVector(pod: Pod, dims: Dimensions): number[] {
   const requests = podRequestsExact(pod);
-  return dims.names.map((name) => (name === PODS_RESOURCE ? 1 : toSchedulerUnits(name, requests.get(name) ?? 0n)));
+  return dims.names.map((name) => (name === PODS_RESOURCE ? 1 : schedulerAmount(name, requests.get(name) ?? 0n)));
 }
 
 /**
@@ -127,6 +140,6 @@ export function toNodeRecord(node: Node, dims: Dimensions): NodeRecord {
   if (!allocatable) return { name, allocatable: null };
   // Only the tracked dimensions are converted: an untracked resource too large for exact
   // arithmetic (say 9Pi of ephemeral-storage) must not make the node unusable.
-  const vector = dims.names.map((d) => toSchedulerUnits(d, allocatable.get(d) ?? 0n));
+  const vector = dims.names.map((d) => schedulerAmount(d, allocatable.get(d) ?? 0n));
   return { name, allocatable: vector.some((v) => v > 0) ? vector : null };
 }

@@ -26,13 +26,12 @@ export function createApp(deps: VerbDeps, options: AppOptions): express.Express 
 
   const verb = (handler: Verb) => (req: Request, res: Response) => {
     const reply = handler(req.body, deps);
-    res.status(reply.status).json(reply.body);
+    sendJson(res, reply);
   };
   app.post('/filter', verb(filterVerb));
   app.post('/prioritize', verb(prioritizeVerb));
   app.post('/bind', async (req: Request, res: Response) => {
-    const reply = await bindVerb(req.body, deps);
-    res.status(reply.status).json(reply.body);
+    sendJson(res, await bindVerb(req.body, deps));
   });
 
   app.get('/debug/nodes', (_req, res) => {
@@ -66,10 +65,25 @@ export function createApp(deps: VerbDeps, options: AppOptions): express.Express 
   return app;
 }
 
+/**
+ * Sends a verb's reply. Echoed Node objects nested thousands of levels deep cannot be encoded
+ * (JSON.stringify runs out of stack): that is answered as a bad request, not an internal error.
+ */
+function sendJson(res: Response, reply: VerbReply): void {
+  let text: string;
+  try {
+    text = JSON.stringify(reply.body);
+  } catch (err) {
+    res.status(400).json({ Error: `sandbox-extender: the reply cannot be encoded (objects in the request nested too deeply?): ${(err as Error).message}` });
+    return;
+  }
+  res.status(reply.status).type('application/json').send(text);
+}
+
 /** Counts every request and times it, labelled by verb. */
 function timing(deps: VerbDeps) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const path = req.path.replace(/\/+$/, ''); // express routing is not strict: /filter/ is /filter
+    const path = req.path.replace(/\/+$/, '').toLowerCase(); // express routing is neither strict nor case-sensitive
     const verb = path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : path === '/bind' ? 'bind' : 'other';
     const stop = deps.metrics.requestDuration.startTimer({ verb });
     res.on('finish', () => {

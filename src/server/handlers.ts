@@ -86,7 +86,9 @@ function parseRequest(args: ExtenderArgs, deps: VerbDeps): ParsedRequest {
       const name = node.metadata!.name!;
       objects.set(name, node);
       try {
-        candidates.push({ name, node: toNodeRecord(node, deps.service.model.dims) });
+        // A Node object without usable allocatable says nothing new: the model's record, if it has one, stands.
+        const record = toNodeRecord(node, deps.service.model.dims);
+        candidates.push(record.allocatable || !deps.service.model.nodes.has(name) ? { name, node: record } : { name });
       } catch (err) {
         badNodes.set(name, `invalid Node object: ${(err as Error).message}`);
       }
@@ -179,7 +181,10 @@ function placementMessage(deps: VerbDeps, request: ParsedRequest, chosen: Evalua
  * changes nothing, and only the named pod UID's reservation is ever touched.
  */
 export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply> {
-  if (!deps.bind) return { status: 200, body: { Error: 'sandbox-extender: the bind verb needs cluster mode (serve without --snapshot)' } };
+  if (!deps.bind) {
+    deps.metrics.binds.inc({ result: 'error' });
+    return { status: 200, body: { Error: 'sandbox-extender: the bind verb needs cluster mode (serve without --snapshot)' } };
+  }
   let args;
   try {
     args = parseBindingArgs(body);

@@ -28,7 +28,10 @@ export function parseSnapshot(text: string, source: string): Snapshot {
   } catch (err) {
     throw new SnapshotError(`${source}: not valid JSON or YAML: ${(err as Error).message}`);
   }
-  const items = (doc as { items?: unknown } | null)?.items;
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new SnapshotError(`${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${Array.isArray(doc) ? 'an array' : typeof doc === 'string' ? 'plain text' : String(doc)}`);
+  }
+  const items = (doc as { items?: unknown }).items;
   const kind = (doc as { kind?: unknown } | null)?.kind;
   if (!Array.isArray(items) || !['List', 'NodeList', 'PodList'].includes(String(kind))) {
     throw new SnapshotError(`${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${JSON.stringify(kind ?? null)}`);
@@ -41,6 +44,9 @@ export function parseSnapshot(text: string, source: string): Snapshot {
     if (k === 'Node') nodes.push(item as Node);
     else if (k === 'Pod') pods.push(item as Pod);
   }
+  // A cluster always has nodes: a listing without any (say `kubectl get pods -o json` written over
+  // the file) would silently empty the model, so it is refused and the previous state kept.
+  if (nodes.length === 0) throw new SnapshotError(`${source}: no Node objects (expected kubectl get nodes,pods -A -o json); not applied`);
   return { nodes, pods };
 }
 

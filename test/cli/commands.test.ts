@@ -56,7 +56,6 @@ describe('parseNodeCpus', () => {
     ['2x16,64', [16, 16, 64]],
     ['3x16,1x32', [16, 16, 16, 32]],
     [' 16 , 64 ', [16, 64]],
-    ['16,,64,', [16, 64]],
     ['1.5,2', [1.5, 2]],
     ['5x8', [8, 8, 8, 8, 8]],
   ])('%j → %j', (list, cpus) => {
@@ -76,8 +75,10 @@ describe('parseNodeCpus', () => {
     ['2x', '--nodes: "2x" is not CPUS or COUNTxCPUS (e.g. 16,64,192 or 1000x32)'],
     ['-4', '--nodes: "-4" is not CPUS or COUNTxCPUS (e.g. 16,64,192 or 1000x32)'],
     ['16;64', '--nodes: "16;64" is not CPUS or COUNTxCPUS (e.g. 16,64,192 or 1000x32)'],
-    ['', '--nodes: no nodes given'],
-    [',,', '--nodes: no nodes given'],
+    ['', '--nodes: "" is not CPUS or COUNTxCPUS'],
+    [',,', '--nodes: "" is not CPUS or COUNTxCPUS'],
+    ['16,,64', '--nodes: "" is not CPUS or COUNTxCPUS'], // an empty entry is a typo, not nothing
+    ['200000x1', '--nodes: "200000x1" is more than 100000 nodes'],
     ['0x16', '--nodes: "0x16" must have at least one node of more than 0 CPUs'],
   ])('bad input %j → %s', (list, message) => {
     expect(() => parseNodeCpus(list)).toThrow(message);
@@ -319,5 +320,16 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     const result = run(...args);
     expect(result.stderr).not.toBe('');
     expect(result.status).toBe(2);
+  });
+});
+
+describe('replay quantity options must be positive (new-user findings)', () => {
+  it.each([
+    ['--pod-memory', { podMemory: '-1' }, /--pod-memory: "-1" must be a positive quantity/],
+    ['--pod-cpu', { podCpu: '0' }, /--pod-cpu: "0" must be a positive quantity/],
+    ['--memory-per-cpu', { memoryPerCpu: '0' }, /--memory-per-cpu: "0" must be a positive quantity/],
+    ['--pod-cpu garbage', { podCpu: 'two' }, /--pod-cpu: invalid quantity "two"/],
+  ])('%s', (_name, override, message) => {
+    expect(() => replaySpec({ ...DEFAULTS, ...override })).toThrow(message);
   });
 });

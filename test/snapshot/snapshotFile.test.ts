@@ -98,17 +98,15 @@ describe('parseSnapshot', () => {
     expect(snapshot.pods).toEqual([]);
   });
 
-  it('PodList whose items carry no kind: every item is a Pod', () => {
+  it('a listing without any Node (say a PodList written over the file) is refused, not applied as an empty cluster', () => {
     const pods = exampleList().items.filter((i) => i['kind'] === 'Pod').map(({ kind: _kind, ...rest }) => rest);
-    const snapshot = parseSnapshot(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: pods }), 'pods.json');
-    expect(snapshot.nodes).toEqual([]);
-    expect(snapshot.pods).toHaveLength(EXAMPLE_POD_COUNT);
+    const err = snapshotError(() => parseSnapshot(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: pods }), 'pods.json'));
+    expect(err.message).toBe('pods.json: no Node objects (expected kubectl get nodes,pods -A -o json); not applied');
+    expect(snapshotError(() => parseSnapshot(readFileSync(`${LISTS}kubectl-get-pods-all-namespaces.json`, 'utf8'), 'p')).message).toMatch(/no Node objects/);
+    expect(snapshotError(() => parseSnapshot('{"apiVersion":"v1","kind":"List","items":[]}', 'x')).message).toMatch(/no Node objects/);
   });
 
-  it.each([
-    ['kubectl-get-nodes.json', 12, 0],
-    ['kubectl-get-pods-all-namespaces.json', 0, 14],
-  ])('fixture list %s: %i nodes, %i pods', (file, nodeCount, podCount) => {
+  it.each([['kubectl-get-nodes.json', 12, 0]])('fixture list %s: %i nodes, %i pods', (file, nodeCount, podCount) => {
     const text = readFileSync(`${LISTS}${file}`, 'utf8');
     const list = JSON.parse(text) as List;
     const snapshot = parseSnapshot(text, file);
@@ -127,10 +125,6 @@ describe('parseSnapshot', () => {
     expect(snapshot.pods).toHaveLength(EXAMPLE_POD_COUNT);
   });
 
-  it('an empty List is an empty cluster, not an error', () => {
-    expect(parseSnapshot('{"apiVersion":"v1","kind":"List","items":[]}', 'x')).toEqual({ nodes: [], pods: [] });
-  });
-
   // [scenario, text, the kind as the message quotes it]
   it.each([
     ['a single Pod', JSON.stringify(makePod('p').obj()), '"Pod"'],
@@ -138,12 +132,18 @@ describe('parseSnapshot', () => {
     ['a List without items', '{"apiVersion":"v1","kind":"List"}', '"List"'],
     ['items not an array', '{"kind":"List","items":{}}', '"List"'],
     ['a ConfigMapList', '{"kind":"ConfigMapList","items":[]}', '"ConfigMapList"'],
-    ['a bare JSON array of objects', JSON.stringify(exampleList().items), 'null'],
-    ['an empty file', '', 'null'],
-    ['a YAML scalar', 'hello\n', 'null'],
   ])('%s is rejected with a clear message', (_name, text, kind) => {
     const err = snapshotError(() => parseSnapshot(text, 'cluster.json'));
     expect(err.message).toBe(`cluster.json: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${kind}`);
+  });
+
+  it.each([
+    ['a bare JSON array of objects', JSON.stringify(exampleList().items), 'an array'],
+    ['an empty file', '', 'null'],
+    ['a YAML scalar', 'hello\n', 'plain text'],
+  ])('%s is rejected with a clear message', (_name, text, what) => {
+    const err = snapshotError(() => parseSnapshot(text, 'cluster.json'));
+    expect(err.message).toBe(`cluster.json: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${what}`);
   });
 
   it.each([
