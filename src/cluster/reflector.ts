@@ -113,7 +113,9 @@ export class Reflector<T> {
           randomize: true,
           signal: this.abort.signal,
           shouldRetry: () => !this.stopped,
-          onFailedAttempt: ({ error, attemptNumber }) => this.options.onRestart?.(error, attemptNumber),
+          onFailedAttempt: ({ error, attemptNumber }) => {
+            if (!this.stopped) this.options.onRestart?.(error, attemptNumber); // an abort on stop() is no failure
+          },
         });
       } catch (err) {
         if (this.stopped) return;

@@ -1,0 +1,189 @@
+{{/* Names ------------------------------------------------------------------------------------------ */}}
+
+{{- define "sandbox-extender.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The release's full name: the release name if it already contains the chart name. */}}
+{{- define "sandbox-extender.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "sandbox-extender.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "sandbox-extender.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* scheduler (kube-scheduler + extender sidecar) or extender (the extender alone). */}}
+{{- define "sandbox-extender.component" -}}
+{{- if eq .Values.mode "scheduler" -}}scheduler{{- else -}}extender{{- end -}}
+{{- end -}}
+
+{{/* Labels ----------------------------------------------------------------------------------------- */}}
+
+{{- define "sandbox-extender.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "sandbox-extender.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "sandbox-extender.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "sandbox-extender.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: sandbox-extender
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Labels of the workload (pods, Services, PDB, ServiceMonitor): + app.kubernetes.io/component. */}}
+{{- define "sandbox-extender.workloadLabels" -}}
+{{ include "sandbox-extender.labels" . }}
+app.kubernetes.io/component: {{ include "sandbox-extender.component" . }}
+{{- end -}}
+
+{{- define "sandbox-extender.workloadSelectorLabels" -}}
+{{ include "sandbox-extender.selectorLabels" . }}
+app.kubernetes.io/component: {{ include "sandbox-extender.component" . }}
+{{- end -}}
+
+{{/* Images ----------------------------------------------------------------------------------------- */}}
+
+{{- define "sandbox-extender.extenderImage" -}}
+{{- printf "%s:%s" .Values.extender.image.repository (default .Chart.AppVersion .Values.extender.image.tag) -}}
+{{- end -}}
+
+{{- define "sandbox-extender.schedulerImage" -}}
+{{- printf "%s:%s" .Values.scheduler.image.repository .Values.scheduler.image.tag -}}
+{{- end -}}
+
+{{/* Extender mode: TLS ----------------------------------------------------------------------------- */}}
+
+{{- define "sandbox-extender.serviceName" -}}
+{{- include "sandbox-extender.fullname" . -}}
+{{- end -}}
+
+{{- define "sandbox-extender.serviceDNS" -}}
+{{- printf "%s.%s.svc" (include "sandbox-extender.serviceName" .) .Release.Namespace -}}
+{{- end -}}
+
+{{/* The Secret holding tls.crt / tls.key: given, or the one cert-manager writes. */}}
+{{- define "sandbox-extender.tlsSecretName" -}}
+{{- if .Values.extenderService.tls.certManager.enabled -}}
+{{- printf "%s-tls" (include "sandbox-extender.fullname" .) -}}
+{{- else -}}
+{{- .Values.extenderService.tls.secretName -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Mount points inside the extender container. */}}
+{{- define "sandbox-extender.configDir" -}}/etc/sandbox-extender{{- end -}}
+{{- define "sandbox-extender.tlsDir" -}}/etc/sandbox-extender/tls{{- end -}}
+{{- define "sandbox-extender.clientCADir" -}}/etc/sandbox-extender/client-ca{{- end -}}
+
+{{/* Checks that values.schema.json cannot express with a readable message. */}}
+{{- define "sandbox-extender.validate" -}}
+{{- if and (eq .Values.mode "scheduler") (gt (int .Values.replicas) 1) (not .Values.scheduler.leaderElection.enabled) -}}
+{{- fail "replicas > 1 needs scheduler.leaderElection.enabled: two active kube-schedulers would each place pods through their own extender" -}}
+{{- end -}}
+{{- $dims := default (list) .Values.extender.config.dimensions -}}
+{{- if ne (len $dims) (len (uniq $dims)) -}}
+{{- fail (printf "extender.config.dimensions must not repeat a resource: %v" $dims) -}}
+{{- end -}}
+{{- if eq .Values.mode "extender" -}}
+{{- if and .Values.extenderService.tls.certManager.enabled .Values.extenderService.tls.secretName -}}
+{{- fail "extender mode: set extenderService.tls.secretName or extenderService.tls.certManager.enabled, not both" -}}
+{{- end -}}
+{{- if not (or .Values.extenderService.tls.certManager.enabled .Values.extenderService.tls.secretName) -}}
+{{- fail "extender mode serves HTTPS: set extenderService.tls.secretName (a kubernetes.io/tls Secret) or extenderService.tls.certManager.enabled=true with an issuerRef" -}}
+{{- end -}}
+{{- if and .Values.extenderService.tls.certManager.enabled (not .Values.extenderService.tls.certManager.issuerRef.name) -}}
+{{- fail "extenderService.tls.certManager.issuerRef.name is required with certManager.enabled" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The extender's config file: extender.config from the values, plus the keys the chart owns (schedulerName,
+server.host/port/tls). Rendered as YAML; the extender validates it again at start-up.
+*/}}
+{{- define "sandbox-extender.extenderConfig" -}}
+{{- $owned := dict "schedulerName" .Values.schedulerName -}}
+{{- if eq .Values.mode "scheduler" -}}
+{{- $_ := set $owned "server" (dict "host" "127.0.0.1" "port" (int .Values.extender.port)) -}}
+{{- else -}}
+{{- $tls := dict "certFile" (printf "%s/tls.crt" (include "sandbox-extender.tlsDir" .)) "keyFile" (printf "%s/tls.key" (include "sandbox-extender.tlsDir" .)) -}}
+{{- if .Values.extenderService.tls.clientCA.secretName -}}
+{{- $_ := set $tls "clientCaFile" (printf "%s/%s" (include "sandbox-extender.clientCADir" .) .Values.extenderService.tls.clientCA.key) -}}
+{{- end -}}
+{{- $_ := set $owned "server" (dict "host" .Values.extenderService.listenHost "port" (int .Values.extenderService.port) "tls" $tls) -}}
+{{- end -}}
+{{- toYaml (mustMergeOverwrite (deepCopy (default (dict) .Values.extender.config)) $owned) -}}
+{{- end -}}
+
+{{/*
+The kube-scheduler extender block. Arguments: root (the chart context), urlPrefix, and for HTTPS tlsConfig
+(a dict rendered as the block's tlsConfig).
+*/}}
+{{- define "sandbox-extender.extenderBlock" -}}
+{{- $v := .root.Values.schedulerExtender -}}
+- urlPrefix: {{ .urlPrefix | quote }}
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  {{- if $v.bind }}
+  bindVerb: bind
+  {{- end }}
+  weight: {{ int $v.weight }}
+  nodeCacheCapable: {{ $v.nodeCacheCapable }}
+  httpTimeout: {{ $v.httpTimeout | quote }}
+  ignorable: {{ $v.ignorable }}
+  {{- with .tlsConfig }}
+  enableHTTPS: true
+  tlsConfig:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{/* The KubeSchedulerConfiguration of the scheduler mode. */}}
+{{- define "sandbox-extender.schedulerConfig" -}}
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+# No kubeconfig: kube-scheduler uses the pod's ServiceAccount (in-cluster).
+clientConnection:
+  qps: {{ .Values.scheduler.clientConnection.qps }}
+  burst: {{ int .Values.scheduler.clientConnection.burst }}
+leaderElection:
+  leaderElect: {{ .Values.scheduler.leaderElection.enabled }}
+  resourceLock: leases
+  # Its own lease, named after the scheduler: never kube-scheduler's.
+  resourceName: {{ .Values.schedulerName }}
+  resourceNamespace: {{ .Release.Namespace }}
+  leaseDuration: {{ .Values.scheduler.leaderElection.leaseDuration }}
+  renewDeadline: {{ .Values.scheduler.leaderElection.renewDeadline }}
+  retryPeriod: {{ .Values.scheduler.leaderElection.retryPeriod }}
+# The extender sees every feasible node.
+percentageOfNodesToScore: 100
+profiles:
+  - schedulerName: {{ .Values.schedulerName }}
+    # Score plugins off: the extender's prioritize alone ranks, so the node it reserved is the node bound.
+    plugins:
+      score:
+        disabled:
+          - name: "*"
+# Extenders apply to every profile of this process, which has only the one above.
+extenders:
+{{ include "sandbox-extender.extenderBlock" (dict "root" . "urlPrefix" (printf "http://127.0.0.1:%d" (int .Values.extender.port))) }}
+{{- end -}}
