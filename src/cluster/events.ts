@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
+import { statusOf } from './kube.js';
 
 /** Closed set of event reasons. */
 export type EventReason = 'ProjectedPlacement' | 'ProjectedPlacementFailed' | 'ReservationExpired' | 'BindFailed';
@@ -64,7 +65,8 @@ export class EventRecorder {
       .then(() => this.options.onOutcome?.('recorded'))
       .catch((err: unknown) => {
         this.options.onOutcome?.('failed');
-        this.logger.warn({ pod: `${event.pod.namespace}/${event.pod.name}`, reason: event.reason, err: (err as Error).message }, 'event not recorded');
+        const status = statusOf(err);
+        this.logger.warn({ pod: `${event.pod.namespace}/${event.pod.name}`, reason: event.reason, err: status ? `HTTP ${status}` : (err as Error).message }, 'event not recorded');
       })
       .finally(() => this.queued--);
   }

@@ -8,6 +8,7 @@ import type { ClusterModel } from '../core/clusterModel.js';
 import type { Node, Pod } from '../core/kube.js';
 import { applyNode, applyPod, syncNodes, syncPods } from '../core/sync.js';
 import type { Metrics } from '../server/metrics.js';
+import { statusOf } from './kube.js';
 import { Reflector, type ResourceSource } from './reflector.js';
 
 export interface LiveSyncOptions {
@@ -49,7 +50,8 @@ export class LiveSync {
       maxBackoffMs: options.maxBackoffMs,
       onRestart: (err: unknown, attempt: number) => {
         this.metrics.watchRestarts.inc({ resource });
-        this.logger.warn({ resource, attempt, err: (err as Error)?.message ?? String(err) }, 'list/watch failed; retrying with backoff');
+        const status = statusOf(err);
+        this.logger.warn({ resource, attempt, err: status ? `HTTP ${status}` : ((err as Error)?.message ?? String(err)) }, 'list/watch failed; retrying with backoff');
       },
       onList: (items: number, relist: boolean) => {
         this.metrics.lists.inc({ resource, kind: relist ? 'relist' : 'initial' });

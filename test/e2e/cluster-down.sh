@@ -14,7 +14,7 @@ case "${1:-}" in
   *) e2e_die "usage: cluster-down.sh [--keep-logs | --purge]";;
 esac
 
-PIDS=$E2E_STATE/pids
+PIDS=$E2E_PIDS
 if [ ! -d "$PIDS" ]; then
   e2e_log "no cluster state in $E2E_STATE: nothing to stop"
   exit 0
@@ -31,30 +31,11 @@ done
 
 failed=0
 for n in "${order[@]}"; do
-  f=$PIDS/$n
-  [ -f "$f" ] || continue
-  read -r pid _ <"$f" || true
-  if ! e2e_pidfile_alive "$f"; then
-    e2e_log "$n (pid ${pid:-?}) is not running"
-    rm -f "$f"; continue
-  fi
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do                       # up to 10 s for a clean exit
-    e2e_pidfile_alive "$f" || break
-    sleep 0.1
-  done
-  if e2e_pidfile_alive "$f"; then
-    e2e_log "$n (pid $pid) ignored SIGTERM for 10s: SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    sleep 0.5
-    if e2e_pidfile_alive "$f"; then e2e_log "$n (pid $pid) is still running"; failed=1; continue; fi
-  fi
-  e2e_log "stopped $n (pid $pid)"
-  rm -f "$f"
+  e2e_stop "$n" || failed=1
 done
 [ "$failed" = 0 ] || e2e_die "some processes could not be stopped; pid files left in $PIDS"
 
 rmdir "$PIDS"
-rm -rf "${E2E_STATE:?}"/{etcd,pki,kubeconfig,bin,cluster.env} "$E2E_STATE"/snapshot.json*
+rm -rf "${E2E_STATE:?}"/{etcd,pki,kubeconfig,bin,cluster.env,cmd} "$E2E_STATE"/snapshot.json*
 if [ "$PURGE" = 1 ]; then rm -rf "$E2E_STATE"; e2e_log "removed $E2E_STATE"
 else e2e_log "cluster stopped; logs kept in $E2E_STATE/logs"; fi

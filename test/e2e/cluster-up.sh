@@ -4,17 +4,24 @@
 #
 #   etcd -> kube-apiserver (RBAC) -> kube-controller-manager
 #        -> KWOK (fake nodes from a cluster description; bound pods become Running and Ready)
-#        -> snapshot feeder (kubectl get nodes,pods every second) -> sandbox-extender (serve --snapshot)
+#        -> sandbox-extender: cluster mode (list+watch through its own identity, least-privilege RBAC; binds pods,
+#           records Events), or snapshot mode (a feeder runs kubectl get nodes,pods every second into a file)
 #        -> kube-scheduler "sandbox-scheduler" (profile sandbox-scheduler + the extender, own lease)
 #        -> kube-scheduler "default-scheduler" (profile default-scheduler only, for comparison)
 #
 # Every listener is on 127.0.0.1 at a free port chosen at start. State goes to $SANDBOX_E2E_STATE (default
-# .e2e/ in the repository): kubeconfig, cluster.env (ports and URLs), pids/, logs/, pki/, etcd/.
-# Stop it with test/e2e/cluster-down.sh, which stops exactly the processes started here, by pid.
+# .e2e/ in the repository): kubeconfig, cluster.env (ports and URLs), pids/, cmd/, logs/, pki/, etcd/.
+# Stop it with test/e2e/cluster-down.sh, which stops exactly the processes started here, by pid;
+# test/e2e/component.sh restarts one of them (the extender with another config, the scheduler with bind on/off).
 #
 # Environment:
 #   CLUSTER=examples/cluster/heterogeneous.yaml   cluster description (format: examples/cluster/README.md)
 #   CLUSTER_NODES=1000x32/128Gi                   shorthand instead of a file ([COUNTx]CPUS[/MEMORY],...)
+#   EXTENDER_MODE=cluster                         cluster: the extender watches the API server (identity CN=sandbox-extender,
+#                                                 RBAC from test/e2e/manifests/sandbox-extender-rbac.yaml);
+#                                                 snapshot: it reads a file that a kubectl loop refreshes
+#   EXTENDER_BIND=1                               the extender binds (bindVerb: bind); cluster mode only (default 0 in
+#                                                 snapshot mode)
 #   EXTENDER_CONFIG=FILE                          passed to the extender as --config
 #   EXTENDER_BUILD=0                              skip `npm run build` (dist/ is already fresh)
 #   E2E_START_TIMEOUT=120                         seconds to wait for each component
@@ -23,12 +30,23 @@ set -euo pipefail
 
 CLUSTER=${CLUSTER:-examples/cluster/heterogeneous.yaml}
 CLUSTER_NODES=${CLUSTER_NODES:-}
+EXTENDER_MODE=${EXTENDER_MODE:-cluster}
 EXTENDER_CONFIG=${EXTENDER_CONFIG:-}
 EXTENDER_BUILD=${EXTENDER_BUILD:-1}
-TIMEOUT=${E2E_START_TIMEOUT:-120}
 SCHEDULER_NAME=sandbox-scheduler
+case "$EXTENDER_MODE" in
+  cluster) EXTENDER_BIND=${EXTENDER_BIND:-1};;
+  snapshot) EXTENDER_BIND=${EXTENDER_BIND:-0}
+            [ "$EXTENDER_BIND" = 0 ] || e2e_die "EXTENDER_BIND=1 needs EXTENDER_MODE=cluster (a snapshot-mode extender cannot bind)";;
+  *) e2e_die "EXTENDER_MODE must be cluster or snapshot, not '$EXTENDER_MODE'";;
+esac
+case "$EXTENDER_BIND" in 0|1) ;; *) e2e_die "EXTENDER_BIND must be 0 or 1, not '$EXTENDER_BIND'";; esac
+if [ -n "$EXTENDER_CONFIG" ]; then
+  case "$EXTENDER_CONFIG" in /*) ;; *) EXTENDER_CONFIG=$PWD/$EXTENDER_CONFIG;; esac
+  [ -f "$EXTENDER_CONFIG" ] || e2e_die "EXTENDER_CONFIG $EXTENDER_CONFIG not found"
+fi
 
-S=$E2E_STATE PKI=$E2E_STATE/pki LOGS=$E2E_STATE/logs PIDS=$E2E_STATE/pids
+S=$E2E_STATE PKI=$E2E_STATE/pki LOGS=$E2E_LOGS PIDS=$E2E_PIDS
 t_start=$SECONDS
 
 # ---------------------------------------------------------------------------------------------- preflight
@@ -60,32 +78,9 @@ on_exit() {
 }
 trap on_exit EXIT
 
-# start NAME COMMAND...: runs COMMAND in the background, output to logs/NAME.log, pid (+ start time) to pids/NAME.
-start() {
-  local name=$1; shift
-  "$@" </dev/null >"$LOGS/$name.log" 2>&1 &
-  local pid=$!
-  echo "$pid $(e2e_proc_starttime "$pid")" >"$PIDS/$name"
-  e2e_log "started $name (pid $pid)"
-}
-
-# wait_for NAME WHAT COMMAND...: polls COMMAND until it succeeds; fails fast if process NAME exits or on timeout.
-wait_for() {
-  local name=$1 what=$2; shift 2
-  local deadline=$((SECONDS + TIMEOUT))
-  until "$@" >/dev/null 2>&1; do
-    if ! e2e_pidfile_alive "$PIDS/$name"; then
-      tail -n 40 "$LOGS/$name.log" >&2 || true
-      e2e_die "$name exited before $what (log above, full log: $LOGS/$name.log)"
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      tail -n 40 "$LOGS/$name.log" >&2 || true
-      e2e_die "$name: $what not reached within ${TIMEOUT}s (log above, full log: $LOGS/$name.log)"
-    fi
-    sleep 0.5
-  done
-  e2e_log "$name: $what"
-}
+# start NAME COMMAND...: start the component and record its command (for component.sh restart).
+start() { e2e_save_cmd "$@"; e2e_start "$@"; }
+wait_for() { e2e_wait_for "$@"; }
 
 # ---------------------------------------------------------------------------------------------- binaries
 "$E2E_DIR/build-tools.sh" || e2e_die "building the control-plane tools failed (see above)"
@@ -110,6 +105,7 @@ read -r P_ETCD P_ETCD_PEER P_API P_KCM P_SCHED P_SCHED_DEFAULT P_EXT <<<"$(e2e_f
 # components use their own users so that RBAC applies to them as in a real cluster:
 #   admin (O=system:masters): kubectl, the tests, the snapshot feeder, KWOK (it writes node and pod status)
 #   system:kube-scheduler, system:kube-controller-manager: the built-in roles of these components
+#   sandbox-extender: only what manifests/sandbox-extender-rbac.yaml grants (watch nodes and pods, bind, events)
 e2e_log "creating certificates in $PKI"
 openssl_quiet() { openssl "$@" 2>>"$LOGS/openssl.log" || e2e_die "openssl $1 failed (see $LOGS/openssl.log)"; }
 openssl_quiet req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 -subj "/CN=sandbox-e2e-ca" \
@@ -136,6 +132,7 @@ cert admin "/O=system:masters/CN=sandbox-e2e-admin" clientAuth
 cert kube-scheduler "/CN=system:kube-scheduler" clientAuth
 cert kube-controller-manager "/CN=system:kube-controller-manager" clientAuth
 cert kwok "/O=system:masters/CN=kwok-controller" clientAuth
+cert sandbox-extender "/CN=sandbox-extender" clientAuth
 cert front-proxy-client "/CN=front-proxy-client" clientAuth   # aggregation layer (quiets "missing requestheader CA")
 openssl_quiet genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$PKI/sa.key"   # service-account tokens
 openssl_quiet pkey -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub"
@@ -158,7 +155,7 @@ current-context: sandbox-e2e
 EOF
 }
 kubeconfig "$E2E_KUBECONFIG" admin
-for id in kube-scheduler kube-controller-manager kwok; do kubeconfig "$PKI/$id.kubeconfig" "$id"; done
+for id in kube-scheduler kube-controller-manager kwok sandbox-extender; do kubeconfig "$PKI/$id.kubeconfig" "$id"; done
 
 # ---------------------------------------------------------------------------------------------- etcd
 start etcd "$BIN/etcd" --name=e2e --data-dir="$S/etcd" \
@@ -227,47 +224,36 @@ nodes_ready() {
 wait_for kwok "all $node_count nodes Ready" nodes_ready
 
 # ---------------------------------------------------------------------------------------------- extender
-# Until the extender watches the API server itself, it reads a snapshot file that this loop refreshes.
-SNAPSHOT=$S/snapshot.json
-feeder=(node "$E2E_DIR/snapshot-feeder.mjs" --kubectl "$BIN/kubectl" --kubeconfig "$E2E_KUBECONFIG" --out "$SNAPSHOT")
-"${feeder[@]}" --once 2>>"$LOGS/snapshot-feeder.log" || e2e_die "the first snapshot failed (see $LOGS/snapshot-feeder.log)"
-start snapshot-feeder "${feeder[@]}" --interval-ms 1000
-
-extender=(node "$EXTENDER_MAIN" serve --snapshot "$SNAPSHOT" --host 127.0.0.1 --port "$P_EXT")
+SNAPSHOT=
+if [ "$EXTENDER_MODE" = snapshot ]; then
+  # Snapshot mode: the extender reads a file that this loop refreshes (no API access, no bind, no Events).
+  SNAPSHOT=$S/snapshot.json
+  feeder=(node "$E2E_DIR/snapshot-feeder.mjs" --kubectl "$BIN/kubectl" --kubeconfig "$E2E_KUBECONFIG" --out "$SNAPSHOT")
+  "${feeder[@]}" --once 2>>"$LOGS/snapshot-feeder.log" || e2e_die "the first snapshot failed (see $LOGS/snapshot-feeder.log)"
+  start snapshot-feeder "${feeder[@]}" --interval-ms 1000
+  extender=(node "$EXTENDER_MAIN" serve --snapshot "$SNAPSHOT" --host 127.0.0.1 --port "$P_EXT")
+else
+  # Cluster mode: the extender list+watches Nodes and Pods, binds and records Events as user sandbox-extender,
+  # with only the permissions of its ClusterRole, applied before it starts so RBAC is really exercised.
+  "${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/sandbox-extender-rbac.yaml" >"$LOGS/rbac-extender.log" 2>&1 \
+    || { cat "$LOGS/rbac-extender.log" >&2; e2e_die "applying the sandbox-extender RBAC failed"; }
+  extender=(node "$EXTENDER_MAIN" serve --kubeconfig "$PKI/sandbox-extender.kubeconfig" --host 127.0.0.1 --port "$P_EXT")
+fi
 [ -z "$EXTENDER_CONFIG" ] || extender+=(--config "$EXTENDER_CONFIG")
 start sandbox-extender "${extender[@]}"
-wait_for sandbox-extender "ready" curl -fsS "http://127.0.0.1:$P_EXT/readyz"
+wait_for sandbox-extender "ready ($EXTENDER_MODE mode)" curl -fsS "http://127.0.0.1:$P_EXT/readyz"
+if forbidden=$(e2e_forbidden "$LOGS/sandbox-extender.log"); then
+  echo "$forbidden" >&2
+  e2e_die "the API server refused the extender a request (above): manifests/sandbox-extender-rbac.yaml lacks a permission"
+fi
 
 # ---------------------------------------------------------------------------------------------- schedulers
 "${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/sandbox-scheduler-rbac.yaml" >"$LOGS/rbac.log" 2>&1 \
   || { cat "$LOGS/rbac.log" >&2; e2e_die "applying the sandbox-scheduler RBAC failed"; }
 
-# Extenders apply to every profile of a kube-scheduler process, so the sandbox-scheduler process has only
-# its own profile. Its score plugins are off: the extender's prioritize alone ranks the nodes.
-cat >"$S/kube-scheduler-sandbox.yaml" <<EOF
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection: {kubeconfig: "$PKI/kube-scheduler.kubeconfig", qps: 200, burst: 400}
-leaderElection:
-  leaderElect: true
-  resourceLock: leases
-  resourceNamespace: kube-system
-  resourceName: $SCHEDULER_NAME
-percentageOfNodesToScore: 100
-profiles:
-  - schedulerName: $SCHEDULER_NAME
-    plugins:
-      score:
-        disabled: [{name: "*"}]
-extenders:
-  - urlPrefix: "http://127.0.0.1:$P_EXT"
-    filterVerb: filter
-    prioritizeVerb: prioritize
-    weight: 1
-    nodeCacheCapable: true
-    httpTimeout: 5s
-    ignorable: false
-EOF
+SANDBOX_SCHEDULER_CONFIG=$S/kube-scheduler-sandbox.yaml
+e2e_sandbox_scheduler_config "$PKI/kube-scheduler.kubeconfig" "http://127.0.0.1:$P_EXT" "$SCHEDULER_NAME" "$EXTENDER_BIND" \
+  >"$SANDBOX_SCHEDULER_CONFIG"
 # The comparison scheduler: stock profile, default lease name (kube-scheduler).
 cat >"$S/kube-scheduler-default.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -286,7 +272,7 @@ start_scheduler() {
     --bind-address=127.0.0.1 --secure-port="$2" \
     --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --profiling=false
 }
-start_scheduler kube-scheduler-sandbox "$P_SCHED" "$S/kube-scheduler-sandbox.yaml"
+start_scheduler kube-scheduler-sandbox "$P_SCHED" "$SANDBOX_SCHEDULER_CONFIG"
 start_scheduler kube-scheduler-default "$P_SCHED_DEFAULT" "$S/kube-scheduler-default.yaml"
 lease_held() { [ -n "$("${KUBECTL[@]}" -n kube-system get lease "$1" -o 'jsonpath={.spec.holderIdentity}')" ]; }
 wait_for kube-scheduler-sandbox "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED/healthz"
@@ -296,7 +282,7 @@ wait_for kube-scheduler-default "leader (lease kube-system/kube-scheduler)" leas
 
 # ---------------------------------------------------------------------------------------------- done
 cat >"$S/cluster.env" <<EOF
-# Written by test/e2e/cluster-up.sh (KEY=VALUE, sourceable).
+# Written by test/e2e/cluster-up.sh: KEY=VALUE lines, values unquoted (test/e2e/component.sh keeps EXTENDER_BIND current).
 KUBECONFIG=$E2E_KUBECONFIG
 E2E_BIN=$BIN
 KUBECTL=$BIN/kubectl
@@ -306,13 +292,19 @@ APISERVER_URL=https://127.0.0.1:$P_API
 ETCD_URL=http://127.0.0.1:$P_ETCD
 KCM_URL=https://127.0.0.1:$P_KCM
 EXTENDER_URL=http://127.0.0.1:$P_EXT
+EXTENDER_MODE=$EXTENDER_MODE
+EXTENDER_BIND=$EXTENDER_BIND
+EXTENDER_USER=sandbox-extender
+EXTENDER_CONFIG=$EXTENDER_CONFIG
+SANDBOX_SCHEDULER_NAME=$SCHEDULER_NAME
 SANDBOX_SCHEDULER_URL=https://127.0.0.1:$P_SCHED
+SANDBOX_SCHEDULER_CONFIG=$SANDBOX_SCHEDULER_CONFIG
 DEFAULT_SCHEDULER_URL=https://127.0.0.1:$P_SCHED_DEFAULT
 SNAPSHOT=$SNAPSHOT
 LOGS=$LOGS
 EOF
 rel_state=${E2E_STATE#"$REPO_ROOT"/}
-e2e_log "cluster up in $((SECONDS - t_start))s: $node_count nodes, extender at http://127.0.0.1:$P_EXT"
+e2e_log "cluster up in $((SECONDS - t_start))s: $node_count nodes, extender ($EXTENDER_MODE mode, bind $([ "$EXTENDER_BIND" = 1 ] && echo on || echo off)) at http://127.0.0.1:$P_EXT"
 cat >&2 <<EOF
 
   export KUBECONFIG=$rel_state/kubeconfig PATH=$rel_state/bin:\$PATH

@@ -114,3 +114,226 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
 export function milliCpu(q: string): number {
   return q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
 }
+
+// ------------------------------------------------------------------------------------------ cluster lifecycle
+
+/** E2E_REUSE_CLUSTER=1: use the cluster that is already up (npm run cluster:up, run-ci.sh) and leave it running. */
+export const REUSE = process.env.E2E_REUSE_CLUSTER === '1';
+/** Start-up may include a cold build of the control-plane tools. */
+export const SETUP_TIMEOUT_MS = Number(process.env.E2E_SETUP_TIMEOUT_MS ?? 45 * 60_000);
+
+/** Runs cluster-up.sh / cluster-down.sh on examples/cluster/heterogeneous.yaml; echoes only their summary lines. */
+export async function clusterScript(name: 'cluster-up.sh' | 'cluster-down.sh', args: string[] = [], extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, CLUSTER: 'examples/cluster/heterogeneous.yaml', ...extraEnv };
+  delete childEnv.CLUSTER_NODES;
+  const { stderr } = await run('bash', [join(E2E_DIR, name), ...args], { env: childEnv, timeoutMs: SETUP_TIMEOUT_MS });
+  process.stderr.write(stderr.split('\n').filter((l) => /cluster (up|stopped)|tools (up to date|built)/.test(l)).map((l) => `${l}\n`).join(''));
+}
+
+/** beforeAll of a test file: starts a cluster of its own unless E2E_REUSE_CLUSTER=1; returns its cluster.env. */
+export async function setUpCluster(): Promise<ClusterEnv> {
+  if (!REUSE) await clusterScript('cluster-up.sh');
+  return readClusterEnv();
+}
+
+/** afterAll of a test file: stops the cluster it started (never a reused one). */
+export async function tearDownCluster(): Promise<void> {
+  if (!REUSE) await clusterScript('cluster-down.sh', ['--keep-logs']);
+}
+
+/**
+ * test/e2e/component.sh ARGS (restart a component, bind on|off); returns the pid it prints.
+ * Its progress lines go to stderr prefixed with "component.sh".
+ */
+export async function component(args: readonly string[]): Promise<number> {
+  const { stdout, stderr } = await run('bash', [join(E2E_DIR, 'component.sh'), ...args], { timeoutMs: 180_000 });
+  process.stderr.write(stderr.split('\n').filter((l) => l.trim()).map((l) => `component.sh ${args.join(' ')}: ${l}\n`).join(''));
+  const pid = Number(stdout.trim());
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`component.sh ${args.join(' ')} printed no pid: ${JSON.stringify(stdout)}`);
+  return pid;
+}
+
+// ------------------------------------------------------------------------------------------ cluster objects
+
+export interface PodView {
+  metadata: { name: string; namespace: string; uid?: string; deletionTimestamp?: string };
+  spec: { nodeName?: string; schedulerName?: string; containers: { resources?: { requests?: Record<string, string> } }[] };
+  status: { phase?: string; conditions?: { type: string; status: string }[] };
+}
+export interface NodeView {
+  metadata: { name: string };
+  status: { allocatable: Record<string, string> };
+}
+
+/** The nodes of examples/cluster/heterogeneous.yaml (name -> CPUs), which the e2e tests are written for. */
+export const HETEROGENEOUS_NODES: Readonly<Record<string, string>> = { 'cpu16-0': '16', 'cpu64-0': '64', 'cpu192-0': '192' };
+
+/** The cluster's nodes; throws unless they are those of examples/cluster/heterogeneous.yaml. */
+export async function heterogeneousNodes(kubectl: Kubectl): Promise<NodeView[]> {
+  const nodes = (await kubectl.json<{ items: NodeView[] }>(['get', 'nodes'])).items;
+  const shape = Object.fromEntries(nodes.map((n) => [n.metadata.name, n.status.allocatable.cpu]));
+  if (JSON.stringify(Object.entries(shape).sort()) !== JSON.stringify(Object.entries(HETEROGENEOUS_NODES).sort())) {
+    throw new Error(`these tests need the cluster of examples/cluster/heterogeneous.yaml (nodes ${JSON.stringify(HETEROGENEOUS_NODES)}), found ${JSON.stringify(shape)}`);
+  }
+  return nodes;
+}
+
+export interface PodSpecOptions {
+  readonly namespace: string;
+  readonly prefix: string;
+  readonly count: number;
+  readonly cpu: string;
+  readonly memory: string;
+  /** Omitted: default-scheduler. */
+  readonly schedulerName?: string;
+  readonly labels?: Record<string, string>;
+}
+
+/** `count` identical pods named PREFIX-000.. with requests = limits (never run: KWOK nodes run no containers). */
+export function podManifests(o: PodSpecOptions): object[] {
+  const width = String(o.count - 1).length < 2 ? 2 : String(o.count - 1).length;
+  return Array.from({ length: o.count }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${o.prefix}-${String(i).padStart(width, '0')}`, namespace: o.namespace, labels: { ...(o.labels ?? {}) } },
+    spec: {
+      ...(o.schedulerName ? { schedulerName: o.schedulerName } : {}),
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'sandbox',
+          image: 'registry.invalid/e2e/sandbox:1',
+          resources: { requests: { cpu: o.cpu, memory: o.memory }, limits: { cpu: o.cpu, memory: o.memory } },
+        },
+      ],
+    },
+  }));
+}
+
+export async function createNamespace(kubectl: Kubectl, name: string): Promise<void> {
+  await kubectl.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }]);
+  // ServiceAccount admission rejects pods until kube-controller-manager has created the default ServiceAccount.
+  await waitFor(`ServiceAccount ${name}/default`, 60_000, async () => ((await kubectl.run(['-n', name, 'get', 'serviceaccount', 'default', '--ignore-not-found', '-o', 'name'])).trim() ? true : undefined));
+}
+
+/** Deletes the namespace and waits until it (and so every pod in it) is gone. */
+export async function deleteNamespace(kubectl: Kubectl, name: string): Promise<void> {
+  // KWOK's pod-delete stage finishes the deletion that a kubelet would; the namespace controller does the rest.
+  await kubectl.run(['delete', 'namespace', name, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+}
+
+export const isRunningReady = (p: PodView) => p.status.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+export async function describePods(kubectl: Kubectl, namespace: string): Promise<string> {
+  const [pods, events] = await Promise.all([
+    kubectl.run(['-n', namespace, 'get', 'pods', '-o', 'wide']),
+    kubectl.run(['-n', namespace, 'get', 'events', '--sort-by=.lastTimestamp']),
+  ]);
+  return `pods:\n${pods.split('\n').slice(0, 40).join('\n')}\nevents:\n${events.split('\n').slice(-30).join('\n')}\nlogs: ${join(STATE_DIR, 'logs')}`;
+}
+
+/** Waits until `count` pods of the namespace are bound, Running and Ready; returns them. */
+export async function waitAllRunningReady(kubectl: Kubectl, namespace: string, count: number, timeoutMs = 180_000): Promise<PodView[]> {
+  return waitFor(`${count} pods in ${namespace} Running and Ready`, timeoutMs, async () => {
+    const list = await kubectl.json<{ items: PodView[] }>(['-n', namespace, 'get', 'pods']);
+    if (list.items.length !== count || !list.items.every((p) => p.spec.nodeName && isRunningReady(p))) return undefined;
+    return list.items;
+  }, () => describePods(kubectl, namespace));
+}
+
+/** Aligns columns of text (first row: headers). */
+export function columns(rows: string[][]): string[] {
+  const width = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ').trimEnd());
+}
+
+// ------------------------------------------------------------------------------------------ quantities, pressure
+
+/** Memory quantity ("4Gi", "512Mi", "1G", "1000") in bytes. */
+export function bytes(q: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/.exec(q);
+  if (!m) throw new Error(`unsupported memory quantity ${q}`);
+  const unit: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15 };
+  return Math.round(Number(m[1]) * unit[m[2] ?? '']!);
+}
+
+/** CPU (millicores) and memory (bytes) of one node. */
+export interface Amounts {
+  cpu: number;
+  memory: number;
+}
+
+export function allocatableOf(node: NodeView): Amounts {
+  return { cpu: milliCpu(node.status.allocatable.cpu ?? '0'), memory: bytes(node.status.allocatable.memory ?? '0') };
+}
+
+/** Sum of the container requests of the pods bound to each node (pods that hold resources: not Succeeded/Failed). */
+export function requestedPerNode(pods: readonly PodView[]): Map<string, Amounts & { pods: number }> {
+  const used = new Map<string, Amounts & { pods: number }>();
+  for (const p of pods) {
+    if (!p.spec.nodeName || p.status.phase === 'Succeeded' || p.status.phase === 'Failed') continue;
+    const u = used.get(p.spec.nodeName) ?? { cpu: 0, memory: 0, pods: 0 };
+    for (const c of p.spec.containers) {
+      u.cpu += milliCpu(c.resources?.requests?.cpu ?? '0');
+      u.memory += bytes(c.resources?.requests?.memory ?? '0');
+    }
+    u.pods++;
+    used.set(p.spec.nodeName, u);
+  }
+  return used;
+}
+
+/** The extender's pressure of a node: the larger of the CPU and memory shares requested. */
+export const pressureOf = (used: Amounts, allocatable: Amounts) => Math.max(used.cpu / allocatable.cpu, used.memory / allocatable.memory);
+
+/**
+ * The best peak pressure any placement of `count` identical pods can reach: a node holding k pods is at pressure
+ * p_n(k) = k · max_r(request_r / allocatable_r), so with peak P it can hold #{k ≥ 1 : p_n(k) ≤ P} pods, and the
+ * optimum is the smallest P that holds them all: the count-th smallest p_n(k) over every node and k (p_n(k) ≤ 1).
+ */
+export function optimumPeak(nodes: readonly NodeView[], pod: Amounts, count: number): number {
+  const levels: number[] = [];
+  for (const n of nodes) {
+    const step = pressureOf(pod, allocatableOf(n));
+    for (let k = 1; k * step <= 1 + 1e-12; k++) levels.push(k * step);
+  }
+  levels.sort((a, b) => a - b);
+  if (levels.length < count) throw new Error(`${count} pods do not fit in the cluster (room for ${levels.length})`);
+  return levels[count - 1]!;
+}
+
+// ------------------------------------------------------------------------------------------ the extender's metrics
+
+/** Sum of the samples of `metric` whose labels include every `labels` pair (0 when there are none). */
+export function metricValue(metricsText: string, metric: string, labels: Record<string, string> = {}): number {
+  const line = new RegExp(`^${metric}(?:\\{([^}]*)\\})?\\s+([^\\s]+)`);
+  let sum = 0;
+  for (const l of metricsText.split('\n')) {
+    const m = line.exec(l);
+    if (!m) continue;
+    const have = m[1] ?? '';
+    if (Object.entries(labels).every(([k, v]) => new RegExp(`(?:^|,)${k}="${v}"`).test(have))) sum += Number(m[2]);
+  }
+  return sum;
+}
+
+/**
+ * Waits until the extender has settled: no reservation pending, and its Event queue drained (an outcome for every
+ * decision), so that nothing it still sends lands in a namespace the test is about to delete.
+ */
+export async function waitExtenderSettled(env: ClusterEnv, timeoutMs = 60_000): Promise<string> {
+  return waitFor('the extender to settle (reservations_pending 0, Event queue drained)', timeoutMs, async () => {
+    const m = await fetchText(`${env.EXTENDER_URL}/metrics`);
+    const decisions = metricValue(m, 'sandbox_extender_placements_total', { result: 'placed' }) + metricValue(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
+    const events = metricValue(m, 'sandbox_extender_events_total');
+    const eventsOn = env.EXTENDER_MODE === 'cluster';
+    return metricValue(m, 'sandbox_extender_reservations_pending') === 0 && (!eventsOn || events >= decisions) ? m : undefined;
+  }, async () => (await fetchText(`${env.EXTENDER_URL}/metrics`)).split('\n').filter((l) => /^sandbox_extender_(reservations|placements|events)/.test(l)).join('\n'));
+}
+
+/** The lines of the extender's log showing the API server refusing it a request (same test as lib.sh e2e_forbidden). */
+export function forbiddenLines(): string[] {
+  const file = join(STATE_DIR, 'logs', 'sandbox-extender.log');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter((l) => /forbidden|HTTP(-Code)?:? *403|"(code|statusCode)": *403/i.test(l));
+}

@@ -63,3 +63,130 @@ e2e_pidfile_alive() {
   now=$(e2e_proc_starttime "$pid")
   [ -n "$now" ] && [ "$now" = "$start" ]
 }
+
+# ------------------------------------------------------------------------------------- processes of a cluster
+# Shared by cluster-up.sh, component.sh and cluster-down.sh. Every process is started detached from the caller's
+# terminal, its output appended to logs/NAME.log (a restart appends, after a "--- e2e:" marker line), its pid and
+# start time written to pids/NAME. cmd/NAME holds the argv cluster-up.sh started it with (NUL-separated), so that
+# component.sh can start exactly that command again.
+E2E_LOGS=$E2E_STATE/logs
+E2E_PIDS=$E2E_STATE/pids
+E2E_CMDS=$E2E_STATE/cmd
+E2E_TIMEOUT=${E2E_START_TIMEOUT:-120}   # seconds e2e_wait_for waits for one condition
+
+# e2e_start NAME COMMAND...: starts COMMAND in the background as component NAME.
+e2e_start() {
+  local name=$1; shift
+  mkdir -p "$E2E_LOGS" "$E2E_PIDS"
+  printf -- '--- e2e %s: starting %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >>"$E2E_LOGS/$name.log"
+  "$@" </dev/null >>"$E2E_LOGS/$name.log" 2>&1 8>&- &   # 8: component.sh's lock, not for the child
+  local pid=$!
+  echo "$pid $(e2e_proc_starttime "$pid")" >"$E2E_PIDS/$name"
+  e2e_log "started $name (pid $pid)"
+}
+
+# e2e_save_cmd NAME COMMAND...: records COMMAND as the way to (re)start NAME.
+e2e_save_cmd() {
+  local name=$1; shift
+  mkdir -p "$E2E_CMDS"
+  printf '%s\0' "$@" >"$E2E_CMDS/$name"
+}
+
+# e2e_load_cmd NAME: the recorded command of NAME into the array E2E_CMD.
+e2e_load_cmd() {
+  [ -f "$E2E_CMDS/$1" ] || e2e_die "no recorded command for $1 in $E2E_CMDS (was the cluster started by cluster-up.sh?)"
+  # shellcheck disable=SC2034  # E2E_CMD is read by the caller
+  mapfile -d '' -t E2E_CMD <"$E2E_CMDS/$1"
+}
+
+# e2e_pid NAME: the pid of component NAME (empty when it is not running).
+e2e_pid() {
+  local pid _
+  e2e_pidfile_alive "$E2E_PIDS/$1" || return 0
+  read -r pid _ <"$E2E_PIDS/$1"
+  echo "$pid"
+}
+
+# e2e_wait_for NAME WHAT COMMAND...: polls COMMAND (every 0.5 s) until it succeeds; fails fast, with the end of
+# NAME's log, when the process NAME exits or after E2E_TIMEOUT seconds.
+e2e_wait_for() {
+  local name=$1 what=$2; shift 2
+  local deadline=$((SECONDS + E2E_TIMEOUT))
+  until "$@" >/dev/null 2>&1; do
+    if ! e2e_pidfile_alive "$E2E_PIDS/$name"; then
+      tail -n 40 "$E2E_LOGS/$name.log" >&2 || true
+      e2e_die "$name exited before $what (log above, full log: $E2E_LOGS/$name.log)"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 40 "$E2E_LOGS/$name.log" >&2 || true
+      e2e_die "$name: $what not reached within ${E2E_TIMEOUT}s (log above, full log: $E2E_LOGS/$name.log)"
+    fi
+    sleep 0.5
+  done
+  e2e_log "$name: $what"
+}
+
+# e2e_stop NAME: SIGTERM to the process recorded in pids/NAME (only if it is still the process that was started),
+# up to 10 s for it to exit, then SIGKILL. Removes the pid file. Returns 1 when the process cannot be stopped.
+e2e_stop() {
+  local name=$1 f=$E2E_PIDS/$1 pid _
+  [ -f "$f" ] || return 0
+  read -r pid _ <"$f" || true
+  if ! e2e_pidfile_alive "$f"; then
+    e2e_log "$name (pid ${pid:-?}) is not running"
+    rm -f "$f"; return 0
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do                       # up to 10 s for a clean exit
+    e2e_pidfile_alive "$f" || break
+    sleep 0.1
+  done
+  if e2e_pidfile_alive "$f"; then
+    e2e_log "$name (pid $pid) ignored SIGTERM for 10s: SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    sleep 0.5
+    if e2e_pidfile_alive "$f"; then e2e_log "$name (pid $pid) is still running"; return 1; fi
+  fi
+  e2e_log "stopped $name (pid $pid)"
+  rm -f "$f"
+}
+
+# e2e_forbidden LOGFILE: prints the lines of an extender log that show the API server refusing a request
+# (HTTP 403, "forbidden"); true when there are any.
+e2e_forbidden() {
+  grep -E -i 'forbidden|HTTP(-Code)?:? *403|"(code|statusCode)": *403' "$1" 2>/dev/null
+}
+
+# e2e_sandbox_scheduler_config KUBECONFIG EXTENDER_URL SCHEDULER_NAME BIND(0|1): prints the
+# KubeSchedulerConfiguration of the sandbox-scheduler process. Extenders apply to every profile of a
+# kube-scheduler process, so that process has only its own profile; its score plugins are off, so the
+# extender's prioritize alone ranks the nodes. With BIND=1 the extender also binds (bindVerb).
+e2e_sandbox_scheduler_config() {
+  cat <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$1", qps: 200, burst: 400}
+leaderElection:
+  leaderElect: true
+  resourceLock: leases
+  resourceNamespace: kube-system
+  resourceName: $3
+percentageOfNodesToScore: 100
+profiles:
+  - schedulerName: $3
+    plugins:
+      score:
+        disabled: [{name: "*"}]
+extenders:
+  - urlPrefix: "$2"
+    filterVerb: filter
+    prioritizeVerb: prioritize
+YAML
+  [ "$4" = 1 ] && echo "    bindVerb: bind"
+  cat <<YAML
+    weight: 1
+    nodeCacheCapable: true
+    httpTimeout: 5s
+    ignorable: false
+YAML
+}

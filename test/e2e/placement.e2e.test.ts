@@ -15,26 +15,19 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { E2E_DIR, Kubectl, STATE_DIR, fetchText, milliCpu, readClusterEnv, run, sumCounterBy, waitFor, type ClusterEnv } from './kube.js';
+import {
+  HETEROGENEOUS_NODES, Kubectl, STATE_DIR, columns, createNamespace as createNs, deleteNamespace as deleteNs, fetchText, heterogeneousNodes,
+  SETUP_TIMEOUT_MS, milliCpu, podManifests as pods, setUpCluster, sumCounterBy, tearDownCluster, waitAllRunningReady as waitReady, waitExtenderSettled, waitFor,
+  type ClusterEnv, type NodeView,
+} from './kube.js';
 
-const REUSE = process.env.E2E_REUSE_CLUSTER === '1';
-const SETUP_TIMEOUT_MS = Number(process.env.E2E_SETUP_TIMEOUT_MS ?? 45 * 60_000); // a cold tools build included
 const POD_COUNT = 30;
 const POD_CPU = '2';
 const POD_MEMORY = '4Gi';
 const SCHEDULER = 'sandbox-scheduler';
 const REQUESTS_METRIC = 'sandbox_extender_http_requests_total';
-const EXPECTED_NODES: Record<string, string> = { 'cpu16-0': '16', 'cpu64-0': '64', 'cpu192-0': '192' };
+const EXPECTED_NODES = HETEROGENEOUS_NODES;
 
-interface PodView {
-  metadata: { name: string; namespace: string; deletionTimestamp?: string };
-  spec: { nodeName?: string; schedulerName?: string };
-  status: { phase?: string; conditions?: { type: string; status: string }[] };
-}
-interface NodeView {
-  metadata: { name: string };
-  status: { allocatable: Record<string, string> };
-}
 type Placement = Map<string, string>; // pod name -> node name
 
 let env: ClusterEnv;
@@ -42,59 +35,21 @@ let kubectl: Kubectl;
 let nodes: NodeView[] = [];
 const placements: { scheduler: string; placement: Placement }[] = [];
 
-async function clusterScript(name: 'cluster-up.sh' | 'cluster-down.sh', args: string[] = []): Promise<void> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, CLUSTER: 'examples/cluster/heterogeneous.yaml' };
-  delete childEnv.CLUSTER_NODES;
-  const { stderr } = await run('bash', [join(E2E_DIR, name), ...args], { env: childEnv, timeoutMs: SETUP_TIMEOUT_MS });
-  process.stderr.write(stderr.split('\n').filter((l) => /cluster (up|stopped)|tools (up to date|built)/.test(l)).map((l) => `${l}\n`).join(''));
-}
-
 async function extenderCounts(): Promise<Map<string, number>> {
   return sumCounterBy(await fetchText(`${env.EXTENDER_URL}/metrics`), REQUESTS_METRIC, 'verb');
 }
 
 function podManifests(namespace: string, prefix: string, schedulerName?: string): object[] {
-  return Array.from({ length: POD_COUNT }, (_, i) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `${prefix}-${String(i).padStart(2, '0')}`, namespace, labels: { app: 'e2e-placement' } },
-    spec: {
-      ...(schedulerName ? { schedulerName } : {}),
-      terminationGracePeriodSeconds: 0,
-      containers: [
-        {
-          name: 'sandbox',
-          image: 'registry.invalid/e2e/sandbox:1', // never pulled: KWOK nodes run no containers
-          resources: { requests: { cpu: POD_CPU, memory: POD_MEMORY }, limits: { cpu: POD_CPU, memory: POD_MEMORY } },
-        },
-      ],
-    },
-  }));
+  return pods({ namespace, prefix, count: POD_COUNT, cpu: POD_CPU, memory: POD_MEMORY, labels: { app: 'e2e-placement' }, ...(schedulerName ? { schedulerName } : {}) });
 }
 
-async function createNamespace(name: string): Promise<void> {
-  await kubectl.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }]);
-  // ServiceAccount admission rejects pods until kube-controller-manager has created the default ServiceAccount.
-  await waitFor(`ServiceAccount ${name}/default`, 60_000, async () => ((await kubectl.run(['-n', name, 'get', 'serviceaccount', 'default', '--ignore-not-found', '-o', 'name'])).trim() ? true : undefined));
-}
-
-const isReady = (p: PodView) => p.status.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-
-async function describePods(namespace: string): Promise<string> {
-  const [pods, events] = await Promise.all([
-    kubectl.run(['-n', namespace, 'get', 'pods', '-o', 'wide']),
-    kubectl.run(['-n', namespace, 'get', 'events', '--sort-by=.lastTimestamp']),
-  ]);
-  return `pods:\n${pods}\nevents:\n${events.split('\n').slice(-30).join('\n')}\nlogs: ${join(STATE_DIR, 'logs')}`;
-}
+const createNamespace = (name: string) => createNs(kubectl, name);
+const deleteNamespace = (name: string) => deleteNs(kubectl, name);
 
 /** Waits until every pod of the namespace is bound, Running and Ready; returns pod -> node. */
 async function waitAllRunningReady(namespace: string): Promise<Placement> {
-  return waitFor(`${POD_COUNT} pods in ${namespace} Running and Ready`, 180_000, async () => {
-    const list = await kubectl.json<{ items: PodView[] }>(['-n', namespace, 'get', 'pods']);
-    if (list.items.length !== POD_COUNT || !list.items.every((p) => p.spec.nodeName && isReady(p))) return undefined;
-    return new Map(list.items.map((p) => [p.metadata.name, p.spec.nodeName!] as const));
-  }, () => describePods(namespace));
+  const list = await waitReady(kubectl, namespace, POD_COUNT);
+  return new Map(list.map((p) => [p.metadata.name, p.spec.nodeName!] as const));
 }
 
 /** `kubectl describe pod` output has, per pod, "Normal  Scheduled  <age>  <from>  Successfully assigned <ns>/<pod> to <node>". */
@@ -105,17 +60,6 @@ async function scheduledEvents(namespace: string): Promise<Map<string, { from: s
     if (m[2] === namespace) seen.set(m[3]!, { from: m[1]!, node: m[4]! });
   }
   return seen;
-}
-
-async function deleteNamespace(name: string): Promise<void> {
-  // KWOK's pod-delete stage finishes the deletion that a kubelet would; the namespace controller does the rest.
-  await kubectl.run(['delete', 'namespace', name, '--ignore-not-found', '--wait=true', '--timeout=120s']);
-}
-
-/** Aligns columns of text. */
-function columns(rows: string[][]): string[] {
-  const width = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ').trimEnd());
 }
 
 /** The comparison: pod i -> node under each scheduler, then pods and CPU requested per node. */
@@ -144,14 +88,9 @@ function table(): string {
 }
 
 beforeAll(async () => {
-  if (!REUSE) await clusterScript('cluster-up.sh');
-  env = readClusterEnv();
+  env = await setUpCluster();
   kubectl = new Kubectl(env);
-  nodes = (await kubectl.json<{ items: NodeView[] }>(['get', 'nodes'])).items;
-  const shape = Object.fromEntries(nodes.map((n) => [n.metadata.name, n.status.allocatable.cpu]));
-  if (JSON.stringify(Object.entries(shape).sort()) !== JSON.stringify(Object.entries(EXPECTED_NODES).sort())) {
-    throw new Error(`these tests need the cluster of examples/cluster/heterogeneous.yaml (nodes ${JSON.stringify(EXPECTED_NODES)}), found ${JSON.stringify(shape)}`);
-  }
+  nodes = await heterogeneousNodes(kubectl);
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -161,7 +100,7 @@ afterAll(async () => {
     mkdirSync(join(STATE_DIR, 'logs'), { recursive: true });
     writeFileSync(join(STATE_DIR, 'logs', 'placement.txt'), `${text}\n`);
   }
-  if (!REUSE) await clusterScript('cluster-down.sh', ['--keep-logs']);
+  await tearDownCluster();
 }, 120_000);
 
 describe('kube-scheduler with the sandbox-extender, on fake nodes of 16/64/192 CPUs', () => {
@@ -194,6 +133,7 @@ describe('kube-scheduler with the sandbox-extender, on fake nodes of 16/64/192 C
   }, 600_000);
 
   test(`the same pods under default-scheduler, on the emptied cluster, are placed without the extender`, async () => {
+    await waitExtenderSettled(env); // its Events for the first batch are out before their namespace goes
     await deleteNamespace('e2e-sandbox-scheduler'); // start from an empty cluster, like the first run
     const ns = 'e2e-default-scheduler';
     await deleteNamespace(ns);

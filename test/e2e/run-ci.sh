@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The e2e tier, as CI runs it (from .ci/run): build the control-plane tools if the cache lacks them, build the
-# extender, start the cluster, run the jest project "e2e" against it, and always stop the cluster on exit.
+# extender, start the cluster (extender in cluster mode, bind on), run the jest project "e2e" against it, check
+# that the API server never refused the extender a request (403), and always stop the cluster on exit.
 # Prints the time of each step, the cache's disk use, and a closing "e2e: N passed, N failed" line.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -50,5 +51,13 @@ if [ -f "$results" ]; then
   node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     console.log(`e2e: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
     if (r.numTotalTests === 0) process.exitCode = 1;' "$results" || jest_rc=1
+fi
+# Whatever the tests did, the extender (its own user, least-privilege RBAC) must never have been refused by the API.
+if forbidden=$(e2e_forbidden "$E2E_LOGS/sandbox-extender.log"); then
+  echo "$forbidden" >&2
+  e2e_log "the API server refused the extender requests (above): test/e2e/manifests/sandbox-extender-rbac.yaml lacks a permission"
+  jest_rc=1
+else
+  e2e_log "extender log: no request refused by the API server (no 403)"
 fi
 exit "$jest_rc"

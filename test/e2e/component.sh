@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Restarts one component of the running e2e cluster (started by cluster-up.sh), the way an operator would:
+# stop it by pid (SIGTERM, SIGKILL after 10 s; only the process cluster-up.sh recorded), start the same command
+# again (its log is appended to), and wait until it is ready.
+#
+#   test/e2e/component.sh restart sandbox-extender [--config FILE]
+#       the extender with its cluster-up command; --config FILE replaces its config file for this run (without
+#       --config: the cluster-up config, EXTENDER_CONFIG, or none). Waits for /readyz (the initial lists applied
+#       in cluster mode) and fails if its log shows the API server refusing it a request (403).
+#   test/e2e/component.sh restart kube-scheduler-sandbox | kube-scheduler-default
+#       waits until healthy and its leader-election lease is held by the new process.
+#   test/e2e/component.sh bind on|off
+#       rewrites the sandbox scheduler's config with or without `bindVerb: bind` (on: the extender binds; off:
+#       kube-scheduler binds and the extender learns the placement from its watch), restarts
+#       kube-scheduler-sandbox, and records EXTENDER_BIND in cluster.env. Nothing happens when it is already so.
+#
+# Prints the new pid on stdout; progress goes to stderr. Exit 1 with the end of the component's log on failure.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] | restart kube-scheduler-sandbox|kube-scheduler-default | bind on|off"; }
+
+ENV_FILE=$E2E_STATE/cluster.env
+[ -f "$ENV_FILE" ] || e2e_die "$ENV_FILE not found: is the e2e cluster up? (npm run cluster:up)"
+# KEY=VALUE lines, values unquoted (CLUSTER may hold spaces): read, not sourced.
+while IFS= read -r line; do
+  if [[ "$line" =~ ^([A-Z_][A-Z0-9_]*)=(.*)$ ]]; then printf -v "${BASH_REMATCH[1]}" '%s' "${BASH_REMATCH[2]}"; fi
+done <"$ENV_FILE"
+[ -n "$(e2e_pid kube-apiserver)" ] || e2e_die "kube-apiserver of $E2E_STATE is not running: start the cluster first"
+KUBECTL_ADMIN=("$KUBECTL" "--kubeconfig=$KUBECONFIG")
+
+# One change at a time (two restarts of the same component would race on its pid file).
+exec 8>"$E2E_STATE/component.lock"
+flock 8
+
+lease_holder() { "${KUBECTL_ADMIN[@]}" -n kube-system get lease "$1" --ignore-not-found -o 'jsonpath={.spec.holderIdentity}'; }
+# held_by_other LEASE OLD-HOLDER: true when LEASE is held, and not by OLD-HOLDER.
+held_by_other() { local h; h=$(lease_holder "$1"); [ -n "$h" ] && [ "$h" != "$2" ]; }
+
+restart_extender() {
+  local config=${1-}
+  e2e_load_cmd sandbox-extender
+  local cmd=() i=0
+  # The recorded command minus its --config (if any), plus the requested one.
+  while [ "$i" -lt "${#E2E_CMD[@]}" ]; do
+    if [ "${E2E_CMD[$i]}" = --config ]; then
+      i=$((i + 2))
+      [ -n "$config" ] || config=${E2E_CMD[$((i - 1))]}
+      continue
+    fi
+    cmd+=("${E2E_CMD[$i]}"); i=$((i + 1))
+  done
+  if [ -n "$config" ]; then
+    case "$config" in /*) ;; *) config=$PWD/$config;; esac
+    [ -f "$config" ] || e2e_die "config file $config not found"
+    cmd+=(--config "$config")
+  fi
+  e2e_stop sandbox-extender || e2e_die "could not stop sandbox-extender"
+  e2e_start sandbox-extender "${cmd[@]}"
+  e2e_wait_for sandbox-extender "ready${config:+ (config $config)}" curl -fsS "$EXTENDER_URL/readyz"
+  local forbidden
+  if forbidden=$(e2e_forbidden "$E2E_LOGS/sandbox-extender.log"); then
+    echo "$forbidden" >&2
+    e2e_die "the API server refused the extender a request (above): manifests/sandbox-extender-rbac.yaml lacks a permission"
+  fi
+}
+
+# restart_scheduler NAME LEASE URL
+restart_scheduler() {
+  local name=$1 lease=$2 url=$3 old
+  e2e_load_cmd "$name"
+  old=$(lease_holder "$lease")
+  e2e_stop "$name" || e2e_die "could not stop $name"
+  # kube-scheduler may give the lease up on SIGTERM (ReleaseOnCancel) or not. If not, the lease still names the
+  # stopped process and the new one would wait for it to expire (leaseDuration, 15 s): the holder is gone for sure
+  # (stopped above, by pid), so release the lease for it, as ReleaseOnCancel would have.
+  if [ -n "$old" ] && [ "$(lease_holder "$lease")" = "$old" ]; then
+    e2e_log "lease kube-system/$lease still names the stopped $name (not released on SIGTERM): deleting it, so the new process need not wait for it to expire"
+    "${KUBECTL_ADMIN[@]}" -n kube-system delete lease "$lease" --ignore-not-found >/dev/null
+  else
+    e2e_log "$name released lease kube-system/$lease"
+  fi
+  e2e_start "$name" "${E2E_CMD[@]}"
+  e2e_wait_for "$name" "healthy" curl -kfsS "$url/healthz"
+  e2e_wait_for "$name" "leader again (lease kube-system/$lease)" held_by_other "$lease" "$old"
+}
+
+set_bind() {
+  local want=$1
+  [ "$want" = 0 ] || [ "$EXTENDER_MODE" = cluster ] || e2e_die "bind on needs the extender in cluster mode (EXTENDER_MODE=$EXTENDER_MODE)"
+  local config
+  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "$want")
+  if [ "$config" = "$(cat "$SANDBOX_SCHEDULER_CONFIG")" ] && [ -n "$(e2e_pid kube-scheduler-sandbox)" ]; then
+    e2e_log "bind is already $([ "$want" = 1 ] && echo on || echo off)"
+    return
+  fi
+  printf '%s\n' "$config" >"$SANDBOX_SCHEDULER_CONFIG.tmp"
+  mv "$SANDBOX_SCHEDULER_CONFIG.tmp" "$SANDBOX_SCHEDULER_CONFIG"
+  sed -i "s/^EXTENDER_BIND=.*/EXTENDER_BIND=$want/" "$ENV_FILE"
+  restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL"
+  e2e_log "bind $([ "$want" = 1 ] && echo on: the extender binds || echo off: kube-scheduler binds)"
+}
+
+case "${1:-}" in
+  restart)
+    case "${2:-}" in
+      sandbox-extender)
+        config=
+        case "${3:-}" in
+          "") ;;
+          --config) [ -n "${4:-}" ] || usage; config=$4; [ $# -eq 4 ] || usage;;
+          *) usage;;
+        esac
+        restart_extender "$config";;
+      kube-scheduler-sandbox) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL";;
+      kube-scheduler-default) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-default kube-scheduler "$DEFAULT_SCHEDULER_URL";;
+      *) usage;;
+    esac
+    e2e_pid "$2";;
+  bind)
+    [ $# -eq 2 ] || usage
+    case "$2" in on) set_bind 1;; off) set_bind 0;; *) usage;; esac
+    e2e_pid kube-scheduler-sandbox;;
+  *) usage;;
+esac
