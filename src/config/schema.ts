@@ -48,7 +48,13 @@ export const configSchema = z
          * extender tlsConfig certFile/keyFile), which is what keeps the bind verb from strangers.
          */
         tls: z
-          .object({ certFile: z.string().min(1), keyFile: z.string().min(1), clientCaFile: z.string().min(1).optional() })
+          .object({
+            certFile: z.string().min(1),
+            keyFile: z.string().min(1),
+            clientCaFile: z.string().min(1).optional(),
+            /** How often the files are checked; a change is loaded for new connections without a restart. */
+            reloadIntervalMs: z.number().int().min(50).default(10_000),
+          })
           .strict()
           .optional(),
       })

@@ -26,13 +26,23 @@ export class Metrics {
   readonly binds: Counter<'result'>;
   readonly events: Counter<'outcome'>;
   readonly nodePressure: Gauge<'node' | 'resource'>;
+  readonly modelObjects: Gauge<'kind'>;
+  readonly tlsReloads: Counter<'result'>;
 
   /**
    * @param pendingReservations read at scrape time.
    * @param nodePressures read at scrape time: current pressure per node and resource, already cut to
    *   the bounded set of nodes to export (see MetricsSources).
    */
-  constructor(pendingReservations: () => number, options: { defaultMetrics?: boolean; nodePressures?: () => Iterable<readonly [string, string, number]> } = {}) {
+  constructor(
+    pendingReservations: () => number,
+    options: {
+      defaultMetrics?: boolean;
+      nodePressures?: () => Iterable<readonly [string, string, number]>;
+      /** Node and pod records in the model, read at scrape time. */
+      modelSize?: () => { readonly nodes: number; readonly pods: number };
+    } = {},
+  ) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'sandbox_extender_http_requests_total', help: 'Extender HTTP requests by verb and status code.', labelNames: ['verb', 'code'], registers });
     this.requestDuration = new Histogram({
@@ -70,6 +80,20 @@ export class Metrics {
         for (const [node, resource, value] of nodePressures?.() ?? []) this.set({ node, resource }, value);
       },
     });
+    const modelSize = options.modelSize;
+    this.modelObjects = new Gauge({
+      name: 'sandbox_extender_model_objects',
+      help: 'Records in the cluster model by kind (node, pod), in both modes.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        const size = modelSize?.();
+        if (!size) return;
+        this.set({ kind: 'node' }, size.nodes);
+        this.set({ kind: 'pod' }, size.pods);
+      },
+    });
+    this.tlsReloads = new Counter({ name: 'sandbox_extender_tls_reloads_total', help: 'Reloads of the serving certificate after its files changed, by result (ok, error).', labelNames: ['result'], registers });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sandbox_extender_' });
   }
 

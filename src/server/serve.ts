@@ -8,7 +8,7 @@
  * - cluster mode (otherwise): list+watch of Nodes and Pods through a kubeconfig; the bind verb
  *   creates Bindings and each decision is recorded as an Event on the pod.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -47,7 +47,10 @@ export function buildService(config: Config): { service: PlacementService; metri
   const model = new ClusterModel({ names: config.dimensions }, config.placementReservationTtlSeconds * 1000);
   const placer = new Placer(config.strategy, randomSource(config.randomSeed));
   const service = new PlacementService(model, placer, { schedulerName: config.schedulerName });
-  const metrics = new Metrics(() => model.ledger.size, { nodePressures: () => nodePressures(model, config.metrics.maxNodeSeries) });
+  const metrics = new Metrics(() => model.ledger.size, {
+    nodePressures: () => nodePressures(model, config.metrics.maxNodeSeries),
+    modelSize: () => ({ nodes: model.nodes.size, pods: model.pods.size }),
+  });
   model.onRelease = (release) => metrics.released(release.reason);
   return { service, metrics };
 }
@@ -123,17 +126,36 @@ function clusterSource(config: Config, service: PlacementService, metrics: Metri
   return { ready: () => live.ready, stop: () => live.stop(), reload: () => undefined, verbs };
 }
 
-function listen(config: Config, app: ReturnType<typeof createApp>): Server {
+type TlsConfig = NonNullable<Config['server']['tls']>;
+
+function secureContext(tls: TlsConfig) {
+  return {
+    cert: readFileSync(tls.certFile),
+    key: readFileSync(tls.keyFile),
+    ...(tls.clientCaFile ? { ca: readFileSync(tls.clientCaFile) } : {}),
+  };
+}
+
+/** The HTTP(S) server, and a function that stops its certificate watch. */
+function listen(config: Config, app: ReturnType<typeof createApp>, metrics: Metrics, logger: Logger): { server: Server; stop: () => void } {
   const tls = config.server.tls;
-  if (!tls) return createHttpServer(app);
-  return createHttpsServer(
-    {
-      cert: readFileSync(tls.certFile),
-      key: readFileSync(tls.keyFile),
-      ...(tls.clientCaFile ? { ca: readFileSync(tls.clientCaFile), requestCert: true, rejectUnauthorized: true } : {}),
-    },
-    app,
-  );
+  if (!tls) return { server: createHttpServer(app), stop: () => undefined };
+  const server = createHttpsServer({ ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, app);
+  // Certificates are renewed in place (cert-manager, a mounted Secret): new connections get the new ones.
+  const files = [tls.certFile, tls.keyFile, ...(tls.clientCaFile ? [tls.clientCaFile] : [])];
+  const reload = (current: Stats, previous: Stats) => {
+    if (current.mtimeMs === previous.mtimeMs && current.size === previous.size && current.ino === previous.ino) return;
+    try {
+      server.setSecureContext(secureContext(tls));
+      metrics.tlsReloads.inc({ result: 'ok' });
+      logger.info({ files }, 'serving certificate reloaded');
+    } catch (err) {
+      metrics.tlsReloads.inc({ result: 'error' });
+      logger.error({ err: (err as Error).message }, 'serving certificate not reloaded; keeping the previous one');
+    }
+  };
+  for (const file of files) watchFile(file, { interval: tls.reloadIntervalMs, persistent: false }, reload);
+  return { server, stop: () => files.forEach((file) => unwatchFile(file, reload)) };
 }
 
 /**
@@ -149,7 +171,7 @@ export async function serve(config: Config, logger: Logger): Promise<RunningServ
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, ready: source.ready, ...source.verbs },
     { maxRequestBodyBytes: config.server.maxRequestBodyBytes, ready: source.ready },
   );
-  const server = listen(config, app);
+  const { server, stop: stopTlsWatch } = listen(config, app, metrics, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => resolve());
@@ -169,6 +191,7 @@ export async function serve(config: Config, logger: Logger): Promise<RunningServ
     reload: source.reload,
     close: async () => {
       clearInterval(sweep);
+      stopTlsWatch();
       await source.stop();
       await new Promise<void>((resolve) => {
         server.closeAllConnections();

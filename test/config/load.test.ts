@@ -129,7 +129,7 @@ describe('a full, valid file', () => {
       pausedLabel: 'example.com/paused',
       schedulerName: 'my-scheduler',
       randomSeed: 42,
-      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, keepAliveTimeoutSeconds: 75, tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: '/tls/ca.crt' } },
+      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, keepAliveTimeoutSeconds: 75, tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: '/tls/ca.crt', reloadIntervalMs: 10_000 } },
       snapshot: { path: '/var/run/snapshot.yaml', pollIntervalMs: 50 },
       logLevel: 'debug',
       kubeconfig: '/etc/kubeconfig',

@@ -4,7 +4,7 @@
  * Certificates are made with openssl for the test.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,17 +20,36 @@ function openssl(...args: string[]): void {
   execFileSync('openssl', args, { stdio: 'ignore' });
 }
 
+/** Issues `<name>.crt`/`.key` signed by the test CA, with subject CN=`cn`. */
+function issue(name: string, cn: string, ext: string): void {
+  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${cn}`, '-keyout', file(`${name}.key.new`), '-out', file(`${name}.csr`));
+  writeFileSync(file(`${name}.ext`), ext);
+  openssl('x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file(`${name}.ext`), '-out', file(`${name}.crt.new`));
+  // Replace both files as a renewal would (key first, then the certificate).
+  renameSync(file(`${name}.key.new`), file(`${name}.key`));
+  renameSync(file(`${name}.crt.new`), file(`${name}.crt`));
+}
+
+const SERVER_EXT = 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n';
+
 /** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
 function makeCertificates(): void {
   openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=test-ca', '-keyout', file('ca.key'), '-out', file('ca.crt'));
-  for (const [name, ext] of [
-    ['server', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'],
-    ['client', 'extendedKeyUsage=clientAuth\n'],
-  ] as const) {
-    openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${name}`, '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`));
-    writeFileSync(file(`${name}.ext`), ext);
-    openssl('x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file(`${name}.ext`), '-out', file(`${name}.crt`));
-  }
+  issue('server', 'server', SERVER_EXT);
+  issue('client', 'client', 'extendedKeyUsage=clientAuth\n');
+}
+
+/** The subject CN of the certificate the server presents to a new connection. */
+function servedCommonName(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(new URL('/healthz', server.url), { agent: false, ca: readFileSync(file('ca.crt')), cert: readFileSync(file('client.crt')), key: readFileSync(file('client.key')) }, (res) => {
+      const cn = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN;
+      res.resume();
+      res.on('end', () => resolve(String(cn)));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 function get(path: string, client: boolean): Promise<{ status: number; body: string }> {
@@ -55,7 +74,7 @@ beforeAll(async () => {
   makeCertificates();
   const config = parseConfig({
     snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
-    server: { port: 0, tls: { certFile: file('server.crt'), keyFile: file('server.key'), clientCaFile: file('ca.crt') } },
+    server: { port: 0, tls: { certFile: file('server.crt'), keyFile: file('server.key'), clientCaFile: file('ca.crt'), reloadIntervalMs: 50 } },
   });
   server = await serve(config, pino({ level: 'silent' }));
 }, 30_000);
@@ -76,5 +95,17 @@ describe('HTTPS with client-certificate verification', () => {
 
   it('refuses a client without a certificate before any verb runs', async () => {
     await expect(get('/healthz', false)).rejects.toThrow(/certificate|handshake|socket hang up|ECONNRESET/i);
+  });
+
+  it('a renewed serving certificate is used for new connections without a restart', async () => {
+    expect(await servedCommonName()).toBe('server');
+    issue('server', 'server-renewed', SERVER_EXT);
+    let cn = '';
+    for (let i = 0; i < 100 && cn !== 'server-renewed'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      cn = await servedCommonName();
+    }
+    expect(cn).toBe('server-renewed');
+    expect(await server.metrics.registry.getSingleMetricAsString('sandbox_extender_tls_reloads_total')).toMatch(/result="ok"} [1-9]/);
   });
 });
