@@ -55,7 +55,18 @@ export interface Pod {
   readonly status?: {
     readonly phase?: string | null;
     readonly conditions?: readonly PodCondition[] | null;
+    readonly containerStatuses?: readonly ContainerStatus[] | null;
+    readonly initContainerStatuses?: readonly ContainerStatus[] | null;
   } | null;
+}
+
+/** What the kubelet reports of a container's resources (in-place resize, InPlacePodVerticalScaling). */
+export interface ContainerStatus {
+  readonly name?: string;
+  /** Actuated: what the runtime applied. */
+  readonly resources?: ResourceRequirements | null;
+  /** Allocated: what the kubelet admitted. */
+  readonly allocatedResources?: ResourceList | null;
 }
 
 export interface Node {

@@ -9,11 +9,16 @@
  * arithmetic) and converted only at the end, cpu to millicores via `MilliValue()`, every other resource to
  * bytes/counts via `Value()`, both rounded up.
  *
- * Not modelled: in-place resize status (`UseStatusResources`), the scoring defaults for missing requests
- * (`NonMissingContainerRequests`), and `limits` (the API server's `SetDefaults_Pod` already copied limits
- * into missing requests, so only `requests` are read). Whether a pod is terminal is the caller's concern.
+ * In-place resize is modelled as the scheduler does it (`UseStatusResources`, on with the
+ * InPlacePodVerticalScaling gate, GA since 1.35): a container (or restartable init container) whose
+ * status reports `resources` counts `max(spec, actuated, allocated)` per resource, or only
+ * `max(actuated, allocated)` while the pod's PodResizePending condition says Infeasible
+ * (`determineEffectiveRequests`). Not modelled: the scoring defaults for missing requests
+ * (`NonMissingContainerRequests`), pod-level in-place resize (alpha), and `limits` (the API server's
+ * `SetDefaults_Pod` already copied limits into missing requests, so only `requests` are read).
+ * Whether a pod is terminal is the caller's concern.
  */
-import type { Container, Node, Pod } from './kube.js';
+import type { Container, ContainerStatus, Node, Pod } from './kube.js';
 import { QuantityError, milliValue, parseQuantityValue, toSafeInteger, value } from './quantity.js';
 
 /** Resource name → scheduler units: cpu in millicores, everything else bytes or counts (safe integers). */
@@ -88,21 +93,58 @@ function isRestartableInit(container: Container): boolean {
 }
 
 type PodSpec = NonNullable<Pod['spec']>;
+type PodStatus = NonNullable<Pod['status']>;
+
+/** Container statuses by container name (containers and init containers share one namespace). */
+function statusesByName(status: PodStatus | null | undefined): Map<string, ContainerStatus> {
+  const byName = new Map<string, ContainerStatus>();
+  for (const list of [status?.containerStatuses, status?.initContainerStatuses]) {
+    if (!Array.isArray(list)) continue;
+    for (const cs of list as ContainerStatus[]) if (isObject(cs) && typeof cs.name === 'string') byName.set(cs.name, cs);
+  }
+  return byName;
+}
+
+/** Go `IsPodResizeInfeasible`: the PodResizePending condition has reason Infeasible. */
+function resizeInfeasible(status: PodStatus | null | undefined): boolean {
+  const condition = status?.conditions?.find((c) => c?.type === 'PodResizePending');
+  return condition?.reason === 'Infeasible';
+}
+
+/**
+ * Go `determineEffectiveRequests` for a container with status `resources`: max(spec, actuated,
+ * allocated) per resource, without spec when the resize is infeasible; the spec alone otherwise.
+ */
+function effectiveRequests(spec: Exact, status: ContainerStatus | undefined, infeasible: boolean, path: string): Exact {
+  if (!status || status.resources === null || status.resources === undefined) return spec;
+  const actuated = readResourceList(isObject(status.resources) ? status.resources['requests'] : undefined, `${path}.resources.requests`);
+  const allocated = readResourceList(status.allocatedResources, `${path}.allocatedResources`);
+  const out: Exact = infeasible ? new Map() : new Map(spec);
+  maxInto(out, actuated);
+  maxInto(out, allocated);
+  return out;
+}
 
 /**
  * Go `AggregateContainerRequests`: Σ containers; each restartable init container ("sidecar") is added to
  * that sum and to the running sidecar total; a plain init container i uses requests(i) + sidecars started
- * before it; result = per-resource max(container sum, max_i usage(i)).
+ * before it; result = per-resource max(container sum, max_i usage(i)). Containers and sidecars with
+ * status resources count their effective requests (see {@link effectiveRequests}).
  */
-function aggregateContainerRequests(spec: PodSpec): Exact {
+function aggregateContainerRequests(spec: PodSpec, status: PodStatus | null | undefined): Exact {
+  const statuses = statusesByName(status);
+  const infeasible = resizeInfeasible(status);
+  const effective = (c: Container, own: Exact, path: string) => effectiveRequests(own, c.name ? statuses.get(c.name) : undefined, infeasible, path);
   const reqs: Exact = new Map();
   containerList(spec.containers, 'spec.containers').forEach((c, i) => {
-    addInto(reqs, containerRequests(c, `spec.containers[${i}]`));
+    const path = `spec.containers[${i}]`;
+    addInto(reqs, effective(c, containerRequests(c, path), `status.containerStatuses[${c.name}]`));
   });
   const sidecars: Exact = new Map();
   const initMax: Exact = new Map();
   containerList(spec.initContainers, 'spec.initContainers').forEach((c, i) => {
-    const own = containerRequests(c, `spec.initContainers[${i}]`);
+    const specOwn = containerRequests(c, `spec.initContainers[${i}]`);
+    const own = isRestartableInit(c) ? effective(c, specOwn, `status.initContainerStatuses[${c.name}]`) : specOwn;
     if (isRestartableInit(c)) {
       addInto(reqs, own);
       addInto(sidecars, own);
@@ -142,7 +184,7 @@ function applyPodLevelRequests(reqs: Exact, spec: PodSpec): void {
  */
 export function podRequestsExact(pod: Pod): Map<string, bigint> {
   const spec: PodSpec = pod.spec ?? {};
-  const reqs = aggregateContainerRequests(spec);
+  const reqs = aggregateContainerRequests(spec, pod.status);
   applyPodLevelRequests(reqs, spec);
   addInto(reqs, readResourceList(spec.overhead, 'spec.overhead'));
   return reqs;

@@ -336,3 +336,69 @@ describe('toSchedulerUnits', () => {
     expect(() => toSchedulerUnits('cpu', 10n ** 25n)).toThrow(/^cpu \(millicores\)/);
   });
 });
+
+describe('in-place resize: status resources count as kube-scheduler counts them (UseStatusResources)', () => {
+  /** A running pod whose container `app` asks 1 cpu / 1Gi in spec, with the given status. */
+  function resized(status: { actuated?: Record<string, string>; allocated?: Record<string, string>; noResources?: boolean }, conditions: unknown[] = []): Pod {
+    return {
+      metadata: { name: 'p', uid: 'u' },
+      spec: { nodeName: 'n1', containers: [{ name: 'app', resources: { requests: { cpu: '1', memory: '1Gi' } } }] },
+      status: {
+        phase: 'Running',
+        conditions: conditions as never,
+        containerStatuses: [{ name: 'app', ...(status.noResources ? {} : { resources: { requests: status.actuated ?? {} } }), ...(status.allocated ? { allocatedResources: status.allocated } : {}) }],
+      },
+    } as Pod;
+  }
+
+  it.each<[string, Pod, Record<string, number>]>([
+    // max(spec 1000m, actuated 2000m, allocated 2000m) = 2000m: an upsize the kubelet applied
+    ['resized up', resized({ actuated: { cpu: '2', memory: '1Gi' }, allocated: { cpu: '2', memory: '1Gi' } }), { cpu: 2000, memory: 1073741824 }],
+    // spec lowered to 1 cpu, still running with 3: max(1000, 3000, 3000) = 3000m until the kubelet actuates it
+    ['resize down pending', resized({ actuated: { cpu: '3', memory: '1Gi' }, allocated: { cpu: '3', memory: '1Gi' } }), { cpu: 3000, memory: 1073741824 }],
+    // admitted (allocated) 4Gi, not yet actuated: max(1Gi, 1Gi, 4Gi) = 4Gi
+    ['allocated ahead of actuated', resized({ actuated: { cpu: '1', memory: '1Gi' }, allocated: { cpu: '1', memory: '4Gi' } }), { cpu: 1000, memory: 4294967296 }],
+    // Infeasible: spec (1 cpu) is ignored; max(actuated 500m, allocated 500m) = 500m
+    [
+      'infeasible resize: spec left out',
+      resized({ actuated: { cpu: '500m', memory: '1Gi' }, allocated: { cpu: '500m', memory: '1Gi' } }, [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }]),
+      { cpu: 500, memory: 1073741824 },
+    ],
+    // Deferred is not Infeasible: spec counts again
+    [
+      'deferred resize: spec still counts',
+      resized({ actuated: { cpu: '500m', memory: '1Gi' }, allocated: { cpu: '500m', memory: '1Gi' } }, [{ type: 'PodResizePending', status: 'True', reason: 'Deferred' }]),
+      { cpu: 1000, memory: 1073741824 },
+    ],
+    // a status without `resources` (older kubelet): the spec alone
+    ['status without resources', resized({ noResources: true, allocated: { cpu: '8' } }), { cpu: 1000, memory: 1073741824 }],
+  ])('%s', (_name, pod, expected) => {
+    expect(Object.fromEntries(podRequests(pod))).toEqual(expected);
+  });
+
+  it('a sidecar counts its status resources, a plain init container only its spec', () => {
+    const pod = {
+      metadata: { name: 'p', uid: 'u' },
+      spec: {
+        containers: [{ name: 'app', resources: { requests: { cpu: '100m' } } }],
+        initContainers: [
+          { name: 'proxy', restartPolicy: 'Always', resources: { requests: { cpu: '100m' } } },
+          { name: 'setup', resources: { requests: { cpu: '100m' } } },
+        ],
+      },
+      status: {
+        containerStatuses: [{ name: 'app', resources: { requests: { cpu: '100m' } } }],
+        initContainerStatuses: [
+          { name: 'proxy', resources: { requests: { cpu: '400m' } } },
+          { name: 'setup', resources: { requests: { cpu: '5' } } },
+        ],
+      },
+    } as Pod;
+    // containers: app 100m + proxy max(100m, 400m) = 500m; setup uses spec 100m + proxy 400m = 500m → max 500m
+    expect(podRequests(pod).get('cpu')).toBe(500);
+  });
+
+  it('the realistic CoreDNS pod reports allocated = spec, so nothing changes', () => {
+    expect(Object.fromEntries(podRequests(loadJson<Pod>(podsDir, 'running-ready-coredns.json')))).toMatchObject({ cpu: 100, memory: 73400320 });
+  });
+});
