@@ -43,22 +43,30 @@ export function currentPressure(model: ClusterModel, name: string): number[] {
   });
 }
 
-/** Every node the model knows, or holds reservations for, sorted by name. */
-export function debugNodes(model: ClusterModel, nowMs: number): NodeView[] {
-  const names = new Set(model.nodes.keys());
+/** Reservations grouped by node (only the node `only`, when given). */
+function reservationsByNode(model: ClusterModel, nowMs: number, only?: string): Map<string, ReservationView[]> {
   const byNode = new Map<string, ReservationView[]>();
   for (const r of model.ledger.all()) {
-    names.add(r.nodeName);
+    if (only !== undefined && r.nodeName !== only) continue;
     const list = byNode.get(r.nodeName) ?? [];
     list.push({ uid: r.uid, pod: r.podKey, request: perResource(model.dims.names, r.request), ageSeconds: Math.max(0, (nowMs - r.reservedAtMs) / 1000) });
     byNode.set(r.nodeName, list);
   }
+  return byNode;
+}
+
+/** Every node the model knows, or holds reservations for, sorted by name. */
+export function debugNodes(model: ClusterModel, nowMs: number): NodeView[] {
+  const byNode = reservationsByNode(model, nowMs);
+  const names = new Set([...model.nodes.keys(), ...byNode.keys()]);
   return [...names].sort().map((name) => nodeView(model, name, byNode.get(name) ?? []));
 }
 
-/** One node's view, or null if the model knows nothing of it. */
+/** One node's view, or null if the model knows nothing of it (no record, no reservation). */
 export function debugNode(model: ClusterModel, name: string, nowMs: number): NodeView | null {
-  return debugNodes(model, nowMs).find((n) => n.name === name) ?? null;
+  const reservations = reservationsByNode(model, nowMs, name).get(name) ?? [];
+  if (!model.nodes.has(name) && reservations.length === 0) return null;
+  return nodeView(model, name, reservations);
 }
 
 function nodeView(model: ClusterModel, name: string, reservations: ReservationView[]): NodeView {

@@ -56,9 +56,9 @@ export interface Evaluation {
 /** Evaluates `view` for a pod requesting `request` (per dimension, scheduler units). O(dimensions). */
 export function evaluate(view: NodeView, request: readonly number[], dims: Dimensions): Evaluation {
   const { totals, reserved, allocatable } = view;
-  const counts = { starting: totals.starting + reserved.count, running: totals.running, paused: totals.pausedCount };
+  const starting = totals.starting + reserved.count;
   if (!allocatable) {
-    return { name: view.name, known: false, projected: dims.names.map(() => NaN), pressure: NaN, ...counts, failures: [] };
+    return { name: view.name, known: false, projected: dims.names.map(() => NaN), pressure: NaN, starting, running: totals.running, paused: totals.pausedCount, failures: [] };
   }
   const projected: number[] = [];
   const failures: FitFailure[] = [];
@@ -78,7 +78,7 @@ export function evaluate(view: NodeView, request: readonly number[], dims: Dimen
     if (q > a) failures.push({ code: 'RequestExceedsAllocatable', resource, requested: q, allocatable: a });
     else if (total > a) failures.push({ code: 'InsufficientResource', resource, requested: q, allocated, paused, reserved: held, allocatable: a });
   }
-  return { name: view.name, known: true, projected, pressure, ...counts, failures };
+  return { name: view.name, known: true, projected, pressure, starting, running: totals.running, paused: totals.pausedCount, failures };
 }
 
 /** Whether the pod fits the node (no failures). */

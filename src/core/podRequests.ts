@@ -190,10 +190,25 @@ export function podRequestsExact(pod: Pod): Map<string, bigint> {
   return reqs;
 }
 
+/** `(*Resource).Add`'s rounding, exactly: cpu → MilliValue() (millicores), anything else → Value(); both round up. */
+function exactUnits(resource: string, nanos: bigint): bigint {
+  return resource === 'cpu' ? milliValue({ nanos, format: 'DecimalSI' }) : value({ nanos, format: 'DecimalSI' });
+}
+
 function unitsAt(resource: string, nanos: bigint, what: string): number {
-  const isCpu = resource === 'cpu';
-  const units = isCpu ? milliValue({ nanos, format: 'DecimalSI' }) : value({ nanos, format: 'DecimalSI' });
-  return toSafeInteger(units, `${what} (${isCpu ? 'millicores' : 'units'})`);
+  return toSafeInteger(exactUnits(resource, nanos), `${what} (${resource === 'cpu' ? 'millicores' : 'units'})`);
+}
+
+const MAX_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * As {@link toSchedulerUnits}, but saturating at 2^53 − 1 (8 PiB of bytes) instead of throwing: what the
+ * placement model uses for its tracked dimensions, so a valid but astronomically large quantity simply
+ * fits nowhere instead of breaking exact arithmetic.
+ */
+export function schedulerAmount(resource: string, nanos: bigint): number {
+  const units = exactUnits(resource, nanos);
+  return Number(units > MAX_AMOUNT ? MAX_AMOUNT : units);
 }
 
 /**

@@ -6,8 +6,7 @@
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
 import type { Node, Pod } from './kube.js';
-import { nodeAllocatableExact, podRequestsExact } from './podRequests.js';
-import { ceilDiv } from './quantity.js';
+import { nodeAllocatableExact, podRequestsExact, schedulerAmount } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
 export interface Dimensions {
@@ -73,18 +72,6 @@ export function sandboxState(pod: Pod, pausedLabel: string): SandboxState {
   if (!pod.spec?.nodeName) return 'pending';
   const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
   return ready ? 'running' : 'starting';
-}
-
-const MAX_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
-
-/**
- * Exact nanos → scheduler units, as `(*Resource).Add` does (cpu: MilliValue(), millicores; anything
- * else: Value(), bytes or counts; both rounded up), saturating at 2^53 − 1 (8 PiB of bytes): a valid
- * but astronomically large quantity then simply fits nowhere, instead of breaking exact arithmetic.
- */
-export function schedulerAmount(resource: string, nanos: bigint): number {
-  const units = ceilDiv(nanos, resource === 'cpu' ? 1_000_000n : 1_000_000_000n);
-  return Number(units > MAX_AMOUNT ? MAX_AMOUNT : units);
 }
 
 /**

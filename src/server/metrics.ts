@@ -26,7 +26,6 @@ export class Metrics {
   readonly binds: Counter<'result'>;
   readonly events: Counter<'outcome'>;
   readonly nodePressure: Gauge<'node' | 'resource'>;
-  readonly modelObjects: Gauge<'kind'>;
   readonly tlsReloads: Counter<'result'>;
 
   /**
@@ -63,7 +62,19 @@ export class Metrics {
     });
     this.reservationsReleased = new Counter({ name: 'sandbox_extender_reservations_released_total', help: 'Reservations released, by reason.', labelNames: ['reason'], registers });
     this.snapshotLoads = new Counter({ name: 'sandbox_extender_snapshot_loads_total', help: 'Snapshot file loads by result (ok, error).', labelNames: ['result'], registers });
-    this.snapshotObjects = new Gauge({ name: 'sandbox_extender_snapshot_objects', help: 'Objects in the cluster model, by kind.', labelNames: ['kind'], registers });
+    const modelSize = options.modelSize;
+    this.snapshotObjects = new Gauge({
+      name: 'sandbox_extender_snapshot_objects',
+      help: 'Node and pod records in the cluster model (from the snapshot file or the watches), by kind.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        const size = modelSize?.();
+        if (!size) return;
+        this.set({ kind: 'node' }, size.nodes);
+        this.set({ kind: 'pod' }, size.pods);
+      },
+    });
     this.watchRestarts = new Counter({ name: 'sandbox_extender_watch_restarts_total', help: 'List/watch sessions that failed and were restarted with backoff, by resource.', labelNames: ['resource'], registers });
     this.lists = new Counter({ name: 'sandbox_extender_watch_lists_total', help: 'Complete lists applied, by resource and kind (initial, relist).', labelNames: ['resource', 'kind'], registers });
     this.cacheSynced = new Gauge({ name: 'sandbox_extender_cache_synced', help: '1 once the initial list of the resource has been applied.', labelNames: ['resource'], registers });
@@ -78,19 +89,6 @@ export class Metrics {
       collect() {
         this.reset();
         for (const [node, resource, value] of nodePressures?.() ?? []) this.set({ node, resource }, value);
-      },
-    });
-    const modelSize = options.modelSize;
-    this.modelObjects = new Gauge({
-      name: 'sandbox_extender_model_objects',
-      help: 'Records in the cluster model by kind (node, pod), in both modes.',
-      labelNames: ['kind'],
-      registers,
-      collect() {
-        const size = modelSize?.();
-        if (!size) return;
-        this.set({ kind: 'node' }, size.nodes);
-        this.set({ kind: 'pod' }, size.pods);
       },
     });
     this.tlsReloads = new Counter({ name: 'sandbox_extender_tls_reloads_total', help: 'Reloads of the serving certificate after its files changed, by result (ok, error).', labelNames: ['result'], registers });

@@ -83,8 +83,6 @@ function snapshotSource(path: string, config: Config, service: PlacementService,
       const result = syncModel(service.model, snapshot.nodes, snapshot.pods, options);
       for (const line of result.errors) logger.warn({ snapshot: path }, `skipped ${line}`);
       metrics.snapshotLoads.inc({ result: 'ok' });
-      metrics.snapshotObjects.set({ kind: 'node' }, result.nodes);
-      metrics.snapshotObjects.set({ kind: 'pod' }, result.pods);
       logger.info({ snapshot: path, nodes: result.nodes, pods: result.pods, skipped: result.errors.length, released: result.releases.length }, 'snapshot loaded');
       return true;
     } catch (err) {

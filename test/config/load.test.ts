@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, configJsonSchema, loadConfig, parseConfig } from '../../src/config/load.js';
 import { configSchema } from '../../src/config/schema.js';
+import { thrown } from '../fixtures/thrown.js';
 
 const EXAMPLE_CONFIG = fileURLToPath(new URL('../../examples/config.yaml', import.meta.url));
 
@@ -42,13 +43,7 @@ function yamlFile(text: string): string {
 
 /** The ConfigError thrown by `fn` (fails the test if nothing or something else is thrown). */
 function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  throw new Error('expected a ConfigError, nothing was thrown');
+  return thrown(ConfigError, fn);
 }
 
 describe('defaults', () => {

@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import type { Container, Node, Pod, ResourceList } from '../../src/core/kube.js';
 import { nodeAllocatable, podRequests, podRequestsExact, toSchedulerUnits } from '../../src/core/podRequests.js';
 import { QuantityError } from '../../src/core/quantity.js';
+import { thrown } from '../fixtures/thrown.js';
 
 const podsDir = new URL('../fixtures/pods/', import.meta.url);
 const nodesDir = new URL('../fixtures/nodes/', import.meta.url);
@@ -244,13 +245,7 @@ describe('podRequests: synthetic pods', () => {
 });
 
 function quantityError(run: () => unknown): QuantityError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof QuantityError) return err;
-    throw err;
-  }
-  throw new Error('expected a QuantityError');
+  return thrown(QuantityError, run);
 }
 
 describe('podRequests: errors name the JSON path', () => {

@@ -8,6 +8,7 @@ import {
   value,
   type QuantityFormat,
 } from '../../src/core/quantity.js';
+import { thrown } from '../fixtures/thrown.js';
 
 /** "3.92" / "-0.0001" (≤ 9 decimals) → exact nanos, so the table's "exact value" column can be asserted. */
 function decimalToNanos(text: string): bigint {
@@ -121,13 +122,7 @@ const rejected: readonly RejectedRow[] = [
 ];
 
 function parseError(run: () => unknown): QuantityError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof QuantityError) return err;
-    throw err;
-  }
-  throw new Error('expected a QuantityError');
+  return thrown(QuantityError, run);
 }
 
 describe('parseQuantity: quantity.md §8 edge-case table', () => {

@@ -2,7 +2,7 @@
  * Regressions found by trying the product as a new user would (each was wrong before its fix).
  */
 import request from 'supertest';
-import { schedulerAmount } from '../../src/core/records.js';
+import { schedulerAmount } from '../../src/core/podRequests.js';
 import { makePod } from '../fixtures/builders.js';
 import { exampleNodes, makeHarness, modelState, namesArgs, nodesArgs, NODE_16, NODE_192, NODE_64, sampleValue } from './harness.js';
 

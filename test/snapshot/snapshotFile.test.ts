@@ -15,6 +15,7 @@ import { serve, type RunningServer } from '../../src/server/serve.js';
 import { SnapshotError, parseSnapshot, readSnapshot, snapshotMtimeMs, watchSnapshot } from '../../src/snapshot/snapshotFile.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { modelState, sampleValue } from '../server/harness.js';
+import { thrown } from '../fixtures/thrown.js';
 
 const SNAPSHOT_PATH = fileURLToPath(new URL('../../examples/snapshot.json', import.meta.url));
 const LISTS = fileURLToPath(new URL('../fixtures/lists/', import.meta.url));
@@ -61,13 +62,7 @@ function replaceFile(path: string, text: string): void {
 }
 
 function snapshotError(fn: () => unknown): SnapshotError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(SnapshotError);
-    return err as SnapshotError;
-  }
-  throw new Error('expected a SnapshotError, nothing was thrown');
+  return thrown(SnapshotError, fn);
 }
 
 describe('parseSnapshot', () => {
