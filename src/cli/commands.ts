@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { Pod } from '../core/kube.js';
-import { STRATEGIES, type Evaluation, type Strategy } from '../core/placement.js';
+import type { Evaluation } from '../core/evaluation.js';
+import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
 import { formatFailure, formatAmount } from '../core/reasons.js';
 import { toPodRecord, type Dimensions } from '../core/records.js';
 import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
@@ -13,7 +14,7 @@ import { syncModel } from '../core/sync.js';
 import { milliValue, parseQuantity, value } from '../core/quantity.js';
 import type { Config } from '../config/schema.js';
 import { randomSource } from '../random.js';
-import { buildService } from '../server/serve.js';
+import { buildService } from '../runtime/service.js';
 import { readSnapshot } from '../snapshot/snapshotFile.js';
 
 /** A command-line argument that cannot be used (exit code 2). */
@@ -39,22 +40,22 @@ function formatPressure(p: number): string {
 export function rankCommand(config: Config, snapshotPath: string, podPath: string): string {
   const { service } = buildService(config);
   const snapshot = readSnapshot(snapshotPath);
-  const sync = syncModel(service.model, snapshot.nodes, snapshot.pods, { pausedLabel: config.pausedLabel });
+  const sync = syncModel(service.cache, snapshot.nodes, snapshot.pods, { pausedLabel: config.pausedLabel });
   const pod = readPod(podPath);
-  const record = toPodRecord({ ...pod, metadata: { uid: 'rank', ...pod.metadata } }, service.model.dims, { pausedLabel: config.pausedLabel });
-  const ranked = service.rank(record, [...service.model.nodes.keys()].map((name) => ({ name })));
+  const record = toPodRecord({ ...pod, metadata: { uid: 'rank', ...pod.metadata } }, service.cache.dims, { pausedLabel: config.pausedLabel });
+  const ranked = service.rank(record, { names: [...service.cache.nodeNames()] });
   const dims = config.dimensions;
   const header = ['#', 'NODE', 'FITS', 'PRESSURE', ...dims.map((d) => d.toUpperCase()), 'STARTING', 'RUNNING', 'PAUSED', 'REASON'];
   const rows = ranked.map((e: Evaluation, i) => [
     String(i + 1),
     e.name,
     e.failures.length === 0 ? 'yes' : 'no',
-    e.known ? formatPressure(e.pressure) : 'unknown',
+    e.capacityKnown ? formatPressure(e.pressure) : 'unknown',
     ...dims.map((_, r) => formatPressure(e.projected[r] ?? NaN)),
     String(e.starting),
     String(e.running),
     String(e.paused),
-    e.failures.map(formatFailure).join('; ') || (e.known ? '' : 'capacity unknown (no allocatable): ranked last'),
+    e.failures.map(formatFailure).join('; ') || (e.capacityKnown ? '' : 'capacity unknown (no allocatable): ranked last'),
   ]);
   const request = dims.map((d, r) => `${d}=${formatAmount(d, record.request[r]!)}`).join(' ');
   const lines = [`pod ${record.key} requests ${request}; projected pressure = (allocated + paused + reserved + requested) / allocatable`, formatTable([header, ...rows])];

@@ -9,16 +9,8 @@
  * by matching error text.
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
+import type { BindOutcome, BindRequest } from '../core/binding.js';
 import { statusOf } from './kube.js';
-
-export interface BindRequest {
-  readonly podName: string;
-  readonly podNamespace: string;
-  readonly podUid: string;
-  readonly node: string;
-}
-
-export type BindOutcome = { readonly ok: true; readonly alreadyBound: boolean } | { readonly ok: false; readonly error: string };
 
 export interface BindApi {
   createNamespacedPodBinding: CoreV1Api['createNamespacedPodBinding'];

@@ -2,7 +2,9 @@
  * The Kubernetes client side (@kubernetes/client-node 1.x): loading a kubeconfig the way Kubernetes
  * tools do, and the list/watch sources of Nodes and Pods for the reflectors.
  */
-import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration } from '@kubernetes/client-node';
 import type { Node, Pod } from '../core/kube.js';
 import type { ResourceSource } from './reflector.js';
 
@@ -16,6 +18,41 @@ export function loadKubeConfig(path?: string): KubeConfig {
   else kc.loadFromDefault();
   if (!kc.getCurrentCluster()) throw new Error(`no cluster in the kubeconfig${path ? ` ${path}` : ''} (or in-cluster environment)`);
   return kc;
+}
+
+type RequestContext = Parameters<KubeConfig['applySecurityAuthentication']>[0];
+
+/** Connections kept open to the API server for Bindings, Events and reads. */
+const MAX_API_SOCKETS = 16;
+
+/**
+ * A CoreV1Api whose requests share keep-alive connections. client-node authenticates every request
+ * with a fresh https.Agent (a new TCP and TLS handshake per Binding or Event, on the event loop that
+ * also answers kube-scheduler); here the library still applies its authentication to each request
+ * (headers: bearer tokens, exec and auth providers, re-read as it does), and the connection comes
+ * from one keep-alive agent made once from the kubeconfig's TLS settings (CA, client certificate,
+ * server name, skip-verify). A client certificate file is therefore read once, at start-up. With a
+ * proxy in the kubeconfig the library's own agent is kept.
+ */
+export function apiClient(kc: KubeConfig): CoreV1Api {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('no cluster in the kubeconfig');
+  let agent: Promise<HttpAgent | HttpsAgent> | undefined;
+  const keepAliveAgent = async (): Promise<HttpAgent | HttpsAgent> => {
+    const tls: { ca?: unknown; cert?: unknown; key?: unknown; rejectUnauthorized?: boolean; servername?: string } = {};
+    await kc.applyToHTTPSOptions(tls);
+    const common = { keepAlive: true, maxSockets: MAX_API_SOCKETS };
+    if (cluster.server.startsWith('http:')) return new HttpAgent(common);
+    return new HttpsAgent({ ...common, ca: tls.ca as string, cert: tls.cert as string, key: tls.key as string, rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername });
+  };
+  const auth = {
+    getName: () => 'kubeconfig with keep-alive connections',
+    applySecurityAuthentication: async (context: RequestContext) => {
+      await kc.applySecurityAuthentication(context);
+      if (!cluster.proxyUrl) context.setAgent(await (agent ??= keepAliveAgent()));
+    },
+  };
+  return new CoreV1Api(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: auth } }));
 }
 
 /** Server-side watch timeout: the API server closes the watch after this and the reflector resumes from the last resourceVersion. */
@@ -33,7 +70,7 @@ function watchSource<T>(kc: KubeConfig, path: string, list: ResourceSource<T>['l
 }
 
 /** Every Pod in every namespace. */
-export function podSource(kc: KubeConfig, api = kc.makeApiClient(CoreV1Api)): ResourceSource<Pod> {
+export function podSource(kc: KubeConfig, api: CoreV1Api): ResourceSource<Pod> {
   return watchSource<Pod>(kc, '/api/v1/pods', async ({ limit, continueToken }) => {
     const page = await api.listPodForAllNamespaces({ limit, _continue: continueToken });
     return { items: page.items as unknown as Pod[], resourceVersion: page.metadata?.resourceVersion ?? '', continueToken: page.metadata?._continue };
@@ -41,7 +78,7 @@ export function podSource(kc: KubeConfig, api = kc.makeApiClient(CoreV1Api)): Re
 }
 
 /** Every Node. */
-export function nodeSource(kc: KubeConfig, api = kc.makeApiClient(CoreV1Api)): ResourceSource<Node> {
+export function nodeSource(kc: KubeConfig, api: CoreV1Api): ResourceSource<Node> {
   return watchSource<Node>(kc, '/api/v1/nodes', async ({ limit, continueToken }) => {
     const page = await api.listNode({ limit, _continue: continueToken });
     return { items: page.items as unknown as Node[], resourceVersion: page.metadata?.resourceVersion ?? '', continueToken: page.metadata?._continue };

@@ -1,13 +1,13 @@
 /**
- * Live cluster mode: two reflectors (Nodes, Pods) keep the cluster model in step with the API
+ * Live cluster mode: two reflectors (Nodes, Pods) keep the scheduler cache in step with the API
  * server. Each object is turned into a compact record at once and dropped, so memory holds records,
  * never objects. Ready once both initial lists have been applied.
  */
 import type { Logger } from 'pino';
-import type { ClusterModel } from '../core/clusterModel.js';
+import type { SchedulerCache } from '../core/schedulerCache.js';
 import type { Node, Pod } from '../core/kube.js';
 import { applyNode, applyPod, syncNodes, syncPods } from '../core/sync.js';
-import type { Metrics } from '../server/metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import { statusOf } from './kube.js';
 import { Reflector, type ResourceSource } from './reflector.js';
 
@@ -23,7 +23,7 @@ export class LiveSync {
   private readonly pods: Reflector<Pod>;
 
   constructor(
-    model: ClusterModel,
+    cache: SchedulerCache,
     sources: { readonly nodes: ResourceSource<Node>; readonly pods: ResourceSource<Pod> },
     options: LiveSyncOptions,
     private readonly metrics: Metrics,
@@ -34,12 +34,12 @@ export class LiveSync {
       for (const error of errors) if (error) logger.warn({ resource }, `skipped ${error}`);
     };
     this.nodes = new Reflector<Node>('nodes', sources.nodes, {
-      replace: (items) => skipped('nodes', syncNodes(model, items)),
-      event: (type, node) => skipped('nodes', [applyNode(model, type, node)]),
+      replace: (items) => skipped('nodes', syncNodes(cache, items)),
+      event: (type, node) => skipped('nodes', [applyNode(cache, type, node)]),
     }, this.reflectorOptions('nodes', options));
     this.pods = new Reflector<Pod>('pods', sources.pods, {
-      replace: (items) => skipped('pods', syncPods(model, items, podOptions).errors),
-      event: (type, pod) => skipped('pods', [applyPod(model, type, pod, podOptions).error]),
+      replace: (items) => skipped('pods', syncPods(cache, items, podOptions).errors),
+      event: (type, pod) => skipped('pods', [applyPod(cache, type, pod, podOptions).error]),
     }, this.reflectorOptions('pods', options));
   }
 

@@ -3,7 +3,7 @@
  * A YAML file is parsed against it at start-up; command-line flags override file values.
  */
 import { z } from 'zod';
-import { STRATEGIES } from '../core/placement.js';
+import { STRATEGIES } from '../core/strategies/index.js';
 
 /** Resource names as Kubernetes spells them: `cpu`, `memory`, `pods`, `ephemeral-storage`, `nvidia.com/gpu`, `hugepages-2Mi`. */
 const resourceName = z
@@ -27,6 +27,19 @@ export const configSchema = z
       .default(['cpu', 'memory']),
     /** How long a placement stays reserved without the pod being seen bound (placementReservationTtl). */
     placementReservationTtlSeconds: z.number().positive().max(86_400).default(600),
+    /**
+     * Cluster mode: how long a reservation lives for a pod UID the watch has never shown (a late or
+     * forged request); once the watch shows the pod, it gets placementReservationTtlSeconds.
+     * Capped at placementReservationTtlSeconds.
+     */
+    unconfirmedReservationTtlSeconds: z.number().positive().max(86_400).default(30),
+    /**
+     * One call per pod: Filter answers with the single node it chooses (reserved at once), so
+     * kube-scheduler skips Prioritize and its score plugins. Right when the profile's score plugins
+     * are off (the sandbox-scheduler setup); set false when other score plugins must weigh in
+     * (an extender added to an existing kube-scheduler), and Filter then answers every feasible node.
+     */
+    chooseInFilter: z.boolean().default(true),
     /** Pods whose labels carry this key with value "true" are paused sandboxes. */
     pausedLabel: labelKey.default('sandbox-extender.io/paused'),
     /** Only pods with this spec.schedulerName are placed; others are passed through. */

@@ -1,9 +1,11 @@
 /**
- * The debug view of the model: each node's snapshot with its reservations, as plain sorted data
- * (GET /debug/nodes and /debug/nodes/NAME), and the current pressure per node for the metrics.
- * Read-only: it copies what it shows.
+ * The debug view of the scheduler cache: each node's NodeInfo with its reservations, as plain data
+ * (GET /debug/nodes and /debug/nodes/NAME). Read-only: it copies what it shows. Nodes are sorted by
+ * name in natural order (`node-16` before `node-64` before `node-192`), or by current pressure,
+ * highest first.
  */
-import type { ClusterModel } from './clusterModel.js';
+import { currentPressure, maxPressure, type NodeInfo } from './nodeInfo.js';
+import type { SchedulerCache } from './schedulerCache.js';
 
 export type PerResource = Record<string, number>;
 
@@ -12,11 +14,14 @@ export interface ReservationView {
   readonly pod: string;
   readonly request: PerResource;
   readonly ageSeconds: number;
+  /** The bind verb created the Binding; waiting for the watch to show the pod bound. */
+  readonly bindingFinished: boolean;
+  readonly expiresInSeconds: number;
 }
 
 export interface NodeView {
   readonly name: string;
-  /** null: the node's capacity is unknown (or the node is not in the model but holds pods/reservations). */
+  /** null: the node's capacity is unknown (or the node is not in the cache but holds pods/reservations). */
   readonly allocatable: PerResource | null;
   readonly allocated: PerResource;
   readonly paused: PerResource;
@@ -28,63 +33,62 @@ export interface NodeView {
   readonly reservations: readonly ReservationView[];
 }
 
+/** Order of the node list: by name (natural order) or by current max pressure, highest first (unknown last). */
+export type NodeOrder = 'name' | 'pressure';
+
+/** Natural order of names: digit runs compare as numbers (`node-16` < `node-64` < `node-192`). */
+export const compareNames = new Intl.Collator('en', { numeric: true }).compare;
+
 function perResource(names: readonly string[], values: readonly number[]): PerResource {
   return Object.fromEntries(names.map((n, i) => [n, values[i]!]));
 }
 
-/** Current pressure of a node per dimension (NaN where allocatable is 0 or unknown). */
-export function currentPressure(model: ClusterModel, name: string): number[] {
-  const allocatable = model.nodes.get(name)?.allocatable ?? null;
-  const totals = model.totalsOf(name);
-  const reserved = model.ledger.reservedOn(name);
-  return model.dims.names.map((_, r) => {
-    const a = allocatable?.[r] ?? 0;
-    return a > 0 ? (totals.allocated[r]! + totals.paused[r]! + reserved.request[r]!) / a : NaN;
-  });
-}
-
-/** Reservations grouped by node (only the node `only`, when given). */
-function reservationsByNode(model: ClusterModel, nowMs: number, only?: string): Map<string, ReservationView[]> {
+/** Reservations grouped by node (only the node `only`, when given), each list sorted by pod. */
+function reservationsByNode(cache: SchedulerCache, nowMs: number, only?: string): Map<string, ReservationView[]> {
   const byNode = new Map<string, ReservationView[]>();
-  for (const r of model.ledger.all()) {
+  for (const r of cache.reservations()) {
     if (only !== undefined && r.nodeName !== only) continue;
     const list = byNode.get(r.nodeName) ?? [];
-    list.push({ uid: r.uid, pod: r.podKey, request: perResource(model.dims.names, r.request), ageSeconds: Math.max(0, (nowMs - r.reservedAtMs) / 1000) });
+    list.push({
+      uid: r.uid,
+      pod: r.podKey,
+      request: perResource(cache.dims.names, r.request),
+      ageSeconds: Math.max(0, (nowMs - r.reservedAtMs) / 1000),
+      bindingFinished: r.bindingFinished,
+      expiresInSeconds: Math.max(0, (r.expiresAtMs - nowMs) / 1000),
+    });
     byNode.set(r.nodeName, list);
   }
+  for (const list of byNode.values()) list.sort((a, b) => compareNames(a.pod, b.pod) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
   return byNode;
 }
 
-/** Every node the model knows, or holds reservations for, sorted by name. */
-export function debugNodes(model: ClusterModel, nowMs: number): NodeView[] {
-  const byNode = reservationsByNode(model, nowMs);
-  const names = new Set([...model.nodes.keys(), ...byNode.keys()]);
-  return [...names].sort().map((name) => nodeView(model, name, byNode.get(name) ?? []));
+/** Every node the cache knows (a Node object, bound pods or reservations), in `order`. */
+export function debugNodes(cache: SchedulerCache, nowMs: number, order: NodeOrder = 'name'): NodeView[] {
+  const byNode = reservationsByNode(cache, nowMs);
+  const views = [...cache.nodeInfos()].map((info) => nodeView(cache, info, byNode.get(info.name) ?? []));
+  if (order === 'pressure') return views.sort((a, b) => (b.maxPressure ?? -1) - (a.maxPressure ?? -1) || compareNames(a.name, b.name));
+  return views.sort((a, b) => compareNames(a.name, b.name));
 }
 
-/** One node's view, or null if the model knows nothing of it (no record, no reservation). */
-export function debugNode(model: ClusterModel, name: string, nowMs: number): NodeView | null {
-  const reservations = reservationsByNode(model, nowMs, name).get(name) ?? [];
-  if (!model.nodes.has(name) && reservations.length === 0) return null;
-  return nodeView(model, name, reservations);
+/** One node's view, or null if the cache knows nothing of it. */
+export function debugNode(cache: SchedulerCache, name: string, nowMs: number): NodeView | null {
+  const info = cache.nodeInfo(name);
+  return info ? nodeView(cache, info, reservationsByNode(cache, nowMs, name).get(name) ?? []) : null;
 }
 
-function nodeView(model: ClusterModel, name: string, reservations: ReservationView[]): NodeView {
-  const dims = model.dims.names;
-  const allocatable = model.nodes.get(name)?.allocatable ?? null;
-  const totals = model.totalsOf(name);
-  const reserved = model.ledger.reservedOn(name);
-  const pressure = currentPressure(model, name);
-  const known = pressure.filter((p) => !Number.isNaN(p));
+function nodeView(cache: SchedulerCache, info: NodeInfo, reservations: ReservationView[]): NodeView {
+  const dims = cache.dims.names;
+  const pressure = currentPressure(info);
   return {
-    name,
-    allocatable: allocatable && perResource(dims, allocatable),
-    allocated: perResource(dims, totals.allocated),
-    paused: perResource(dims, totals.paused),
-    reserved: perResource(dims, reserved.request),
+    name: info.name,
+    allocatable: info.allocatable && perResource(dims, info.allocatable),
+    allocated: perResource(dims, info.allocated),
+    paused: perResource(dims, info.paused),
+    reserved: perResource(dims, info.reserved),
     pressure: Object.fromEntries(dims.map((d, i) => [d, pressure[i]!]).filter(([, p]) => !Number.isNaN(p))),
-    maxPressure: known.length > 0 ? Math.max(...known) : null,
-    sandboxes: { starting: totals.starting, running: totals.running, paused: totals.pausedCount, reserved: reserved.count },
-    reservations: [...reservations].sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0)),
+    maxPressure: maxPressure(pressure),
+    sandboxes: { starting: info.starting, running: info.running, paused: info.pausedCount, reserved: info.reservedCount },
+    reservations,
   };
 }

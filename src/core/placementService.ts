@@ -1,11 +1,14 @@
 /**
- * The extender's decisions over the cluster model: Filter, Prioritize (Score) and the ranked view,
- * with the reservation made at the moment of decision.
+ * The extender's decisions over the scheduler cache: Filter, Prioritize (Score), the bind check and
+ * the ranked view, with the reservation made at the moment of decision (SchedulerCache.assume).
  *
  * Where a reservation is made (keyed by pod UID; the same UID again replaces it):
- * - Prioritize reserves the node it scores 10.
- * - Filter reserves when exactly one node passes, because kube-scheduler then skips Prioritize
- *   (pkg/scheduler/schedule_one.go: a single feasible node is chosen directly).
+ * - chooseInFilter (one call per pod): Filter chooses the node and answers with it alone, so
+ *   kube-scheduler has a single feasible node and skips Prioritize and scoring
+ *   (Kubernetes v1.36 pkg/scheduler/schedule_one.go schedulePod: one feasible node is taken
+ *   directly). Exact when the profile runs no score plugins of its own (the sandbox-scheduler setup).
+ * - otherwise (two calls): Filter answers every feasible node and reserves only when exactly one
+ *   passes (kube-scheduler then skips Prioritize); Prioritize reserves the node it scores 10.
  * A pod's own earlier reservation is left out of the totals it is evaluated against, so a retried
  * pod never competes with itself.
  *
@@ -13,138 +16,176 @@
  * Prioritize scores every node 0, nothing is reserved (extenders are called for every profile of the
  * kube-scheduler process that calls them). Their requests still count once they are bound.
  */
-import type { ClusterModel } from './clusterModel.js';
-import { evaluate, scoreEvaluations, compareCandidates, type Evaluation, type NodeView, type Placer } from './placement.js';
-import type { FitFailure } from './reasons.js';
-import type { NodeRecord, PodRecord } from './records.js';
-import type { NodeReservations } from './reservations.js';
+import { evaluateCandidate, type Evaluation } from './evaluation.js';
+import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from './offers.js';
+import type { Placer } from './placement.js';
+import { formatFailure, type FitFailure } from './reasons.js';
+import type { PodRecord } from './records.js';
+import { CandidateScan } from './scan.js';
+import type { AssumeResult, SchedulerCache } from './schedulerCache.js';
+import { compareByLoad } from './strategies/strategy.js';
 
-/** A node kube-scheduler asked about: by name (nodeCacheCapable) or with its object (its allocatable wins). */
-export interface Candidate {
-  readonly name: string;
-  readonly node?: NodeRecord;
+/** The nodes kube-scheduler asks about: names, and with nodeCacheCapable: false the allocatable of their objects. */
+export interface Candidates {
+  readonly names: readonly string[];
+  /** Per name: allocatable from the request's Node object (null: none usable); undefined: the cache's record stands. */
+  readonly allocatable?: readonly (readonly number[] | null | undefined)[] | undefined;
 }
 
 export type DecisionResult = 'placed' | 'no_fit' | 'passthrough';
 
-export interface FilterOutcome {
+export interface Decision {
   readonly result: DecisionResult;
-  readonly evaluations: readonly Evaluation[];
-  /** Names that fit, in input order. */
-  readonly feasible: readonly string[];
-  /** Per node that does not fit: its failures. */
-  readonly failed: ReadonlyMap<string, readonly FitFailure[]>;
-  /** Node reserved by this call (single feasible node), if any. */
+  /** This call's scan (valid until the next call on this service): names, fit status, pressure, counts. */
+  readonly scan: CandidateScan;
+  /** Index of the chosen candidate, or -1 (none fits, passthrough, or Filter left the choice to Prioritize). */
+  readonly chosen: number;
+  /** Index of the candidate the strategy would have taken next, or -1. */
+  readonly runnerUp: number;
+  /** Node reserved by this call, or null. */
   readonly reserved: string | null;
-}
-
-export interface PrioritizeOutcome {
-  readonly result: DecisionResult;
-  readonly evaluations: readonly Evaluation[];
-  /** One score per candidate, input order, integers 0..10. */
-  readonly scores: readonly number[];
-  readonly chosen: Evaluation | null;
-  readonly runnerUp: Evaluation | null;
-  readonly feasible: number;
+  /** What the cache did with the choice (null when nothing was chosen). */
+  readonly assumed: AssumeResult | null;
+  /** The chosen node and the runner-up in full, as they were before this decision's reservation (for its explanation). */
+  readonly chosenEvaluation: Evaluation | null;
+  readonly runnerUpEvaluation: Evaluation | null;
+  /**
+   * The candidates that do not fit, with their failures, in input order — when the reply reports them
+   * (two calls per pod, or nothing fits); empty otherwise.
+   */
+  readonly failed: readonly (readonly [string, readonly FitFailure[]])[];
 }
 
 export interface PlacementServiceOptions {
   /** Pods with another spec.schedulerName are passed through. */
   readonly schedulerName: string;
+  /** Filter answers with the single node it chooses (one call per pod). */
+  readonly chooseInFilter: boolean;
+  /** Record the candidates of each request, so the bind verb can check what kube-scheduler offered (cluster mode with bind). */
+  readonly recordOffers: boolean;
+  /** How long an offer counts (ms): the reservation TTL. */
+  readonly offerTtlMs: number;
 }
 
 export class PlacementService {
+  private readonly scan: CandidateScan;
+  private readonly offers: OfferLog | null;
+
   constructor(
-    readonly model: ClusterModel,
+    readonly cache: SchedulerCache,
     readonly placer: Placer,
-    private readonly options: PlacementServiceOptions,
-  ) {}
+    readonly options: PlacementServiceOptions,
+  ) {
+    this.scan = new CandidateScan((name) => cache.nodeInfo(name), cache.dims);
+    this.offers = options.recordOffers ? new OfferLog(options.offerTtlMs) : null;
+  }
 
   /** Whether this extender places pods of `schedulerName` (spec.schedulerName; empty means default-scheduler). */
   ownsSchedulerName(schedulerName: string | null | undefined): boolean {
     return (schedulerName || 'default-scheduler') === this.options.schedulerName;
   }
 
-  /** Whether this extender places `pod` (its schedulerName matches). */
-  owns(pod: PodRecord): boolean {
-    return this.ownsSchedulerName(pod.schedulerName);
+  /**
+   * Filter (see the module header). Expires old reservations first. With chooseInFilter the reply is
+   * the chosen node alone; otherwise every feasible node, and `failed` lists the others.
+   */
+  filter(pod: PodRecord, candidates: Candidates, nowMs: number): Decision {
+    const scan = this.scanFor(pod, candidates, nowMs);
+    if (scan.feasible === 0) return this.decision('no_fit', -1, -1, pod, nowMs, true);
+    if (this.options.chooseInFilter) {
+      const { chosen, runnerUp } = this.placer.choose(scan);
+      return this.decision('placed', chosen, runnerUp, pod, nowMs, false);
+    }
+    if (scan.feasible > 1) return this.decision('placed', -1, -1, pod, nowMs, true);
+    let only = 0;
+    while (!scan.fits(only)) only++;
+    return this.decision('placed', only, -1, pod, nowMs, true);
   }
 
-  /** Filter: which candidates can take `pod` now. Expires old reservations first. */
-  filter(pod: PodRecord, candidates: readonly Candidate[], nowMs: number): FilterOutcome {
-    this.model.expire(nowMs);
-    if (!this.owns(pod)) {
-      return { result: 'passthrough', evaluations: [], feasible: candidates.map((c) => c.name), failed: new Map(), reserved: null };
-    }
-    const evaluations = this.evaluateAll(pod, candidates);
-    const feasible: string[] = [];
-    const failed = new Map<string, readonly FitFailure[]>();
-    for (const e of evaluations) {
-      if (e.failures.length === 0) feasible.push(e.name);
-      else failed.set(e.name, e.failures);
-    }
-    let reserved: string | null = null;
-    if (feasible.length === 1 && this.model.reserve(pod, feasible[0]!, nowMs)) reserved = feasible[0]!;
-    return { result: feasible.length > 0 ? 'placed' : 'no_fit', evaluations, feasible, failed, reserved };
+  /** Prioritize: the strategy's pick scores 10 (Placer.score) and is reserved. Expires old reservations first. */
+  prioritize(pod: PodRecord, candidates: Candidates, nowMs: number): Decision {
+    const scan = this.scanFor(pod, candidates, nowMs);
+    const { chosen, runnerUp } = this.placer.choose(scan);
+    return this.decision(chosen >= 0 ? 'placed' : 'no_fit', chosen, runnerUp, pod, nowMs, false);
   }
 
-  /** Prioritize: scores 0..10 with the strategy's pick at 10, and reserves that pick. */
-  prioritize(pod: PodRecord, candidates: readonly Candidate[], nowMs: number): PrioritizeOutcome {
-    this.model.expire(nowMs);
-    if (!this.owns(pod)) {
-      return { result: 'passthrough', evaluations: [], scores: candidates.map(() => 0), chosen: null, runnerUp: null, feasible: candidates.length };
+  /** A pod of another scheduler: nothing is read or reserved; its candidates are recorded for the bind check. */
+  passThrough(uid: string, names: readonly string[], nowMs: number): void {
+    if (!this.offers) return;
+    const offered = emptyOfferSet(this.cache.nodeIdBound);
+    for (const name of names) {
+      const info = this.cache.nodeInfo(name);
+      if (info) addToOfferSet(offered, info.id);
     }
-    const evaluations = this.evaluateAll(pod, candidates);
-    const decision = this.placer.choose(evaluations);
-    const scores = scoreEvaluations(evaluations, decision.chosen, this.placer.strategy);
-    const chosen = decision.chosen >= 0 ? evaluations[decision.chosen]! : null;
-    if (chosen) this.model.reserve(pod, chosen.name, nowMs);
-    return {
-      result: chosen ? 'placed' : 'no_fit',
-      evaluations,
-      scores,
-      chosen,
-      runnerUp: decision.runnerUp >= 0 ? evaluations[decision.runnerUp]! : null,
-      feasible: decision.feasible,
-    };
+    this.offers.record(uid, { offered, atMs: nowMs, own: false, request: null });
   }
 
-  /** Every candidate evaluated and sorted in least_loaded candidate order; nothing is reserved. */
-  rank(pod: PodRecord, candidates: readonly Candidate[]): Evaluation[] {
-    return this.evaluateAll(pod, candidates).sort((a, b) => {
-      const fa = a.failures.length === 0;
-      const fb = b.failures.length === 0;
-      if (fa !== fb) return fa ? -1 : 1;
-      return compareCandidates(a, b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  /** Prioritize scores of the last scan, one per candidate in input order (see Placer.score). */
+  score(decision: Decision, i: number): number {
+    return this.placer.score(decision.scan, i, decision.chosen);
+  }
+
+  /** The bind verb created the pod's Binding to `nodeName` (SchedulerCache.finishBinding). */
+  finishBinding(uid: string, nodeName: string, nowMs: number): void {
+    this.cache.finishBinding(uid, nodeName, nowMs);
+  }
+
+  /** Unreserve: the answer carrying a decision could not be delivered; its reservation goes. */
+  unreserve(uid: string): void {
+    this.cache.forget(uid, 'unreserved');
+  }
+
+  /**
+   * Whether the bind verb may bind pod `uid` to `nodeName` now: only what kube-scheduler just decided.
+   * The node must have been a candidate in a Filter or Prioritize this process answered for the pod
+   * within the reservation TTL; for the extender's own pods it must also be the node it chose, or one
+   * that passes its filter now (kube-scheduler may weigh other scores in), or the node the pod is
+   * already bound to (a retried bind). @returns null when allowed, else the reason.
+   */
+  authorizeBind(uid: string, nodeName: string, nowMs: number): string | null {
+    if (!this.offers) return null;
+    const offer = this.offers.get(uid, nowMs);
+    if (!offer) return `no filter or prioritize for pod UID ${uid} was answered by this extender within the reservation TTL: only a pod kube-scheduler has just scheduled is bound`;
+    const info = this.cache.nodeInfo(nodeName);
+    if (!info || !offerIncludes(offer.offered, info.id)) return `node ${nodeName} was not among the candidates kube-scheduler offered for pod UID ${uid}`;
+    if (!offer.own || this.cache.pod(uid)?.nodeName === nodeName) return null;
+    const own = this.cache.reservation(uid);
+    if (own?.nodeName === nodeName) return null;
+    const evaluation = evaluateCandidate(nodeName, info, undefined, offer.request!, own, this.cache.dims);
+    return evaluation.failures.length === 0 ? null : `node ${nodeName} does not fit pod UID ${uid} now: ${evaluation.failures.map(formatFailure).join('; ')}`;
+  }
+
+  /** Every candidate evaluated, nodes that fit first, in least_loaded order (name last); nothing is reserved. */
+  rank(pod: PodRecord, candidates: Candidates): Evaluation[] {
+    const scan = this.scan.run(pod.request, candidates.names, { allocatableOverrides: candidates.allocatable, own: this.cache.reservation(pod.uid) });
+    const order = Array.from({ length: scan.count }, (_, i) => i);
+    order.sort((i, j) => {
+      if (scan.fits(i) !== scan.fits(j)) return scan.fits(i) ? -1 : 1;
+      const names = scan.names;
+      return compareByLoad(scan, i, j, 1) || (names[i]! < names[j]! ? -1 : names[i]! > names[j]! ? 1 : 0);
     });
+    return order.map((i) => scan.evaluation(i));
   }
 
-  private evaluateAll(pod: PodRecord, candidates: readonly Candidate[]): Evaluation[] {
-    const own = this.model.reservationOf(pod.uid);
-    return candidates.map((candidate) => {
-      const node = candidate.node ?? this.model.nodes.get(candidate.name);
-      if (!node) return notInSnapshot(candidate.name);
-      let reserved = this.model.ledger.reservedOn(candidate.name);
-      if (own && own.nodeName === candidate.name) reserved = without(reserved, own.request);
-      const view: NodeView = { name: candidate.name, allocatable: node.allocatable, totals: this.model.totalsOf(candidate.name), reserved };
-      return evaluate(view, pod.request, this.model.dims);
-    });
+  private scanFor(pod: PodRecord, candidates: Candidates, nowMs: number): CandidateScan {
+    this.cache.expire(nowMs);
+    const offered = this.offers ? emptyOfferSet(this.cache.nodeIdBound) : undefined;
+    this.scan.run(pod.request, candidates.names, { allocatableOverrides: candidates.allocatable, own: this.cache.reservation(pod.uid), offered });
+    if (offered) this.offers!.record(pod.uid, { offered, atMs: nowMs, own: true, request: pod.request });
+    return this.scan;
   }
-}
 
-function without(reserved: NodeReservations, request: readonly number[]): NodeReservations {
-  return { request: reserved.request.map((v, i) => v - request[i]!), count: reserved.count - 1 };
-}
-
-function notInSnapshot(name: string): Evaluation {
-  return {
-    name,
-    known: false,
-    projected: [],
-    pressure: NaN,
-    starting: 0,
-    running: 0,
-    paused: 0,
-    failures: [{ code: 'NodeNotInSnapshot', node: name }],
-  };
+  /** Everything that reads the cache is taken before the reservation changes it; then the choice is assumed. */
+  private decision(result: DecisionResult, chosen: number, runnerUp: number, pod: PodRecord, nowMs: number, reportFailures: boolean): Decision {
+    const scan = this.scan;
+    const failed: [string, readonly FitFailure[]][] = [];
+    if (reportFailures || chosen < 0) for (let i = 0; i < scan.count; i++) if (!scan.fits(i)) failed.push([scan.names[i]!, scan.evaluation(i).failures]);
+    const base = { result, scan, chosen, runnerUp, failed, chosenEvaluation: null, runnerUpEvaluation: null, reserved: null, assumed: null };
+    if (chosen < 0) return base;
+    const chosenEvaluation = scan.evaluation(chosen);
+    const runnerUpEvaluation = runnerUp >= 0 ? scan.evaluation(runnerUp) : null;
+    const node = scan.names[chosen]!;
+    const assumed = this.cache.assume(pod, node, nowMs);
+    return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed };
+  }
 }

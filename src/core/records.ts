@@ -39,7 +39,7 @@ export interface PodRecord {
   /**
    * For an unbound pod, kube-scheduler's last scheduling failure as `reason: message` of its
    * `PodScheduled=False` condition (e.g. `Unschedulable: 0/3 nodes are available: …`), else null.
-   * A new value after a reservation means the cycle that made it failed (see ClusterModel.upsertPod).
+   * A new value after a reservation means the cycle that made it failed (see SchedulerCache.upsertPod).
    */
   readonly schedulingFailure: string | null;
 }

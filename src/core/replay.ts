@@ -7,13 +7,17 @@
  * load-aware placement model this project comes from: on nodes of 16/64/192 CPUs with 4 GiB per CPU
  * and 300 pods of 2 CPU / 4 GiB, round_robin peaks at 12.5 and least_loaded at 2.21875.
  *
+ * The peak is read from the scheduler cache the replay fills (NodeInfo, as everywhere else).
  * {@link discreteOptimum} computes the best peak any placement can reach, independently of the
- * strategies: the smallest P such that Σ_n k_n(P) ≥ N, where k_n(P) is how many pods node n takes
+ * strategies and of the cache: the smallest P such that Σ_n k_n(P) ≥ N, where k_n(P) is how many pods node n takes
  * without its pressure exceeding P (found by bisection on P, then read back exactly).
  */
-import { ClusterModel } from './clusterModel.js';
-import { evaluate, Placer, type Evaluation, type Strategy } from './placement.js';
+import { currentPressure, maxPressure } from './nodeInfo.js';
+import { Placer } from './placement.js';
 import type { Dimensions, NodeRecord } from './records.js';
+import { CandidateScan } from './scan.js';
+import { SchedulerCache } from './schedulerCache.js';
+import type { Strategy } from './strategies/index.js';
 
 export interface ReplaySpec {
   readonly dims: Dimensions;
@@ -36,27 +40,24 @@ export interface ReplayResult {
 
 /** Runs one strategy. `random` returns values in [0, 1) (only the random strategy uses it). */
 export function replay(spec: ReplaySpec, strategy: Strategy, random: () => number): ReplayResult {
-  const model = new ClusterModel(spec.dims, Number.MAX_SAFE_INTEGER);
-  for (const node of spec.nodes) model.upsertNode(node);
+  const cache = new SchedulerCache(spec.dims, { ttlMs: Number.MAX_SAFE_INTEGER });
+  for (const node of spec.nodes) cache.upsertNode(node);
+  const names = spec.nodes.map((n) => n.name);
+  const scan = new CandidateScan((name) => cache.nodeInfo(name), spec.dims);
   const placer = new Placer(strategy, random);
-  const counts = new Map(spec.nodes.map((n) => [n.name, 0]));
+  const counts = new Map(names.map((name) => [name, 0]));
   let unplaced = 0;
   for (let i = 0; i < spec.podCount; i++) {
-    const evaluations = spec.nodes.map((node) => {
-      const e = evaluate({ name: node.name, allocatable: node.allocatable, totals: model.totalsOf(node.name), reserved: model.ledger.reservedOn(node.name) }, spec.podRequest, spec.dims);
-      return spec.honourCapacity ? e : ({ ...e, failures: [] } satisfies Evaluation);
-    });
-    const decision = placer.choose(evaluations);
-    if (decision.chosen < 0) {
+    const { chosen } = placer.choose(scan.run(spec.podRequest, names, { ignoreCapacity: !spec.honourCapacity }));
+    if (chosen < 0) {
       unplaced++;
       continue;
     }
-    const name = evaluations[decision.chosen]!.name;
-    model.reserve({ uid: `replay-${i}`, key: `replay/pod-${i}`, request: spec.podRequest }, name, 0);
-    counts.set(name, counts.get(name)! + 1);
+    cache.assume({ uid: `replay-${i}`, key: `replay/pod-${i}`, request: spec.podRequest }, names[chosen]!, 0);
+    counts.set(names[chosen]!, counts.get(names[chosen]!)! + 1);
   }
   const podsPerNode = spec.nodes.map((n) => counts.get(n.name)!);
-  const peakPressure = Math.max(0, ...spec.nodes.map((n, i) => pressureWith(n.allocatable, spec.podRequest, podsPerNode[i]!)));
+  const peakPressure = Math.max(0, ...names.map((name) => maxPressure(currentPressure(cache.nodeInfo(name)!)) ?? 0));
   return { strategy, placed: spec.podCount - unplaced, unplaced, peakPressure, podsPerNode };
 }
 

@@ -1,34 +1,18 @@
 /**
- * The reservation ledger: placements decided but not yet visible as a bound pod.
+ * The reservation ledger: placements decided but not yet visible as a bound pod, keyed by pod UID,
+ * each with its own deadline. It is the bookkeeping behind SchedulerCache's assume / finishBinding /
+ * forget / expire (see the state diagram in schedulerCache.ts); only the cache uses it, and the cache
+ * keeps each node's reserved totals in its NodeInfo.
  *
- * kube-scheduler assumes a pod on its chosen node at once and binds it asynchronously; the
- * extender's view (a snapshot file, later an API watch) shows the binding only later. Until then
- * the decision is held here, keyed by pod UID, so that the next decision already sees it: a
- * reservation adds its pod's request to its node's `reserved` total and counts as one starting
- * sandbox there. This mirrors kube-scheduler's assume cache (pkg/scheduler/backend/cache:
- * AssumePod / FinishBinding / ForgetPod / expiry), with the clock passed in as `now` (ms).
- *
- * States and transitions of one pod UID:
- *
- *                 reserve(uid, node)                      confirm(uid, node)        release reason
- *     (absent) ───────────────────────► Reserved ───────────────────────────────►  bound   (same node)
- *        ▲                              │   │  ▲                                  moved   (other node)
- *        │                              │   │  └── reserve(uid, node') again:
- *        │                              │   │      replaces the entry (new node, new age), never doubles it
- *        │                              │   ├── forget(uid)            ─────────►  deleted (pod gone)
- *        │                              │   ├── forget(uid, reason)    ─────────►  unschedulable (the cycle
- *        │                              │   │       failed: the pod shows a scheduling failure other than
- *        │                              │   │       `failureMark`, the one it had when reserved)
- *        │                              │   └── expire(now), age ≥ ttl ─────────►  expired
- *        └──────────────────────────────┴── (every release returns the UID to absent)
- *
- * Invariants: at most one reservation per UID; `reservedOn(node)` always equals the sum of the
- * requests of the reservations on that node; release is idempotent (releasing an absent UID is a
- * no-op that returns null). All operations are O(dimensions), `expire` is O(expired): entries are
- * kept in reservation order (a replaced entry moves to the end), so the oldest are at the front.
+ * Invariants: at most one reservation per UID; removing an absent UID is a no-op. `put` and `remove`
+ * are O(log n): deadlines sit in a binary min-heap, so `takeExpired` costs O(expired · log n) whatever
+ * the mix of lifetimes (entries of replaced or released reservations are skipped when they surface).
  */
 
-export type ReleaseReason = 'bound' | 'moved' | 'deleted' | 'unschedulable' | 'expired';
+export type ReleaseReason = 'bound' | 'moved' | 'deleted' | 'unschedulable' | 'expired' | 'unreserved';
+
+/** Every release reason, in a fixed order (metric labels, docs). */
+export const RELEASE_REASONS: readonly ReleaseReason[] = ['bound', 'moved', 'deleted', 'unschedulable', 'expired', 'unreserved'];
 
 export interface Reservation {
   readonly uid: string;
@@ -39,6 +23,12 @@ export interface Reservation {
   readonly request: readonly number[];
   /** When the decision was made (ms since the epoch, caller's clock). */
   readonly reservedAtMs: number;
+  /** When it lapses unless released before (ms, same clock). */
+  readonly expiresAtMs: number;
+  /** The bind verb created the pod's Binding; the reservation now waits for the watch to show it bound. */
+  readonly bindingFinished: boolean;
+  /** Whether the cache had seen the pod (through the watch or a snapshot) when, or since, it was reserved. */
+  readonly podSeen: boolean;
   /** The pod's scheduling failure (PodRecord.schedulingFailure) when it was reserved; a different one later means this cycle failed. */
   readonly failureMark: string | null;
 }
@@ -48,30 +38,16 @@ export interface Release {
   readonly reason: ReleaseReason;
 }
 
-/** Totals of the reservations on one node. */
-export interface NodeReservations {
-  readonly request: readonly number[];
-  readonly count: number;
-}
-
-interface MutableTotals {
-  request: number[];
-  count: number;
+interface HeapEntry {
+  readonly uid: string;
+  readonly expiresAtMs: number;
+  /** The reservation this entry was pushed for; a stale entry (replaced or released) is skipped. */
+  readonly reservation: Reservation;
 }
 
 export class ReservationLedger {
   private readonly byUid = new Map<string, Reservation>();
-  private readonly byNode = new Map<string, MutableTotals>();
-  private readonly empty: NodeReservations;
-
-  /**
-   * @param dimensionCount length of every request vector.
-   * @param ttlMs reservation lifetime (placementReservationTtl); must be > 0.
-   */
-  constructor(private readonly dimensionCount: number, readonly ttlMs: number) {
-    if (!(ttlMs > 0)) throw new RangeError(`ttlMs must be > 0, got ${ttlMs}`);
-    this.empty = { request: new Array<number>(dimensionCount).fill(0), count: 0 };
-  }
+  private readonly heap: HeapEntry[] = [];
 
   get size(): number {
     return this.byUid.size;
@@ -81,75 +57,77 @@ export class ReservationLedger {
     return this.byUid.get(uid);
   }
 
-  /** Reservations in the order they were made (oldest first). */
+  /** Reservations in the order they were last written (oldest first). */
   all(): IterableIterator<Reservation> {
     return this.byUid.values();
   }
 
-  /** Totals reserved on `nodeName` (a shared zero vector when there are none; do not mutate). */
-  reservedOn(nodeName: string): NodeReservations {
-    return this.byNode.get(nodeName) ?? this.empty;
-  }
-
-  /**
-   * Reserves `request` on `nodeName` for pod `uid`, replacing any earlier reservation of that UID.
-   * @returns the replaced reservation, if any.
-   */
-  reserve(uid: string, podKey: string, nodeName: string, request: readonly number[], nowMs: number, failureMark: string | null = null): Reservation | undefined {
-    if (request.length !== this.dimensionCount) {
-      throw new RangeError(`request has ${request.length} dimensions, expected ${this.dimensionCount}`);
-    }
-    const previous = this.remove(uid);
-    const reservation: Reservation = { uid, podKey, nodeName, request: [...request], reservedAtMs: nowMs, failureMark };
-    this.byUid.set(uid, reservation);
-    this.add(nodeName, reservation.request, +1);
+  /** Writes the reservation of `reservation.uid`, replacing any earlier one of that UID. @returns the replaced one, if any. */
+  put(reservation: Reservation): Reservation | undefined {
+    const previous = this.remove(reservation.uid);
+    this.byUid.set(reservation.uid, reservation);
+    this.push({ uid: reservation.uid, expiresAtMs: reservation.expiresAtMs, reservation });
     return previous;
   }
 
-  /**
-   * The pod is now seen bound to `boundNode`: its requests count through the pod from now on, so the
-   * reservation goes (`bound`, or `moved` if it was held on another node). Call it in the same update
-   * that adds the bound pod to the node totals, so there is neither a gap nor a double count.
-   */
-  confirm(uid: string, boundNode: string): Release | null {
-    const reservation = this.remove(uid);
-    if (!reservation) return null;
-    return { reservation, reason: reservation.nodeName === boundNode ? 'bound' : 'moved' };
-  }
-
-  /** Releases the reservation of `uid` (pod deleted by default). Idempotent. */
-  forget(uid: string, reason: ReleaseReason = 'deleted'): Release | null {
-    const reservation = this.remove(uid);
-    return reservation ? { reservation, reason } : null;
-  }
-
-  /** Releases every reservation whose age is ≥ ttl at `nowMs`, oldest first. */
-  expire(nowMs: number): Release[] {
-    const released: Release[] = [];
-    for (const reservation of this.byUid.values()) {
-      if (nowMs - reservation.reservedAtMs < this.ttlMs) break;
-      this.remove(reservation.uid);
-      released.push({ reservation, reason: 'expired' });
-    }
-    return released;
-  }
-
-  private remove(uid: string): Reservation | undefined {
+  /** Removes the reservation of `uid`. @returns it, or undefined when there was none. */
+  remove(uid: string): Reservation | undefined {
     const reservation = this.byUid.get(uid);
     if (!reservation) return undefined;
     this.byUid.delete(uid);
-    this.add(reservation.nodeName, reservation.request, -1);
     return reservation;
   }
 
-  private add(nodeName: string, request: readonly number[], sign: 1 | -1): void {
-    let totals = this.byNode.get(nodeName);
-    if (!totals) {
-      totals = { request: new Array<number>(this.dimensionCount).fill(0), count: 0 };
-      this.byNode.set(nodeName, totals);
+  /** Removes and returns every reservation whose deadline is ≤ `nowMs`, earliest deadline first. */
+  takeExpired(nowMs: number): Reservation[] {
+    const expired: Reservation[] = [];
+    while (this.heap.length > 0 && this.heap[0]!.expiresAtMs <= nowMs) {
+      const entry = this.pop();
+      if (this.byUid.get(entry.uid) !== entry.reservation) continue; // replaced or released since
+      this.remove(entry.uid);
+      expired.push(entry.reservation);
     }
-    for (let i = 0; i < request.length; i++) totals.request[i]! += sign * request[i]!;
-    totals.count += sign;
-    if (totals.count === 0) this.byNode.delete(nodeName);
+    // Stale entries accumulate when reservations are replaced or released long before their deadline:
+    // rebuild the heap from the live ones when they outnumber them, so it stays O(live reservations).
+    if (this.heap.length > 64 && this.heap.length > 2 * this.byUid.size) this.rebuildHeap();
+    return expired;
+  }
+
+  private rebuildHeap(): void {
+    this.heap.length = 0;
+    for (const reservation of this.byUid.values()) this.push({ uid: reservation.uid, expiresAtMs: reservation.expiresAtMs, reservation });
+  }
+
+  private push(entry: HeapEntry): void {
+    const heap = this.heap;
+    heap.push(entry);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]!.expiresAtMs <= entry.expiresAtMs) break;
+      heap[i] = heap[parent]!;
+      i = parent;
+    }
+    heap[i] = entry;
+  }
+
+  private pop(): HeapEntry {
+    const heap = this.heap;
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= heap.length) break;
+        const right = left + 1;
+        const child = right < heap.length && heap[right]!.expiresAtMs < heap[left]!.expiresAtMs ? right : left;
+        if (heap[child]!.expiresAtMs >= last.expiresAtMs) break;
+        heap[i] = heap[child]!;
+        i = child;
+      }
+      heap[i] = last;
+    }
+    return top;
   }
 }

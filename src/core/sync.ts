@@ -1,14 +1,14 @@
 /**
- * Bringing the model in line with the API server's view: a full listing (a snapshot file, or a
+ * Bringing the scheduler cache in line with the API server's view: a full listing (a snapshot file, or a
  * watch's list/relist) is applied as a diff, and watch events one by one. Every change goes through
- * the model's O(dimensions) updates: pods absent from a listing are deleted (releasing their
+ * the cache's O(dimensions) updates: pods absent from a listing are deleted (releasing their
  * reservations; this is how deletions missed during a watch outage are caught), the others upserted
  * (a pod now bound releases its reservation in the same step), nodes likewise.
  *
  * An object that cannot be converted (a bad quantity, no uid) is reported and skipped; whatever the
- * model held for it before is kept, so one bad object never loses state.
+ * cache held for it before is kept, so one bad object never loses state.
  */
-import type { ClusterModel } from './clusterModel.js';
+import type { SchedulerCache } from './schedulerCache.js';
 import type { Node, Pod } from './kube.js';
 import { podKey, toNodeRecord, toPodRecord, type PodRecordOptions } from './records.js';
 import type { Release } from './reservations.js';
@@ -22,56 +22,57 @@ export interface SyncResult {
   readonly releases: readonly Release[];
 }
 
-/** Makes the model's nodes exactly `nodes`. @returns one line per skipped object. */
-export function syncNodes(model: ClusterModel, nodes: readonly Node[]): string[] {
+/** Makes the cache's nodes exactly `nodes`. @returns one line per skipped object. */
+export function syncNodes(cache: SchedulerCache, nodes: readonly Node[]): string[] {
   const errors: string[] = [];
   const seen = new Set<string>();
   for (const node of nodes) {
     const name = node.metadata?.name;
     if (name) seen.add(name);
-    const error = applyNode(model, 'MODIFIED', node);
+    const error = applyNode(cache, 'MODIFIED', node);
     if (error) errors.push(error);
   }
-  for (const name of [...model.nodes.keys()]) if (!seen.has(name)) model.deleteNode(name);
+  for (const name of [...cache.nodeNames()]) if (!seen.has(name)) cache.deleteNode(name);
   return errors;
 }
 
-/** Makes the model's pods exactly `pods` (reservations of pods never listed are kept). */
-export function syncPods(model: ClusterModel, pods: readonly Pod[], options: PodRecordOptions): { errors: string[]; releases: Release[] } {
+/** Makes the cache's pods exactly `pods` (reservations of pods never listed are kept). */
+export function syncPods(cache: SchedulerCache, pods: readonly Pod[], options: PodRecordOptions): { errors: string[]; releases: Release[] } {
   const errors: string[] = [];
   const releases: Release[] = [];
   const seen = new Set<string>();
   for (const pod of pods) {
     const uid = pod.metadata?.uid;
     if (uid) seen.add(uid);
-    const result = applyPod(model, 'MODIFIED', pod, options);
+    const result = applyPod(cache, 'MODIFIED', pod, options);
     if (result.error) errors.push(result.error);
     if (result.release) releases.push(result.release);
   }
-  for (const uid of [...model.pods.keys()]) {
+  for (const uid of [...cache.podUids()]) {
     if (seen.has(uid)) continue;
-    const { release } = model.deletePod(uid);
+    const release = cache.deletePod(uid);
     if (release) releases.push(release);
   }
   return { errors, releases };
 }
 
 /** Applies a full listing of both kinds (the snapshot file). Never throws for bad objects. */
-export function syncModel(model: ClusterModel, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): SyncResult {
-  const nodeErrors = syncNodes(model, nodes);
-  const { errors, releases } = syncPods(model, pods, options);
-  return { nodes: model.nodes.size, pods: model.pods.size, errors: [...nodeErrors, ...errors], releases };
+export function syncModel(cache: SchedulerCache, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): SyncResult {
+  const nodeErrors = syncNodes(cache, nodes);
+  const { errors, releases } = syncPods(cache, pods, options);
+  const size = cache.size;
+  return { nodes: size.nodes, pods: size.pods, errors: [...nodeErrors, ...errors], releases };
 }
 
 /** Applies one watch event for a Node. @returns a readable error if the object was skipped. */
-export function applyNode(model: ClusterModel, type: 'ADDED' | 'MODIFIED' | 'DELETED', node: Node): string | null {
+export function applyNode(cache: SchedulerCache, type: 'ADDED' | 'MODIFIED' | 'DELETED', node: Node): string | null {
   const name = node.metadata?.name;
   if (type === 'DELETED') {
-    if (name) model.deleteNode(name);
+    if (name) cache.deleteNode(name);
     return null;
   }
   try {
-    model.upsertNode(toNodeRecord(node, model.dims));
+    cache.upsertNode(toNodeRecord(node, cache.dims));
     return null;
   } catch (err) {
     return `node ${name ?? '<unnamed>'}: ${(err as Error).message}`;
@@ -79,11 +80,11 @@ export function applyNode(model: ClusterModel, type: 'ADDED' | 'MODIFIED' | 'DEL
 }
 
 /** Applies one watch event for a Pod. Never throws; a skipped object is returned as `error`. */
-export function applyPod(model: ClusterModel, type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod, options: PodRecordOptions): { release: Release | null; error: string | null } {
+export function applyPod(cache: SchedulerCache, type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod, options: PodRecordOptions): { release: Release | null; error: string | null } {
   const uid = pod.metadata?.uid;
-  if (type === 'DELETED') return { release: uid ? model.deletePod(uid).release : null, error: null };
+  if (type === 'DELETED') return { release: uid ? cache.deletePod(uid) : null, error: null };
   try {
-    return { release: model.upsertPod(toPodRecord(pod, model.dims, options)).release, error: null };
+    return { release: cache.upsertPod(toPodRecord(pod, cache.dims, options)), error: null };
   } catch (err) {
     return { release: null, error: `pod ${podKey(pod)}: ${(err as Error).message}` };
   }

@@ -10,45 +10,73 @@ import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } f
 
 export interface AppOptions {
   readonly maxRequestBodyBytes: number;
-  /** Ready to answer verbs (e.g. the snapshot has been loaded once). */
-  readonly ready: () => boolean;
+  /** Extra lines for a ready GET /readyz (e.g. how fresh each watch is). */
+  readonly readyDetails?: () => string;
 }
 
 type Verb = (body: unknown, deps: VerbDeps) => VerbReply;
+
+function send(res: Response, reply: VerbReply): void {
+  res.status(reply.status).type('application/json').send(reply.body);
+}
+
+/**
+ * A request that declares a body larger than the limit is answered 413 at once, from its
+ * Content-Length header, and its connection closed: nothing waits for a body that will be refused.
+ */
+function refuseLargeBodies(limit: number) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const declared = Number(req.headers['content-length']);
+    if (!(declared > limit)) {
+      next();
+      return;
+    }
+    res.set('Connection', 'close');
+    res.status(413).json({ Error: `sandbox-extender: request body larger than ${limit} bytes (server.maxRequestBodyBytes)` });
+    req.socket.end();
+  };
+}
 
 export function createApp(deps: VerbDeps, options: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(timing(deps));
+  app.use(refuseLargeBodies(options.maxRequestBodyBytes));
   // Parse any content type as JSON: kube-scheduler sends application/json, curl users often forget the header.
   app.use(express.json({ limit: options.maxRequestBodyBytes, type: () => true, strict: false }));
 
   const verb = (handler: Verb) => (req: Request, res: Response) => {
-    const reply = handler(req.body, deps);
-    sendJson(res, reply);
+    send(res, handler(req.body, deps));
   };
   app.post('/filter', verb(filterVerb));
   app.post('/prioritize', verb(prioritizeVerb));
   app.post('/bind', async (req: Request, res: Response) => {
-    sendJson(res, await bindVerb(req.body, deps));
+    send(res, await bindVerb(req.body, deps));
   });
 
-  app.get('/debug/nodes', (_req, res) => {
-    res.json(debugNodes(deps.service.model, deps.now()));
+  app.get('/debug/nodes', (req, res) => {
+    const sort = req.query.sort ?? 'name';
+    if (sort !== 'name' && sort !== 'pressure') {
+      res.status(400).json({ Error: `sandbox-extender: sort must be name or pressure, not ${JSON.stringify(sort)}` });
+      return;
+    }
+    res.json(debugNodes(deps.service.cache, deps.now(), sort));
   });
   app.get('/debug/nodes/:name', (req, res) => {
-    const view = debugNode(deps.service.model, req.params.name, deps.now());
+    const view = debugNode(deps.service.cache, req.params.name, deps.now());
     if (view) res.json(view);
-    else res.status(404).json({ Error: `sandbox-extender: node ${req.params.name} is not in the model` });
+    else res.status(404).json({ Error: `sandbox-extender: node ${req.params.name} is not in the extender's cache` });
   });
 
   app.get('/healthz', (_req, res) => {
     res.type('text/plain').send('ok');
   });
   app.get('/readyz', (_req, res) => {
-    if (options.ready()) res.type('text/plain').send('ok');
-    else res.status(503).type('text/plain').send('not ready: the cluster model has not completed its initial sync');
+    const reason = deps.notReady?.() ?? null; // the verbs' own gate: /readyz says exactly when they refuse
+    const details = options.readyDetails?.() ?? '';
+    if (reason === null) res.type('text/plain').send(`ok${details ? `\n${details}` : ''}`);
+    else res.status(503).type('text/plain').send(`not ready: ${reason}${details ? `\n${details}` : ''}`);
   });
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
@@ -63,21 +91,6 @@ export function createApp(deps: VerbDeps, options: AppOptions): express.Express 
     res.status(status).json({ Error: `sandbox-extender: ${message}` });
   });
   return app;
-}
-
-/**
- * Sends a verb's reply. Echoed Node objects nested thousands of levels deep cannot be encoded
- * (JSON.stringify runs out of stack): that is answered as a bad request, not an internal error.
- */
-function sendJson(res: Response, reply: VerbReply): void {
-  let text: string;
-  try {
-    text = JSON.stringify(reply.body);
-  } catch (err) {
-    res.status(400).json({ Error: `sandbox-extender: the reply cannot be encoded (objects in the request nested too deeply?): ${(err as Error).message}` });
-    return;
-  }
-  res.status(reply.status).type('application/json').send(text);
 }
 
 /** Counts every request and times it, labelled by verb. */

@@ -1,5 +1,6 @@
 /**
- * The extender verbs, free of HTTP: parse the body → decide in the core → encode the reply.
+ * The extender verbs, free of HTTP: parse the body → decide in the core → encode the reply as JSON
+ * text (written directly: no reply object is built first).
  *
  * Error policy (one place):
  * - /filter: a request that cannot be used (wrong shape, missing Pod or uid, an invalid quantity)
@@ -8,30 +9,27 @@
  *   "Fits nowhere" is never an Error: it is an empty feasible list plus the reasons per node.
  * - /prioritize: kube-scheduler ignores prioritize errors (it logs them), so a bad request is
  *   answered HTTP 400 with `{"Error": "..."}` for the person or tool that sent it.
- * - Nothing is reserved or changed unless the request is valid.
+ * - /bind: every failure is the protocol's `Error` field (HTTP 200); kube-scheduler then forgets
+ *   the pod and retries it.
+ * - While the cache cannot be trusted (initial sync incomplete, a watch broken too long) the verbs
+ *   refuse rather than decide blind; pods of other schedulers are still passed through.
+ * - Nothing is reserved or changed unless the request is valid, and a decision whose reply cannot
+ *   be encoded is unreserved.
  * - A pod of another scheduler is passed through before its resources are read: every node kept,
  *   every score 0, nothing reserved (extenders see every profile of the kube-scheduler calling them).
  * - A node kube-scheduler names that the extender does not know goes to FailedNodes with that
  *   reason (filter) or scores 0 (prioritize); a Node object with an invalid allocatable likewise.
  */
 import type { Logger } from 'pino';
-import type { BindOutcome, BindRequest } from '../cluster/binder.js';
+import type { BindOutcome, BindRequest } from '../core/binding.js';
 import { explainNoFit, explainPlacement } from '../core/explain.js';
 import type { Node, Pod } from '../core/kube.js';
-import type { Evaluation } from '../core/placement.js';
+import type { Candidates, Decision, PlacementService } from '../core/placementService.js';
 import { formatFailure, isUnresolvable } from '../core/reasons.js';
 import { toNodeRecord, toPodRecord, type PodRecord } from '../core/records.js';
-import type { Candidate, PlacementService } from '../core/placementService.js';
-import type { Metrics } from './metrics.js';
-import { parseBindingArgs, parseExtenderArgs, type ExtenderArgs, type ExtenderFilterResult, type HostPriority } from './wire.js';
-
-/** A placement decision worth telling the pod about (one per decision, not per call). */
-export interface DecisionNotice {
-  readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
-  readonly result: 'placed' | 'no_fit';
-  readonly node: string | null;
-  readonly message: string;
-}
+import type { Metrics, PlacementResult } from '../observability/metrics.js';
+import type { DecisionNotice } from '../observability/notices.js';
+import { encodeError, encodeFilterResult, encodeHostPriorities, filterError, parseBindingArgs, parseExtenderArgs, type ExtenderArgs } from './wire.js';
 
 export interface VerbDeps {
   readonly service: PlacementService;
@@ -40,187 +38,197 @@ export interface VerbDeps {
   readonly logger: Logger;
   /** Current time in ms (the only clock the decisions see). */
   readonly now: () => number;
-  /** False while the model is not synced: the verbs then refuse rather than decide blind. */
-  readonly ready?: () => boolean;
+  /** Null while the verbs may decide; otherwise why they must not (e.g. the initial sync is incomplete). */
+  readonly notReady?: () => string | null;
   /** Told of each decision (e.g. to record an Event). */
   readonly onDecision?: (notice: DecisionNotice) => void;
   /** Creates Bindings (cluster mode only). */
   readonly bind?: (request: BindRequest) => Promise<BindOutcome>;
 }
 
-const NOT_READY = 'not ready: the cluster model has not completed its initial sync';
-
-function podRef(pod: Pod, record: PodRecord) {
-  return { namespace: pod.metadata?.namespace || 'default', name: pod.metadata?.name ?? '', uid: record.uid };
-}
-
+/** A verb's answer: HTTP status and the JSON text of the body. */
 export interface VerbReply {
   readonly status: number;
-  readonly body: unknown;
+  readonly body: string;
 }
 
 interface ParsedRequest {
   readonly args: ExtenderArgs;
   readonly pod: PodRecord;
-  readonly candidates: Candidate[];
-  /** Node objects by name, to echo back in Nodes mode. */
-  readonly objects: Map<string, Node>;
-  /** Failures found while reading candidate Node objects. */
-  readonly badNodes: Map<string, string>;
+  readonly candidates: Candidates;
+  /** Node objects, one per candidate (nodeCacheCapable: false), to echo the feasible ones; else null. */
+  readonly objects: readonly Node[] | null;
+  /** Node objects that could not be read: name → reason. */
+  readonly badNodes: ReadonlyMap<string, string>;
 }
 
-/** The node names of a request, in input order. */
-function candidateNames(args: ExtenderArgs): string[] {
-  return args.NodeNames ? [...args.NodeNames] : args.Nodes!.items.map((n) => n.metadata!.name!);
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function countPlacement(deps: VerbDeps, result: PlacementResult): void {
+  deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result });
+}
+
+function podRef(pod: Pod, record: PodRecord): DecisionNotice['pod'] {
+  return { namespace: pod.metadata?.namespace || 'default', name: pod.metadata?.name ?? '', uid: record.uid };
 }
 
 function parseRequest(args: ExtenderArgs, deps: VerbDeps): ParsedRequest {
-  const pod = toPodRecord(args.Pod, deps.service.model.dims, { pausedLabel: deps.pausedLabel });
-  const objects = new Map<string, Node>();
+  const cache = deps.service.cache;
+  const pod = toPodRecord(args.Pod, cache.dims, { pausedLabel: deps.pausedLabel });
+  if (args.NodeNames) return { args, pod, candidates: { names: args.NodeNames }, objects: null, badNodes: new Map() };
+  const names: string[] = [];
+  const allocatable: (readonly number[] | null | undefined)[] = [];
+  const objects: Node[] = [];
   const badNodes = new Map<string, string>();
-  const candidates: Candidate[] = [];
-  if (args.NodeNames) {
-    for (const name of args.NodeNames) candidates.push({ name });
-  } else {
-    for (const node of args.Nodes!.items) {
-      const name = node.metadata!.name!;
-      objects.set(name, node);
-      try {
-        // A Node object without usable allocatable says nothing new: the model's record, if it has one, stands.
-        const record = toNodeRecord(node, deps.service.model.dims);
-        candidates.push(record.allocatable || !deps.service.model.nodes.has(name) ? { name, node: record } : { name });
-      } catch (err) {
-        badNodes.set(name, `invalid Node object: ${(err as Error).message}`);
-      }
+  for (const node of args.Nodes!.items) {
+    const name = node.metadata!.name!;
+    try {
+      // A Node object without usable allocatable says nothing new: the cache's record, if it has one, stands.
+      const record = toNodeRecord(node, cache.dims);
+      allocatable.push(record.allocatable || !cache.hasNode(name) ? record.allocatable : undefined);
+      names.push(name);
+      objects.push(node);
+    } catch (err) {
+      badNodes.set(name, `invalid Node object: ${messageOf(err)}`);
     }
   }
-  return { args, pod, candidates, objects, badNodes };
+  return { args, pod, candidates: { names, allocatable }, objects, badNodes };
 }
 
-/** The validated request, or it wrapped as `passthrough` when the pod belongs to another scheduler. */
-function ownedArgs(body: unknown, deps: VerbDeps): ExtenderArgs | { passthrough: ExtenderArgs } {
-  const args = parseExtenderArgs(body);
-  return deps.service.ownsSchedulerName(args.Pod.spec?.schedulerName) ? args : { passthrough: args };
+/** The nodes of a request, in input order (without reading any of them). */
+function requestedNames(args: ExtenderArgs): readonly string[] {
+  return args.NodeNames ?? args.Nodes!.items.map((n) => n.metadata!.name!);
 }
 
 /** POST /filter: ExtenderArgs → ExtenderFilterResult. */
 export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
   let request: ParsedRequest;
   try {
-    const args = ownedArgs(body, deps);
-    if ('passthrough' in args) return passthroughFilter(args.passthrough, deps);
-    if (deps.ready && !deps.ready()) return { status: 200, body: emptyFilterResult(`sandbox-extender: ${NOT_READY}`) };
+    const args = parseExtenderArgs(body);
+    if (!deps.service.ownsSchedulerName(args.Pod.spec?.schedulerName)) return passThroughFilter(args, deps);
+    const blocked = deps.notReady?.();
+    if (blocked) return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: not ready: ${blocked}`)) };
     request = parseRequest(args, deps);
   } catch (err) {
-    deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'error' });
-    return { status: 200, body: emptyFilterResult(`sandbox-extender: ${(err as Error).message}`) };
+    countPlacement(deps, 'error');
+    return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${messageOf(err)}`)) };
   }
-  const outcome = deps.service.filter(request.pod, request.candidates, deps.now());
-  const reply = emptyFilterResult('');
-  for (const [name, failures] of outcome.failed) {
-    const text = failures.map(formatFailure).join('; ');
-    if (failures.some(isUnresolvable)) reply.FailedAndUnresolvableNodes[name] = text;
-    else reply.FailedNodes[name] = text;
+  const decision = deps.service.filter(request.pod, request.candidates, deps.now());
+  const { scan } = decision;
+  // Chosen in Filter (one call per pod): that node alone. Otherwise every feasible node, with the reasons of the others.
+  const feasible: number[] = [];
+  if (deps.service.options.chooseInFilter && decision.chosen >= 0) feasible.push(decision.chosen);
+  else for (let i = 0; i < scan.count; i++) if (scan.fits(i)) feasible.push(i);
+  const failedNodes = new Map<string, string>();
+  const unresolvable = new Map<string, string>();
+  for (const [name, failures] of decision.failed) (failures.some(isUnresolvable) ? unresolvable : failedNodes).set(name, failures.map(formatFailure).join('; '));
+  for (const [name, reason] of request.badNodes) failedNodes.set(name, reason);
+  const objects = request.objects;
+  let text: string;
+  try {
+    text = encodeFilterResult({
+      nodes: objects ? feasible.map((i) => objects[i]!) : null,
+      nodeNames: objects ? null : feasible.map((i) => scan.names[i]!),
+      failedNodes,
+      failedAndUnresolvableNodes: unresolvable,
+      error: '',
+    });
+  } catch (err) {
+    if (decision.reserved) deps.service.unreserve(request.pod.uid);
+    return unencodable(err);
   }
-  for (const [name, reason] of request.badNodes) reply.FailedNodes[name] = reason;
-  if (request.args.NodeNames) reply.NodeNames = [...outcome.feasible];
-  else reply.Nodes = { metadata: {}, items: outcome.feasible.map((n) => request.objects.get(n)!) };
-
-  if (outcome.reserved || outcome.feasible.length === 0) {
-    deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: outcome.result });
-    if (deps.onDecision) {
-      const ref = podRef(request.args.Pod, request.pod);
-      if (outcome.reserved) {
-        const chosen = outcome.evaluations.find((e) => e.name === outcome.reserved)!;
-        deps.onDecision({ pod: ref, result: 'placed', node: chosen.name, message: placementMessage(deps, request, chosen, null, 1, outcome.evaluations) });
-      } else {
-        deps.onDecision({ pod: ref, result: 'no_fit', node: null, message: explainNoFit(outcome) });
-      }
-    }
+  if (decision.reserved || scan.feasible === 0) {
+    countPlacement(deps, decision.result);
+    if (decision.reserved) notifyPlacement(deps, request, decision);
+    else deps.onDecision?.({ pod: podRef(request.args.Pod, request.pod), result: 'no_fit', node: null, message: explainNoFit(scan.count, decision.failed) });
   }
-  deps.logger.debug({ pod: request.pod.key, feasible: outcome.feasible.length, failed: outcome.failed.size, reserved: outcome.reserved }, 'filter');
-  return { status: 200, body: reply };
+  deps.logger.debug({ pod: request.pod.key, candidates: scan.count, feasible: scan.feasible, reserved: decision.reserved }, 'filter');
+  return { status: 200, body: text };
 }
 
 /** POST /prioritize: ExtenderArgs → HostPriorityList (bare array, integer scores 0..10). */
 export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
   let request: ParsedRequest;
   try {
-    const args = ownedArgs(body, deps);
-    if ('passthrough' in args) {
-      deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'passthrough' });
-      return { status: 200, body: candidateNames(args.passthrough).map((Host): HostPriority => ({ Host, Score: 0 })) };
-    }
-    if (deps.ready && !deps.ready()) return { status: 503, body: { Error: `sandbox-extender: ${NOT_READY}` } };
+    const args = parseExtenderArgs(body);
+    // Filter, which always comes first, counted the pass-through.
+    if (!deps.service.ownsSchedulerName(args.Pod.spec?.schedulerName)) return { status: 200, body: encodeHostPriorities(requestedNames(args), () => 0) };
+    const blocked = deps.notReady?.();
+    if (blocked) return { status: 503, body: encodeError(`sandbox-extender: not ready: ${blocked}`) };
     request = parseRequest(args, deps);
   } catch (err) {
-    deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'error' });
-    return { status: 400, body: { Error: `sandbox-extender: ${(err as Error).message}` } };
+    countPlacement(deps, 'error');
+    return { status: 400, body: encodeError(`sandbox-extender: ${messageOf(err)}`) };
   }
-  const outcome = deps.service.prioritize(request.pod, request.candidates, deps.now());
-  const reply: HostPriority[] = request.candidates.map((c, i) => ({ Host: c.name, Score: outcome.scores[i]! }));
-  for (const name of request.badNodes.keys()) reply.push({ Host: name, Score: 0 });
-  deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: outcome.result });
-  if (deps.onDecision && outcome.chosen) {
-    const message = placementMessage(deps, request, outcome.chosen, outcome.runnerUp, outcome.feasible, outcome.evaluations);
-    deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'placed', node: outcome.chosen.name, message });
-  }
-  deps.logger.debug({ pod: request.pod.key, node: outcome.chosen?.name ?? null, pressure: outcome.chosen?.pressure, feasible: outcome.feasible }, 'prioritize');
-  return { status: 200, body: reply };
+  const decision = deps.service.prioritize(request.pod, request.candidates, deps.now());
+  const names = decision.scan.names;
+  const hosts = request.badNodes.size === 0 ? names : [...names, ...request.badNodes.keys()];
+  const text = encodeHostPriorities(hosts, (i) => (i < names.length ? deps.service.score(decision, i) : 0));
+  countPlacement(deps, decision.result);
+  if (decision.reserved) notifyPlacement(deps, request, decision);
+  deps.logger.debug({ pod: request.pod.key, node: decision.reserved, feasible: decision.scan.feasible }, 'prioritize');
+  return { status: 200, body: text };
 }
 
-function placementMessage(deps: VerbDeps, request: ParsedRequest, chosen: Evaluation, runnerUp: Evaluation | null, feasible: number, evaluations: readonly Evaluation[] = [chosen]): string {
-  const allocatableOf = (name: string) => request.candidates.find((c) => c.name === name)?.node?.allocatable ?? deps.service.model.nodes.get(name)?.allocatable ?? null;
-  return explainPlacement({ chosen, runnerUp, feasible, evaluations }, request.pod.request, allocatableOf, deps.service.model.dims, deps.service.placer.strategy);
+function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decision): void {
+  if (!deps.onDecision) return;
+  const chosen = decision.chosenEvaluation!;
+  const summary = { chosen, runnerUp: decision.runnerUpEvaluation, candidates: decision.scan.count, feasible: decision.scan.feasible };
+  const message = explainPlacement(summary, deps.service.cache.dims, deps.service.placer.strategy);
+  deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'placed', node: chosen.name, message });
+}
+
+/** A pod of another scheduler: every node is kept, nothing is read or reserved. */
+function passThroughFilter(args: ExtenderArgs, deps: VerbDeps): VerbReply {
+  countPlacement(deps, 'passthrough');
+  const uid = args.Pod.metadata?.uid;
+  if (uid) deps.service.passThrough(uid, requestedNames(args), deps.now());
+  try {
+    return { status: 200, body: encodeFilterResult({ ...filterError(''), nodes: args.Nodes ? args.Nodes.items : null, nodeNames: args.NodeNames }) };
+  } catch (err) {
+    return unencodable(err);
+  }
+}
+
+function unencodable(err: unknown): VerbReply {
+  return { status: 400, body: encodeError(`sandbox-extender: the reply cannot be encoded (objects in the request nested too deeply?): ${messageOf(err)}`) };
 }
 
 /**
- * POST /bind: ExtenderBindingArgs → ExtenderBindingResult (`{"Error": ""}` on success). Creates the
- * Binding through the API; on success the pod's reservation moves to the bound node (or is made, if
- * the extender saw the pod but held none), until the watch shows the pod bound. A failed bind
- * changes nothing, and only the named pod UID's reservation is ever touched.
+ * POST /bind: ExtenderBindingArgs → ExtenderBindingResult (`{"Error": ""}` on success). Binds only
+ * what kube-scheduler just decided (PlacementService.authorizeBind), through the API; on success
+ * the pod's reservation moves to the bound node and waits for the watch (SchedulerCache.finishBinding).
+ * A refused or failed bind changes nothing.
  */
 export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply> {
-  if (!deps.bind) {
-    deps.metrics.binds.inc({ result: 'error' });
-    return { status: 200, body: { Error: 'sandbox-extender: the bind verb needs cluster mode (serve without --snapshot)' } };
-  }
+  const refuse = (error: string, result: 'error' | 'refused' = 'error'): VerbReply => {
+    deps.metrics.binds.inc({ result });
+    return { status: 200, body: encodeError(`sandbox-extender: ${error}`) };
+  };
+  if (!deps.bind) return refuse('the bind verb needs cluster mode (serve without --snapshot)');
   let args;
   try {
     args = parseBindingArgs(body);
   } catch (err) {
-    deps.metrics.binds.inc({ result: 'error' });
-    return { status: 200, body: { Error: `sandbox-extender: ${(err as Error).message}` } };
+    return refuse(messageOf(err));
+  }
+  const blocked = deps.notReady?.();
+  if (blocked) return refuse(`not ready: ${blocked}`);
+  const pod = `${args.PodNamespace}/${args.PodName}`;
+  const denied = deps.service.authorizeBind(args.PodUID, args.Node, deps.now());
+  if (denied) {
+    deps.logger.warn({ pod, node: args.Node, reason: denied }, 'bind refused');
+    return refuse(`bind of ${pod} to ${args.Node} refused: ${denied}`, 'refused');
   }
   const outcome = await deps.bind({ podName: args.PodName, podNamespace: args.PodNamespace, podUid: args.PodUID, node: args.Node });
   if (!outcome.ok) {
-    deps.metrics.binds.inc({ result: 'error' });
-    deps.logger.warn({ pod: `${args.PodNamespace}/${args.PodName}`, node: args.Node, err: outcome.error }, 'bind failed');
-    return { status: 200, body: { Error: `sandbox-extender: ${outcome.error}` } };
+    deps.logger.warn({ pod, node: args.Node, err: outcome.error }, 'bind failed');
+    return refuse(outcome.error);
   }
   deps.metrics.binds.inc({ result: outcome.alreadyBound ? 'already_bound' : 'bound' });
-  holdUntilSeenBound(deps, args.PodUID, `${args.PodNamespace}/${args.PodName}`, args.Node);
-  deps.logger.debug({ pod: `${args.PodNamespace}/${args.PodName}`, node: args.Node, alreadyBound: outcome.alreadyBound }, 'bind');
-  return { status: 200, body: { Error: '' } };
-}
-
-function holdUntilSeenBound(deps: VerbDeps, uid: string, key: string, node: string): void {
-  const model = deps.service.model;
-  const held = model.reservationOf(uid);
-  const known = model.pods.get(uid);
-  if (held) model.reserve({ uid, key: held.podKey, request: held.request, schedulingFailure: held.failureMark }, node, deps.now());
-  else if (known && !known.nodeName) model.reserve({ uid, key, request: known.request, schedulingFailure: known.schedulingFailure }, node, deps.now());
-}
-
-/** A pod of another scheduler: every node is kept, nothing is read or reserved. */
-function passthroughFilter(args: ExtenderArgs, deps: VerbDeps): VerbReply {
-  deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result: 'passthrough' });
-  const reply = emptyFilterResult('');
-  if (args.NodeNames) reply.NodeNames = [...args.NodeNames];
-  else reply.Nodes = { metadata: {}, items: [...args.Nodes!.items] };
-  return { status: 200, body: reply };
-}
-
-function emptyFilterResult(error: string): ExtenderFilterResult {
-  return { Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: error };
+  deps.service.finishBinding(args.PodUID, args.Node, deps.now());
+  deps.logger.debug({ pod, node: args.Node, alreadyBound: outcome.alreadyBound }, 'bind');
+  return { status: 200, body: encodeError('') };
 }

@@ -16,13 +16,13 @@ const metadata = z.looseObject({
   labels: z.record(z.string(), z.string()).nullish(),
 });
 
-const resourceRequirements = z.looseObject({
-  requests: z.record(z.string(), z.unknown()).nullish(),
-  limits: z.record(z.string(), z.unknown()).nullish(),
-}).nullish();
-
+const resourceList = z.record(z.string(), z.unknown()).nullish();
+const resourceRequirements = z.looseObject({ requests: resourceList, limits: resourceList }).nullish();
 const container = z.looseObject({ name: z.string().optional(), resources: resourceRequirements, restartPolicy: z.string().nullish() });
+const containerStatus = z.looseObject({ name: z.string().optional(), resources: resourceRequirements, allocatedResources: resourceList });
+const condition = z.looseObject({ type: z.string().nullish(), status: z.string().nullish(), reason: z.string().nullish(), message: z.string().nullish() });
 
+/** Every field of a Pod the core reads, with its type (so a type-confused pod is refused with its path, never half-read). */
 const pod = z.looseObject({
   metadata,
   spec: z.looseObject({
@@ -30,15 +30,22 @@ const pod = z.looseObject({
     schedulerName: z.string().nullish(),
     containers: z.array(container).nullish(),
     initContainers: z.array(container).nullish(),
-    overhead: z.record(z.string(), z.unknown()).nullish(),
+    overhead: resourceList,
     resources: resourceRequirements,
   }),
-  status: z.looseObject({}).nullish(),
+  status: z
+    .looseObject({
+      phase: z.string().nullish(),
+      conditions: z.array(condition).nullish(),
+      containerStatuses: z.array(containerStatus).nullish(),
+      initContainerStatuses: z.array(containerStatus).nullish(),
+    })
+    .nullish(),
 });
 
 const node = z.looseObject({
   metadata: z.looseObject({ name: z.string().min(1, 'must not be empty') }),
-  status: z.looseObject({ allocatable: z.record(z.string(), z.unknown()).nullish() }).nullish(),
+  status: z.looseObject({ allocatable: resourceList }).nullish(),
 });
 
 /** ExtenderArgs after key normalisation. Exactly one of Nodes / NodeNames is non-null. */
@@ -58,19 +65,61 @@ export interface ExtenderArgs {
   readonly NodeNames: readonly string[] | null;
 }
 
-/** ExtenderFilterResult. */
-export interface ExtenderFilterResult {
-  Nodes: { metadata: Record<string, never>; items: Node[] } | null;
-  NodeNames: string[] | null;
-  FailedNodes: Record<string, string>;
-  FailedAndUnresolvableNodes: Record<string, string>;
-  Error: string;
+/** An ExtenderFilterResult before encoding. Exactly one of `nodes` / `nodeNames` is set, unless `error` is. */
+export interface FilterResult {
+  /** Feasible Node objects to echo (nodeCacheCapable: false). */
+  readonly nodes: readonly Node[] | null;
+  /** Feasible node names (nodeCacheCapable: true). */
+  readonly nodeNames: readonly string[] | null;
+  /** Node → reason: Unschedulable (preemption may consider it). */
+  readonly failedNodes: ReadonlyMap<string, string>;
+  /** Node → reason: UnschedulableAndUnresolvable. */
+  readonly failedAndUnresolvableNodes: ReadonlyMap<string, string>;
+  /** Non-empty: the whole call failed (kube-scheduler shows it in FailedScheduling). */
+  readonly error: string;
 }
 
-/** HostPriority; a prioritize reply is a bare array of these, Score an integer 0..10. */
-export interface HostPriority {
-  Host: string;
-  Score: number;
+const NO_FAILURES: ReadonlyMap<string, string> = new Map();
+
+/** A FilterResult carrying only `error` (both lists null). */
+export function filterError(error: string): FilterResult {
+  return { nodes: null, nodeNames: null, failedNodes: NO_FAILURES, failedAndUnresolvableNodes: NO_FAILURES, error };
+}
+
+function encodeReasons(reasons: ReadonlyMap<string, string>): string {
+  let text = '';
+  for (const [node, reason] of reasons) text += `${text ? ',' : ''}${JSON.stringify(node)}:${JSON.stringify(reason)}`;
+  return `{${text}}`;
+}
+
+/**
+ * ExtenderFilterResult as JSON text, keys in the Go struct's order (Nodes, NodeNames, FailedNodes,
+ * FailedAndUnresolvableNodes, Error), written directly rather than built as an object first.
+ * Node names are written as JSON strings, so no name (`__proto__` included) can change the shape.
+ * @throws RangeError when an echoed Node object is nested too deeply to encode.
+ */
+export function encodeFilterResult(result: FilterResult): string {
+  const nodes = result.nodes === null ? 'null' : `{"metadata":{},"items":${JSON.stringify(result.nodes)}}`;
+  const names = result.nodeNames === null ? 'null' : JSON.stringify(result.nodeNames);
+  return (
+    `{"Nodes":${nodes},"NodeNames":${names},"FailedNodes":${encodeReasons(result.failedNodes)},` +
+    `"FailedAndUnresolvableNodes":${encodeReasons(result.failedAndUnresolvableNodes)},"Error":${JSON.stringify(result.error)}}`
+  );
+}
+
+/**
+ * HostPriorityList as JSON text: a bare array of {"Host", "Score"} in `hosts` order, Score an
+ * integer 0..10 (kube-scheduler decodes it into int64: a fraction would drop the whole list).
+ */
+export function encodeHostPriorities(hosts: readonly string[], score: (i: number) => number): string {
+  let text = '';
+  for (let i = 0; i < hosts.length; i++) text += `${i ? ',' : ''}{"Host":${JSON.stringify(hosts[i])},"Score":${score(i)}}`;
+  return `[${text}]`;
+}
+
+/** `{"Error": "..."}`, the body of every error answer (and of a successful bind, with an empty text). */
+export function encodeError(error: string): string {
+  return JSON.stringify({ Error: error });
 }
 
 /** Thrown for a request that does not have the ExtenderArgs shape; the message names each problem with its path. */
@@ -82,15 +131,19 @@ export class WireError extends Error {
  * The top-level keys of `body` mapped case-insensitively onto `keys` (others dropped).
  * @throws WireError with `shape` when the body is not a JSON object.
  */
-function canonicalKeys(body: unknown, keys: readonly string[], shape: string): Record<string, unknown> {
+function canonicalKeys(body: unknown, keys: ReadonlyMap<string, string>, shape: string): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WireError(`request body must be a JSON object with ${shape}`);
-  const byLower = new Map(keys.map((k) => [k.toLowerCase(), k]));
-  const normalised: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
-    const canonical = byLower.get(key.toLowerCase());
-    if (canonical) normalised[canonical] = value;
+  const normalised: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const key in body) {
+    const canonical = keys.get(key.toLowerCase());
+    if (canonical) normalised[canonical] = (body as Record<string, unknown>)[key];
   }
   return normalised;
+}
+
+/** Lower-cased key → canonical key. */
+function keyMap(keys: readonly string[]): ReadonlyMap<string, string> {
+  return new Map(keys.map((k) => [k.toLowerCase(), k]));
 }
 
 /** The data of a successful zod parse, or a WireError listing every issue as `path: message`. */
@@ -99,14 +152,50 @@ function validated<T>(result: z.ZodSafeParseResult<T>, root: string): T {
   throw new WireError(result.error.issues.map((i) => `${i.path.join('.') || root}: ${i.message}`).join('; '));
 }
 
+const ARGS_KEYS = keyMap(['Pod', 'Nodes', 'NodeNames']);
+
 /**
- * Validates a decoded JSON body as ExtenderArgs, matching top-level keys case-insensitively.
+ * The node list of a request checked by hand, in one pass (the long part of a request: up to 5,000
+ * names or Node objects), with exactly the rules of the zod schema above; false when unsure, and
+ * zod then says what is wrong.
+ */
+function nodesLookValid(args: Record<string, unknown>): boolean {
+  const names = args.NodeNames;
+  const nodes = args.Nodes;
+  if (Array.isArray(names)) {
+    if (nodes != null) return false;
+    for (let i = 0; i < names.length; i++) {
+      const name: unknown = names[i];
+      if (typeof name !== 'string' || name.length === 0) return false;
+    }
+    return true;
+  }
+  if (names != null || typeof nodes !== 'object' || nodes === null) return false;
+  const items = (nodes as { items?: unknown }).items;
+  if (!Array.isArray(items)) return false;
+  for (const item of items as unknown[]) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
+    const { metadata, status } = item as { metadata?: unknown; status?: unknown };
+    const name = (metadata as { name?: unknown } | null | undefined)?.name;
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || typeof name !== 'string' || name.length === 0) return false;
+    if (status != null) {
+      if (typeof status !== 'object' || Array.isArray(status)) return false;
+      const allocatable = (status as { allocatable?: unknown }).allocatable;
+      if (allocatable != null && (typeof allocatable !== 'object' || Array.isArray(allocatable))) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Validates a decoded JSON body as ExtenderArgs, matching top-level keys case-insensitively. The Pod
+ * is checked by zod; the node list by hand (zod only runs on it to explain a failure).
  * @throws WireError listing every problem as `path: message`.
  */
 export function parseExtenderArgs(body: unknown): ExtenderArgs {
-  const normalised = canonicalKeys(body, ['Pod', 'Nodes', 'NodeNames'], 'Pod and Nodes or NodeNames (ExtenderArgs)');
-  validated(extenderArgs.safeParse(normalised), 'ExtenderArgs');
-  // Validated; hand back the caller's own objects (zod's copies reorder keys), so Node objects are echoed as sent.
+  const normalised = canonicalKeys(body, ARGS_KEYS, 'Pod and Nodes or NodeNames (ExtenderArgs)');
+  if (!pod.safeParse(normalised.Pod).success || !nodesLookValid(normalised)) validated(extenderArgs.safeParse(normalised), 'ExtenderArgs');
+  // Valid; hand back the caller's own objects (zod's copies reorder keys), so Node objects are echoed as sent.
   const input = normalised as { Pod: Pod; Nodes?: { items: Node[] } | null; NodeNames?: string[] | null };
   return { Pod: input.Pod, Nodes: input.Nodes ?? null, NodeNames: input.NodeNames ?? null };
 }
@@ -130,7 +219,8 @@ const bindingArgs = z.object({
  * Validates a decoded JSON body as ExtenderBindingArgs (top-level keys matched case-insensitively).
  * @throws WireError listing every problem as `path: message`.
  */
+const BINDING_KEYS = keyMap(['PodName', 'PodNamespace', 'PodUID', 'Node']);
+
 export function parseBindingArgs(body: unknown): ExtenderBindingArgs {
-  const keys = ['PodName', 'PodNamespace', 'PodUID', 'Node'];
-  return validated(bindingArgs.safeParse(canonicalKeys(body, keys, `${keys.join(', ')} (ExtenderBindingArgs)`)), 'ExtenderBindingArgs');
+  return validated(bindingArgs.safeParse(canonicalKeys(body, BINDING_KEYS, 'PodName, PodNamespace, PodUID, Node (ExtenderBindingArgs)')), 'ExtenderBindingArgs');
 }

@@ -2,7 +2,7 @@
  * The snapshot file: what `kubectl get nodes,pods -A -o json` (or `-o yaml`) prints, a v1 `List`
  * (or a `NodeList` / `PodList`) whose items are Nodes and Pods. Other kinds in the list are ignored.
  */
-import { readFileSync, statSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { Node, Pod } from '../core/kube.js';
 
@@ -59,25 +59,4 @@ export function readSnapshot(path: string): Snapshot {
     throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
   }
   return parseSnapshot(text, path);
-}
-
-/**
- * Calls `onChange` whenever the file's modification time or size changes (polling, so editors'
- * atomic renames and files on any filesystem are seen). Returns a function that stops watching.
- */
-export function watchSnapshot(path: string, intervalMs: number, onChange: () => void): () => void {
-  const listener = (current: Stats, previous: Stats) => {
-    if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) onChange();
-  };
-  watchFile(path, { interval: intervalMs, persistent: false }, listener);
-  return () => unwatchFile(path, listener);
-}
-
-/** Modification time of the file in ms, or null if it does not exist. */
-export function snapshotMtimeMs(path: string): number | null {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    return null;
-  }
 }

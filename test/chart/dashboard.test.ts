@@ -1,8 +1,8 @@
 /**
  * The Grafana dashboard (charts/sandbox-extender/dashboards/sandbox-extender.json): valid JSON, and every
- * query uses only metric names the extender defines (src/server/metrics.ts), so a renamed metric fails here.
+ * query uses only metric names the extender defines (src/observability/metrics.ts), so a renamed metric fails here.
  */
-import { Metrics } from '../../src/server/metrics.js';
+import { Metrics } from '../../src/observability/metrics.js';
 import { CHART, readText } from './chartFiles.js';
 
 interface Panel {

@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { LiveSync } from '../../src/cluster/liveSync.js';
 import type { ListPage, ResourceSource } from '../../src/cluster/reflector.js';
-import { ClusterModel } from '../../src/core/clusterModel.js';
+import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import type { Node, Pod } from '../../src/core/kube.js';
-import { Metrics } from '../../src/server/metrics.js';
+import { Metrics } from '../../src/observability/metrics.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 /** A source whose list answers are given by the test and whose watch the test drives. */
@@ -40,12 +40,12 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused', pageSize: 100, minBackoffMs: 1, maxBackoffMs: 5 };
 
 function setup(podLists: ListPage<Pod>[] = []) {
-  const model = new ClusterModel({ names: ['cpu', 'memory'] }, 600_000);
-  const metrics = new Metrics(() => model.ledger.size, { defaultMetrics: false });
+  const cache = new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 });
+  const metrics = new Metrics(() => cache.size.reservations, { defaultMetrics: false });
   const nodes = new Source<Node>([{ items: [makeNode('n1', { cpu: '16', memory: '64Gi' })], resourceVersion: '1' }]);
   const pods = new Source<Pod>(podLists);
-  const live = new LiveSync(model, { nodes, pods }, OPTIONS, metrics, pino({ level: 'silent' }));
-  return { model, metrics, nodes, pods, live };
+  const live = new LiveSync(cache, { nodes, pods }, OPTIONS, metrics, pino({ level: 'silent' }));
+  return { cache, metrics, nodes, pods, live };
 }
 
 describe('LiveSync', () => {
@@ -56,7 +56,7 @@ describe('LiveSync', () => {
     expect(t.live.ready).toBe(false); // pods not listed yet
     t.pods.answer({ items: [makePod('a').req({ cpu: '2' }).node('n1').obj()], resourceVersion: '7' });
     await until(() => t.live.ready, 'readiness');
-    expect(t.model.totalsOf('n1').allocated[0]).toBe(2000);
+    expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
     expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_cache_synced')).toMatch(/resource="pods"} 1/);
     await t.live.stop();
   });
@@ -66,11 +66,11 @@ describe('LiveSync', () => {
     t.live.start();
     await until(() => t.live.ready && t.pods.watching, 'sync');
     const released: string[] = [];
-    t.model.onRelease = (r) => released.push(r.reason);
-    t.model.reserve({ uid: 'uid-p', key: 'sandboxes/p', request: [2000, 0] }, 'n1', 0);
+    t.cache.onRelease = (r) => released.push(r.reason);
+    t.cache.assume({ uid: 'uid-p', key: 'sandboxes/p', request: [2000, 0] }, 'n1', 0);
     t.pods.send('MODIFIED', { ...makePod('p').req({ cpu: '2' }).node('n1').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '4' } });
-    expect(t.model.ledger.size).toBe(0);
-    expect(t.model.totalsOf('n1').allocated[0]).toBe(2000);
+    expect(t.cache.size.reservations).toBe(0);
+    expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
     expect(released).toEqual(['bound']);
     await t.live.stop();
   });
@@ -81,15 +81,15 @@ describe('LiveSync', () => {
       { items: [makePod('stays').req({ cpu: '1' }).node('n1').obj()], resourceVersion: '90' },
     ]);
     const released: string[] = [];
-    t.model.onRelease = (r) => released.push(`${r.reservation.uid}:${r.reason}`);
+    t.cache.onRelease = (r) => released.push(`${r.reservation.uid}:${r.reason}`);
     t.live.start();
     await until(() => t.live.ready && t.pods.watching, 'sync');
-    t.model.reserve({ uid: 'uid-gone', key: 'sandboxes/gone', request: [2000, 0] }, 'n1', 0);
+    t.cache.assume({ uid: 'uid-gone', key: 'sandboxes/gone', request: [2000, 0] }, 'n1', 0);
     t.pods.watching = false;
     t.pods.send('ERROR', { kind: 'Status', code: 410, message: 'too old resource version' });
     await until(() => t.pods.watching, 'the watch after the relist');
     expect(released).toEqual(['uid-gone:deleted']);
-    expect([...t.model.pods.keys()]).toEqual(['uid-stays']);
+    expect([...t.cache.podUids()]).toEqual(['uid-stays']);
     expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_lists_total')).toMatch(/resource="pods",kind="relist"} 1/);
     await t.live.stop();
   });
@@ -99,7 +99,7 @@ describe('LiveSync', () => {
     t.live.start();
     await until(() => t.live.ready && t.pods.watching, 'sync');
     t.pods.send('MODIFIED', makePod('p').req({ cpu: 'lots' }).node('n1').obj());
-    expect(t.model.totalsOf('n1').allocated[0]).toBe(2000);
+    expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
     await t.live.stop();
   });
 });

@@ -1,113 +1,185 @@
 import fc from 'fast-check';
-import { ClusterModel } from '../../src/core/clusterModel.js';
-import { evaluate, Placer, scoreEvaluations, STRATEGIES, type NodeView } from '../../src/core/placement.js';
+import { evaluateCandidate } from '../../src/core/evaluation.js';
+import type { NodeInfo } from '../../src/core/nodeInfo.js';
+import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
-import type { PodRecord } from '../../src/core/records.js';
-import { ReservationLedger } from '../../src/core/reservations.js';
+import type { PodRecord, SandboxState } from '../../src/core/records.js';
+import { CandidateScan } from '../../src/core/scan.js';
+import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { STRATEGIES } from '../../src/core/strategies/index.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
 const amount = fc.integer({ min: 0, max: 1_000_000 });
 const vector = fc.tuple(amount, amount);
 
-const viewArb = fc.record({
-  name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
-  allocatable: fc.option(fc.tuple(fc.integer({ min: 1, max: 2_000_000 }), fc.integer({ min: 1, max: 2_000_000 })), { nil: null }),
+const infoArb = fc.record({
+  allocatable: fc.option(fc.tuple(fc.integer({ min: 0, max: 2_000_000 }), fc.integer({ min: 1, max: 2_000_000 })), { nil: null }),
+  hasNode: fc.boolean(),
   allocated: vector,
   paused: vector,
   reserved: vector,
   count: fc.nat(20),
 });
 
-function toView(v: { name: string; allocatable: [number, number] | null; allocated: [number, number]; paused: [number, number]; reserved: [number, number]; count: number }): NodeView {
-  return {
-    name: v.name,
-    allocatable: v.allocatable,
-    totals: { allocated: v.allocated, paused: v.paused, starting: v.count, running: v.count, pausedCount: 0 },
-    reserved: { request: v.reserved, count: v.count },
-  };
+type InfoSpec = { allocatable: [number, number] | null; hasNode: boolean; allocated: [number, number]; paused: [number, number]; reserved: [number, number]; count: number };
+
+function infosOf(specs: readonly InfoSpec[]): NodeInfo[] {
+  return specs.map((s, i) => ({
+    name: `n${i}`,
+    id: i,
+    hasNode: s.hasNode,
+    allocatable: s.hasNode ? s.allocatable : null,
+    allocated: s.allocated,
+    paused: s.paused,
+    reserved: s.reserved,
+    starting: s.count,
+    running: s.count,
+    pausedCount: 0,
+    reservedCount: s.count,
+  }));
+}
+
+function scanOver(infos: readonly NodeInfo[], request: readonly number[]): CandidateScan {
+  const byName = new Map(infos.map((i) => [i.name, i]));
+  return new CandidateScan((name) => byName.get(name), DIMS).run(request, [...infos.map((i) => i.name), 'ghost']);
 }
 
 describe('placement invariants', () => {
+  it('the scan (hot path) agrees with evaluateCandidate on every candidate: fit, pressure and counts', () => {
+    fc.assert(
+      fc.property(fc.array(infoArb, { minLength: 1, maxLength: 8 }), vector, (specs, request) => {
+        const infos = infosOf(specs);
+        const scan = scanOver(infos, request);
+        for (let i = 0; i < scan.count; i++) {
+          const e = evaluateCandidate(scan.names[i]!, infos[i], undefined, request, undefined, DIMS);
+          expect(scan.fits(i)).toBe(e.failures.length === 0);
+          expect(scan.capacityKnown(i)).toBe(e.capacityKnown);
+          if (e.capacityKnown) expect(scan.pressure[i]).toBe(e.pressure);
+          expect([scan.starting[i], scan.running[i], scan.paused[i]]).toEqual([e.starting, e.running, e.paused]);
+        }
+      }),
+    );
+  });
+
   it('scores are integers in 0..10, exactly one 10 when something fits, none otherwise', () => {
     fc.assert(
-      fc.property(fc.array(viewArb, { minLength: 1, maxLength: 8 }), vector, fc.constantFrom(...STRATEGIES), (views, request, strategy) => {
-        const evaluations = views.map((v) => evaluate(toView(v), request, DIMS));
-        const decision = new Placer(strategy, () => 0.3).choose(evaluations);
-        const scores = scoreEvaluations(evaluations, decision.chosen, strategy);
+      fc.property(fc.array(infoArb, { minLength: 1, maxLength: 8 }), vector, fc.constantFrom(...STRATEGIES), (specs, request, strategy) => {
+        const scan = scanOver(infosOf(specs), request);
+        const placer = new Placer(strategy, () => 0.3);
+        const { chosen } = placer.choose(scan);
+        const scores = Array.from({ length: scan.count }, (_, i) => placer.score(scan, i, chosen));
         expect(scores.every((s) => Number.isInteger(s) && s >= 0 && s <= 10)).toBe(true);
-        expect(scores.filter((s) => s === 10).length).toBe(decision.chosen >= 0 ? 1 : 0);
-        if (decision.chosen >= 0) expect(evaluations[decision.chosen]!.failures).toEqual([]);
+        expect(scores.filter((s) => s === 10).length).toBe(chosen >= 0 ? 1 : 0);
+        expect(chosen >= 0).toBe(scan.feasible > 0);
+        if (chosen >= 0) expect(scan.fits(chosen)).toBe(true);
       }),
     );
   });
 
   it('a node with more free capacity (less in use, same allocatable) never scores lower under least_loaded', () => {
     fc.assert(
-      fc.property(viewArb, fc.nat(500_000), vector, (v, extra, request) => {
-        fc.pre(v.allocatable !== null);
-        const lighter = evaluate(toView(v), request, DIMS);
-        const heavier = evaluate(toView({ ...v, name: 'z', allocated: [v.allocated[0] + extra, v.allocated[1]] }), request, DIMS);
-        const [sLight, sHeavy] = scoreEvaluations([lighter, heavier], -1, 'least_loaded');
-        expect(sLight).toBeGreaterThanOrEqual(sHeavy!);
+      fc.property(infoArb, fc.nat(500_000), vector, (spec, extra, request) => {
+        fc.pre(spec.allocatable !== null && spec.hasNode);
+        const [light] = infosOf([spec]);
+        const heavy: NodeInfo = { ...light!, name: 'heavy', id: 1, allocated: [light!.allocated[0]! + extra, light!.allocated[1]!] };
+        const byName = new Map([light!, heavy].map((i) => [i.name, i]));
+        const scan = new CandidateScan((name) => byName.get(name), DIMS).run(request, ['n0', 'heavy']);
+        const placer = new Placer('least_loaded', () => 0);
+        expect(placer.score(scan, 0, -1)).toBeGreaterThanOrEqual(placer.score(scan, 1, -1));
       }),
     );
   });
 
-  it('filter never returns a node it was not given, and every input node is either feasible or failed', () => {
+  it('filter (two calls) keeps only nodes it was given; every input node is either feasible or failing', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.constantFrom<string>('a', 'b', 'c', 'ghost'), { minLength: 1 }), vector, (names, request) => {
-        const model = new ClusterModel(DIMS, 1000);
-        for (const n of ['a', 'b', 'c']) model.upsertNode({ name: n, allocatable: [500_000, 500_000] });
-        const service = new PlacementService(model, new Placer('least_loaded', () => 0), { schedulerName: 's' });
+        const cache = new SchedulerCache(DIMS, { ttlMs: 1000 });
+        for (const n of ['a', 'b', 'c']) cache.upsertNode({ name: n, allocatable: [500_000, 500_000] });
+        const service = new PlacementService(cache, new Placer('least_loaded', () => 0), { schedulerName: 's', chooseInFilter: false, recordOffers: false, offerTtlMs: 1000 });
         const pod: PodRecord = { uid: 'u', key: 'ns/p', nodeName: null, schedulerName: 's', request, state: 'pending', schedulingFailure: null };
-        const out = service.filter(pod, names.map((name) => ({ name })), 0);
-        expect(out.feasible.every((n) => names.includes(n))).toBe(true);
-        expect(new Set([...out.feasible, ...out.failed.keys()])).toEqual(new Set(names));
+        const out = service.filter(pod, { names }, 0);
+        expect(out.scan.names).toEqual(names);
+        // The reported failures are those of the decision, taken before its own reservation (if any) was made.
+        expect(out.failed.map(([name]) => name)).toEqual(names.filter((_, i) => !out.scan.fits(i)));
+        for (const [, failures] of out.failed) expect(failures.length).toBeGreaterThan(0);
+        if (names.includes('ghost')) expect(out.failed.find(([name]) => name === 'ghost')?.[1]).toEqual([{ code: 'NodeNotInSnapshot', node: 'ghost' }]);
       }),
     );
   });
 });
 
-describe('ledger invariants', () => {
+describe('scheduler cache invariants', () => {
+  const uid = fc.constantFrom('u1', 'u2', 'u3');
+  const node = fc.constantFrom('n1', 'n2', 'n3');
+  const state = fc.constantFrom<SandboxState>('pending', 'starting', 'running', 'paused', 'inactive');
   const op = fc.oneof(
-    fc.record({ kind: fc.constant('reserve' as const), uid: fc.constantFrom('u1', 'u2', 'u3'), node: fc.constantFrom('n1', 'n2'), request: vector }),
-    fc.record({ kind: fc.constant('confirm' as const), uid: fc.constantFrom('u1', 'u2', 'u3'), node: fc.constantFrom('n1', 'n2') }),
+    fc.record({ kind: fc.constant('assume' as const), uid, node, request: vector }),
+    fc.record({ kind: fc.constant('upsertPod' as const), uid, node: fc.option(node, { nil: null }), request: vector, state, failure: fc.constantFrom(null, 'Unschedulable: a', 'Unschedulable: b') }),
+    fc.record({ kind: fc.constant('deletePod' as const), uid: fc.constantFrom('u1', 'u2', 'u3', 'u9') }),
     fc.record({ kind: fc.constant('forget' as const), uid: fc.constantFrom('u1', 'u2', 'u3', 'u9') }),
+    fc.record({ kind: fc.constant('finishBinding' as const), uid, node }),
+    fc.record({ kind: fc.constant('upsertNode' as const), node }),
+    fc.record({ kind: fc.constant('deleteNode' as const), node }),
     fc.record({ kind: fc.constant('expire' as const), at: fc.nat(2_000) }),
   );
 
-  it('per-node totals always equal the sum of the reservations held there', () => {
+  it('every NodeInfo always equals the sums of the pods bound to it and the reservations held on it, and exists only while it says something', () => {
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
-        const l = new ReservationLedger(2, 500);
+      fc.property(fc.array(op, { maxLength: 50 }), (ops) => {
+        const c = new SchedulerCache(DIMS, { ttlMs: 500, unconfirmedTtlMs: 100 });
+        const released: string[] = [];
+        c.onRelease = (r) => released.push(r.reservation.uid);
         let now = 0;
         for (const o of ops) {
           now += 10;
-          if (o.kind === 'reserve') l.reserve(o.uid, o.uid, o.node, o.request, now);
-          else if (o.kind === 'confirm') l.confirm(o.uid, o.node);
-          else if (o.kind === 'forget') l.forget(o.uid);
-          else l.expire(now + o.at);
-          for (const node of ['n1', 'n2']) {
-            const held = [...l.all()].filter((r) => r.nodeName === node);
-            expect(l.reservedOn(node)).toEqual({
-              request: [0, 1].map((i) => held.reduce((s, r) => s + r.request[i]!, 0)),
-              count: held.length,
+          if (o.kind === 'assume') c.assume({ uid: o.uid, key: o.uid, request: o.request }, o.node, now);
+          else if (o.kind === 'upsertPod') {
+            const nodeName = o.state === 'pending' ? null : o.node;
+            c.upsertPod({ uid: o.uid, key: o.uid, nodeName, schedulerName: 's', request: o.request, state: nodeName ? o.state : 'pending', schedulingFailure: nodeName ? null : o.failure });
+          } else if (o.kind === 'deletePod') c.deletePod(o.uid);
+          else if (o.kind === 'forget') c.forget(o.uid);
+          else if (o.kind === 'finishBinding') c.finishBinding(o.uid, o.node, now);
+          else if (o.kind === 'upsertNode') c.upsertNode({ name: o.node, allocatable: [1000, 1000] });
+          else if (o.kind === 'deleteNode') c.deleteNode(o.node);
+          else c.expire(now + o.at);
+          const pods = [...c.podUids()].map((u) => c.pod(u)!);
+          const reservations = [...c.reservations()];
+          for (const name of ['n1', 'n2', 'n3']) {
+            const bound = pods.filter((p) => p.nodeName === name && (p.state === 'starting' || p.state === 'running'));
+            const pausedPods = pods.filter((p) => p.nodeName === name && p.state === 'paused');
+            const held = reservations.filter((r) => r.nodeName === name);
+            const sum = (list: readonly { request: readonly number[] }[]) => [0, 1].map((r) => list.reduce((s, x) => s + x.request[r]!, 0));
+            const info = c.nodeInfo(name);
+            const says = bound.length + pausedPods.length + held.length > 0 || (info?.hasNode ?? false);
+            expect(info !== undefined).toBe(says);
+            if (!info) continue;
+            expect({ allocated: [...info.allocated], paused: [...info.paused], reserved: [...info.reserved], reservedCount: info.reservedCount, counted: info.starting + info.running + info.pausedCount }).toEqual({
+              allocated: sum(bound),
+              paused: sum(pausedPods),
+              reserved: sum(held),
+              reservedCount: held.length,
+              counted: bound.length + pausedPods.length,
             });
           }
+          // At most one reservation per UID, never one for a pod seen bound.
+          expect(new Set(reservations.map((r) => r.uid)).size).toBe(reservations.length);
+          for (const r of reservations) expect(c.pod(r.uid)?.nodeName ?? null).toBeNull();
         }
       }),
     );
   });
 
-  it('reserve followed by forget is the identity', () => {
+  it('assume followed by forget is the identity', () => {
     fc.assert(
       fc.property(vector, fc.constantFrom('n1', 'n2'), (request, node) => {
-        const l = new ReservationLedger(2, 500);
-        l.reserve('keep', 'k', 'n1', [5, 5], 0);
-        const before = { n1: l.reservedOn('n1'), n2: l.reservedOn('n2'), size: l.size };
-        l.reserve('tmp', 't', node, request, 1);
-        l.forget('tmp');
-        expect({ n1: l.reservedOn('n1'), n2: l.reservedOn('n2'), size: l.size }).toEqual(before);
+        const c = new SchedulerCache(DIMS, { ttlMs: 500 });
+        c.upsertNode({ name: 'n1', allocatable: [10, 10] });
+        c.assume({ uid: 'keep', key: 'k', request: [5, 5] }, 'n1', 0);
+        const snapshot = () => structuredClone({ infos: [...c.nodeInfos()], size: c.size });
+        const before = snapshot();
+        c.assume({ uid: 'tmp', key: 't', request }, node, 1);
+        c.forget('tmp');
+        expect(snapshot()).toEqual(before);
       }),
     );
   });

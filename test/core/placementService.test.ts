@@ -1,8 +1,8 @@
-import { ClusterModel } from '../../src/core/clusterModel.js';
-import type { Pod } from '../../src/core/kube.js';
-import { Placer, type Strategy } from '../../src/core/placement.js';
-import { PlacementService } from '../../src/core/placementService.js';
+import { Placer } from '../../src/core/placement.js';
+import { PlacementService, type Candidates, type Decision } from '../../src/core/placementService.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/records.js';
+import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import type { Strategy } from '../../src/core/strategies/index.js';
 import { GiB, makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
@@ -10,30 +10,39 @@ const TTL_MS = 600_000;
 const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused' };
 
 /** The 16/64/192-CPU cluster with 4 GiB per CPU, empty. */
-function cluster(strategy: Strategy = 'least_loaded') {
-  const model = new ClusterModel(DIMS, TTL_MS);
-  for (const cpus of [16, 64, 192]) model.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
-  const service = new PlacementService(model, new Placer(strategy, () => 0.5), { schedulerName: 'sandbox-scheduler' });
-  return { model, service };
+function cluster(strategy: Strategy = 'least_loaded', options: { chooseInFilter?: boolean; recordOffers?: boolean } = {}) {
+  const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS });
+  for (const cpus of [16, 64, 192]) cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
+  const service = new PlacementService(cache, new Placer(strategy, () => 0.5), {
+    schedulerName: 'sandbox-scheduler',
+    chooseInFilter: options.chooseInFilter ?? false,
+    recordOffers: options.recordOffers ?? false,
+    offerTtlMs: TTL_MS,
+  });
+  return { cache, service };
 }
 
-const NAMES = [{ name: 'n16' }, { name: 'n64' }, { name: 'n192' }];
+const NAMES: Candidates = { names: ['n16', 'n64', 'n192'] };
 const sandbox = (name: string, cpu = '2', memory = '4Gi') => toPodRecord(makePod(name).req({ cpu, memory }).obj(), DIMS, OPTIONS);
+const chosenName = (d: Decision) => (d.chosen >= 0 ? d.scan.names[d.chosen]! : null);
+const feasibleNames = (d: Decision) => d.scan.names.filter((_, i) => d.scan.fits(i));
+const scores = (service: PlacementService, d: Decision) => d.scan.names.map((_, i) => service.score(d, i));
 
 describe('PlacementService.prioritize', () => {
   it('scores the least projected pressure node 10 and reserves it at once', () => {
-    const { model, service } = cluster();
+    const { cache, service } = cluster();
     const out = service.prioritize(sandbox('p1'), NAMES, 0);
     // projected cpu: n16 2/16 = 0.125 → floor(9 × 0.875) = 7; n64 2/64 → floor(9 × 0.96875) = 8; n192 2/192 → chosen
-    expect(out.scores).toEqual([7, 8, 10]);
-    expect(out.chosen?.name).toBe('n192');
-    expect(out.runnerUp?.name).toBe('n64');
-    expect(model.ledger.reservedOn('n192')).toEqual({ request: [2000, 4 * GiB], count: 1 });
+    expect(scores(service, out)).toEqual([7, 8, 10]);
+    expect(chosenName(out)).toBe('n192');
+    expect(out.scan.names[out.runnerUp]).toBe('n64');
+    expect(out.reserved).toBe('n192');
+    expect(cache.nodeInfo('n192')).toMatchObject({ reserved: [2000, 4 * GiB], reservedCount: 1 });
   });
 
   it('back-to-back decisions see the reservations before them and spread by projected pressure', () => {
     const { service } = cluster();
-    const picks = Array.from({ length: 12 }, (_, i) => service.prioritize(sandbox(`p${i}`), NAMES, i).chosen!.name);
+    const picks = Array.from({ length: 12 }, (_, i) => chosenName(service.prioritize(sandbox(`p${i}`), NAMES, i))!);
     // Water-filling on projected cpu pressure (k pods on a c-CPU node: 2k/c):
     // n192 takes pods while 2(k+1)/192 < 2/64 → k+1 < 3 → 2 pods, then n64 (2/64 = 0.03125) ties n192 at 3/96 = 0.03125:
     // equal pressure → fewer starting (n64 has 0 reservations) → n64. The 16-CPU node waits until pressure reaches 2/16.
@@ -44,85 +53,143 @@ describe('PlacementService.prioritize', () => {
   });
 
   it('the same UID again replaces its reservation, never doubles it, and does not compete with itself', () => {
-    const { model, service } = cluster();
+    const { cache, service } = cluster();
     const pod = sandbox('again');
     service.prioritize(pod, NAMES, 0);
     const second = service.prioritize(pod, NAMES, 1);
     // Without its own reservation n192 is empty again: it is still the pick, with pressure 2/192.
-    expect(second.chosen).toMatchObject({ name: 'n192', pressure: 2000 / 192000 });
-    expect(model.ledger.size).toBe(1);
-    expect(model.ledger.reservedOn('n192').count).toBe(1);
+    expect(second.scan.evaluation(second.chosen)).toMatchObject({ name: 'n192', pressure: 2000 / 192000 });
+    expect(cache.size.reservations).toBe(1);
+    expect(cache.nodeInfo('n192')!.reservedCount).toBe(1);
   });
 
   it('scores every node 0 and reserves nothing when nothing fits', () => {
-    const { model, service } = cluster();
+    const { cache, service } = cluster();
     const out = service.prioritize(sandbox('huge', '500', '1Gi'), NAMES, 0);
-    expect(out).toMatchObject({ result: 'no_fit', chosen: null, scores: [0, 0, 0] });
-    expect(model.ledger.size).toBe(0);
+    expect(out).toMatchObject({ result: 'no_fit', chosen: -1, reserved: null });
+    expect(scores(service, out)).toEqual([0, 0, 0]);
+    expect(cache.size.reservations).toBe(0);
   });
 
-  it('expires reservations older than the TTL before deciding', () => {
-    const { model, service } = cluster();
+  it('expires reservations past their deadline before deciding', () => {
+    const { cache, service } = cluster();
     service.prioritize(sandbox('old'), NAMES, 0);
     service.prioritize(sandbox('new'), NAMES, TTL_MS);
-    expect([...model.ledger.all()].map((r) => r.uid)).toEqual(['uid-new']);
+    expect([...cache.reservations()].map((r) => r.uid)).toEqual(['uid-new']);
   });
 });
 
-describe('PlacementService.filter', () => {
-  it('keeps nodes that fit, reports the others with reasons, reserves nothing when several fit', () => {
-    const { model, service } = cluster();
-    model.upsertPod(toPodRecord(makePod('busy').req({ cpu: '15', memory: '1Gi' }).node('n16').obj(), DIMS, OPTIONS));
+describe('PlacementService.filter, two calls per pod (chooseInFilter: false)', () => {
+  it('keeps nodes that fit and reserves nothing when several fit', () => {
+    const { cache, service } = cluster();
+    cache.upsertPod(toPodRecord(makePod('busy').req({ cpu: '15', memory: '1Gi' }).node('n16').obj(), DIMS, OPTIONS));
     const out = service.filter(sandbox('p'), NAMES, 0);
     // n16: 15000m + 2000m = 17000m > 16000m → Insufficient cpu (resolvable)
-    expect(out.feasible).toEqual(['n64', 'n192']);
-    expect(out.failed.get('n16')).toEqual([{ code: 'InsufficientResource', resource: 'cpu', requested: 2000, allocated: 15000, paused: 0, reserved: 0, allocatable: 16000 }]);
-    expect(out.reserved).toBeNull();
-    expect(model.ledger.size).toBe(0);
+    expect(feasibleNames(out)).toEqual(['n64', 'n192']);
+    expect(out.scan.evaluation(0).failures).toEqual([{ code: 'InsufficientResource', resource: 'cpu', requested: 2000, allocated: 15000, paused: 0, reserved: 0, allocatable: 16000 }]);
+    expect(out).toMatchObject({ result: 'placed', chosen: -1, reserved: null });
+    expect(cache.size.reservations).toBe(0);
   });
 
   it('reserves the only feasible node, because kube-scheduler skips prioritize then', () => {
-    const { model, service } = cluster();
+    const { cache, service } = cluster();
     const out = service.filter(sandbox('big', '100', '8Gi'), NAMES, 0);
     // 100 CPUs fit only on n192
-    expect(out).toMatchObject({ feasible: ['n192'], reserved: 'n192', result: 'placed' });
-    expect(model.reservationOf('uid-big')?.nodeName).toBe('n192');
+    expect(out).toMatchObject({ reserved: 'n192', result: 'placed' });
+    expect(feasibleNames(out)).toEqual(['n192']);
+    expect(cache.reservation('uid-big')?.nodeName).toBe('n192');
     // The next such pod sees it: n192 has 100 + 100 = 200 > 192 CPUs → fits nowhere
     const next = service.filter(sandbox('big2', '100', '8Gi'), NAMES, 1);
-    expect(next).toMatchObject({ feasible: [], result: 'no_fit', reserved: null });
-    expect(next.failed.get('n192')?.[0]).toMatchObject({ code: 'InsufficientResource', reserved: 100_000 });
+    expect(next).toMatchObject({ result: 'no_fit', reserved: null });
+    expect(next.scan.feasible).toBe(0);
+    expect(next.scan.evaluation(2).failures[0]).toMatchObject({ code: 'InsufficientResource', reserved: 100_000 });
   });
 
   it('reports a node it does not know as not in the snapshot', () => {
     const { service } = cluster();
-    const out = service.filter(sandbox('p'), [{ name: 'n16' }, { name: 'ghost' }], 0);
-    expect(out.failed.get('ghost')).toEqual([{ code: 'NodeNotInSnapshot', node: 'ghost' }]);
-    expect(out.feasible).toEqual(['n16']);
+    const out = service.filter(sandbox('p'), { names: ['n16', 'ghost'] }, 0);
+    expect(out.scan.evaluation(1).failures).toEqual([{ code: 'NodeNotInSnapshot', node: 'ghost' }]);
+    expect(feasibleNames(out)).toEqual(['n16']);
   });
 
   it('uses the allocatable of Node objects sent with the request (nodeCacheCapable: false)', () => {
     const { service } = cluster();
-    // The request says n16 has only 1 CPU now: a 2-CPU pod does not fit it, whatever the snapshot says.
-    const small = toNodeRecord(makeNode('n16', { cpu: '1', memory: '64Gi' }), DIMS);
-    const out = service.filter(sandbox('p'), [{ name: 'n16', node: small }, { name: 'n64' }], 0);
-    expect(out.failed.get('n16')?.[0]).toMatchObject({ code: 'RequestExceedsAllocatable', allocatable: 1000 });
+    // The request says n16 has only 1 CPU now: a 2-CPU pod does not fit it, whatever the cache says.
+    const out = service.filter(sandbox('p'), { names: ['n16', 'n64'], allocatable: [[1000, 64 * GiB], undefined] }, 0);
+    expect(out.scan.evaluation(0).failures[0]).toMatchObject({ code: 'RequestExceedsAllocatable', allocatable: 1000 });
+    expect(feasibleNames(out)).toEqual(['n64']);
+  });
+});
+
+describe('PlacementService.filter, one call per pod (chooseInFilter: true)', () => {
+  it('chooses and reserves the strategy’s pick; its runner-up is named', () => {
+    const { cache, service } = cluster('least_loaded', { chooseInFilter: true });
+    const out = service.filter(sandbox('p'), NAMES, 0);
+    expect({ chosen: chosenName(out), runnerUp: out.scan.names[out.runnerUp], reserved: out.reserved }).toEqual({ chosen: 'n192', runnerUp: 'n64', reserved: 'n192' });
+    expect(cache.reservation('uid-p')?.nodeName).toBe('n192');
   });
 
-  it('passes pods of other schedulers through untouched, reserving nothing', () => {
-    const { model, service } = cluster();
-    const other = toPodRecord(makePod('other').scheduler('default-scheduler').req({ cpu: '500' }).obj() as Pod, DIMS, OPTIONS);
-    expect(service.filter(other, NAMES, 0)).toMatchObject({ result: 'passthrough', feasible: ['n16', 'n64', 'n192'] });
-    expect(service.prioritize(other, NAMES, 0)).toMatchObject({ result: 'passthrough', scores: [0, 0, 0] });
-    expect(model.ledger.size).toBe(0);
+  it('places a burst exactly as Prioritize would (the same picks, in the same order)', () => {
+    const one = cluster('least_loaded', { chooseInFilter: true });
+    const two = cluster('least_loaded');
+    const viaFilter = Array.from({ length: 40 }, (_, i) => chosenName(one.service.filter(sandbox(`p${i}`), NAMES, i)));
+    const viaPrioritize = Array.from({ length: 40 }, (_, i) => chosenName(two.service.prioritize(sandbox(`p${i}`), NAMES, i)));
+    expect(viaFilter).toEqual(viaPrioritize);
+  });
+
+  it('chooses nothing and reserves nothing when nothing fits', () => {
+    const { cache, service } = cluster('least_loaded', { chooseInFilter: true });
+    expect(service.filter(sandbox('huge', '500'), NAMES, 0)).toMatchObject({ result: 'no_fit', chosen: -1, reserved: null });
+    expect(cache.size.reservations).toBe(0);
+  });
+});
+
+describe('PlacementService.authorizeBind (only what kube-scheduler just decided)', () => {
+  it('allows the chosen node, or another offered node that fits now; refuses nodes never offered', () => {
+    const { service } = cluster('least_loaded', { chooseInFilter: true, recordOffers: true });
+    const pod = sandbox('p');
+    service.filter(pod, { names: ['n64', 'n192'] }, 0); // chooses n192
+    expect(service.authorizeBind(pod.uid, 'n192', 1)).toBeNull();
+    expect(service.authorizeBind(pod.uid, 'n64', 1)).toBeNull(); // offered and fits
+    expect(service.authorizeBind(pod.uid, 'n16', 1)).toMatch(/^node n16 was not among the candidates kube-scheduler offered for pod UID uid-p$/);
+  });
+
+  it('refuses an offered node that does not fit the pod now', () => {
+    const { cache, service } = cluster('least_loaded', { recordOffers: true });
+    const pod = sandbox('p', '10');
+    service.prioritize(pod, NAMES, 0); // chooses n192
+    cache.upsertPod(toPodRecord(makePod('busy').req({ cpu: '12' }).node('n16').obj(), DIMS, OPTIONS));
+    // n16: 12000m + 10000m = 22000m > 16000m
+    expect(service.authorizeBind(pod.uid, 'n16', 1)).toMatch(/^node n16 does not fit pod UID uid-p now: Insufficient cpu: requested 10000m \+ in use 12000m/);
+  });
+
+  it('refuses a pod it answered no request for, or too long ago', () => {
+    const { service } = cluster('least_loaded', { recordOffers: true });
+    expect(service.authorizeBind('uid-unknown', 'n16', 0)).toMatch(/^no filter or prioritize for pod UID uid-unknown was answered/);
+    service.prioritize(sandbox('p'), NAMES, 0);
+    expect(service.authorizeBind('uid-p', 'n192', TTL_MS - 1)).toBeNull();
+    expect(service.authorizeBind('uid-p', 'n192', TTL_MS)).toMatch(/^no filter or prioritize/);
+  });
+
+  it('for a pod of another scheduler, allows exactly the nodes of its pass-through', () => {
+    const { service } = cluster('least_loaded', { recordOffers: true });
+    service.passThrough('uid-foreign', ['n16', 'n64'], 0);
+    expect(service.authorizeBind('uid-foreign', 'n16', 1)).toBeNull();
+    expect(service.authorizeBind('uid-foreign', 'n192', 1)).toMatch(/not among the candidates/);
+  });
+
+  it('allows everything when offers are not recorded (no bind verb)', () => {
+    const { service } = cluster();
+    expect(service.authorizeBind('uid-any', 'n16', 0)).toBeNull();
   });
 });
 
 describe('PlacementService.rank', () => {
   it('orders nodes that fit by candidate order, then the others, without reserving', () => {
-    const { model, service } = cluster();
+    const { cache, service } = cluster();
     const ranked = service.rank(sandbox('p', '32', '4Gi'), NAMES);
     // n16 cannot take 32 CPUs; n192: 32/192 = 0.1667 < n64: 32/64 = 0.5
     expect(ranked.map((e) => e.name)).toEqual(['n192', 'n64', 'n16']);
-    expect(model.ledger.size).toBe(0);
+    expect(cache.size.reservations).toBe(0);
   });
 });

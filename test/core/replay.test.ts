@@ -1,5 +1,5 @@
 import { discreteOptimum, pressureWith, replay, type ReplaySpec } from '../../src/core/replay.js';
-import { STRATEGIES } from '../../src/core/placement.js';
+import { STRATEGIES } from '../../src/core/strategies/index.js';
 
 const Gi = 1024 ** 3;
 

@@ -162,7 +162,7 @@ describe('key casing and null handling', () => {
     const prioritize = await post(h, 'prioritize', namesArgs(pod, []));
     expect(prioritize.status).toBe(200);
     expect(prioritize.body).toEqual([]);
-    expect(h.service.model.ledger.size).toBe(0);
+    expect(h.service.cache.size.reservations).toBe(0);
   });
 
   it('a body without a JSON Content-Type (curl without -H) is still read as JSON', async () => {
@@ -246,7 +246,7 @@ describe('unknown node names', () => {
       FailedAndUnresolvableNodes: {},
       Error: '',
     });
-    expect(h.service.model.ledger.size).toBe(0);
+    expect(h.service.cache.size.reservations).toBe(0);
   });
 
   it('filter: only unknown nodes → fits nowhere (empty NodeNames, every node in FailedNodes), not an Error', async () => {
@@ -272,7 +272,7 @@ describe('unknown node names', () => {
     const h = makeHarness();
     const res = await post(h, 'prioritize', namesArgs(sandbox('a'), ['ghost-1', 'ghost-2']));
     expect(res.body).toEqual([{ Host: 'ghost-1', Score: 0 }, { Host: 'ghost-2', Score: 0 }]);
-    expect(h.service.model.ledger.size).toBe(0);
+    expect(h.service.cache.size.reservations).toBe(0);
   });
 });
 
@@ -315,7 +315,7 @@ describe('request body size', () => {
     expect(Object.keys(f.FailedAndUnresolvableNodes)).toHaveLength(ROUNDS);
     expect(f.FailedAndUnresolvableNodes['ip-10-0-44-201.us-west-2.compute.internal-r0']).toBe("cpu request 2000m exceeds the node's allocatable 1930m");
     expect(f.FailedNodes).toEqual({});
-    expect(h.service.model.ledger.size).toBe(0);
+    expect(h.service.cache.size.reservations).toBe(0);
 
     const prioritize = await post(h, 'prioritize', body);
     expect(prioritize.status).toBe(200);
@@ -327,7 +327,7 @@ describe('request body size', () => {
     expect(scores.filter((s) => s.Score === 10)).toEqual([{ Host: 'dgx-h100-07-r0', Score: 10 }]);
     expect(scoresOf(scores)['dgx-h100-07-r1']).toBe(8); // floor(9 × (1 − 0.0091)) = floor(8.918)
     expect(scoresOf(scores)['edge-node-17-r0']).toBe(0); // unknown capacity
-    expect([...h.service.model.ledger.all()].map((r) => r.nodeName)).toEqual(['dgx-h100-07-r0']);
+    expect([...h.service.cache.reservations()].map((r) => r.nodeName)).toEqual(['dgx-h100-07-r0']);
   });
 
   it('a body above server.maxRequestBodyBytes → 413 with a JSON Error; nothing changes; small requests still work', async () => {
@@ -404,33 +404,33 @@ describe('burst of 20 prioritize calls (nodeCacheCapable true, least_loaded)', (
     expect(reserved).toEqual({ [NODE_16]: 0, [NODE_64]: 3, [NODE_192]: 17 });
     expect(new Set(chosen).size).toBeGreaterThan(1);
 
-    const ledger = h.service.model.ledger;
-    expect(ledger.size).toBe(20);
-    expect(ledger.reservedOn(NODE_64)).toEqual({ request: [3 * 2000, 3 * 4 * 1024 ** 3], count: 3 });
-    expect(ledger.reservedOn(NODE_192)).toEqual({ request: [17 * 2000, 17 * 4 * 1024 ** 3], count: 17 });
-    expect(ledger.reservedOn(NODE_16).count).toBe(0);
-    for (let i = 0; i < 20; i++) expect(ledger.get(`uid-burst-${i}`)?.nodeName).toBe(chosen[i]);
+    const cache = h.service.cache;
+    expect(cache.size.reservations).toBe(20);
+    expect(cache.nodeInfo(NODE_64)).toMatchObject({ reserved: [3 * 2000, 3 * 4 * 1024 ** 3], reservedCount: 3 });
+    expect(cache.nodeInfo(NODE_192)).toMatchObject({ reserved: [17 * 2000, 17 * 4 * 1024 ** 3], reservedCount: 17 });
+    expect(cache.nodeInfo(NODE_16)?.reservedCount).toBe(0);
+    for (let i = 0; i < 20; i++) expect(cache.reservation(`uid-burst-${i}`)?.nodeName).toBe(chosen[i]);
   });
 
   it('the same UID sent again replaces its reservation (ledger size unchanged, never doubled)', async () => {
     const h = makeHarness();
     for (let i = 0; i < 20; i++) await post(h, 'prioritize', namesArgs(sandbox(`burst-${i}`)));
-    expect(h.service.model.ledger.size).toBe(20);
+    expect(h.service.cache.size.reservations).toBe(20);
 
     // burst-0 again: its own reservation on node-192 is left out → node-192 at 16 others:
     // (24000 + 17×2000)/192000 = 0.3021 < node-64 (14000 + 4×2000)/64000 = 0.34375 → node-192 again.
     const again = await post(h, 'prioritize', namesArgs(sandbox('burst-0')));
     expect(scoresOf(again.body as HostPriority[])[NODE_192]).toBe(10);
-    expect(h.service.model.ledger.size).toBe(20);
-    expect(h.service.model.ledger.reservedOn(NODE_192).count).toBe(17);
+    expect(h.service.cache.size.reservations).toBe(20);
+    expect(h.service.cache.nodeInfo(NODE_192)?.reservedCount ?? 0).toBe(17);
 
     // burst-0 offered only node-64: the reservation moves there (replaced, not added).
     const moved = await post(h, 'prioritize', namesArgs(sandbox('burst-0'), [NODE_64]));
     expect(moved.body).toEqual([{ Host: NODE_64, Score: 10 }]);
-    expect(h.service.model.ledger.size).toBe(20);
-    expect(h.service.model.ledger.get('uid-burst-0')!.nodeName).toBe(NODE_64);
-    expect(h.service.model.ledger.reservedOn(NODE_192).count).toBe(16);
-    expect(h.service.model.ledger.reservedOn(NODE_64).count).toBe(4);
+    expect(h.service.cache.size.reservations).toBe(20);
+    expect(h.service.cache.reservation('uid-burst-0')!.nodeName).toBe(NODE_64);
+    expect(h.service.cache.nodeInfo(NODE_192)?.reservedCount ?? 0).toBe(16);
+    expect(h.service.cache.nodeInfo(NODE_64)?.reservedCount ?? 0).toBe(4);
   });
 });
 
@@ -461,7 +461,7 @@ describe('pods of another scheduler are passed through', () => {
     const h = makeHarness();
     const res = await post(h, 'filter', nodesArgs(foreign));
     expect((res.body as FilterReply).Nodes!.items).toEqual(exampleNodes());
-    expect(h.service.model.ledger.size).toBe(0);
+    expect(h.service.cache.size.reservations).toBe(0);
   });
 
   // Regression (fixed), was in src/core/records.ts toPodRecord → podRequests converts every resource, src/server/handlers.ts
@@ -485,7 +485,7 @@ describe('filter with exactly one feasible node', () => {
     const big = makePod('big').req({ cpu: '60', memory: '4Gi' }).obj();
     const filter = await post(h, 'filter', namesArgs(big));
     expect((filter.body as FilterReply).NodeNames).toEqual([NODE_192]);
-    expect([...h.service.model.ledger.all()].map((r) => [r.uid, r.nodeName, r.request])).toEqual([['uid-big', NODE_192, [60000, 4 * 1024 ** 3]]]);
+    expect([...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName, r.request])).toEqual([['uid-big', NODE_192, [60000, 4 * 1024 ** 3]]]);
 
     // A 2 CPU pod now sees node-192 at (24000 + 60000 + 2000)/192000 = 0.4479 → floor(9 × 0.5521) = 4;
     // node-64 (0.25) wins.
@@ -496,7 +496,7 @@ describe('filter with exactly one feasible node', () => {
   it('does not reserve when several nodes pass', async () => {
     const h = makeHarness();
     await post(h, 'filter', namesArgs(sandbox('a')));
-    expect(h.service.model.ledger.size).toBe(0);
+    expect(h.service.cache.size.reservations).toBe(0);
   });
 
   it('a filter retried for the same pod does not compete with its own reservation', async () => {
@@ -507,7 +507,7 @@ describe('filter with exactly one feasible node', () => {
       const res = await post(h, 'filter', namesArgs(exact));
       expect((res.body as FilterReply).NodeNames).toEqual([NODE_192]);
     }
-    expect(h.service.model.ledger.size).toBe(1);
+    expect(h.service.cache.size.reservations).toBe(1);
     // Another pod of 1m no longer fits node-192: 24000 + 168000 reserved + 1 > 192000.
     const other = await post(h, 'filter', namesArgs(makePod('tiny').req({ cpu: '1m' }).obj(), [NODE_192]));
     expect((other.body as FilterReply).FailedNodes[NODE_192]).toBe(
@@ -520,14 +520,14 @@ describe('reservation expiry', () => {
   it('a reservation older than placementReservationTtlSeconds no longer counts at the next request', async () => {
     const h = makeHarness({ placementReservationTtlSeconds: 60 });
     await post(h, 'filter', namesArgs(makePod('big').req({ cpu: '60', memory: '4Gi' }).obj()));
-    expect(h.service.model.ledger.size).toBe(1);
+    expect(h.service.cache.size.reservations).toBe(1);
     h.clock.now += 59_999;
     await post(h, 'filter', namesArgs(sandbox('a')));
-    expect(h.service.model.ledger.size).toBe(1);
+    expect(h.service.cache.size.reservations).toBe(1);
     h.clock.now += 1;
     const res = await post(h, 'prioritize', namesArgs(sandbox('a')));
     expect(res.body).toEqual(FRESH_SCORES); // node-192 back to 0.1354
-    expect([...h.service.model.ledger.all()].map((r) => r.uid)).toEqual(['uid-a']);
+    expect([...h.service.cache.reservations()].map((r) => r.uid)).toEqual(['uid-a']);
     const metrics = (await request(h.app).get('/metrics')).text;
     expect(sampleValue(metrics, 'sandbox_extender_reservations_released_total', { reason: 'expired' })).toBe(1);
   });
@@ -545,12 +545,12 @@ describe('health, readiness, metrics and unknown routes', () => {
     const h = makeHarness();
     expect((await request(h.app).get('/readyz')).text).toBe('ok');
     const notReady = createApp(
-      { service: h.service, pausedLabel: h.config.pausedLabel, metrics: h.metrics, logger: pino({ level: 'silent' }), now: () => h.clock.now },
-      { maxRequestBodyBytes: 1024, ready: () => false },
+      { service: h.service, pausedLabel: h.config.pausedLabel, metrics: h.metrics, logger: pino({ level: 'silent' }), now: () => h.clock.now, notReady: () => 'the scheduler cache has not completed its initial sync' },
+      { maxRequestBodyBytes: 1024 },
     );
     const res = await request(notReady).get('/readyz');
     expect(res.status).toBe(503);
-    expect(res.text).toBe('not ready: the cluster model has not completed its initial sync');
+    expect(res.text).toBe('not ready: the scheduler cache has not completed its initial sync');
   });
 
   it.each([
@@ -575,7 +575,8 @@ describe('health, readiness, metrics and unknown routes', () => {
     expect((await post(h, 'prioritize', '[]')).status).toBe(400); // error
     expect((await post(h, 'filter', '{')).status).toBe(400); // invalid JSON: never reaches the verb
     expect((await post(h, 'filter', namesArgs(fitsNowhere))).status).toBe(200); // no_fit
-    expect((await post(h, 'prioritize', namesArgs(foreign))).status).toBe(200); // passthrough
+    expect((await post(h, 'filter', namesArgs(foreign))).status).toBe(200); // passthrough (counted by filter, which always comes first)
+    expect((await post(h, 'prioritize', namesArgs(foreign))).status).toBe(200); // not counted again
     expect((await request(h.app).get('/nope')).status).toBe(404);
 
     const res = await request(h.app).get('/metrics');
@@ -583,12 +584,12 @@ describe('health, readiness, metrics and unknown routes', () => {
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = res.text;
     const requests = (verb: string, code: string) => sampleValue(text, 'sandbox_extender_http_requests_total', { verb, code });
-    expect([requests('filter', '200'), requests('filter', '400'), requests('prioritize', '200'), requests('prioritize', '400'), requests('other', '404')]).toEqual([3, 1, 2, 1, 1]);
+    expect([requests('filter', '200'), requests('filter', '400'), requests('prioritize', '200'), requests('prioritize', '400'), requests('other', '404')]).toEqual([4, 1, 2, 1, 1]);
 
     const histogram = 'sandbox_extender_http_request_duration_seconds';
-    expect(sampleValue(text, `${histogram}_count`, { verb: 'filter' })).toBe(4);
+    expect(sampleValue(text, `${histogram}_count`, { verb: 'filter' })).toBe(5);
     expect(sampleValue(text, `${histogram}_count`, { verb: 'prioritize' })).toBe(3);
-    expect(sampleValue(text, `${histogram}_bucket`, { verb: 'filter', le: '+Inf' })).toBe(4);
+    expect(sampleValue(text, `${histogram}_bucket`, { verb: 'filter', le: '+Inf' })).toBe(5);
     const buckets = ['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '+Inf'].map((le) =>
       sampleValue(text, `${histogram}_bucket`, { verb: 'filter', le }),
     );

@@ -3,8 +3,8 @@
  * its reservation handling, decision notices (the Events), readiness gating and the debug view.
  */
 import request from 'supertest';
-import type { BindOutcome, BindRequest } from '../../src/cluster/binder.js';
-import type { DecisionNotice } from '../../src/server/handlers.js';
+import type { BindOutcome, BindRequest } from '../../src/core/binding.js';
+import type { DecisionNotice } from '../../src/observability/notices.js';
 import { makePod } from '../fixtures/builders.js';
 import { makeHarness, namesArgs, NODE_16, NODE_192, NODE_64, NOW_MS, SNAPSHOT_PATH } from './harness.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
@@ -30,18 +30,19 @@ describe('POST /bind', () => {
   it('binds through the API and moves the pod’s reservation to the bound node', async () => {
     const { h, calls } = withBinder({ ok: true, alreadyBound: false });
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
-    expect(h.service.model.reservationOf('uid-p1')?.nodeName).toBe(NODE_192);
+    expect(h.service.cache.reservation('uid-p1')?.nodeName).toBe(NODE_192);
     // kube-scheduler chose another node (other plugins): the bind says where it really goes.
     const res = await request(h.app).post('/bind').send(bindArgs('p1', NODE_64)).expect(200);
     expect(res.body).toEqual({ Error: '' });
     expect(calls).toEqual([{ podName: 'p1', podNamespace: 'sandboxes', podUid: 'uid-p1', node: NODE_64 }]);
-    expect(h.service.model.reservationOf('uid-p1')?.nodeName).toBe(NODE_64);
-    expect(h.service.model.ledger.reservedOn(NODE_192).count).toBe(0);
+    expect(h.service.cache.reservation('uid-p1')?.nodeName).toBe(NODE_64);
+    expect(h.service.cache.nodeInfo(NODE_192)?.reservedCount ?? 0).toBe(0);
   });
 
   it('accepts lowercase keys, and an already-bound retry is success', async () => {
     const { h } = withBinder({ ok: true, alreadyBound: true });
-    const res = await request(h.app).post('/bind').send({ podname: 'p', podnamespace: 'sandboxes', poduid: 'u', node: NODE_16 }).expect(200);
+    await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
+    const res = await request(h.app).post('/bind').send({ podname: 'p', podnamespace: 'sandboxes', poduid: 'uid-p', node: NODE_16 }).expect(200);
     expect(res.body).toEqual({ Error: '' });
     const metrics = await request(h.app).get('/metrics');
     expect(metrics.text).toMatch(/sandbox_extender_binds_total\{result="already_bound"\} 1/);
@@ -51,10 +52,10 @@ describe('POST /bind', () => {
     const { h } = withBinder({ ok: false, error: 'pod sandboxes/p2 has UID other, not uid-p2 (stale request)' });
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p2'))).expect(200);
-    const before = [...h.service.model.ledger.all()].map((r) => [r.uid, r.nodeName]);
+    const before = [...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName]);
     const res = await request(h.app).post('/bind').send(bindArgs('p2', NODE_16)).expect(200);
     expect(res.body).toEqual({ Error: 'sandbox-extender: pod sandboxes/p2 has UID other, not uid-p2 (stale request)' });
-    expect([...h.service.model.ledger.all()].map((r) => [r.uid, r.nodeName])).toEqual(before);
+    expect([...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName])).toEqual(before);
   });
 
   it.each([
@@ -108,12 +109,12 @@ describe('decision notices (one per decision, not per filter call)', () => {
 
 describe('readiness and the debug view', () => {
   it('before the initial sync the verbs refuse instead of deciding blind (pods of other schedulers still pass)', async () => {
-    const h = makeHarness({}, readSnapshot(SNAPSHOT_PATH), { ready: () => false });
+    const h = makeHarness({}, readSnapshot(SNAPSHOT_PATH), { notReady: () => 'the scheduler cache has not completed its initial sync' });
     const filter = await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
     expect(filter.body.Error).toMatch(/not ready/);
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'))).expect(503);
     await request(h.app).get('/readyz').expect(503);
-    expect(h.service.model.ledger.size).toBe(0);
+    expect(h.service.cache.size.reservations).toBe(0);
     const foreign = await request(h.app).post('/filter').send(namesArgs(makePod('f').scheduler('default-scheduler').obj())).expect(200);
     expect(foreign.body).toMatchObject({ Error: '', NodeNames: [NODE_16, NODE_64, NODE_192] });
   });
@@ -123,8 +124,8 @@ describe('readiness and the debug view', () => {
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
     h.clock.now = NOW_MS + 30_000;
     const res = await request(h.app).get('/debug/nodes').expect(200);
-    expect(res.body.map((n: { name: string }) => n.name)).toEqual([NODE_16, NODE_192, NODE_64]);
-    const n192 = res.body[1];
+    expect(res.body.map((n: { name: string }) => n.name)).toEqual([NODE_16, NODE_64, NODE_192]); // natural order
+    const n192 = res.body[2];
     expect(n192).toMatchObject({
       allocatable: { cpu: 192000, memory: 768 * 1024 ** 3 },
       allocated: { cpu: 20000, memory: 40 * 1024 ** 3 },
@@ -138,7 +139,7 @@ describe('readiness and the debug view', () => {
     const one = await request(h.app).get(`/debug/nodes/${NODE_192}`).expect(200);
     expect(one.body).toEqual(n192);
     const missing = await request(h.app).get('/debug/nodes/nope').expect(404);
-    expect(missing.body.Error).toMatch(/nope is not in the model/);
+    expect(missing.body.Error).toBe("sandbox-extender: node nope is not in the extender's cache");
   });
 
   it('/metrics exports per-node pressure for the most pressured nodes only (bounded)', async () => {

@@ -13,8 +13,8 @@ import type { PlacementService } from '../../src/core/placementService.js';
 import { syncModel } from '../../src/core/sync.js';
 import { createApp } from '../../src/server/app.js';
 import type { VerbDeps } from '../../src/server/handlers.js';
-import type { Metrics } from '../../src/server/metrics.js';
-import { buildService } from '../../src/server/serve.js';
+import type { Metrics } from '../../src/observability/metrics.js';
+import { buildService, type ServiceOptions } from '../../src/runtime/service.js';
 import { readSnapshot, type Snapshot } from '../../src/snapshot/snapshotFile.js';
 
 /** The fixed clock every decision sees (2026-11-20T09:00:00Z, the snapshot's timestamps). */
@@ -43,15 +43,21 @@ export interface Harness {
  * Builds the extender on `snapshot` (default: the bundled examples/snapshot.json).
  * `config` defaults to a seeded least_loaded setup; anything given overrides it.
  */
-export function makeHarness(config: ConfigInput = {}, snapshot: Snapshot = readSnapshot(SNAPSHOT_PATH), extra: Partial<Pick<VerbDeps, 'bind' | 'onDecision' | 'ready'>> = {}): Harness {
-  const parsed = parseConfig({ randomSeed: 1, logLevel: 'silent', ...config });
-  const { service, metrics } = buildService(parsed);
-  const sync = syncModel(service.model, snapshot.nodes, snapshot.pods, { pausedLabel: parsed.pausedLabel });
+export function makeHarness(
+  config: ConfigInput = {},
+  snapshot: Snapshot = readSnapshot(SNAPSHOT_PATH),
+  extra: Partial<Pick<VerbDeps, 'bind' | 'onDecision' | 'notReady'>> = {},
+  options: ServiceOptions = { clusterMode: extra.bind !== undefined, bindVerb: extra.bind !== undefined },
+): Harness {
+  // Two calls per pod unless a test says otherwise: most of these tests are about the full filter reply.
+  const parsed = parseConfig({ randomSeed: 1, logLevel: 'silent', chooseInFilter: false, ...config });
+  const { service, metrics } = buildService(parsed, options);
+  const sync = syncModel(service.cache, snapshot.nodes, snapshot.pods, { pausedLabel: parsed.pausedLabel });
   if (sync.errors.length > 0) throw new Error(`test snapshot has bad objects: ${sync.errors.join('; ')}`);
   const clock = { now: NOW_MS };
   const app = createApp(
     { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now, ...extra },
-    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes, ready: extra.ready ?? (() => true) },
+    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes },
   );
   return { config: parsed, app, service, metrics, clock };
 }
@@ -67,22 +73,15 @@ export function exampleNodes(): Node[] {
 }
 
 /**
- * A fingerprint of everything a request could change: ledger, node capacities and per-node totals.
- * Deep-copied: the model hands out its live totals objects.
+ * A fingerprint of everything a request could change: reservations, pods and every NodeInfo.
+ * Deep-copied: the cache hands out its live NodeInfo records.
  */
 export function modelState(service: PlacementService): unknown {
-  const model = service.model;
-  const nodes = [...model.nodes.keys()].sort();
+  const cache = service.cache;
   return structuredClone({
-    ledgerSize: model.ledger.size,
-    reservations: [...model.ledger.all()].map((r) => ({ uid: r.uid, node: r.nodeName, request: r.request })),
-    pods: model.pods.size,
-    nodes: nodes.map((name) => ({
-      name,
-      allocatable: model.nodes.get(name)!.allocatable,
-      totals: model.totalsOf(name),
-      reserved: model.ledger.reservedOn(name),
-    })),
+    size: cache.size,
+    reservations: [...cache.reservations()],
+    nodes: [...cache.nodeInfos()].sort((a, b) => (a.name < b.name ? -1 : 1)),
   });
 }
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/load.js';
-import { serve, type RunningServer } from '../../src/server/serve.js';
+import { serve, type RunningServer } from '../../src/runtime/serve.js';
 
 let dir: string;
 let server: RunningServer;

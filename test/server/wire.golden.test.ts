@@ -102,7 +102,7 @@ describe('wire golden files (test/fixtures/wire)', () => {
   it.each(CASES)('$name: reserves $reserves', async ({ name, verb, reserves }) => {
     const req = JSON.parse(readWire(`${name}.request.json`)) as { Pod: { metadata: { uid: string } } };
     const { harness } = await send(verb, JSON.stringify(req));
-    const ledger = [...harness.service.model.ledger.all()];
+    const ledger = [...harness.service.cache.reservations()];
     expect(ledger.map((r) => [r.uid, r.nodeName])).toEqual(reserves ? [[req.Pod.metadata.uid, reserves]] : []);
   });
 

@@ -1,6 +1,6 @@
 /**
  * The snapshot file (src/snapshot/snapshotFile.ts): parsing kubectl Lists in JSON and YAML, the
- * polling watcher, and the `serve()` composition root reloading it (src/server/serve.ts).
+ * polling watcher, and the `serve()` composition root reloading it (src/runtime/serve.ts).
  */
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +11,9 @@ import request from 'supertest';
 import { stringify as toYaml } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import type { Node, Pod } from '../../src/core/kube.js';
-import { serve, type RunningServer } from '../../src/server/serve.js';
-import { SnapshotError, parseSnapshot, readSnapshot, snapshotMtimeMs, watchSnapshot } from '../../src/snapshot/snapshotFile.js';
+import { serve, type RunningServer } from '../../src/runtime/serve.js';
+import { watchFileChanges } from '../../src/fileWatch.js';
+import { SnapshotError, parseSnapshot, readSnapshot } from '../../src/snapshot/snapshotFile.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { modelState, sampleValue } from '../server/harness.js';
 import { thrown } from '../fixtures/thrown.js';
@@ -157,25 +158,20 @@ describe('parseSnapshot', () => {
   });
 });
 
-describe('readSnapshot and snapshotMtimeMs', () => {
+describe('readSnapshot', () => {
   it('reads a file; a missing file is a SnapshotError naming the path', () => {
     expect(names(readSnapshot(SNAPSHOT_PATH).nodes)).toEqual(EXAMPLE_NODE_NAMES);
     const missing = join(dir, 'missing.json');
     expect(snapshotError(() => readSnapshot(missing)).message).toMatch(new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read: ENOENT`));
   });
-
-  it('snapshotMtimeMs: a number for an existing file, null for a missing one', () => {
-    expect(typeof snapshotMtimeMs(SNAPSHOT_PATH)).toBe('number');
-    expect(snapshotMtimeMs(join(dir, 'missing.json'))).toBeNull();
-  });
 });
 
-describe('watchSnapshot', () => {
+describe('watchFileChanges (the snapshot file and the TLS files)', () => {
   it('sees a rewrite of the file, and nothing after it is stopped', async () => {
     const path = join(dir, 'watched.json');
     writeFileSync(path, snapshotText);
     let changes = 0;
-    const stop = watchSnapshot(path, 20, () => {
+    const stop = watchFileChanges(path, 20, () => {
       changes++;
     });
     try {
@@ -197,7 +193,7 @@ describe('watchSnapshot', () => {
     const path = join(dir, 'renamed.json');
     writeFileSync(path, snapshotText);
     let changes = 0;
-    const stop = watchSnapshot(path, 20, () => {
+    const stop = watchFileChanges(path, 20, () => {
       changes++;
     });
     try {
@@ -226,7 +222,7 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
   beforeAll(async () => {
     path = join(dir, 'serve-snapshot.json');
     writeFileSync(path, snapshotText);
-    const config = parseConfig({ snapshot: { path, pollIntervalMs: 50 }, server: { port: 0, host: '127.0.0.1' }, logLevel: 'silent', randomSeed: 1 });
+    const config = parseConfig({ snapshot: { path, pollIntervalMs: 50 }, server: { port: 0, host: '127.0.0.1' }, logLevel: 'silent', randomSeed: 1, chooseInFilter: false });
     running = await serve(config, logger);
   });
   afterAll(async () => {
@@ -237,8 +233,8 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(running.url).not.toMatch(/:8888$/);
     expect((await request(running.url).get('/readyz')).text).toBe('ok');
-    expect([...running.service.model.nodes.keys()]).toEqual(EXAMPLE_NODE_NAMES);
-    expect(running.service.model.pods.size).toBe(EXAMPLE_POD_COUNT);
+    expect([...running.service.cache.nodeNames()]).toEqual(EXAMPLE_NODE_NAMES);
+    expect(running.service.cache.size.pods).toBe(EXAMPLE_POD_COUNT);
     const text = await metricsText();
     expect(sampleValue(text, 'sandbox_extender_snapshot_loads_total', { result: 'ok' })).toBe(1);
     expect(sampleValue(text, 'sandbox_extender_snapshot_objects', { kind: 'node' })).toBe(3);
@@ -254,7 +250,7 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
       { Host: 'sandbox-node-64', Score: 6 },
       { Host: 'sandbox-node-192', Score: 10 },
     ]);
-    expect(running.service.model.ledger.get('uid-placed-0')?.nodeName).toBe('sandbox-node-192');
+    expect(running.service.cache.reservation('uid-placed-0')?.nodeName).toBe('sandbox-node-192');
     expect(sampleValue(await metricsText(), 'sandbox_extender_reservations_pending')).toBe(1);
 
     // kube-scheduler bound it; the next snapshot shows it Running and Ready on node-192.
@@ -263,12 +259,12 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
     replaceFile(path, JSON.stringify(list));
 
     expect(await waitFor(async () => sampleValue(await metricsText(), 'sandbox_extender_reservations_released_total', { reason: 'bound' }) === 1)).toBe(true);
-    expect(running.service.model.ledger.size).toBe(0);
+    expect(running.service.cache.size.reservations).toBe(0);
     expect(sampleValue(await metricsText(), 'sandbox_extender_reservations_pending')).toBe(0);
     // Its request moved from reserved to allocated: node-192 now has 11 running, 22000m allocated.
-    const totals = running.service.model.totalsOf('sandbox-node-192');
+    const totals = running.service.cache.nodeInfo('sandbox-node-192')!;
     expect({ running: totals.running, cpu: totals.allocated[0] }).toEqual({ running: 11, cpu: 22000 });
-    expect(running.service.model.ledger.reservedOn('sandbox-node-192').count).toBe(0);
+    expect(running.service.cache.nodeInfo('sandbox-node-192')?.reservedCount ?? 0).toBe(0);
   });
 
   it('writing an invalid file keeps the previous state; the extender keeps answering', async () => {
@@ -294,7 +290,7 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
     const okBefore = sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'ok' }) ?? 0;
     replaceFile(path, JSON.stringify(list));
     expect(await waitFor(async () => (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'ok' }) ?? 0) > okBefore)).toBe(true);
-    expect([...running.service.model.nodes.keys()]).toEqual(['sandbox-node-64', 'sandbox-node-192']);
+    expect([...running.service.cache.nodeNames()]).toEqual(['sandbox-node-64', 'sandbox-node-192']);
     const res = await request(running.url).post('/filter').send(extenderArgs(makePod('after-node-gone').req({ cpu: '2', memory: '4Gi' }).obj()));
     expect((res.body as { FailedNodes: Record<string, string> }).FailedNodes).toEqual({ 'sandbox-node-16': "node sandbox-node-16 is not in the extender's cluster snapshot" });
   });

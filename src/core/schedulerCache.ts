@@ -1,0 +1,337 @@
+/**
+ * The scheduler cache: the one owner of the extender's view of the cluster — node capacity, the pods
+ * bound to each node and the reservations (placements decided, not yet seen bound). Shaped like
+ * kube-scheduler's cache (Kubernetes v1.36 pkg/scheduler/backend/cache/cache.go: AssumePod,
+ * FinishBinding, ForgetPod, AddPod/UpdatePod/RemovePod, cleanupAssumedPods): the informer side
+ * (upsertPod, deletePod, upsertNode, deleteNode) and the decision side (assume, finishBinding,
+ * forget, expire) meet here and nowhere else. Every change costs O(dimensions) (plus O(log n) for a
+ * reservation's deadline), so the cache keeps up with watches at Kubernetes' limits (5,000 nodes,
+ * 150,000 pods). Callers read it through NodeInfo views and lookups; they never mutate it.
+ *
+ * Reservation lifecycle of one pod UID (clock passed in as `nowMs`; ttl = placementReservationTtl,
+ * unconfirmedTtl = the shorter lifetime of a reservation for a pod the cache has never seen):
+ *
+ *   (absent) ── assume(pod, node) ──────────────► Assumed(node), deadline now + ttl
+ *      │          pod seen bound already: not reserved (its requests count through the pod)
+ *      │          pod seen deleted: refused (a late request must not hold capacity)
+ *      │          pod never seen: deadline now + unconfirmedTtl, until upsertPod shows it
+ *      │                                          (then reservedAt + ttl)
+ *      │
+ *   Assumed ── assume(pod, node') ──────────────► Assumed(node'), new deadline (a retried cycle; never doubled)
+ *   Assumed ── finishBinding(uid, node') ───────► BindingFinished(node'), deadline now + ttl
+ *   (absent) ─ finishBinding(uid, node), the pod seen unbound ─► BindingFinished(node) with the pod's request
+ *
+ *   Assumed | BindingFinished ──► released, back to (absent):
+ *      upsertPod shows it bound to the same node .......... bound
+ *      upsertPod shows it bound to another node ........... moved
+ *      deletePod (a watch DELETED, or gone from a relist) . deleted
+ *      upsertPod shows a scheduling failure other than
+ *        the one it had when assumed (that cycle failed) .. unschedulable
+ *      forget(uid) (the reply carrying the decision failed) unreserved
+ *      expire(now) past its deadline ...................... expired
+ *
+ * Node totals live in one NodeInfo per node name (see nodeInfo.ts); pods bound to a node the cache
+ * has not seen yet count under its name and show up once the Node object arrives.
+ */
+import type { NodeInfo } from './nodeInfo.js';
+import type { Dimensions, NodeRecord, PodRecord } from './records.js';
+import { ReservationLedger, type Release, type ReleaseReason, type Reservation } from './reservations.js';
+
+export interface SchedulerCacheOptions {
+  /** placementReservationTtl in ms (> 0). */
+  readonly ttlMs: number;
+  /** Lifetime in ms of a reservation for a pod the cache has never seen (0 < unconfirmedTtlMs ≤ ttlMs); default ttlMs. */
+  readonly unconfirmedTtlMs?: number;
+  /** How many deleted pod UIDs are remembered, so that a late decision for one is refused (default 10,000). */
+  readonly rememberDeletedPods?: number;
+}
+
+/** The pod of an assume: its UID, `namespace/name`, request vector and current scheduling failure. */
+export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request'> & { readonly schedulingFailure?: string | null };
+
+/** What assume did: `assumed`, or why it did not (`bound`: the cache sees the pod bound; `deleted`: seen deleted). */
+export type AssumeResult = 'assumed' | 'bound' | 'deleted';
+
+interface MutableNodeInfo {
+  readonly name: string;
+  readonly id: number;
+  hasNode: boolean;
+  allocatable: readonly number[] | null;
+  readonly allocated: number[];
+  readonly paused: number[];
+  readonly reserved: number[];
+  starting: number;
+  running: number;
+  pausedCount: number;
+  reservedCount: number;
+}
+
+export class SchedulerCache {
+  private readonly infos = new Map<string, MutableNodeInfo>();
+  private readonly pods = new Map<string, PodRecord>();
+  private readonly ledger = new ReservationLedger();
+  /** Deleted pod UIDs, oldest first (bounded). */
+  private readonly deleted = new Set<string>();
+  private nodeCount = 0;
+  private nextId = 0;
+  private readonly ttlMs: number;
+  private readonly unconfirmedTtlMs: number;
+  private readonly rememberDeletedPods: number;
+
+  /** Called for every reservation released, whatever the reason (e.g. to count it). */
+  onRelease: (release: Release) => void = () => {};
+
+  /** @throws RangeError when a TTL is not positive or unconfirmedTtlMs exceeds ttlMs. */
+  constructor(
+    readonly dims: Dimensions,
+    options: SchedulerCacheOptions,
+  ) {
+    this.ttlMs = options.ttlMs;
+    this.unconfirmedTtlMs = options.unconfirmedTtlMs ?? options.ttlMs;
+    this.rememberDeletedPods = options.rememberDeletedPods ?? 10_000;
+    if (!(this.ttlMs > 0)) throw new RangeError(`ttlMs must be > 0, got ${this.ttlMs}`);
+    if (!(this.unconfirmedTtlMs > 0 && this.unconfirmedTtlMs <= this.ttlMs)) {
+      throw new RangeError(`unconfirmedTtlMs must be > 0 and ≤ ttlMs (${this.ttlMs}), got ${this.unconfirmedTtlMs}`);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ queries
+
+  /** Counts of Node objects, pod records and reservations held. */
+  get size(): { readonly nodes: number; readonly pods: number; readonly reservations: number } {
+    return { nodes: this.nodeCount, pods: this.pods.size, reservations: this.ledger.size };
+  }
+
+  /** Every NodeInfo id is below this bound (ids are dense and never reused). */
+  get nodeIdBound(): number {
+    return this.nextId;
+  }
+
+  /** The NodeInfo of `name`, if the cache knows anything of it (a Node object, bound pods or reservations). */
+  nodeInfo(name: string): NodeInfo | undefined {
+    return this.infos.get(name);
+  }
+
+  /** Every NodeInfo, in no particular order. */
+  nodeInfos(): IterableIterator<NodeInfo> {
+    return this.infos.values();
+  }
+
+  /** Whether a Node object named `name` is in the cache. */
+  hasNode(name: string): boolean {
+    return this.infos.get(name)?.hasNode === true;
+  }
+
+  /** Names of the Node objects in the cache. */
+  *nodeNames(): IterableIterator<string> {
+    for (const info of this.infos.values()) if (info.hasNode) yield info.name;
+  }
+
+  pod(uid: string): PodRecord | undefined {
+    return this.pods.get(uid);
+  }
+
+  podUids(): IterableIterator<string> {
+    return this.pods.keys();
+  }
+
+  reservation(uid: string): Reservation | undefined {
+    return this.ledger.get(uid);
+  }
+
+  /** Reservations, oldest write first. */
+  reservations(): IterableIterator<Reservation> {
+    return this.ledger.all();
+  }
+
+  /** Whether the cache saw the pod of `uid` deleted (among the last `rememberDeletedPods` deletions). */
+  wasDeleted(uid: string): boolean {
+    return this.deleted.has(uid);
+  }
+
+  // -------------------------------------------------------------------------------- informer side
+
+  /** Adds or replaces a Node object's capacity record. */
+  upsertNode(record: NodeRecord): void {
+    const info = this.infoOf(record.name);
+    if (!info.hasNode) this.nodeCount++;
+    info.hasNode = true;
+    info.allocatable = record.allocatable;
+  }
+
+  /** Forgets a Node object; pods still bound to it and reservations on it keep counting under its name. */
+  deleteNode(name: string): void {
+    const info = this.infos.get(name);
+    if (!info?.hasNode) return;
+    info.hasNode = false;
+    info.allocatable = null;
+    this.nodeCount--;
+    this.dropIfEmpty(info);
+  }
+
+  /**
+   * Adds or replaces a pod (kube-scheduler's AddPod/UpdatePod). A pod seen bound releases its
+   * reservation in the same call (`bound`, or `moved` when it was held on another node), so its
+   * requests move from reserved to allocated with neither a gap nor a double count. An unbound pod
+   * that shows a scheduling failure other than its reservation's mark releases it (`unschedulable`).
+   * Any other update leaves the reservation and its deadline as they are, except that a reservation
+   * made before the pod was first seen gets its full lifetime (reservedAt + ttl).
+   * @returns the release, if any.
+   */
+  upsertPod(pod: PodRecord): Release | null {
+    const previous = this.pods.get(pod.uid);
+    if (previous) this.account(previous, -1);
+    this.pods.set(pod.uid, pod);
+    this.account(pod, +1);
+    const reservation = this.ledger.get(pod.uid);
+    if (!reservation) return null;
+    if (pod.nodeName) return this.release(reservation, reservation.nodeName === pod.nodeName ? 'bound' : 'moved');
+    if (pod.schedulingFailure !== null && pod.schedulingFailure !== reservation.failureMark) return this.release(reservation, 'unschedulable');
+    if (!reservation.podSeen) {
+      const expiresAtMs = reservation.bindingFinished ? reservation.expiresAtMs : reservation.reservedAtMs + this.ttlMs;
+      this.ledger.put({ ...reservation, podSeen: true, expiresAtMs });
+    }
+    return null;
+  }
+
+  /** Removes a pod (kube-scheduler's RemovePod) and releases its reservation as `deleted`. Remembers the UID. */
+  deletePod(uid: string): Release | null {
+    const previous = this.pods.get(uid);
+    if (previous) {
+      this.account(previous, -1);
+      this.pods.delete(uid);
+    }
+    this.deleted.delete(uid);
+    this.deleted.add(uid);
+    if (this.deleted.size > this.rememberDeletedPods) this.deleted.delete(this.deleted.values().next().value!);
+    const reservation = this.ledger.get(uid);
+    return reservation ? this.release(reservation, 'deleted') : null;
+  }
+
+  // -------------------------------------------------------------------------------- decision side
+
+  /**
+   * Reserves `nodeName` for `pod` at `nowMs` (kube-scheduler's AssumePod), replacing the pod's
+   * earlier reservation if any. Not done for a pod the cache sees bound (`bound`) or saw deleted
+   * (`deleted`). A pod the cache has never seen gets the unconfirmed lifetime.
+   */
+  assume(pod: AssumedPod, nodeName: string, nowMs: number): AssumeResult {
+    const known = this.pods.get(pod.uid);
+    if (known?.nodeName) return 'bound';
+    if (this.deleted.has(pod.uid)) return 'deleted';
+    this.put({
+      uid: pod.uid,
+      podKey: pod.key,
+      nodeName,
+      request: [...pod.request],
+      reservedAtMs: nowMs,
+      expiresAtMs: nowMs + (known ? this.ttlMs : this.unconfirmedTtlMs),
+      bindingFinished: false,
+      podSeen: known !== undefined,
+      failureMark: pod.schedulingFailure ?? null,
+    });
+    return 'assumed';
+  }
+
+  /**
+   * The pod's Binding to `nodeName` was created (kube-scheduler's FinishBinding): its reservation
+   * moves to that node and waits for the watch to show the pod bound, for a full ttl from `nowMs`.
+   * When there is no reservation but the cache sees the pod unbound, one is made with the pod's
+   * request. Nothing happens for a pod seen bound or not seen at all.
+   * @returns whether a reservation is now held for the pod.
+   */
+  finishBinding(uid: string, nodeName: string, nowMs: number): boolean {
+    const held = this.ledger.get(uid);
+    const known = this.pods.get(uid);
+    if (!held && (!known || known.nodeName)) return false;
+    this.put({
+      uid,
+      podKey: held?.podKey ?? known!.key,
+      nodeName,
+      request: held?.request ?? known!.request,
+      reservedAtMs: held?.reservedAtMs ?? nowMs,
+      expiresAtMs: nowMs + this.ttlMs,
+      bindingFinished: true,
+      podSeen: known !== undefined,
+      failureMark: held ? held.failureMark : known!.schedulingFailure,
+    });
+    return true;
+  }
+
+  /** Releases the reservation of `uid` (kube-scheduler's ForgetPod / Unreserve), as `unreserved` unless told otherwise. */
+  forget(uid: string, reason: ReleaseReason = 'unreserved'): Release | null {
+    const reservation = this.ledger.get(uid);
+    return reservation ? this.release(reservation, reason) : null;
+  }
+
+  /** Releases every reservation whose deadline is ≤ `nowMs` (as `expired`), earliest first. */
+  expire(nowMs: number): Release[] {
+    return this.ledger.takeExpired(nowMs).map((reservation) => this.released(reservation, 'expired'));
+  }
+
+  // ------------------------------------------------------------------------------------ internals
+
+  private put(reservation: Reservation): void {
+    const previous = this.ledger.put(reservation);
+    this.accountReservation(reservation, +1); // before taking the previous one off, so a NodeInfo held by both is never dropped
+    if (previous) this.accountReservation(previous, -1);
+  }
+
+  private release(reservation: Reservation, reason: ReleaseReason): Release {
+    this.ledger.remove(reservation.uid);
+    return this.released(reservation, reason);
+  }
+
+  /** Node accounting and notification of a reservation already taken out of the ledger. */
+  private released(reservation: Reservation, reason: ReleaseReason): Release {
+    this.accountReservation(reservation, -1);
+    const release = { reservation, reason };
+    this.onRelease(release);
+    return release;
+  }
+
+  private infoOf(name: string): MutableNodeInfo {
+    let info = this.infos.get(name);
+    if (!info) {
+      const n = this.dims.names.length;
+      info = {
+        name,
+        id: this.nextId++,
+        hasNode: false,
+        allocatable: null,
+        allocated: new Array<number>(n).fill(0),
+        paused: new Array<number>(n).fill(0),
+        reserved: new Array<number>(n).fill(0),
+        starting: 0,
+        running: 0,
+        pausedCount: 0,
+        reservedCount: 0,
+      };
+      this.infos.set(name, info);
+    }
+    return info;
+  }
+
+  /** Drops a NodeInfo that no longer says anything (no Node object, no pods, no reservations). */
+  private dropIfEmpty(info: MutableNodeInfo): void {
+    if (!info.hasNode && info.starting + info.running + info.pausedCount + info.reservedCount === 0) this.infos.delete(info.name);
+  }
+
+  private account(pod: PodRecord, sign: 1 | -1): void {
+    if (!pod.nodeName || pod.state === 'pending' || pod.state === 'inactive') return;
+    const info = this.infoOf(pod.nodeName);
+    const target = pod.state === 'paused' ? info.paused : info.allocated;
+    for (let r = 0; r < pod.request.length; r++) target[r]! += sign * pod.request[r]!;
+    if (pod.state === 'starting') info.starting += sign;
+    else if (pod.state === 'running') info.running += sign;
+    else info.pausedCount += sign;
+    if (sign < 0) this.dropIfEmpty(info);
+  }
+
+  private accountReservation(reservation: Reservation, sign: 1 | -1): void {
+    const info = this.infoOf(reservation.nodeName);
+    for (let r = 0; r < reservation.request.length; r++) info.reserved[r]! += sign * reservation.request[r]!;
+    info.reservedCount += sign;
+    if (sign < 0) this.dropIfEmpty(info);
+  }
+}

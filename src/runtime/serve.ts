@@ -1,0 +1,73 @@
+/**
+ * Composition root of `sandbox-extender serve`: the only place that reads the clock, draws random
+ * numbers, starts the cache's source (snapshot file or API watches), owns timers and listens on a
+ * socket.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { PlacementService } from '../core/placementService.js';
+import type { Metrics } from '../observability/metrics.js';
+import { createApp } from '../server/app.js';
+import { createListener } from '../server/listen.js';
+import { buildService } from './service.js';
+import { clusterSource, snapshotSource } from './sources.js';
+
+export interface RunningServer {
+  readonly url: string;
+  readonly service: PlacementService;
+  readonly metrics: Metrics;
+  /** Re-reads the snapshot now (snapshot mode; also done automatically when the file changes). */
+  reload(): void;
+  close(): Promise<void>;
+}
+
+/** How often expired reservations are swept even when no verb is called. */
+export const EXPIRE_INTERVAL_MS = 5_000;
+
+/**
+ * Starts the cache's source, the expiry sweep and the HTTP(S) server.
+ * @throws when the snapshot cannot be loaded at start-up, no kubeconfig is usable, a TLS file
+ *   cannot be read, or the address cannot be bound.
+ */
+export async function serve(config: Config, logger: Logger): Promise<RunningServer> {
+  const clusterMode = !config.snapshot.path;
+  const { service, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode });
+  const source = config.snapshot.path ? snapshotSource(config.snapshot.path, config, service, metrics, logger) : clusterSource(config, service, metrics, logger);
+  const now = () => Date.now();
+  const app = createApp(
+    { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
+    { maxRequestBodyBytes: config.server.maxRequestBodyBytes, readyDetails: source.readyDetails },
+  );
+  const { server, stop: stopTlsWatch } = createListener(config, app, metrics, logger);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.server.port, config.server.host, () => resolve());
+  });
+  server.keepAliveTimeout = config.server.keepAliveTimeoutSeconds * 1000;
+  server.headersTimeout = server.keepAliveTimeout + 5000;
+  const sweep = setInterval(() => service.cache.expire(now()), EXPIRE_INTERVAL_MS);
+  sweep.unref();
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `${config.server.tls ? 'https' : 'http'}://${host}:${address.port}`;
+  logger.info(
+    { url, mode: clusterMode ? 'cluster' : 'snapshot', strategy: config.strategy, chooseInFilter: config.chooseInFilter, dimensions: config.dimensions, schedulerName: config.schedulerName },
+    'sandbox-extender serving',
+  );
+  return {
+    url,
+    service,
+    metrics,
+    reload: source.reload,
+    close: async () => {
+      clearInterval(sweep);
+      stopTlsWatch();
+      await source.stop();
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Assembling the extender from its configuration, without I/O: the scheduler cache, the placer,
+ * the placement service and the metrics that read them. Shared by `serve` and the offline commands
+ * (`rank` loads this, not the HTTP edge).
+ */
+import type { Config } from '../config/schema.js';
+import { currentPressure, maxPressure } from '../core/nodeInfo.js';
+import { Placer } from '../core/placement.js';
+import { PlacementService } from '../core/placementService.js';
+import { SchedulerCache } from '../core/schedulerCache.js';
+import { Metrics } from '../observability/metrics.js';
+import { randomSource } from '../random.js';
+
+export interface ServiceOptions {
+  /** Cluster mode: unconfirmed reservations get the short lifetime, and bind requests are checked against recorded offers. */
+  readonly clusterMode?: boolean;
+  /** Record offered candidates for the bind verb's check (cluster mode with the bind verb). */
+  readonly bindVerb?: boolean;
+}
+
+/** The cache, the placement service and the metrics of `config`. */
+export function buildService(config: Config, options: ServiceOptions = {}): { service: PlacementService; metrics: Metrics } {
+  const ttlMs = config.placementReservationTtlSeconds * 1000;
+  const unconfirmedTtlMs = options.clusterMode ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000) : ttlMs;
+  const cache = new SchedulerCache({ names: config.dimensions }, { ttlMs, unconfirmedTtlMs });
+  const placer = new Placer(config.strategy, randomSource(config.randomSeed));
+  const service = new PlacementService(cache, placer, {
+    schedulerName: config.schedulerName,
+    chooseInFilter: config.chooseInFilter,
+    recordOffers: options.bindVerb ?? false,
+    offerTtlMs: ttlMs,
+  });
+  const metrics = new Metrics(() => cache.size.reservations, {
+    nodePressures: () => nodePressures(cache, config.metrics.maxNodeSeries),
+    modelSize: () => cache.size,
+  });
+  cache.onRelease = (release) => metrics.released(release.reason);
+  return { service, metrics };
+}
+
+/** [node, resource, pressure] for the `limit` nodes of highest current pressure. */
+function* nodePressures(cache: SchedulerCache, limit: number): Generator<readonly [string, string, number]> {
+  if (limit <= 0) return;
+  const rows = [...cache.nodeInfos()].filter((info) => info.hasNode).map((info) => {
+    const pressure = currentPressure(info);
+    return { name: info.name, pressure, max: maxPressure(pressure) ?? 0 };
+  });
+  rows.sort((a, b) => b.max - a.max || (a.name < b.name ? -1 : 1));
+  for (const row of rows.slice(0, limit)) {
+    for (let r = 0; r < row.pressure.length; r++) if (!Number.isNaN(row.pressure[r]!)) yield [row.name, cache.dims.names[r]!, row.pressure[r]!];
+  }
+}
