@@ -81,11 +81,18 @@ for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat
 done
 chmod u+w "$PARTIAL/kwok-stages"/*
 
-# Fail fast if a binary does not run or reports a wrong version.
-"$PARTIAL/kube-apiserver" --version | grep -qx "Kubernetes $K8S_VERSION" || e2e_die "kube-apiserver --version: $("$PARTIAL/kube-apiserver" --version)"
-"$PARTIAL/kubectl" version --client | grep -q "Client Version: $K8S_VERSION" || e2e_die "kubectl version: $("$PARTIAL/kubectl" version --client)"
-"$PARTIAL/etcd" --version | grep -q "etcd Version: ${ETCD_VERSION#v}" || e2e_die "etcd --version: $("$PARTIAL/etcd" --version)"
-"$PARTIAL/helm" version --short | grep -q "^$HELM_VERSION" || e2e_die "helm version: $("$PARTIAL/helm" version --short)"
+# Fail fast if a binary does not run or reports a wrong version. The output is captured first: piping it
+# into `grep -q` would let grep exit at the first match and the writer die of SIGPIPE, which pipefail
+# reports as a failure (it did, for etcd's multi-line --version).
+expect_version() { # WHAT PATTERN COMMAND...
+  local what=$1 pattern=$2 out; shift 2
+  out=$("$@" 2>&1) || e2e_die "$what failed: $out"
+  grep -qE "$pattern" <<<"$out" || e2e_die "$what: $out"
+}
+expect_version "kube-apiserver --version" "^Kubernetes $K8S_VERSION\$" "$PARTIAL/kube-apiserver" --version
+expect_version "kubectl version" "Client Version: $K8S_VERSION" "$PARTIAL/kubectl" version --client
+expect_version "etcd --version" "etcd Version: ${ETCD_VERSION#v}" "$PARTIAL/etcd" --version
+expect_version "helm version" "^$HELM_VERSION" "$PARTIAL/helm" version --short
 "$PARTIAL/kwok" --help >/dev/null || e2e_die "kwok does not run"
 
 rm -rf "$E2E_BIN"; mv "$PARTIAL" "$E2E_BIN"
