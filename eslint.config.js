@@ -1,13 +1,31 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// The placement core must stay pure: no I/O, no HTTP, no Kubernetes client, no clock, no randomness.
-// Time and random numbers are passed in by the caller (see src/core/README in the module headers).
+// The placement core must stay pure: no I/O, no HTTP, no Kubernetes client, no clock, no randomness,
+// and nothing of the rest of the extender (it imports only its own modules). Time and random numbers
+// are passed in by the caller.
 const impureModules = [
   'express', '@kubernetes/client-node', 'prom-client', 'pino', 'commander', 'yaml', 'zod',
   'node:*', 'fs', 'fs/*', 'http', 'https', 'net', 'path', 'os', 'child_process', 'timers', 'crypto',
-  '../server/*', '../cli/*', '../config/*', '../snapshot/*',
 ];
+
+// The layers, lowest first; a folder may import only from layers below it (and top-level helpers such as
+// ../random.js): core ← config, observability ← snapshot, cluster, server ← runtime ← cli.
+const layers = {
+  config: ['server', 'cluster', 'runtime', 'cli', 'snapshot', 'observability'],
+  observability: ['server', 'cluster', 'runtime', 'cli', 'snapshot', 'config'],
+  snapshot: ['server', 'cluster', 'runtime', 'cli', 'observability'],
+  cluster: ['server', 'runtime', 'cli', 'snapshot'],
+  server: ['cluster', 'runtime', 'cli', 'snapshot'],
+  runtime: ['cli'],
+};
+const layerFences = Object.entries(layers).map(([folder, above]) => ({
+  files: [`src/${folder}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': ['error', { patterns: above.map((other) => ({ group: [`../${other}/*`], message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).` })) }],
+  },
+}));
+const coreMessage = 'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here, and nothing from outside src/core.';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '.e2e/'] },
@@ -19,10 +37,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  ...layerFences,
+  {
+    files: ['src/core/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules, '../*'].map((group) => ({ group: [group], message: coreMessage })) }] },
+  },
+  {
+    files: ['src/core/*/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules, '../../*'].map((group) => ({ group: [group], message: coreMessage })) }] },
+  },
   {
     files: ['src/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: impureModules.map((group) => ({ group: [group], message: 'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here.' })) }],
       'no-restricted-globals': ['error',
         { name: 'Date', message: 'src/core takes `now` (ms) as an argument; no clock of its own.' },
         { name: 'performance', message: 'src/core takes `now` as an argument.' },
