@@ -234,18 +234,33 @@ function parseUncached(input: string): Quantity {
   return { nanos: scanned.negative ? -magnitude : magnitude, format };
 }
 
-const GO_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]);
+/**
+ * Go's `unicode.IsSpace` characters that a JSON string can hold unescaped. Its other spaces, `\t \n \v \f \r`,
+ * are control characters: JSON carries them only as escape sequences, which `Quantity.UnmarshalJSON` does not
+ * decode (it trims and parses the raw bytes between the quotes), so Kubernetes rejects a quantity written
+ * with one.
+ */
+const JSON_RAW_GO_SPACE = new Set([0x20, 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]);
+const ESCAPED_GO_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
 
-function isGoSpace(code: number): boolean {
-  return GO_SPACE.has(code) || (code >= 0x2000 && code <= 0x200a);
+function isJsonRawGoSpace(code: number): boolean {
+  return JSON_RAW_GO_SPACE.has(code) || (code >= 0x2000 && code <= 0x200a);
 }
 
-/** Go `strings.TrimSpace` (unicode.IsSpace: unlike String#trim, trims U+0085 and keeps U+FEFF). */
-function goTrimSpace(text: string): string {
+/**
+ * Go `strings.TrimSpace` of the raw JSON text, given the decoded string (unlike String#trim: trims U+0085,
+ * keeps U+FEFF). Only the surrounding whitespace is scanned.
+ * @throws QuantityError when a tab, newline, vertical tab, form feed or carriage return surrounds the value.
+ */
+function jsonTrimSpace(text: string): string {
   let start = 0;
   let end = text.length;
-  while (start < end && isGoSpace(text.charCodeAt(start))) start++;
-  while (end > start && isGoSpace(text.charCodeAt(end - 1))) end--;
+  while (start < end && isJsonRawGoSpace(text.charCodeAt(start))) start++;
+  while (end > start && isJsonRawGoSpace(text.charCodeAt(end - 1))) end--;
+  if (ESCAPED_GO_SPACE.has(text.charCodeAt(start)) || ESCAPED_GO_SPACE.has(text.charCodeAt(end - 1))) {
+    fail(text, 'a tab, newline or other control character can be in a JSON string only as an escape sequence, ' +
+      'which Quantity.UnmarshalJSON does not decode: Kubernetes rejects it');
+  }
   return text.slice(start, end);
 }
 
@@ -262,10 +277,16 @@ function describe(input: unknown): string {
  * (YAML `cpu: 2` or `0.5`; parsed from its JavaScript decimal text, so integers above 2^53 have already
  * lost precision in JSON.parse). Unlike Go, `null` is rejected.
  *
+ * Go parses the raw bytes between the quotes, without decoding escape sequences. A decoded string cannot
+ * show them, so two cases differ: a tab, newline, vertical tab, form feed or carriage return around the
+ * value (necessarily escaped in JSON) is rejected here as in Go; an escaped ordinary character (`"\u0031"`)
+ * is accepted here and rejected by Go. Kubernetes never writes either (its quantities are ASCII
+ * letters, digits, `.`, `+` and `-`).
+ *
  * @throws QuantityError for an invalid string, a non-finite number, or any other type.
  */
 export function parseQuantityValue(input: unknown): Quantity {
-  if (typeof input === 'string') return parseQuantity(goTrimSpace(input));
+  if (typeof input === 'string') return parseQuantity(jsonTrimSpace(input));
   if (typeof input === 'number') {
     if (!Number.isFinite(input)) {
       throw new QuantityError(`invalid quantity ${String(input)} (a number must be finite)`, input);
