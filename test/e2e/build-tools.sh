@@ -112,11 +112,12 @@ for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat
 done
 chmod u+w "$PARTIAL/kwok-stages"/*
 
-# Fail fast if a binary does not run or reports a wrong version.
-"$PARTIAL/kube-apiserver" --version | grep -qx "Kubernetes $K8S_VERSION" || e2e_die "kube-apiserver --version: $("$PARTIAL/kube-apiserver" --version)"
-"$PARTIAL/kubectl" version --client | grep -q "Client Version: $K8S_VERSION" || e2e_die "kubectl version: $("$PARTIAL/kubectl" version --client)"
-"$PARTIAL/etcd" --version | grep -q "etcd Version: ${ETCD_VERSION#v}" || e2e_die "etcd --version: $("$PARTIAL/etcd" --version)"
-"$PARTIAL/helm" version --short | grep -q "^$HELM_VERSION" || e2e_die "helm version: $("$PARTIAL/helm" version --short)"
+# Fail fast if a binary does not run or reports a wrong version. grep reads all the output (no -q): with
+# pipefail, a grep that exits at its first match can make the printer die of SIGPIPE and fail the check.
+"$PARTIAL/kube-apiserver" --version | grep -x "Kubernetes $K8S_VERSION" >/dev/null || e2e_die "kube-apiserver --version: $("$PARTIAL/kube-apiserver" --version)"
+"$PARTIAL/kubectl" version --client | grep "Client Version: $K8S_VERSION" >/dev/null || e2e_die "kubectl version: $("$PARTIAL/kubectl" version --client)"
+"$PARTIAL/etcd" --version | grep "etcd Version: ${ETCD_VERSION#v}" >/dev/null || e2e_die "etcd --version: $("$PARTIAL/etcd" --version)"
+"$PARTIAL/helm" version --short | grep "^$HELM_VERSION" >/dev/null || e2e_die "helm version: $("$PARTIAL/helm" version --short)"
 "$PARTIAL/kwok" --help >/dev/null || e2e_die "kwok does not run"
 
 rm -rf "$E2E_BIN"; mv "$PARTIAL" "$E2E_BIN"
