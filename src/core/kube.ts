@@ -57,6 +57,10 @@ export interface Pod {
     readonly conditions?: readonly PodCondition[] | null;
     readonly containerStatuses?: readonly ContainerStatus[] | null;
     readonly initContainerStatuses?: readonly ContainerStatus[] | null;
+    /** Pod-level actuated resources (pod-level in-place resize, InPlacePodLevelResourcesVerticalScaling). */
+    readonly resources?: ResourceRequirements | null;
+    /** Pod-level resources the kubelet admitted. */
+    readonly allocatedResources?: ResourceList | null;
   } | null;
 }
 

@@ -2,27 +2,67 @@
  * A pod's effective resource request, exactly as kube-scheduler's NodeResourcesFit computes it, and a
  * node's allocatable in the same units.
  *
- * Mirrors `k8s.io/component-helpers/resource/helpers.go` `PodRequests` (with `AggregateContainerRequests`
- * and the pod-level override of `applyPodLevelResources`/`IsSupportedPodLevelResource`), followed by the
- * scheduler's conversion in `pkg/scheduler/framework/types.go` `(*Resource).Add` (used by fit.go
- * `computePodResourceRequest`): everything is aggregated exactly (BigInt nanos, like Go's Quantity
- * arithmetic) and converted only at the end, cpu to millicores via `MilliValue()`, every other resource to
- * bytes/counts via `Value()`, both rounded up.
+ * Mirrors `k8s.io/component-helpers/resource/helpers.go` `PodRequests` (with `AggregateContainerRequests`,
+ * `determineEffectiveRequests` and the pod-level override for `IsSupportedPodLevelResource`), followed by the
+ * scheduler's conversion in `pkg/scheduler/framework/types.go` `(*Resource).Add`: everything is aggregated
+ * exactly (BigInt nanos, like Go's Quantity arithmetic) and converted only at the end, cpu to millicores via
+ * `MilliValue()`, every other resource to bytes/counts via `Value()`, both rounded up.
  *
- * In-place resize is modelled as the scheduler does it (`UseStatusResources`, on with the
- * InPlacePodVerticalScaling gate, GA since 1.35): a container (or restartable init container) whose
- * status reports `resources` counts `max(spec, actuated, allocated)` per resource, or only
- * `max(actuated, allocated)` while the pod's PodResizePending condition says Infeasible
- * (`determineEffectiveRequests`). Not modelled: the scoring defaults for missing requests
- * (`NonMissingContainerRequests`), pod-level in-place resize (alpha), and `limits` (the API server's
- * `SetDefaults_Pod` already copied limits into missing requests, so only `requests` are read).
- * Whether a pod is terminal is the caller's concern.
+ * kube-scheduler v1.36 calls `PodRequests` with two sets of options (see {@link PodRequestsOptions}):
+ * for a pod assigned to a node (Kubernetes v1.36 pkg/scheduler/framework/types.go: `PodInfo.CalculateResource`,
+ * which `NodeInfo.AddPod` sums into the node's requested resources) status resources count, at container
+ * and at pod level; for the incoming pod (pkg/scheduler/framework/plugins/noderesources/fit.go:
+ * `computePodResourceRequest`, from `Fit.PreFilter`) only the spec counts. The 1.36 feature gates behind
+ * those options: InPlacePodVerticalScaling (GA, locked on), PodLevelResources (beta, on),
+ * InPlacePodLevelResourcesVerticalScaling (beta, on), DRANodeAllocatableResources (alpha, off: node-allocatable
+ * resource claims in the pod status are not counted, and not modelled here).
+ *
+ * Not modelled: the scoring defaults for missing requests (`NonMissingContainerRequests`, used only for
+ * NodeInfo's non-zero totals), and `limits` (the API server's `SetDefaults_Pod` already copied limits into
+ * missing requests, so only `requests` are read). Whether a pod is terminal is the caller's concern.
  */
 import type { Container, ContainerStatus, Node, Pod } from './kube.js';
 import { QuantityError, milliValue, parseQuantityValue, toSafeInteger, value } from './quantity.js';
 
 /** Resource name → scheduler units: cpu in millicores, everything else bytes or counts (safe integers). */
 export type ResourceAmounts = ReadonlyMap<string, number>;
+
+/**
+ * The `PodResourcesOptions` fields that change a v1.36 kube-scheduler's result (the others are left at their
+ * zero value by both callers, or set from gates that are on: `SkipPodLevelResources` is false).
+ */
+export interface PodRequestsOptions {
+  /**
+   * `UseStatusResources`: a container or sidecar whose status reports `resources` counts
+   * max(spec, actuated, allocated), or max(actuated, allocated) while the resize is Infeasible.
+   */
+  readonly useStatusResources: boolean;
+  /**
+   * `InPlacePodLevelResourcesVerticalScalingEnabled` (effective only with useStatusResources): pod-level
+   * requests follow `status.resources` / `status.allocatedResources` the same way.
+   */
+  readonly podLevelStatusResources: boolean;
+}
+
+/**
+ * A pod bound (or assumed) to a node, as Kubernetes v1.36 pkg/scheduler/framework/types.go
+ * `PodInfo.CalculateResource` counts it: status resources at container and at pod level.
+ */
+export const ASSIGNED_POD_OPTIONS: PodRequestsOptions = Object.freeze({ useStatusResources: true, podLevelStatusResources: true });
+
+/**
+ * The pod being scheduled, as Kubernetes v1.36 pkg/scheduler/framework/plugins/noderesources/fit.go
+ * `computePodResourceRequest` counts it ("pod hasn't scheduled yet"): the spec only.
+ */
+export const INCOMING_POD_OPTIONS: PodRequestsOptions = Object.freeze({ useStatusResources: false, podLevelStatusResources: false });
+
+/**
+ * The options kube-scheduler uses for this pod: {@link ASSIGNED_POD_OPTIONS} when `spec.nodeName` is set
+ * (the scheduler's cache holds bound and assumed pods, both with a node name), else {@link INCOMING_POD_OPTIONS}.
+ */
+export function podRequestOptions(pod: Pod): PodRequestsOptions {
+  return pod.spec?.nodeName ? ASSIGNED_POD_OPTIONS : INCOMING_POD_OPTIONS;
+}
 
 type Exact = Map<string, bigint>;
 
@@ -100,7 +140,7 @@ function statusesByName(status: PodStatus | null | undefined): Map<string, Conta
   const byName = new Map<string, ContainerStatus>();
   for (const list of [status?.containerStatuses, status?.initContainerStatuses]) {
     if (!Array.isArray(list)) continue;
-    for (const cs of list as ContainerStatus[]) if (isObject(cs) && typeof cs.name === 'string') byName.set(cs.name, cs);
+    for (const cs of list as ContainerStatus[]) if (isObject(cs)) byName.set(typeof cs.name === 'string' ? cs.name : '', cs);
   }
   return byName;
 }
@@ -112,10 +152,11 @@ function resizeInfeasible(status: PodStatus | null | undefined): boolean {
 }
 
 /**
- * Go `determineEffectiveRequests` for a container with status `resources`: max(spec, actuated,
- * allocated) per resource, without spec when the resize is infeasible; the spec alone otherwise.
+ * Go `determineEffectiveRequests` for a status (a container's, or the pod's) that reports `resources`:
+ * max(spec, actuated, allocated) per resource, without spec when the resize is infeasible; the spec alone
+ * when the status has no `resources` (Go: `cs.Resources != nil`, `pod.Status.Resources != nil`).
  */
-function effectiveRequests(spec: Exact, status: ContainerStatus | undefined, infeasible: boolean, path: string): Exact {
+function effectiveRequests(spec: Exact, status: ContainerStatus | PodStatus | null | undefined, infeasible: boolean, path: string): Exact {
   if (!status || status.resources === null || status.resources === undefined) return spec;
   const actuated = readResourceList(isObject(status.resources) ? status.resources['requests'] : undefined, `${path}.resources.requests`);
   const allocated = readResourceList(status.allocatedResources, `${path}.allocatedResources`);
@@ -128,13 +169,15 @@ function effectiveRequests(spec: Exact, status: ContainerStatus | undefined, inf
 /**
  * Go `AggregateContainerRequests`: Σ containers; each restartable init container ("sidecar") is added to
  * that sum and to the running sidecar total; a plain init container i uses requests(i) + sidecars started
- * before it; result = per-resource max(container sum, max_i usage(i)). Containers and sidecars with
- * status resources count their effective requests (see {@link effectiveRequests}).
+ * before it; result = per-resource max(container sum, max_i usage(i)). With `useStatusResources`, containers
+ * and sidecars whose status reports resources count their effective requests (see {@link effectiveRequests});
+ * a plain init container always counts its spec.
  */
-function aggregateContainerRequests(spec: PodSpec, status: PodStatus | null | undefined): Exact {
+function aggregateContainerRequests(spec: PodSpec, status: PodStatus | null | undefined, options: PodRequestsOptions): Exact {
   const statuses = statusesByName(status);
   const infeasible = resizeInfeasible(status);
-  const effective = (c: Container, own: Exact, path: string) => effectiveRequests(own, c.name ? statuses.get(c.name) : undefined, infeasible, path);
+  const effective = (c: Container, own: Exact, path: string) =>
+    options.useStatusResources ? effectiveRequests(own, statuses.get(c.name ?? ''), infeasible, path) : own;
   const reqs: Exact = new Map();
   containerList(spec.containers, 'spec.containers').forEach((c, i) => {
     const path = `spec.containers[${i}]`;
@@ -163,14 +206,24 @@ function isSupportedPodLevelResource(name: string): boolean {
   return name === 'cpu' || name === 'memory' || name.startsWith('hugepages-');
 }
 
-/** Pod-level `spec.resources.requests` replace the aggregate for supported resources (only keys set). */
-function applyPodLevelRequests(reqs: Exact, spec: PodSpec): void {
+/**
+ * Pod-level `spec.resources.requests` replace the aggregate for each supported resource they set (Go
+ * `IsPodLevelRequestsSet`: at least one supported key, else nothing changes). With pod-level status
+ * resources on and `status.resources` reported, each such key takes its effective request instead:
+ * max(spec, actuated, allocated), or max(actuated, allocated) while Infeasible; a key found in none of those
+ * lists is 0 (Go reads it from the effective map, where a missing key is a zero Quantity).
+ */
+function applyPodLevelRequests(reqs: Exact, spec: PodSpec, status: PodStatus | null | undefined, options: PodRequestsOptions): void {
   const resources: unknown = spec.resources;
   if (resources === null || resources === undefined) return;
   if (!isObject(resources)) throw new QuantityError('spec.resources: expected an object', resources);
   const podLevel = readResourceList(resources['requests'], 'spec.resources.requests');
-  for (const [name, nanos] of podLevel) {
-    if (isSupportedPodLevelResource(name)) reqs.set(name, nanos);
+  if (![...podLevel.keys()].some(isSupportedPodLevelResource)) return;
+  const effective = options.useStatusResources && options.podLevelStatusResources
+    ? effectiveRequests(podLevel, status, resizeInfeasible(status), 'status')
+    : podLevel;
+  for (const name of podLevel.keys()) {
+    if (isSupportedPodLevelResource(name)) reqs.set(name, effective.get(name) ?? 0n);
   }
 }
 
@@ -179,13 +232,15 @@ function applyPodLevelRequests(reqs: Exact, spec: PodSpec): void {
  * `AggregateContainerRequests` → pod-level override (cpu, memory, hugepages-*) → + `spec.overhead`.
  * Keys present with value 0 are kept, as in Go. A missing spec or containers list is treated as empty.
  *
+ * @param options which of kube-scheduler's two option sets to apply (default {@link ASSIGNED_POD_OPTIONS};
+ *   {@link podRequestOptions} picks the one the scheduler would use for this pod).
  * @throws QuantityError naming the JSON path (e.g. `spec.containers[1].resources.requests.memory`) for an
  *   invalid or negative quantity or a malformed container/resource list.
  */
-export function podRequestsExact(pod: Pod): Map<string, bigint> {
+export function podRequestsExact(pod: Pod, options: PodRequestsOptions = ASSIGNED_POD_OPTIONS): Map<string, bigint> {
   const spec: PodSpec = pod.spec ?? {};
-  const reqs = aggregateContainerRequests(spec, pod.status);
-  applyPodLevelRequests(reqs, spec);
+  const reqs = aggregateContainerRequests(spec, pod.status, options);
+  applyPodLevelRequests(reqs, spec, pod.status, options);
   addInto(reqs, readResourceList(spec.overhead, 'spec.overhead'));
   return reqs;
 }
@@ -228,11 +283,11 @@ function toAmounts(exact: ReadonlyMap<string, bigint>, label: (name: string) => 
 
 /**
  * The pod's effective request in scheduler units (cpu millicores; bytes/counts otherwise), converted
- * from {@link podRequestsExact} only after exact aggregation, as NodeResourcesFit does.
+ * from {@link podRequestsExact} (same options) only after exact aggregation, as NodeResourcesFit does.
  * @throws QuantityError as podRequestsExact, or when a total is not a safe integer.
  */
-export function podRequests(pod: Pod): ResourceAmounts {
-  return toAmounts(podRequestsExact(pod), (name) => `pod request ${name}`);
+export function podRequests(pod: Pod, options: PodRequestsOptions = ASSIGNED_POD_OPTIONS): ResourceAmounts {
+  return toAmounts(podRequestsExact(pod, options), (name) => `pod request ${name}`);
 }
 
 /**

@@ -4,14 +4,18 @@
  * Mirrors `k8s.io/apimachinery/pkg/api/resource` (quantity.go `ParseQuantity`, `parseQuantityString`,
  * `UnmarshalJSON`; suffix.go `interpret`; `ScaledValue`/`MilliValue`/`Value`). A quantity is held as an
  * exact BigInt count of nano-units (value × 10^9); no floating point is used anywhere in parsing.
- * See shared/reference/quantity.md for the grammar, the rounding rules and the 85-row table the tests use.
+ * test/core/quantity.test.ts holds the grammar's edge cases: an 85-row table of results from the upstream Go code.
  *
- * Known deviations from Go, all outside anything an API server returns:
+ * Known deviations from Go, all outside anything an API server returns (test/e2e/accounting.e2e.test.ts
+ * compares this module with apimachinery v0.36.3 and lists them):
+ * - Strings longer than {@link MAX_QUANTITY_LENGTH} (128) characters are rejected; Go has no bound.
  * - Magnitudes above 10^4087 (a decimal exponent pushing the nano count past 10^4096) are rejected
  *   instead of being stored; Go keeps them in an int64Amount/inf.Dec whose accessors overflow anyway.
  * - Go wraps `scale - len(fraction)` in int32; here that arithmetic is unbounded (only the parsed
  *   exponent itself is wrapped to int32, as Go's `int32(parsed)` does).
  * - `milliValue`/`value` return exact BigInt results where Go's int64 accessors overflow.
+ * - Negative values round away from zero everywhere; Go does so only on its int64 fast path (see
+ *   {@link milliValue}).
  */
 
 /**
@@ -155,6 +159,19 @@ function magnitudeNanos(input: string, s: Scanned, sfx: Suffix): bigint {
 }
 
 /**
+ * Longest quantity string accepted, in characters (UTF-16 code units).
+ *
+ * Kubernetes itself has no bound, but everything kube-scheduler reads from a quantity is an int64
+ * (`MilliValue()`, `Value()`) of a value `ParseQuantity` keeps to the nano: at most 19 integer and 9
+ * fractional significant digits, plus a sign, a point and a suffix (`"e-2147483648"` is 12 characters),
+ * about 42 characters in all; the canonical form the API server stores (`String()`) of such a value is shorter
+ * still. Anything longer only adds zero padding, digits that parsing rounds away, or a magnitude whose int64
+ * accessors overflow. 128 is three times that, and keeps parsing cheap: BigInt conversion of decimal text is
+ * quadratic (a 7.6 MB, 8M-digit value took seconds and blocked the event loop).
+ */
+export const MAX_QUANTITY_LENGTH = 128;
+
+/**
  * Parses a quantity string exactly as apimachinery `resource.ParseQuantity` does (the real scanner, not
  * the BNF): an empty number part is zero (`"Mi"`, `"m"`, `"."`, `"+"`, `"e3"`), `"1."`, `".5"`, `"1.G"` are
  * accepted, suffixes `n u m "" k M G T P E`, `Ki…Ei`, `e<int>`/`E<int>` are case-sensitive, no whitespace.
@@ -164,24 +181,43 @@ function magnitudeNanos(input: string, s: Scanned, sfx: Suffix): bigint {
  *
  * @returns `{ nanos, format }`, nanos = exact value × 10^9.
  * @throws QuantityError naming the input and the Go error it corresponds to (ErrFormatWrong,
- *   ErrSuffix, ErrNumeric), or a magnitude above 10^4087.
+ *   ErrSuffix, ErrNumeric), a string longer than {@link MAX_QUANTITY_LENGTH} (checked first, before any
+ *   other work), or a magnitude above 10^4087.
  */
 export function parseQuantity(input: string): Quantity {
-  const cached = parsed.get(input);
+  if (typeof input === 'string' && input.length > MAX_QUANTITY_LENGTH) {
+    fail(input, `the quantity is ${input.length} characters long; the limit is ${MAX_QUANTITY_LENGTH}`);
+  }
+  const cached = memo.get(input);
   if (cached) return cached;
   const quantity = parseUncached(input);
-  if (parsed.size >= PARSE_CACHE_LIMIT) parsed.clear();
-  parsed.set(input, quantity);
+  if (memo.size >= PARSE_MEMO_MAX_ENTRIES || memoKeyChars + input.length > PARSE_MEMO_MAX_KEY_CHARS) {
+    memo.clear();
+    memoKeyChars = 0;
+  }
+  memo.set(input, quantity);
+  memoKeyChars += input.length;
   return quantity;
 }
 
+/** Most quantities the parse memo holds. */
+export const PARSE_MEMO_MAX_ENTRIES = 4096;
+/** Most characters of keys the parse memo holds (UTF-16 code units: at most 2 bytes each, so ≤ 256 KiB). */
+export const PARSE_MEMO_MAX_KEY_CHARS = 128 * 1024;
+
 /**
  * Parsed quantities by input string. Clusters repeat a handful of strings (`"2"`, `"4Gi"`, one
- * allocatable per instance type), so parsing each once saves BigInt work on every request; the
- * bound keeps adversarial input from growing it. Quantities are immutable, so sharing is safe.
+ * allocatable per instance type), so parsing each once saves BigInt work on every request. Bounded by
+ * entries and by the total length of its keys (cleared when either would be exceeded), so adversarial
+ * input cannot grow it. Quantities are immutable, so sharing is safe.
  */
-const parsed = new Map<string, Quantity>();
-const PARSE_CACHE_LIMIT = 4096;
+const memo = new Map<string, Quantity>();
+let memoKeyChars = 0;
+
+/** Current size of the parse memo: entries, and total characters of their keys. */
+export function parseMemoSize(): { readonly entries: number; readonly keyChars: number } {
+  return { entries: memo.size, keyChars: memoKeyChars };
+}
 
 function parseUncached(input: string): Quantity {
   if (typeof input !== 'string') {
@@ -198,18 +234,33 @@ function parseUncached(input: string): Quantity {
   return { nanos: scanned.negative ? -magnitude : magnitude, format };
 }
 
-const GO_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]);
+/**
+ * Go's `unicode.IsSpace` characters that a JSON string can hold unescaped. Its other spaces, `\t \n \v \f \r`,
+ * are control characters: JSON carries them only as escape sequences, which `Quantity.UnmarshalJSON` does not
+ * decode (it trims and parses the raw bytes between the quotes), so Kubernetes rejects a quantity written
+ * with one.
+ */
+const JSON_RAW_GO_SPACE = new Set([0x20, 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]);
+const ESCAPED_GO_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
 
-function isGoSpace(code: number): boolean {
-  return GO_SPACE.has(code) || (code >= 0x2000 && code <= 0x200a);
+function isJsonRawGoSpace(code: number): boolean {
+  return JSON_RAW_GO_SPACE.has(code) || (code >= 0x2000 && code <= 0x200a);
 }
 
-/** Go `strings.TrimSpace` (unicode.IsSpace: unlike String#trim, trims U+0085 and keeps U+FEFF). */
-function goTrimSpace(text: string): string {
+/**
+ * Go `strings.TrimSpace` of the raw JSON text, given the decoded string (unlike String#trim: trims U+0085,
+ * keeps U+FEFF). Only the surrounding whitespace is scanned.
+ * @throws QuantityError when a tab, newline, vertical tab, form feed or carriage return surrounds the value.
+ */
+function jsonTrimSpace(text: string): string {
   let start = 0;
   let end = text.length;
-  while (start < end && isGoSpace(text.charCodeAt(start))) start++;
-  while (end > start && isGoSpace(text.charCodeAt(end - 1))) end--;
+  while (start < end && isJsonRawGoSpace(text.charCodeAt(start))) start++;
+  while (end > start && isJsonRawGoSpace(text.charCodeAt(end - 1))) end--;
+  if (ESCAPED_GO_SPACE.has(text.charCodeAt(start)) || ESCAPED_GO_SPACE.has(text.charCodeAt(end - 1))) {
+    fail(text, 'a tab, newline or other control character can be in a JSON string only as an escape sequence, ' +
+      'which Quantity.UnmarshalJSON does not decode: Kubernetes rejects it');
+  }
   return text.slice(start, end);
 }
 
@@ -226,10 +277,16 @@ function describe(input: unknown): string {
  * (YAML `cpu: 2` or `0.5`; parsed from its JavaScript decimal text, so integers above 2^53 have already
  * lost precision in JSON.parse). Unlike Go, `null` is rejected.
  *
+ * Go parses the raw bytes between the quotes, without decoding escape sequences. A decoded string cannot
+ * show them, so two cases differ: a tab, newline, vertical tab, form feed or carriage return around the
+ * value (necessarily escaped in JSON) is rejected here as in Go; an escaped ordinary character (`"\u0031"`)
+ * is accepted here and rejected by Go. Kubernetes never writes either (its quantities are ASCII
+ * letters, digits, `.`, `+` and `-`).
+ *
  * @throws QuantityError for an invalid string, a non-finite number, or any other type.
  */
 export function parseQuantityValue(input: unknown): Quantity {
-  if (typeof input === 'string') return parseQuantity(goTrimSpace(input));
+  if (typeof input === 'string') return parseQuantity(jsonTrimSpace(input));
   if (typeof input === 'number') {
     if (!Number.isFinite(input)) {
       throw new QuantityError(`invalid quantity ${String(input)} (a number must be finite)`, input);
@@ -246,9 +303,15 @@ function roundAwayFromZero(numerator: bigint, denominator: bigint): bigint {
 
 /**
  * The quantity in thousandths, rounded up: what kube-scheduler uses for cpu (millicores).
- * Mirrors `Quantity.MilliValue()` = `ScaledValue(resource.Milli)`. For q ≥ 0 this is ceil(q × 1000);
- * negative values round away from zero, like Go on a freshly parsed quantity (`"-0.1m"` → −1).
+ * Mirrors `Quantity.MilliValue()` = `ScaledValue(resource.Milli)`: for q ≥ 0 this is ceil(q × 1000), as in Go.
  * Unlike Go it never overflows: the result is an exact BigInt (`"1E"` → 10^21, where Go returns 0).
+ *
+ * Negative values round away from zero: −ceil(|q| × 1000) (`"-0.1m"` → −1, `"-1.5000000001"` → −1501).
+ * Go agrees on its int64 fast path (`negativeScaleInt64`), but a quantity it holds as an inf.Dec (more than
+ * 18 digits, sub-nano digits, a fractional BinarySI value) goes through `scaledValue`, which truncates toward
+ * zero and then adds one when inexact (`"-1.50000000000000000000001"` → −1499). That is not mirrored: the result
+ * would depend on Go's internal representation, and no accounting reads a negative value (the API server's
+ * `ValidateResourceQuantityValue` rejects negative resource values, and podRequests/nodeAllocatable reject them).
  */
 export function milliValue(q: Quantity): bigint {
   return roundAwayFromZero(q.nanos, NANOS_PER_MILLI);
@@ -257,8 +320,9 @@ export function milliValue(q: Quantity): bigint {
 /**
  * The quantity in whole units, rounded up: what kube-scheduler uses for memory, ephemeral-storage,
  * pods, hugepages and extended resources (bytes or counts). Mirrors `Quantity.Value()` =
- * `ScaledValue(0)`. For q ≥ 0 this is ceil(q); negative values round away from zero (`"-1.5"` → −2),
- * like Go on a freshly parsed quantity. Never overflows, unlike Go (`"10E"` → 10^19, Go returns 0).
+ * `ScaledValue(0)`: for q ≥ 0 this is ceil(q). Never overflows, unlike Go (`"10E"` → 10^19, Go returns 0).
+ * Negative values round away from zero (`"-1.5"` → −2), which Go does only on its int64 fast path; see
+ * {@link milliValue} for why its inf.Dec rounding of negatives (`"-1.50000000000000000000001"` → 0) is not mirrored.
  */
 export function value(q: Quantity): bigint {
   return roundAwayFromZero(q.nanos, NANOS_PER_UNIT);

@@ -6,7 +6,7 @@
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
 import type { Node, Pod } from './kube.js';
-import { nodeAllocatableExact, podRequestsExact, schedulerAmount } from './podRequests.js';
+import { nodeAllocatableExact, podRequestOptions, podRequestsExact, schedulerAmount } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
 export interface Dimensions {
@@ -76,10 +76,13 @@ export function sandboxState(pod: Pod, pausedLabel: string): SandboxState {
 
 /**
  * Effective request of `pod` per dimension; `pods` is always 1. Only the tracked dimensions are
- * converted to scheduler units (see {@link schedulerAmount}). Throws QuantityError on a bad quantity.
+ * converted to scheduler units (see {@link schedulerAmount}). A pod with `spec.nodeName` is counted as
+ * kube-scheduler counts the pods on a node (status resources, in-place resize at container and pod level),
+ * one without as it counts the pod being scheduled (spec only): see {@link podRequestOptions}.
+ * Throws QuantityError on a bad quantity.
  */
 export function requestVector(pod: Pod, dims: Dimensions): number[] {
-  const requests = podRequestsExact(pod);
+  const requests = podRequestsExact(pod, podRequestOptions(pod));
   return dims.names.map((name) => (name === PODS_RESOURCE ? 1 : schedulerAmount(name, requests.get(name) ?? 0n)));
 }
 

@@ -1,6 +1,15 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import type { Container, Node, Pod, ResourceList } from '../../src/core/kube.js';
-import { nodeAllocatable, podRequests, podRequestsExact, toSchedulerUnits } from '../../src/core/podRequests.js';
+import {
+  ASSIGNED_POD_OPTIONS,
+  INCOMING_POD_OPTIONS,
+  nodeAllocatable,
+  podRequestOptions,
+  podRequests,
+  podRequestsExact,
+  toSchedulerUnits,
+} from '../../src/core/podRequests.js';
+import { requestVector } from '../../src/core/records.js';
 import { QuantityError } from '../../src/core/quantity.js';
 import { thrown } from '../fixtures/thrown.js';
 
@@ -395,5 +404,98 @@ describe('in-place resize: status resources count as kube-scheduler counts them 
 
   it('the realistic CoreDNS pod reports allocated = spec, so nothing changes', () => {
     expect(Object.fromEntries(podRequests(loadJson<Pod>(podsDir, 'running-ready-coredns.json')))).toMatchObject({ cpu: 100, memory: 73400320 });
+  });
+});
+
+// Expected values are what k8s.io/component-helpers v0.36.3 PodRequests returns with kube-scheduler v1.36's
+// options, printed by test/e2e/tools/accounting (cpu MilliValue, memory Value).
+describe('pod-level in-place resize (InPlacePodLevelResourcesVerticalScaling, beta and on in 1.36)', () => {
+  /** A bound pod: one container asking 500m, pod-level requests `podLevel`, pod-level status as given. */
+  function podLevel(
+    requests: Record<string, string>,
+    status: { actuated?: Record<string, string> | null; allocated?: Record<string, string>; infeasible?: boolean },
+  ): Pod {
+    return {
+      metadata: { name: 'p', uid: 'u' },
+      spec: { nodeName: 'n1', containers: [{ name: 'app', resources: { requests: { cpu: '500m' } } }], resources: { requests } },
+      status: {
+        phase: 'Running',
+        ...(status.actuated === undefined ? {} : { resources: status.actuated === null ? {} : { requests: status.actuated } }),
+        ...(status.allocated ? { allocatedResources: status.allocated } : {}),
+        ...(status.infeasible ? { conditions: [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }] } : {}),
+      },
+    } as Pod;
+  }
+
+  it.each<[string, Pod, Record<string, number>, Record<string, number>]>([
+    // resized up and actuated: max(spec 1, actuated 2, allocated 2) = 2 cpu for the bound pod
+    [
+      'resized up',
+      podLevel({ cpu: '1', memory: '1Gi' }, { actuated: { cpu: '2', memory: '1Gi' }, allocated: { cpu: '2', memory: '1Gi' } }),
+      { cpu: 2000, memory: 1073741824 },
+      { cpu: 1000, memory: 1073741824 },
+    ],
+    // admitted 3Gi, not yet actuated: max(1Gi, 1Gi, 3Gi)
+    [
+      'allocated ahead of actuated',
+      podLevel({ cpu: '1', memory: '1Gi' }, { actuated: { cpu: '1', memory: '1Gi' }, allocated: { cpu: '1', memory: '3Gi' } }),
+      { cpu: 1000, memory: 3221225472 },
+      { cpu: 1000, memory: 1073741824 },
+    ],
+    // Infeasible: spec left out, max(actuated, allocated) per spec key; memory is in neither, so Go's map
+    // lookup of the missing key yields a zero Quantity: the bound pod is charged 0 bytes of memory
+    [
+      'infeasible, a resource missing from status',
+      podLevel({ cpu: '4', memory: '1Gi' }, { actuated: { cpu: '1500m' }, allocated: { cpu: '1500m' }, infeasible: true }),
+      { cpu: 1500, memory: 0 },
+      { cpu: 4000, memory: 1073741824 },
+    ],
+    // status.resources absent: allocatedResources alone does not count (Go checks pod.Status.Resources != nil)
+    [
+      'allocated without status resources',
+      podLevel({ cpu: '1', memory: '1Gi' }, { allocated: { cpu: '8' } }),
+      { cpu: 1000, memory: 1073741824 },
+      { cpu: 1000, memory: 1073741824 },
+    ],
+    // status.resources {} (non-nil, no requests): max(spec, {}, {}) = spec
+    [
+      'empty status resources',
+      podLevel({ cpu: '1', memory: '1Gi' }, { actuated: null }),
+      { cpu: 1000, memory: 1073741824 },
+      { cpu: 1000, memory: 1073741824 },
+    ],
+  ])('%s', (_name, pod, assigned, incoming) => {
+    expect(Object.fromEntries(podRequests(pod, ASSIGNED_POD_OPTIONS))).toEqual(assigned);
+    expect(Object.fromEntries(podRequests(pod, INCOMING_POD_OPTIONS))).toEqual(incoming);
+  });
+});
+
+describe('assigned and incoming pods get kube-scheduler\'s respective options', () => {
+  // Container `app` asks 1 cpu / 1Gi; its status says the kubelet resized it to 2 cpu.
+  const statusResized = {
+    containerStatuses: [{ name: 'app', resources: { requests: { cpu: '2', memory: '1Gi' } }, allocatedResources: { cpu: '2', memory: '1Gi' } }],
+  };
+  const spec = { containers: [{ name: 'app', resources: { requests: { cpu: '1', memory: '1Gi' } } }] };
+  const dims = { names: ['cpu', 'memory'] };
+
+  it('an incoming pod (no nodeName) ignores status resources, as fit.go computePodResourceRequest does', () => {
+    const pod = { metadata: { name: 'p', uid: 'u' }, spec, status: statusResized } as Pod;
+    expect(podRequestOptions(pod)).toBe(INCOMING_POD_OPTIONS);
+    expect(requestVector(pod, dims)).toEqual([1000, 1073741824]);
+  });
+
+  it('an assigned pod counts them, as NodeInfo.AddPod (PodInfo.CalculateResource) does', () => {
+    const pod = { metadata: { name: 'p', uid: 'u' }, spec: { ...spec, nodeName: 'n1' }, status: statusResized } as Pod;
+    expect(podRequestOptions(pod)).toBe(ASSIGNED_POD_OPTIONS);
+    expect(requestVector(pod, dims)).toEqual([2000, 1073741824]);
+  });
+
+  it('an assigned pod with a pod-level resize in progress: the request vector follows the status', () => {
+    const pod = {
+      metadata: { name: 'p', uid: 'u' },
+      spec: { nodeName: 'n1', containers: [{ name: 'app' }], resources: { requests: { cpu: '4', memory: '1Gi' } } },
+      status: { resources: { requests: { cpu: '1500m' } }, allocatedResources: { cpu: '1500m' }, conditions: [{ type: 'PodResizePending', reason: 'Infeasible' }] },
+    } as Pod;
+    expect(requestVector(pod, dims)).toEqual([1500, 0]);
   });
 });

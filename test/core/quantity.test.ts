@@ -1,6 +1,10 @@
 import {
+  MAX_QUANTITY_LENGTH,
+  PARSE_MEMO_MAX_ENTRIES,
+  PARSE_MEMO_MAX_KEY_CHARS,
   QuantityError,
   ceilDiv,
+  parseMemoSize,
   milliValue,
   parseQuantity,
   parseQuantityValue,
@@ -195,8 +199,8 @@ describe('parseQuantityValue: what Quantity.UnmarshalJSON accepts', () => {
   it.each([
     ['leading space trimmed (row 64)', ' 1', 1000n],
     ['trailing space trimmed (row 65)', '1 ', 1000n],
-    ['tabs and newlines trimmed', '\t500m\n', 500n],
     ['U+0085 is space for Go', '\u00852', 2000n],
+    ['no-break and ideographic spaces (raw in JSON) are trimmed', '\u00a0250m\u3000', 250n],
     ['JSON number 0.5 (YAML cpu: 0.5)', 0.5, 500n],
     ['JSON number 2 (YAML cpu: 2)', 2, 2000n],
     ['JSON number 1e21', 1e21, 1_000_000_000_000_000_000_000_000n],
@@ -220,6 +224,17 @@ describe('parseQuantityValue: what Quantity.UnmarshalJSON accepts', () => {
     const err = parseError(() => parseQuantityValue(input));
     expect(err.input).toBe(input);
     expect(err.message).toContain(mentioned);
+  });
+
+  // Go's UnmarshalJSON trims the raw bytes between the quotes; these characters are in a JSON string only
+  // as escapes (\t, \n, …), so Go sees a backslash and rejects the value (checked against apimachinery v0.36.3).
+  it.each([
+    ['a tab before', '\t500m'],
+    ['a newline after', '500m\n'],
+    ['a carriage return and form feed', '\r\f1'],
+    ['a vertical tab after a space', ' \u000b1'],
+  ])('%s: %j is rejected naming the escape', (_name, input) => {
+    expect(() => parseQuantityValue(input)).toThrow(/only as an escape sequence, which Quantity\.UnmarshalJSON does not decode/);
   });
 
   it.each([
@@ -303,5 +318,88 @@ describe('toSafeInteger', () => {
     expect(err.message).toContain('memory (bytes)');
     expect(err.message).toContain(v.toString());
     expect(err.input).toBe(v);
+  });
+});
+
+describe('length bound: a quantity longer than MAX_QUANTITY_LENGTH is rejected before any arithmetic', () => {
+  it('the bound is 128 characters', () => {
+    expect(MAX_QUANTITY_LENGTH).toBe(128);
+  });
+
+  it('a valid quantity of exactly the bound still parses', () => {
+    const input = `1.${'0'.repeat(MAX_QUANTITY_LENGTH - 3)}1`; // 1 + 10^-126, rounded up to a whole nano
+    expect(input).toHaveLength(MAX_QUANTITY_LENGTH);
+    expect(parseQuantity(input).nanos).toBe(1_000_000_001n);
+  });
+
+  it('one character more is rejected, naming the length and the limit', () => {
+    const input = `1.${'0'.repeat(MAX_QUANTITY_LENGTH - 2)}1`;
+    const err = parseError(() => parseQuantity(input));
+    expect(err.message).toContain(`is ${MAX_QUANTITY_LENGTH + 1} characters long`);
+    expect(err.message).toContain(`the limit is ${MAX_QUANTITY_LENGTH}`);
+    expect(err.input).toBe(input);
+  });
+
+  it('a valid quantity with 8M fractional digits is rejected with the limit in the message', () => {
+    const input = `1.${'5'.repeat(8_000_000)}`;
+    const err = parseError(() => parseQuantity(input));
+    expect(err.message).toContain('is 8000002 characters long; the limit is 128');
+    expect(err.message.length).toBeLessThan(400);
+  });
+
+  it('applies to JSON values after Go\'s whitespace trimming', () => {
+    expect(milliValue(parseQuantityValue(`  ${'0'.repeat(MAX_QUANTITY_LENGTH - 1)}1  `))).toBe(1000n);
+    expect(() => parseQuantityValue(`${'0'.repeat(MAX_QUANTITY_LENGTH)}1`)).toThrow(/the limit is 128/);
+  });
+});
+
+describe('parse memo: bounded by entries and by the characters of its keys', () => {
+  it('40 × 5 MiB keys are rejected and never stored', () => {
+    const before = parseMemoSize();
+    for (let i = 0; i < 40; i++) {
+      const input = `${i}${'0'.repeat(5 * 1024 * 1024)}`;
+      expect(() => parseQuantity(input)).toThrow(/the limit is 128/);
+    }
+    const after = parseMemoSize();
+    expect(after.keyChars).toBeLessThanOrEqual(PARSE_MEMO_MAX_KEY_CHARS);
+    expect(after.keyChars).toBeLessThanOrEqual(before.keyChars);
+  });
+
+  it('distinct keys of the maximum length stay under the character bound', () => {
+    const keys = Math.ceil((2 * PARSE_MEMO_MAX_KEY_CHARS) / MAX_QUANTITY_LENGTH); // twice the bound, fewer than max entries
+    expect(keys).toBeLessThan(PARSE_MEMO_MAX_ENTRIES);
+    let peak = 0;
+    for (let i = 0; i < keys; i++) {
+      const digits = String(i);
+      const input = `${'0'.repeat(MAX_QUANTITY_LENGTH - digits.length)}${digits}`;
+      expect(parseQuantity(input).nanos).toBe(BigInt(i) * 1_000_000_000n);
+      peak = Math.max(peak, parseMemoSize().keyChars);
+    }
+    expect(peak).toBeLessThanOrEqual(PARSE_MEMO_MAX_KEY_CHARS);
+    expect(peak).toBeGreaterThan(PARSE_MEMO_MAX_KEY_CHARS / 2); // the memo was in use, not bypassed
+  });
+
+  it('short keys are bounded by the entry count', () => {
+    let peak = 0;
+    for (let i = 0; i < 2 * PARSE_MEMO_MAX_ENTRIES; i++) {
+      parseQuantity(`${i}m`);
+      peak = Math.max(peak, parseMemoSize().entries);
+    }
+    expect(peak).toBe(PARSE_MEMO_MAX_ENTRIES);
+  });
+});
+
+describe('negative quantities: rounded away from zero on every representation', () => {
+  // Go v0.36.3 (printed by test/e2e/tools/accounting): "-1.5" MilliValue -1500, Value -2 (int64 fast path);
+  // "-1.50000000000000000000001" MilliValue -1499, Value 0 (inf.Dec path: truncate, then +1 when inexact).
+  // This module gives the magnitude's ceiling, negated, on both: -1500/-2 and -1501/-2.
+  it.each([
+    ['-1.5', -1500n, -2n],
+    ['-1.50000000000000000000001', -1501n, -2n],
+    ['-0.1m', -1n, -1n],
+  ])('%j → milli %s, value %s', (input, milli, units) => {
+    const q = parseQuantity(input);
+    expect(milliValue(q)).toBe(milli);
+    expect(value(q)).toBe(units);
   });
 });

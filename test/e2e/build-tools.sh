@@ -6,28 +6,59 @@
 # The Go module and build caches live under $SANDBOX_E2E_CACHE too, so a fresh machine is cold and a second run
 # on the same machine builds nothing (it only checks that every binary is there).
 #
-#   test/e2e/build-tools.sh            build what is missing
-#   test/e2e/build-tools.sh --print-bin  print the binary folder and exit (builds nothing)
+# The differential accounting oracle (tools/accounting; about 20 s to build cold) goes into a folder of its own,
+# $SANDBOX_E2E_CACHE/bin/accounting-<version>-<hash of its files>/, so neither build invalidates the other.
+#
+#   test/e2e/build-tools.sh                   build what is missing
+#   test/e2e/build-tools.sh --print-bin       print the binary folder and exit (builds nothing)
+#   test/e2e/build-tools.sh --accounting      build only the accounting oracle if missing; print its path
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 if [ "${1:-}" = "--print-bin" ]; then echo "$E2E_BIN"; exit 0; fi
 
 command -v go >/dev/null || e2e_die "go is not installed (need Go >= $GO_LINE)"
+export GOMODCACHE=$E2E_CACHE/gomod GOCACHE=$E2E_CACHE/go-build
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-modcacherw   # -modcacherw: the cache can be removed with rm -rf
+
+check_go_version() {
+  go_version=$(go env GOVERSION)
+  case "$go_version" in
+    go1.2[6-9]*|go1.[3-9][0-9]*) ;;
+    *) e2e_die "Go $go_version is too old: the tools modules need go >= $GO_LINE (GOTOOLCHAIN=local, no auto-download)";;
+  esac
+}
+
+# The accounting oracle: its own lock, so it never waits for (or blocks) a control-plane build.
+build_accounting() {
+  [ -x "$E2E_ACCOUNTING_BIN" ] && return 0
+  mkdir -p "$E2E_CACHE"
+  exec 7>"$E2E_CACHE/accounting-build.lock"
+  flock 7
+  if [ ! -x "$E2E_ACCOUNTING_BIN" ]; then
+    check_go_version
+    local dir t0=$SECONDS
+    dir=$(dirname "$E2E_ACCOUNTING_BIN")
+    mkdir -p "$dir"
+    e2e_log "k8s-accounting: go build (test/e2e/tools/accounting) into $dir"
+    (cd "$TOOLS_DIR/accounting" && go build -trimpath -ldflags "-s -w" -o "$dir/.k8s-accounting.tmp" .) \
+      || e2e_die "building k8s-accounting failed (module test/e2e/tools/accounting); see the go output above"
+    mv -f "$dir/.k8s-accounting.tmp" "$E2E_ACCOUNTING_BIN"
+    e2e_log "k8s-accounting: done in $((SECONDS - t0))s"
+  fi
+  exec 7>&-
+}
+
+if [ "${1:-}" = "--accounting" ]; then build_accounting; echo "$E2E_ACCOUNTING_BIN"; exit 0; fi
+build_accounting
+
 if e2e_tools_complete; then e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
 
 mkdir -p "$E2E_CACHE"
 exec 9>"$E2E_CACHE/build.lock"
 flock 9                                   # one build at a time per cache
 if e2e_tools_complete; then e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
-
-export GOMODCACHE=$E2E_CACHE/gomod GOCACHE=$E2E_CACHE/go-build
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-modcacherw   # -modcacherw: the cache can be removed with rm -rf
-go_version=$(go env GOVERSION)
-case "$go_version" in
-  go1.2[6-9]*|go1.[3-9][0-9]*) ;;
-  *) e2e_die "Go $go_version is too old: the tools modules need go >= $GO_LINE (GOTOOLCHAIN=local, no auto-download)";;
-esac
+check_go_version
 
 PARTIAL=$E2E_BIN.partial                 # binaries land here one by one; the folder is renamed when complete
 mkdir -p "$PARTIAL"

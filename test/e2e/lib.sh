@@ -13,12 +13,23 @@ TOOLS_DIR=$E2E_DIR/tools
 . "$TOOLS_DIR/versions.env"
 
 E2E_CACHE=${SANDBOX_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sandbox-extender-e2e}
-# Binaries are keyed by the pinned versions plus a short hash of the committed go.mod/go.sum files, so a
-# version bump or a dependency change builds into a new folder and an unchanged tree builds nothing.
-tools_hash=$(cat "$TOOLS_DIR"/versions.env "$TOOLS_DIR"/*/go.mod "$TOOLS_DIR"/*/go.sum | sha256sum | cut -c1-12)
+# Binaries are keyed by the pinned versions plus a short hash of the committed go.mod/go.sum files of the
+# control-plane modules (named, in this order, so another tools module does not move the key), so a version
+# bump or a dependency change builds into a new folder and an unchanged tree builds nothing.
+E2E_CONTROL_PLANE_MODULES=(etcd helm k8s kwok)
+tools_files=("$TOOLS_DIR"/versions.env)
+for f in go.mod go.sum; do for m in "${E2E_CONTROL_PLANE_MODULES[@]}"; do tools_files+=("$TOOLS_DIR/$m/$f"); done; done
+tools_hash=$(cat "${tools_files[@]}" | sha256sum | cut -c1-12)
 E2E_BIN=$E2E_CACHE/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-helm-$HELM_VERSION-$tools_hash
-unset tools_hash
+unset tools_hash tools_files f m
 E2E_BINARIES=(kube-apiserver kube-scheduler kube-controller-manager kubectl etcd kwok helm)
+
+# The differential accounting oracle (tools/accounting: component-helpers PodRequests, ParseQuantity) is small
+# and built apart, keyed by its own files, so changing it never rebuilds the control plane (and vice versa).
+accounting_hash=$(cat "$TOOLS_DIR"/versions.env "$TOOLS_DIR"/accounting/go.mod "$TOOLS_DIR"/accounting/go.sum \
+  "$TOOLS_DIR"/accounting/*.go | sha256sum | cut -c1-12)
+E2E_ACCOUNTING_BIN=$E2E_CACHE/bin/accounting-k8s-$K8S_VERSION-$accounting_hash/k8s-accounting
+unset accounting_hash
 
 E2E_STATE=${SANDBOX_E2E_STATE:-$REPO_ROOT/.e2e}
 # shellcheck disable=SC2034  # used by the scripts that source this file
