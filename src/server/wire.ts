@@ -39,6 +39,8 @@ const pod = z.looseObject({
       conditions: z.array(condition).nullish(),
       containerStatuses: z.array(containerStatus).nullish(),
       initContainerStatuses: z.array(containerStatus).nullish(),
+      resources: resourceRequirements,
+      allocatedResources: resourceList,
     })
     .nullish(),
 });

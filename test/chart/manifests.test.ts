@@ -53,6 +53,10 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
     expect(config.server.tls).toBeUndefined();
   });
 
+  it('chooses in Filter (one call per pod): the profile runs no score plugins, so the extender alone decides', () => {
+    expect(config.chooseInFilter).toBe(true);
+  });
+
   it('holds a KubeSchedulerConfiguration for that extender: one profile, no score plugins, its own lease', () => {
     expect(ksc).toMatchObject({ apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration', percentageOfNodesToScore: 100 });
     expect(ksc.profiles).toEqual([{ schedulerName: config.schedulerName, plugins: { score: { disabled: [{ name: '*' }] } } }]);

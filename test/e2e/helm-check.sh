@@ -114,6 +114,8 @@ must_fail "writable root filesystem" "/containerSecurityContext/readOnlyRootFile
 must_fail "extender mode without a certificate" "set extenderService.tls.secretName" --set mode=extender
 must_fail "cert-manager without an issuer" "issuerRef.name is required" --set mode=extender --set extenderService.tls.certManager.enabled=true
 must_fail "unknown mode" "/mode': value must be one of" --set mode=both
+must_fail "extender-mode bind without client certificates" "needs client-certificate authentication" \
+  --set mode=extender --set extenderService.tls.secretName=t --set schedulerExtender.bind=true
 
 # 6. plain manifests ---------------------------------------------------------------------------------------------
 check "manifests/sandbox-extender.yaml = helm template of the default values" env HELM="$HELM" bash scripts/render-manifests.sh --check

@@ -455,7 +455,10 @@ describe('Helm chart', () => {
     expect(pod.spec.schedulerName).toBe(SCHED.schedulerName);
 
     const after = sumCounterBy(await fetchText(`${gateway}/metrics`), 'sandbox_extender_http_requests_total', 'verb');
-    for (const verb of ['filter', 'prioritize', 'bind']) expect(`${verb} +${(after.get(verb) ?? 0) - (before.get(verb) ?? 0)}`).toMatch(new RegExp(`^${verb} \\+[1-9]`));
+    // Scheduler mode: the chart sets chooseInFilter (one call per pod), so Filter and Bind, never Prioritize.
+    const grew = (verb: string) => `${verb} +${(after.get(verb) ?? 0) - (before.get(verb) ?? 0)}`;
+    for (const verb of ['filter', 'bind']) expect(grew(verb)).toMatch(new RegExp(`^${verb} \\+[1-9]`));
+    expect(grew('prioritize')).toBe('prioritize +0');
     const events = await waitFor('ProjectedPlacement and Scheduled events', 30_000, async () => {
       const evs = await podEvents(PODS_NS, pod.metadata.name);
       return evs.some((e) => e.reason === 'ProjectedPlacement') && evs.some((e) => e.reason === 'Scheduled') ? evs : undefined;

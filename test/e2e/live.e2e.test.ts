@@ -222,8 +222,38 @@ describe('the extender in cluster mode (watch, bind, events) on fake nodes of 16
       expect(change['binds error']).toBe(0);
       expect(change['reservations pending (after)']).toBe(0);
       expect(change['released bound']).toBeGreaterThan(0);
+      // One call per pod (chooseInFilter, the default): Filter answered the chosen node, so kube-scheduler never prioritized.
+      expect(change['filter requests']).toBeGreaterThanOrEqual(BURST);
+      expect(change['prioritize requests']).toBe(0);
     } finally {
       await cleanUp(namespace);
+    }
+  }, TEST_TIMEOUT_MS);
+
+  test(`a2. the same burst with two calls per pod (chooseInFilter: false, as for an extender beside other score plugins): the same spread`, async () => {
+    const namespace = 'e2e-live-two-calls';
+    const twoCallsConfig = join(STATE_DIR, 'extender-two-calls.yaml');
+    writeFileSync(twoCallsConfig, 'chooseInFilter: false\n');
+    extenderConfigChanged = true;
+    try {
+      await component(['restart', 'sandbox-extender', '--config', twoCallsConfig]);
+      const result = await burst('two calls', namespace);
+      bursts.push(result);
+      const { run, change } = result;
+      const optimum = optimumPeak(nodes, POD, BURST);
+      say([`a2. Burst of ${BURST} pods, two calls per pod (Filter answers every feasible node, Prioritize chooses):`, '', ...placementTable([run], optimum), '', ...metricsTable([{ label: 'two calls', values: change }])].join('\n'));
+
+      expectWithinAllocatable(run);
+      const peakStep = pressureOf(POD, allocatableOf(nodes.find((n) => n.metadata.name === run.peakNode)!));
+      expect(run.peak).toBeLessThanOrEqual(optimum + peakStep + 1e-9);
+      // Every pod with more than one feasible node was prioritized; the extender's pick was bound.
+      expect(change['prioritize requests']).toBeGreaterThanOrEqual(BURST / 2);
+      expect(change['binds bound']).toBe(BURST);
+      expect(change['reservations pending (after)']).toBe(0);
+    } finally {
+      await cleanUp(namespace);
+      await component(['restart', 'sandbox-extender']);
+      extenderConfigChanged = false;
     }
   }, TEST_TIMEOUT_MS);
 
@@ -236,7 +266,7 @@ describe('the extender in cluster mode (watch, bind, events) on fake nodes of 16
       const { run, change } = result;
       const optimum = optimumPeak(nodes, POD, BURST);
       say([
-        `b. Burst of ${BURST} pods, bind on (a) and bind off (kube-scheduler binds; the extender sees the Binding through its watch):`, '',
+        `b. Burst of ${BURST} pods, bind on (a), two calls per pod (a2) and bind off (kube-scheduler binds; the extender sees the Binding through its watch):`, '',
         ...placementTable(bursts.map((b) => b.run), optimum), '',
         ...metricsTable(bursts.map((b) => ({ label: b.run.label, values: b.change }))),
       ].join('\n'));

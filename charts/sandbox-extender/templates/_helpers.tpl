@@ -113,14 +113,24 @@ app.kubernetes.io/component: {{ include "sandbox-extender.component" . }}
 {{- if and .Values.extenderService.tls.certManager.enabled (not .Values.extenderService.tls.certManager.issuerRef.name) -}}
 {{- fail "extenderService.tls.certManager.issuerRef.name is required with certManager.enabled" -}}
 {{- end -}}
+{{- if and .Values.schedulerExtender.bind (not .Values.extenderService.tls.clientCA.secretName) -}}
+{{- fail "extender mode with schedulerExtender.bind needs client-certificate authentication: set extenderService.tls.clientCA.secretName, so only kube-scheduler can call the bind verb (or set schedulerExtender.bind=false)" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{/*
 The extender's config file: extender.config from the values, plus the keys the chart owns (schedulerName,
-server.host/port/tls). Rendered as YAML; the extender validates it again at start-up.
+server.host/port/tls). chooseInFilter defaults by mode: scheduler mode runs its profile without score plugins,
+so Filter answers the chosen node alone (one call per pod); extender mode joins a kube-scheduler whose own
+score plugins must still weigh in, so Filter answers every feasible node and Prioritize scores them.
+Rendered as YAML; the extender validates it again at start-up.
 */}}
 {{- define "sandbox-extender.extenderConfig" -}}
+{{- $config := deepCopy (default (dict) .Values.extender.config) -}}
+{{- if not (hasKey $config "chooseInFilter") -}}
+{{- $_ := set $config "chooseInFilter" (eq .Values.mode "scheduler") -}}
+{{- end -}}
 {{- $owned := dict "schedulerName" .Values.schedulerName -}}
 {{- if eq .Values.mode "scheduler" -}}
 {{- $_ := set $owned "server" (dict "host" "127.0.0.1" "port" (int .Values.extender.port)) -}}
@@ -131,7 +141,7 @@ server.host/port/tls). Rendered as YAML; the extender validates it again at star
 {{- end -}}
 {{- $_ := set $owned "server" (dict "host" .Values.extenderService.listenHost "port" (int .Values.extenderService.port) "tls" $tls) -}}
 {{- end -}}
-{{- toYaml (mustMergeOverwrite (deepCopy (default (dict) .Values.extender.config)) $owned) -}}
+{{- toYaml (mustMergeOverwrite $config $owned) -}}
 {{- end -}}
 
 {{/*
