@@ -84,7 +84,7 @@ program
 
 program
   .command('rank')
-  .description('print the ranked candidate table for one pod on a snapshot (no reservation is made)')
+  .description('offline: the nodes kube-scheduler would consider for one pod (Ready, cordon, taints, node affinity) ranked by projected pressure, with the reason of every excluded node; no reservation is made')
   .requiredOption('--snapshot <file>', 'snapshot file: a v1 List of Nodes and/or Pods, JSON or YAML; repeat to merge several (e.g. nodes and pods dumped separately)', collect)
   .requiredOption('--pod <file>', 'the pod to place, JSON or YAML')
   .option('--config <file>', 'YAML config file')
