@@ -259,6 +259,12 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     expect(result.status).toBe(2);
   });
 
+  it('serve --snapshot with a file without nodes exits 2 at once', () => {
+    const result = run(['serve', '--snapshot', PODS, '--port', '0']);
+    expect(result.stderr).toContain(`sandbox-extender: cannot start: the snapshot ${PODS} could not be loaded`);
+    expect(result.status).toBe(2);
+  });
+
   it('serve --snapshot with a missing file exits 2 at once', () => {
     const result = run(['serve', '--snapshot', join(dir, 'gone.json'), '--port', '0']);
     expect(result.stderr).toMatch(/^sandbox-extender: .*gone\.json: cannot read: ENOENT/);
