@@ -2,24 +2,46 @@
  * The offline commands behind the CLI: `rank` (the ranked table for one pod on a snapshot) and
  * `replay` (the heterogeneous replay). They return text; main.ts prints it.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import type { Pod } from '../core/kube.js';
-import type { Evaluation } from '../core/evaluation.js';
+import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from '../core/candidacy.js';
+import type { Node, Pod } from '../core/kube.js';
 import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
-import { formatFailure, formatAmount } from '../core/reasons.js';
-import { toPodRecord, type Dimensions } from '../core/records.js';
+import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/podRequests.js';
+import { formatFailure, formatAmount, type FitFailure } from '../core/reasons.js';
+import { podKey, toPodRecord, type Dimensions } from '../core/records.js';
 import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
 import { syncModel } from '../core/sync.js';
 import { milliValue, parseQuantity, value } from '../core/quantity.js';
 import type { Config } from '../config/schema.js';
 import { randomSource } from '../random.js';
 import { buildService } from '../runtime/service.js';
-import { readSnapshot } from '../snapshot/snapshotFile.js';
+import { readListing, SnapshotError, type Snapshot } from '../snapshot/snapshotFile.js';
 
 /** A command-line argument that cannot be used (exit code 2). */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/**
+ * The `version` of sandbox-extender's package.json, found by walking up from `moduleUrl` (this
+ * module: dist/src/cli/ when built, src/cli/ from the sources, the same inside an installed
+ * package or the image). @throws Error when no such package.json is found.
+ */
+export function packageVersion(moduleUrl: string = import.meta.url): string {
+  let dir = dirname(fileURLToPath(moduleUrl));
+  for (;;) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === 'sandbox-extender' && typeof pkg.version === 'string') return pkg.version;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no package.json of sandbox-extender above ${fileURLToPath(moduleUrl)}`);
+    dir = parent;
+  }
 }
 
 /** Lays out rows as left-aligned columns separated by two spaces. */
@@ -33,34 +55,164 @@ function formatPressure(p: number): string {
 }
 
 /**
- * `rank`: every node of the snapshot for one pod, in least_loaded candidate order (nodes that fit
- * first): projected pressure per dimension, sandbox counts and, for excluded nodes, the reason.
- * @throws SnapshotError / QuantityError / ObjectError for unreadable input.
+ * `rank`: every node of the snapshot for one pod, in the order kube-scheduler's candidates would
+ * be offered to the extender and ranked by least_loaded: first the candidates that fit (lower
+ * projected pressure first), then the candidates that do not fit, then the nodes that are not
+ * candidates at all (not Ready, cordoned, an untolerated NoSchedule/NoExecute taint, nodeSelector
+ * or required node affinity; see core/candidacy.ts), each with its reasons.
+ *
+ * `snapshotPaths` are merged (e.g. `kubectl get nodes -o json` and `kubectl get pods -A -o json`
+ * dumped separately): Nodes by name and Pods by uid (by namespace/name without one), a later file
+ * winning. The pod's own record in the snapshot (same uid; same namespace/name when the pod file
+ * has no uid) is left out, so a pod already in the dump is not counted against itself.
+ *
+ * Output: a title line with the pod's requests, notes (another scheduler's pod, the record left
+ * out, requested resources outside `dimensions`), the table, then a summary line; every quantity in
+ * the units of core/reasons.ts formatAmount.
+ * @throws SnapshotError for an unreadable file or when no file holds a Node; UsageError /
+ *   QuantityError / ObjectError for an unusable pod file.
  */
-export function rankCommand(config: Config, snapshotPath: string, podPath: string): string {
-  const { service } = buildService(config);
-  const snapshot = readSnapshot(snapshotPath);
-  const sync = syncModel(service.cache, snapshot.nodes, snapshot.pods, { pausedLabel: config.pausedLabel });
+export function rankCommand(config: Config, snapshotPaths: string | readonly string[], podPath: string): string {
+  const paths = typeof snapshotPaths === 'string' ? [snapshotPaths] : snapshotPaths;
+  if (paths.length === 0) throw new UsageError('rank: at least one --snapshot file is needed');
+  const merged = mergeListings(paths.map((path) => readListing(path)));
+  if (merged.nodes.length === 0) throw new SnapshotError(`${paths.join(', ')}: no Node objects (expected kubectl get nodes -o json, or nodes,pods -A -o json)`);
   const pod = readPod(podPath);
-  const record = toPodRecord({ ...pod, metadata: { uid: 'rank', ...pod.metadata } }, service.cache.dims, { pausedLabel: config.pausedLabel });
-  const ranked = service.rank(record, { names: [...service.cache.nodeNames()] });
   const dims = config.dimensions;
+  const { service } = buildService(config);
+  const options = { pausedLabel: config.pausedLabel };
+  // Ranked as the incoming pod kube-scheduler schedules: unbound (its requests from the spec, as Fit.PreFilter reads them).
+  const record = toPodRecord({ ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } }, service.cache.dims, options);
+
+  const notes: string[] = [];
+  const own = pod.metadata?.uid ? (p: Pod) => p.metadata?.uid === pod.metadata!.uid : (p: Pod) => podKey(p) === record.key;
+  const ownRecords = merged.pods.filter(own);
+  for (const p of ownRecords) notes.push(`note: the pod's own record in the snapshot${p.spec?.nodeName ? ` (bound to ${p.spec.nodeName})` : ''} is left out; the pod is ranked as if it were pending`);
+  const sync = syncModel(service.cache, merged.nodes, merged.pods.filter((p) => !own(p)), options);
+  if (pod.spec?.nodeName && ownRecords.length === 0) notes.push(`note: the pod file is bound to ${pod.spec.nodeName} (spec.nodeName); ranked as if it were pending`);
+  if (!service.ownsSchedulerName(record.schedulerName)) {
+    notes.push(
+      `note: the pod's schedulerName is ${record.schedulerName}, not ${config.schedulerName}: kube-scheduler's ${record.schedulerName} places it and ` +
+        `the extender passes it through (filter keeps every node, prioritize scores 0); the table is what the extender would answer for a ${config.schedulerName} pod`,
+    );
+  }
+  const untracked = untrackedRequests(pod, dims);
+  if (untracked.size > 0) {
+    const listed = [...untracked].map(([name, amount]) => `${name}=${formatAmount(name, amount)}`).join(', ');
+    notes.push(
+      `warning: the pod requests ${listed}, outside the configured dimensions (${dims.join(', ')}): checked only against each node's allocatable ` +
+        `(what other pods use of them is not counted) and not in the pressure; add them to \`dimensions\` to count them`,
+    );
+  }
+
+  const nodesByName = new Map(merged.nodes.map((n) => [n.metadata?.name ?? '', n]));
+  const evaluations = service.rank(record, { names: [...service.cache.nodeNames()] });
+  const rows = evaluations.map((e) => {
+    const node = nodesByName.get(e.name) ?? {};
+    return { e, excluded: nodeCandidacy(node, pod), failures: [...e.failures, ...untrackedShortfalls(node, untracked)] };
+  });
+  const group = (r: { excluded: readonly CandidacyFailure[]; failures: readonly FitFailure[] }) => (r.excluded.length > 0 ? 2 : r.failures.length > 0 ? 1 : 0);
+  rows.sort((a, b) => group(a) - group(b)); // stable: service.rank's order within each group
+
   const header = ['#', 'NODE', 'FITS', 'PRESSURE', ...dims.map((d) => d.toUpperCase()), 'STARTING', 'RUNNING', 'PAUSED', 'REASON'];
-  const rows = ranked.map((e: Evaluation, i) => [
+  const table = rows.map((row, i) => [
     String(i + 1),
-    e.name,
-    e.failures.length === 0 ? 'yes' : 'no',
-    e.capacityKnown ? formatPressure(e.pressure) : 'unknown',
-    ...dims.map((_, r) => formatPressure(e.projected[r] ?? NaN)),
-    String(e.starting),
-    String(e.running),
-    String(e.paused),
-    e.failures.map(formatFailure).join('; ') || (e.capacityKnown ? '' : 'capacity unknown (no allocatable): ranked last'),
+    row.e.name,
+    group(row) === 0 ? 'yes' : 'no',
+    row.e.capacityKnown ? formatPressure(row.e.pressure) : 'unknown',
+    ...dims.map((_, r) => formatPressure(row.e.projected[r] ?? NaN)),
+    String(row.e.starting),
+    String(row.e.running),
+    String(row.e.paused),
+    [...row.excluded.map(formatCandidacyFailure), ...row.failures.map(formatFailure), ...(row.e.capacityKnown ? [] : ['capacity unknown (no allocatable): ranked last'])].join('; '),
   ]);
   const request = dims.map((d, r) => `${d}=${formatAmount(d, record.request[r]!)}`).join(' ');
-  const lines = [`pod ${record.key} requests ${request}; projected pressure = (allocated + paused + reserved + requested) / allocatable`, formatTable([header, ...rows])];
+  const lines = [`pod ${record.key} requests ${request}; projected pressure = (allocated + paused + reserved + requested) / allocatable`, ...notes, formatTable([header, ...table])];
+  lines.push(summary(rows.map(group), rows.map((r) => r.excluded)) + (paths.length > 1 ? `; merged ${paths.length} files` : '') + (merged.duplicates > 0 ? ` (${merged.duplicates} duplicate object(s): the later file's copy used)` : ''));
   if (sync.errors.length > 0) lines.push(`skipped ${sync.errors.length} snapshot object(s): ${sync.errors.join('; ')}`);
   return lines.join('\n');
+}
+
+const EXCLUSIONS: readonly [CandidacyFailure['code'], string][] = [
+  ['NodeNotReady', 'not ready'],
+  ['NodeUnschedulable', 'cordoned'],
+  ['UntoleratedTaints', 'untolerated taints'],
+  ['NodeAffinityMismatch', "didn't match node affinity/selector"],
+];
+
+/** `12 nodes: 1 fits, 6 candidates do not fit, 5 are not candidates (3 not ready, 1 cordoned, ...)`; a node may count under several exclusions. */
+function summary(groups: readonly number[], excluded: readonly (readonly CandidacyFailure[])[]): string {
+  const count = (g: number) => groups.filter((x) => x === g).length;
+  const [fit, misfit, out] = [count(0), count(1), count(2)];
+  const parts = [`${fit} fit${fit === 1 ? 's' : ''}`];
+  if (misfit > 0) parts.push(`${misfit} candidate${misfit === 1 ? ' does' : 's do'} not fit`);
+  if (out > 0) {
+    const reasons = EXCLUSIONS.map(([code, text]) => [excluded.filter((f) => f.some((x) => x.code === code)).length, text] as const).filter(([n]) => n > 0);
+    parts.push(`${out} ${out === 1 ? 'is not a candidate' : 'are not candidates'} (${reasons.map(([n, text]) => `${n} ${text}`).join(', ')})`);
+  }
+  return `${groups.length} node${groups.length === 1 ? '' : 's'}: ${parts.join(', ')}`;
+}
+
+/** The uid given to a pod file without metadata.uid (no real uid has this form). */
+const RANK_UID = '<rank>';
+
+/**
+ * Several listings as one: Nodes by name, Pods by uid (by namespace/name when a pod has none);
+ * a later listing's copy replaces an earlier one (counted in `duplicates`).
+ */
+export function mergeListings(listings: readonly Snapshot[]): Snapshot & { readonly duplicates: number } {
+  const nodes = new Map<string, Node>();
+  const pods = new Map<string, Pod>();
+  let duplicates = 0;
+  let unnamed = 0;
+  for (const listing of listings) {
+    for (const node of listing.nodes) {
+      const key = node.metadata?.name ?? `<unnamed ${unnamed++}>`;
+      if (nodes.has(key)) duplicates++;
+      nodes.set(key, node);
+    }
+    for (const pod of listing.pods) {
+      const key = pod.metadata?.uid ? `uid:${pod.metadata.uid}` : `key:${podKey(pod)}`;
+      if (pods.has(key)) duplicates++;
+      pods.set(key, pod);
+    }
+  }
+  return { nodes: [...nodes.values()], pods: [...pods.values()], duplicates };
+}
+
+/**
+ * The pod's non-zero requests of resources outside `dims` as the incoming pod (component-helpers
+ * PodRequests with kube-scheduler's options for it: the spec only), by name (sorted), in scheduler units. @throws QuantityError on an invalid quantity.
+ */
+export function untrackedRequests(pod: Pod, dims: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, nanos] of [...podRequestsExact(pod, INCOMING_POD_OPTIONS)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (!dims.includes(name) && nanos !== 0n) out.set(name, schedulerAmount(name, nanos));
+  }
+  return out;
+}
+
+/**
+ * Untracked requests above the node's whole allocatable of that resource (kube-scheduler
+ * NodeResourcesFit fitsRequest, the part that needs no usage: none of `nvidia.com/gpu` on a node
+ * without GPUs). A node of unknown capacity, or whose allocatable cannot be read (reported as a
+ * skipped object), is not judged here.
+ */
+function untrackedShortfalls(node: Node, untracked: ReadonlyMap<string, number>): FitFailure[] {
+  if (untracked.size === 0) return [];
+  let allocatable: Map<string, bigint> | null;
+  try {
+    allocatable = nodeAllocatableExact(node);
+  } catch {
+    return [];
+  }
+  if (!allocatable) return [];
+  const failures: FitFailure[] = [];
+  for (const [resource, requested] of untracked) {
+    const available = schedulerAmount(resource, allocatable.get(resource) ?? 0n);
+    if (requested > available) failures.push({ code: 'RequestExceedsAllocatable', resource, requested, allocatable: available });
+  }
+  return failures;
 }
 
 function readPod(path: string): Pod {
@@ -71,7 +223,7 @@ function readPod(path: string): Pod {
   } catch (err) {
     throw new UsageError(`--pod ${path}: ${(err as Error).message}`);
   }
-  if (!doc || typeof doc !== 'object' || (doc.kind && doc.kind !== 'Pod')) throw new UsageError(`--pod ${path}: expected a Pod object`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || (doc.kind && doc.kind !== 'Pod')) throw new UsageError(`--pod ${path}: expected a Pod object`);
   return doc;
 }
 

@@ -1,7 +1,9 @@
 /**
  * `sandbox-extender` command line (commander): serve, rank, replay.
- * Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration, arguments or input objects.
+ * Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration, arguments or input (a missing or
+ * unusable snapshot or pod file, no kubeconfig to be found).
  */
+import { accessSync, constants } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config/load.js';
@@ -10,7 +12,9 @@ import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
 import { serve } from '../runtime/serve.js';
 import { QuantityError } from '../core/quantity.js';
 import { ObjectError } from '../core/records.js';
-import { DEFAULT_REPLAY_STRATEGIES, rankCommand, replayCommand, UsageError } from './commands.js';
+import { NoKubeConfigError } from '../cluster/kube.js';
+import { SnapshotError } from '../snapshot/snapshotFile.js';
+import { DEFAULT_REPLAY_STRATEGIES, packageVersion, rankCommand, replayCommand, UsageError } from './commands.js';
 
 function integer(name: string, min: number, max: number) {
   return (raw: string): number => {
@@ -28,8 +32,14 @@ function strategies(raw: string): Strategy[] {
   return list as Strategy[];
 }
 
+/** Collects a repeatable option's values in order. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
 function fail(err: unknown): never {
-  const usage = err instanceof ConfigError || err instanceof UsageError || err instanceof QuantityError || err instanceof ObjectError;
+  const usage =
+    err instanceof ConfigError || err instanceof UsageError || err instanceof QuantityError || err instanceof ObjectError || err instanceof SnapshotError || err instanceof NoKubeConfigError;
   const code = usage ? 2 : 1;
   process.stderr.write(`sandbox-extender: ${(err as Error).message}\n`);
   process.exit(code);
@@ -38,6 +48,7 @@ function fail(err: unknown): never {
 const program = new Command()
   .name('sandbox-extender')
   .description('kube-scheduler extender that places sandbox pods by projected pressure, reserving each placement at once')
+  .version(packageVersion(), '-V, --version', 'print the version of sandbox-extender')
   .showHelpAfterError()
   // Invalid arguments exit 2 (commander's own default is 1); --help and --version exit 0.
   .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
@@ -55,6 +66,8 @@ program
     try {
       const overrides: ConfigInput = { strategy: opts.strategy, kubeconfig: opts.kubeconfig, server: { port: opts.port, host: opts.host }, snapshot: { path: opts.snapshot } };
       const config = loadConfig(opts.config, overrides);
+      // A snapshot file that is not there is bad input (exit 2), not a runtime failure.
+      if (config.snapshot.path) readable(config.snapshot.path);
       const logger = pino({ level: config.logLevel, base: { app: 'sandbox-extender' } });
       const running = await serve(config, logger);
       const stop = async (signal: string) => {
@@ -71,11 +84,11 @@ program
 
 program
   .command('rank')
-  .description('print the ranked candidate table for one pod on a snapshot (no reservation is made)')
-  .requiredOption('--snapshot <file>', 'snapshot file: a v1 List of Nodes and Pods, JSON or YAML')
+  .description('offline: the nodes kube-scheduler would consider for one pod (Ready, cordon, taints, node affinity) ranked by projected pressure, with the reason of every excluded node; no reservation is made')
+  .requiredOption('--snapshot <file>', 'snapshot file: a v1 List of Nodes and/or Pods, JSON or YAML; repeat to merge several (e.g. nodes and pods dumped separately)', collect)
   .requiredOption('--pod <file>', 'the pod to place, JSON or YAML')
   .option('--config <file>', 'YAML config file')
-  .action((opts: { snapshot: string; pod: string; config?: string }) => {
+  .action((opts: { snapshot: string[]; pod: string; config?: string }) => {
     try {
       process.stdout.write(`${rankCommand(loadConfig(opts.config), opts.snapshot, opts.pod)}\n`);
     } catch (err) {
@@ -101,5 +114,14 @@ program
       fail(err);
     }
   });
+
+/** @throws SnapshotError when `path` cannot be read. */
+function readable(path: string): void {
+  try {
+    accessSync(path, constants.R_OK);
+  } catch (err) {
+    throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
+  }
+}
 
 program.parseAsync(process.argv).catch(fail);

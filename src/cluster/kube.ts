@@ -8,14 +8,31 @@ import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration 
 import type { Node, Pod } from '../core/kube.js';
 import type { ResourceSource } from './reflector.js';
 
+/** Thrown when no kubeconfig can be found ($KUBECONFIG unset, no ~/.kube/config, not in a cluster). */
+export class NoKubeConfigError extends Error {
+  override readonly name = 'NoKubeConfigError';
+}
+
 /**
  * A KubeConfig from `path` if given, else as kubectl finds one: $KUBECONFIG, ~/.kube/config, or the
- * in-cluster service account. @throws Error when none is usable.
+ * in-cluster service account.
+ * @throws NoKubeConfigError when there is none: client-node's `loadFromDefault` then silently falls
+ *   back to `http://localhost:8080` (a cluster named `cluster`, context `loaded-context`), where a
+ *   watch would retry for ever; that fallback is detected and refused.
+ * @throws Error when the file cannot be read or names no cluster.
  */
 export function loadKubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
   if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
+  else {
+    kc.loadFromDefault();
+    if (isLocalhostFallback(kc)) {
+      throw new NoKubeConfigError(
+        'no kubeconfig found: $KUBECONFIG is not set, ~/.kube/config does not exist and this is not a pod with a service account; ' +
+          'pass --kubeconfig FILE (or `kubeconfig` in the config file) for cluster mode, or --snapshot FILE for offline mode',
+      );
+    }
+  }
   if (!kc.getCurrentCluster()) throw new Error(`no cluster in the kubeconfig${path ? ` ${path}` : ''} (or in-cluster environment)`);
   return kc;
 }
@@ -53,6 +70,24 @@ export function apiClient(kc: KubeConfig): CoreV1Api {
     },
   };
   return new CoreV1Api(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: auth } }));
+}
+
+/** Exactly what `loadFromDefault` builds when it finds nothing (client-node 1.x: loadFromClusterAndUser). */
+function isLocalhostFallback(kc: KubeConfig): boolean {
+  const [cluster] = kc.getClusters();
+  const [user] = kc.getUsers();
+  return (
+    kc.getCurrentContext() === 'loaded-context' &&
+    kc.getClusters().length === 1 &&
+    kc.getUsers().length === 1 &&
+    kc.getContexts().length === 1 &&
+    cluster?.name === 'cluster' &&
+    cluster.server === 'http://localhost:8080' &&
+    user?.name === 'user' &&
+    !user.token &&
+    !user.certFile &&
+    !user.certData
+  );
 }
 
 /** Server-side watch timeout: the API server closes the watch after this and the reflector resumes from the last resourceVersion. */

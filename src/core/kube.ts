@@ -51,6 +51,9 @@ export interface Pod {
     readonly overhead?: ResourceList | null;
     /** Pod-level resources (PodLevelResources, beta and on by default since 1.34). */
     readonly resources?: ResourceRequirements | null;
+    readonly tolerations?: readonly Toleration[] | null;
+    readonly nodeSelector?: Readonly<Record<string, string>> | null;
+    readonly affinity?: Affinity | null;
   } | null;
   readonly status?: {
     readonly phase?: string | null;
@@ -77,9 +80,55 @@ export interface Node {
   readonly apiVersion?: string;
   readonly kind?: string;
   readonly metadata?: ObjectMeta | null;
-  readonly spec?: { readonly unschedulable?: boolean | null } | null;
+  readonly spec?: { readonly unschedulable?: boolean | null; readonly taints?: readonly Taint[] | null } | null;
   readonly status?: {
     readonly allocatable?: ResourceList | null;
     readonly capacity?: ResourceList | null;
+    readonly conditions?: readonly NodeCondition[] | null;
+  } | null;
+}
+
+/** A node taint (core/v1 Taint). */
+export interface Taint {
+  readonly key?: string | null;
+  readonly value?: string | null;
+  readonly effect?: string | null;
+  readonly timeAdded?: string | null;
+}
+
+/** A pod toleration (core/v1 Toleration). */
+export interface Toleration {
+  readonly key?: string | null;
+  readonly operator?: string | null;
+  readonly value?: string | null;
+  readonly effect?: string | null;
+  readonly tolerationSeconds?: number | null;
+}
+
+/** core/v1 NodeCondition (Ready, MemoryPressure, ...). */
+export interface NodeCondition {
+  readonly type?: string | null;
+  readonly status?: string | null;
+  readonly reason?: string | null;
+  readonly message?: string | null;
+}
+
+/** core/v1 NodeSelectorRequirement. */
+export interface NodeSelectorRequirement {
+  readonly key?: string | null;
+  readonly operator?: string | null;
+  readonly values?: readonly string[] | null;
+}
+
+/** core/v1 NodeSelectorTerm. */
+export interface NodeSelectorTerm {
+  readonly matchExpressions?: readonly NodeSelectorRequirement[] | null;
+  readonly matchFields?: readonly NodeSelectorRequirement[] | null;
+}
+
+/** The node part of core/v1 Affinity that filtering reads. */
+export interface Affinity {
+  readonly nodeAffinity?: {
+    readonly requiredDuringSchedulingIgnoredDuringExecution?: { readonly nodeSelectorTerms?: readonly NodeSelectorTerm[] | null } | null;
   } | null;
 }

@@ -28,24 +28,43 @@ export function isUnresolvable(failure: FitFailure): boolean {
   return failure.code === 'RequestExceedsAllocatable';
 }
 
-const KI = 1024;
+const KI = 1024n;
 const BINARY_SUFFIXES = ['Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 
 /**
- * Formats an amount in scheduler units for humans: cpu as millicores (`2500m`), byte resources in
- * the largest binary unit that divides them exactly (`4Gi`, `1536Mi`, else plain bytes), counts plain.
+ * Formats an amount in scheduler units for humans, one rule for requests, allocatable and usage:
+ * - cpu: millicores (`2500m`);
+ * - byte resources (memory, ephemeral-storage, hugepages-*): in the largest binary unit the amount
+ *   reaches (Ki … Ei; plain bytes below 1Ki), with at most two decimals; a value that had to be
+ *   rounded (to the nearest hundredth) is marked `~` — `4Gi`, `1.5Gi`, `~62.51Gi` (65544140Ki), `512`;
+ *   the saturated amount 2^53 − 1 is `8Pi or more`;
+ * - counts (pods, extended resources): plain.
  */
 export function formatAmount(resource: string, amount: number): string {
   if (resource === 'cpu') return `${amount}m`;
-  if (!isByteResource(resource) || amount === 0) return String(amount);
-  let value = amount;
+  if (!isByteResource(resource) || !Number.isSafeInteger(amount) || Math.abs(amount) < 1024) return String(amount);
+  // Amounts saturate at 2^53 − 1 (podRequests schedulerAmount): the real value may be larger.
+  if (amount === Number.MAX_SAFE_INTEGER) return '8Pi or more';
+  const bytes = BigInt(Math.abs(amount));
+  let unit = 1n;
   let suffix = '';
   for (const next of BINARY_SUFFIXES) {
-    if (value % KI !== 0) break;
-    value /= KI;
+    if (bytes < unit * KI) break;
+    unit *= KI;
     suffix = next;
   }
-  return `${value}${suffix}`;
+  // Hundredths of the unit, rounded half up, in exact integer arithmetic; a value that rounds up to
+  // 1024 of a unit moves to the next one (`~1Gi`, not `~1024Mi`).
+  let hundredths = (bytes * 200n + unit) / (2n * unit);
+  if (hundredths >= 1024n * 100n && suffix !== BINARY_SUFFIXES.at(-1)) {
+    unit *= KI;
+    suffix = BINARY_SUFFIXES[BINARY_SUFFIXES.indexOf(suffix) + 1]!;
+    hundredths = (bytes * 200n + unit) / (2n * unit);
+  }
+  const exact = hundredths * unit === bytes * 100n;
+  const whole = hundredths / 100n;
+  const fraction = (hundredths % 100n).toString().padStart(2, '0').replace(/0+$/, '');
+  return `${exact ? '' : '~'}${amount < 0 ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}${suffix}`;
 }
 
 function isByteResource(resource: string): boolean {

@@ -17,7 +17,7 @@ import { syncModel } from '../core/sync.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
-import { readSnapshot } from '../snapshot/snapshotFile.js';
+import { readSnapshot, SnapshotError } from '../snapshot/snapshotFile.js';
 
 export interface CacheSource {
   /** Null while the verbs may decide; else why not. */
@@ -48,7 +48,7 @@ export function snapshotSource(path: string, config: Config, service: PlacementS
       return false;
     }
   };
-  if (!reload()) throw new Error(`cannot start: the snapshot ${path} could not be loaded (see the log above)`);
+  if (!reload()) throw new SnapshotError(`cannot start: the snapshot ${path} could not be loaded (see the log above)`);
   const stopWatching = watchFileChanges(path, config.snapshot.pollIntervalMs, () => void reload());
   return { notReady: () => null, stop: async () => stopWatching(), reload: () => void reload() };
 }

@@ -18,9 +18,22 @@ export class SnapshotError extends Error {
 
 /**
  * Parses snapshot text (JSON, or YAML: JSON is tried first as it is much faster for large files).
- * @throws SnapshotError with the reason.
+ * @throws SnapshotError with the reason, also when the listing holds no Node.
  */
 export function parseSnapshot(text: string, source: string): Snapshot {
+  const listing = parseListing(text, source);
+  // A cluster always has nodes: a listing without any (say `kubectl get pods -o json` written over
+  // the file) would silently empty the model, so it is refused and the previous state kept.
+  if (listing.nodes.length === 0) throw new SnapshotError(`${source}: no Node objects (expected kubectl get nodes,pods -A -o json); not applied`);
+  return listing;
+}
+
+/**
+ * Parses one listing like {@link parseSnapshot}, but a listing without Nodes is accepted (one of
+ * several files, e.g. `kubectl get pods -A -o json` beside `kubectl get nodes -o json`).
+ * @throws SnapshotError when the text is not a v1 List (or NodeList/PodList).
+ */
+export function parseListing(text: string, source: string): Snapshot {
   let doc: unknown;
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte-order mark, as some editors write
   try {
@@ -44,19 +57,23 @@ export function parseSnapshot(text: string, source: string): Snapshot {
     if (k === 'Node') nodes.push(item as Node);
     else if (k === 'Pod') pods.push(item as Pod);
   }
-  // A cluster always has nodes: a listing without any (say `kubectl get pods -o json` written over
-  // the file) would silently empty the model, so it is refused and the previous state kept.
-  if (nodes.length === 0) throw new SnapshotError(`${source}: no Node objects (expected kubectl get nodes,pods -A -o json); not applied`);
   return { nodes, pods };
 }
 
 /** Reads and parses a snapshot file. @throws SnapshotError */
 export function readSnapshot(path: string): Snapshot {
-  let text: string;
+  return parseSnapshot(readText(path), path);
+}
+
+/** Reads and parses one listing file, Nodes optional (see {@link parseListing}). @throws SnapshotError */
+export function readListing(path: string): Snapshot {
+  return parseListing(readText(path), path);
+}
+
+function readText(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (err) {
     throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
   }
-  return parseSnapshot(text, path);
 }

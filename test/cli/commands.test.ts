@@ -195,9 +195,11 @@ describe('rankCommand', () => {
 
   it('examples/snapshot.json + examples/pod.json: rows in least_loaded order with the numbers', () => {
     const output = rankCommand(config, SNAPSHOT, POD);
-    const [title, ...table] = output.split('\n');
+    const [title, ...rest] = output.split('\n');
     expect(title).toBe('pod sandboxes/sandbox-new-0 requests cpu=2000m memory=4Gi; projected pressure = (allocated + paused + reserved + requested) / allocatable');
-    expect(cells(table.join('\n'))).toEqual([
+    // Every node is Ready, untainted and not cordoned, and the pod has no node constraints.
+    expect(rest.at(-1)).toBe('3 nodes: 3 fit');
+    expect(cells(rest.slice(0, -1).join('\n'))).toEqual([
       ['#', 'NODE', 'FITS', 'PRESSURE', 'CPU', 'MEMORY', 'STARTING', 'RUNNING', 'PAUSED', 'REASON'],
       // (20000 + 4000 paused + 2000)/192000 = 0.1354; memory (40 + 8 + 4)/768 Gi = 0.0677
       ['1', 'sandbox-node-192', 'yes', '0.1354', '0.1354', '0.0677', '0', '10', '1'],
@@ -211,7 +213,9 @@ describe('rankCommand', () => {
   it('a 60-CPU pod (YAML file): the node that fits first, then the others with their reasons', () => {
     const podPath = join(dir, 'big-pod.yaml');
     writeFileSync(podPath, toYaml(makePod('big').req({ cpu: '60', memory: '4Gi' }).obj()));
-    const table = cells(rankCommand(config, SNAPSHOT, podPath).split('\n').slice(1).join('\n'));
+    const lines = rankCommand(config, SNAPSHOT, podPath).split('\n');
+    const table = cells(lines.slice(1, -1).join('\n'));
+    expect(lines.at(-1)).toBe('3 nodes: 1 fits, 2 candidates do not fit');
     expect(table.slice(1)).toEqual([
       // (24000 + 60000)/192000 = 0.4375
       ['1', 'sandbox-node-192', 'yes', '0.4375', '0.4375', '0.0677', '0', '10', '1'],
@@ -225,11 +229,12 @@ describe('rankCommand', () => {
 
   it('a node without allocatable is ranked last as unknown; a bad snapshot object is reported, not fatal', () => {
     const list = JSON.parse(readFileSync(SNAPSHOT, 'utf8')) as { items: unknown[] };
-    list.items.push(makeNode('edge-no-status', null), makePod('broken').req({ cpu: '2x' }).node('sandbox-node-16').obj());
+    const edge = { ...makeNode('edge-no-status', null), status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+    list.items.push(edge, makePod('broken').req({ cpu: '2x' }).node('sandbox-node-16').obj());
     const snapshotPath = join(dir, 'with-unknown.json');
     writeFileSync(snapshotPath, JSON.stringify(list));
     const lines = rankCommand(config, snapshotPath, POD).split('\n');
-    const table = cells(lines.slice(1, -1).join('\n'));
+    const table = cells(lines.slice(1, -2).join('\n'));
     expect(table.map((r) => r[1])).toEqual(['NODE', 'sandbox-node-192', 'sandbox-node-64', 'sandbox-node-16', 'edge-no-status']);
     expect(table[4]).toEqual(['4', 'edge-no-status', 'yes', 'unknown', '-', '-', '0', '0', '0', 'capacity unknown (no allocatable): ranked last']);
     expect(lines.at(-1)).toMatch(/^skipped 1 snapshot object\(s\): pod sandboxes\/broken: spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "2x"/);
@@ -237,7 +242,7 @@ describe('rankCommand', () => {
 
   it('extra dimensions from the config become columns', () => {
     const output = rankCommand(parseConfig({ dimensions: ['cpu', 'memory', 'pods'] }), SNAPSHOT, POD);
-    const table = cells(output.split('\n').slice(1).join('\n'));
+    const table = cells(output.split('\n').slice(1, -1).join('\n'));
     expect(table[0]).toEqual(['#', 'NODE', 'FITS', 'PRESSURE', 'CPU', 'MEMORY', 'PODS', 'STARTING', 'RUNNING', 'PAUSED', 'REASON']);
     // pods on node-192: 10 running + 1 paused + this one = 12 of 110 → 0.1091
     expect(table[1]!.slice(1, 7)).toEqual(['sandbox-node-192', 'yes', '0.1354', '0.1354', '0.0677', '0.1091']);
@@ -291,7 +296,7 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
   it('rank on the examples prints node-192, node-64, node-16 and exits 0', () => {
     const result = run('rank', '--snapshot', 'examples/snapshot.json', '--pod', 'examples/pod.json');
     expect(result.status).toBe(0);
-    expect(cells(result.stdout.trimEnd().split('\n').slice(2).join('\n')).map((r) => r[1])).toEqual(['sandbox-node-192', 'sandbox-node-64', 'sandbox-node-16']);
+    expect(cells(result.stdout.trimEnd().split('\n').slice(2, -1).join('\n')).map((r) => r[1])).toEqual(['sandbox-node-192', 'sandbox-node-64', 'sandbox-node-16']);
   });
 
   it('an invalid config file exits 2 with every issue on stderr', () => {
@@ -305,9 +310,10 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     expect(result.stderr).toMatch(/- logLevel: Invalid option/);
   });
 
-  it('a missing snapshot exits 1 (a runtime failure)', () => {
+  // Regression: a missing snapshot exited 1 although the README lists a missing file named by an option under 2.
+  it('a missing snapshot exits 2 (bad input)', () => {
     const result = run('rank', '--snapshot', join(dir, 'nope.json'), '--pod', 'examples/pod.json');
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/^sandbox-extender: .*nope\.json: cannot read: ENOENT/);
   });
 
