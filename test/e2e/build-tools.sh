@@ -81,11 +81,14 @@ for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat
 done
 chmod u+w "$PARTIAL/kwok-stages"/*
 
-# Fail fast if a binary does not run or reports a wrong version.
-"$PARTIAL/kube-apiserver" --version | grep -qx "Kubernetes $K8S_VERSION" || e2e_die "kube-apiserver --version: $("$PARTIAL/kube-apiserver" --version)"
-"$PARTIAL/kubectl" version --client | grep -q "Client Version: $K8S_VERSION" || e2e_die "kubectl version: $("$PARTIAL/kubectl" version --client)"
-"$PARTIAL/etcd" --version | grep -q "etcd Version: ${ETCD_VERSION#v}" || e2e_die "etcd --version: $("$PARTIAL/etcd" --version)"
-"$PARTIAL/helm" version --short | grep -q "^$HELM_VERSION" || e2e_die "helm version: $("$PARTIAL/helm" version --short)"
+# Fail fast if a binary does not run or reports a wrong version. The output is read whole before grep: with
+# `cmd | grep -q`, grep exits at the first match, a command still writing (etcd prints four lines) dies of SIGPIPE,
+# and pipefail fails the check although the version was right.
+has_line() { local out; out=$("${@:2}" 2>&1) && grep -q -- "$1" <<<"$out"; }
+has_line "^Kubernetes $K8S_VERSION\$" "$PARTIAL/kube-apiserver" --version || e2e_die "kube-apiserver --version: $("$PARTIAL/kube-apiserver" --version)"
+has_line "Client Version: $K8S_VERSION" "$PARTIAL/kubectl" version --client || e2e_die "kubectl version: $("$PARTIAL/kubectl" version --client)"
+has_line "etcd Version: ${ETCD_VERSION#v}" "$PARTIAL/etcd" --version || e2e_die "etcd --version: $("$PARTIAL/etcd" --version)"
+has_line "^$HELM_VERSION" "$PARTIAL/helm" version --short || e2e_die "helm version: $("$PARTIAL/helm" version --short)"
 "$PARTIAL/kwok" --help >/dev/null || e2e_die "kwok does not run"
 
 rm -rf "$E2E_BIN"; mv "$PARTIAL" "$E2E_BIN"
