@@ -15,6 +15,7 @@ import {
   sumSamples,
   ticksOfStat,
   type CpuProfile,
+  type CpuSample,
 } from '../../bench/clusterStats.js';
 import type { Node, Pod } from '../../src/core/kube.js';
 
@@ -128,7 +129,7 @@ describe('CPU from /proc', () => {
   });
 
   it('shares over the window widened to the samples around it; a new pid counts from zero', () => {
-    const samples = [
+    const samples: CpuSample[] = [
       { tMs: 0, procs: { a: { pid: 1, ticks: 100 }, b: { pid: 2, ticks: 50 } } },
       { tMs: 1000, procs: { a: { pid: 1, ticks: 150 }, b: { pid: 2, ticks: 60 } } },
       { tMs: 2000, procs: { a: { pid: 1, ticks: 300 }, b: { pid: 3, ticks: 40 }, c: { pid: 4, ticks: 10 } } },
