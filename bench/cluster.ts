@@ -854,6 +854,7 @@ function breakdownRows(results: readonly RunResult[], modes: readonly Mode[]): s
   const rows: string[][] = [header];
   const row = (label: string, f: (r: RunResult) => number | null | undefined, digits = 2) => rows.push([label, ...groups.map((g) => fmt(mean(g.rs.map(f)), digits))]);
   row('scheduling_algorithm ms', (r) => r.algorithm.meanMs);
+  row('  1000 / that = pods/s of a serial scheduling cycle', (r) => (r.algorithm.meanMs ? 1000 / r.algorithm.meanMs : null), 1);
   row('scheduling_attempt ms (algorithm + binding)', (r) => r.attempt.meanMs);
   const points = new Set(results.flatMap((r) => Object.keys(r.extensionPoints)));
   for (const p of [...points].sort((a, b) => POINT_ORDER.indexOf(a) - POINT_ORDER.indexOf(b))) row(`  extension point ${p} ms`, (r) => r.extensionPoints[p]?.meanMs);
