@@ -331,6 +331,8 @@ class PodTracker {
   readonly seen = new Set<string>();
   readonly boundAtMs = new Map<string, number>();
   readonly gone = new Set<string>();
+  /** Times the API server closed the watch and it was reopened from the last resourceVersion (a slow reader). */
+  reopens = 0;
   private controller: AbortController | undefined;
   private stopped = false;
   private resourceVersion = '';
@@ -354,7 +356,8 @@ class PodTracker {
       (type, obj: V1Pod) => this.observe(type, obj),
       (err: unknown) => {
         if (this.stopped) return;
-        log(`pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening`);
+        this.reopens++;
+        log(`pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from resourceVersion ${this.resourceVersion}`);
         void this.open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
       },
     );
@@ -572,6 +575,7 @@ interface RunResult {
   cpu: { windowMs: number; cores: Record<string, number> };
   benchEventLoopP99Ms: number;
   taintedNodesAtStart: number;
+  watchReopens: number;
   soundness: Soundness;
   settleSeconds: number;
 }
@@ -732,6 +736,7 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
     cpu: { windowMs: cpu.windowMs, cores: Object.fromEntries(cpu.cores) },
     benchEventLoopP99Ms: benchLoop.percentile(99) / 1e6,
     taintedNodesAtStart: tainted,
+    watchReopens: tracker.reopens,
     soundness,
     settleSeconds: settleMs / 1000,
   };
