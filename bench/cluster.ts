@@ -88,6 +88,7 @@ interface Options {
   reuse: boolean;
   runTimeout: number;
   settleTimeout: number;
+  print?: string | undefined;
 }
 
 /** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
@@ -916,8 +917,9 @@ function parseOptions(argv: string[]): Options {
     .option('--reuse', 'use the cluster that is already up and leave it running (its node count)', false)
     .option('--run-timeout <seconds>', 'longest wait for a run’s pods to be bound', positiveInt, 900)
     .option('--settle-timeout <seconds>', 'longest wait for the extender to settle after a run', positiveInt, 300)
+    .option('--print <file>', 'print the tables of an earlier result file (JSON) and exit; runs nothing')
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
@@ -984,50 +986,70 @@ function settingsLine(s: Record<SchedulerKind, SchedulerSettings>): string {
   );
 }
 
+interface Machine {
+  cpus: number;
+  cpuModel: string | undefined;
+  node: string;
+  loadavgAtStart: number[];
+}
+
+/** What the JSON file keeps of one node count, enough to print its tables again (--print). */
+interface ScaleRecord {
+  nodes: number;
+  results: RunResult[];
+  settings: Record<SchedulerKind, SchedulerSettings>;
+  untaint: { removed: number; waitedMs: number };
+  clusterUpSeconds: number | null;
+  profile: { file: string; window: SelfTimeTable; whole: SelfTimeTable } | null;
+}
+
+function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s: string) => void): void {
+  say('');
+  say(`== ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)`);
+  say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}; creates ${opts.concurrency} in flight on keep-alive connections`);
+  say(settingsLine(scale.settings));
+  say(`nodes untainted before the first run: ${scale.untaint.removed} not-ready taints removed, ${(scale.untaint.waitedMs / 1000).toFixed(1)} s${scale.clusterUpSeconds ? `; cluster up in ${scale.clusterUpSeconds.toFixed(0)} s` : ''}`);
+  say('');
+  say(runRows(scale.results));
+  say('');
+  say(summaryRows(scale.results, opts.modes));
+  say('');
+  say("Breakdown (kube-scheduler histograms and the extender's, deltas over each run; CPU in cores over the binding window, 1.00 = one core busy):");
+  say(breakdownRows(scale.results, opts.modes));
+  const ev = scale.results.find((r) => r.scheduler === 'sandbox')?.extender.eventLoop.source;
+  if (ev) say(`extender event-loop delay from: ${ev}`);
+  const profiled = scale.results.find((r) => r.profiled);
+  if (scale.profile && profiled) {
+    const w = scale.profile.window;
+    say('');
+    say(`Extender CPU profile of the profiled ${profiled.mode} run (${scale.profile.file}): inside its binding window ${w.totalMs.toFixed(0)} ms sampled, ${w.busyMs.toFixed(0)} ms busy (${((w.busyMs / Math.max(1, w.totalMs)) * 100).toFixed(0)} %), GC ${w.gcMs.toFixed(0)} ms; top 25 by self time:`);
+    say(profileRows(w));
+  }
+}
+
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
+  const say = (s: string) => process.stdout.write(`${s}\n`);
+  if (opts.print) {
+    const report = JSON.parse(readFileSync(opts.print, 'utf8')) as { options: Options; machine: Machine; scales: ScaleRecord[] };
+    for (const scale of report.scales) printScale(scale, report.options, report.machine, say);
+    return;
+  }
   const outDir = join(REPO_ROOT, '.e2e-bench');
   mkdirSync(outDir, { recursive: true });
   const started = new Date();
   const outFile = opts.out ? resolve(opts.out) : join(outDir, `cluster-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadavgAtStart: loadavg() };
-  const report: Record<string, unknown> = { started: started.toISOString(), options: opts, machine, scales: [] as unknown[] };
-  const printed: string[] = [];
-  const say = (s: string) => {
-    printed.push(s);
-    process.stdout.write(`${s}\n`);
-  };
-
+  const machine: Machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadavgAtStart: loadavg() };
+  const report = { started: started.toISOString(), options: opts, machine, scales: [] as ScaleRecord[] };
   for (const nodeCount of opts.nodes) {
     const scale = await benchScale(opts, nodeCount, outDir);
-    (report.scales as unknown[]).push({ nodes: nodeCount, ...scale, profile: scale.profile && { file: scale.profile.file, window: scale.profile.window, whole: scale.profile.whole } });
+    const record: ScaleRecord = { nodes: nodeCount, ...scale, profile: scale.profile && { file: scale.profile.file, window: scale.profile.window, whole: scale.profile.whole } };
+    report.scales.push(record);
     writeFileSync(outFile, JSON.stringify(report, null, 2));
-    const r0 = scale.results[0];
-    say('');
-    say(`== ${r0?.nodes ?? nodeCount} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)`);
-    say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}; creates ${opts.concurrency} in flight on keep-alive connections`);
-    say(settingsLine(scale.settings));
-    say(`nodes untainted before the first run: ${scale.untaint.removed} not-ready taints removed, ${(scale.untaint.waitedMs / 1000).toFixed(1)} s${scale.clusterUpSeconds ? `; cluster up in ${scale.clusterUpSeconds.toFixed(0)} s` : ''}`);
-    say('');
-    say(runRows(scale.results));
-    say('');
-    say(summaryRows(scale.results, opts.modes));
-    say('');
-    say('Breakdown (kube-scheduler histograms and the extender\'s, deltas over each run; CPU in cores over the binding window, 1.00 = one core busy):');
-    say(breakdownRows(scale.results, opts.modes));
-    const ev = scale.results.find((r) => r.scheduler === 'sandbox')?.extender.eventLoop.source;
-    if (ev) say(`extender event-loop delay from: ${ev}`);
-    if (scale.profile) {
-      const p = scale.profile;
-      say('');
-      say(`Extender CPU profile of the profiled ${p.run.mode} run (${p.file}): inside its binding window ${p.window.totalMs.toFixed(0)} ms sampled, ${p.window.busyMs.toFixed(0)} ms busy (${((p.window.busyMs / Math.max(1, p.window.totalMs)) * 100).toFixed(0)} %), GC ${p.window.gcMs.toFixed(0)} ms; top 25 by self time:`);
-      say(profileRows(p.window));
-    }
+    printScale(record, opts, machine, say);
   }
-  report.printed = printed.join('\n');
-  writeFileSync(outFile, JSON.stringify(report, null, 2));
   say('');
-  say(`results: ${outFile}`);
+  say(`results: ${outFile} (print them again: npm run bench:cluster -- --print FILE)`);
 }
 
 main().catch((err: Error) => {

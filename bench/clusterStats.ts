@@ -195,8 +195,12 @@ export function percentile(values: readonly number[], q: number): number | null 
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
+/** The middle value (the mean of the two middle ones for an even count); null when empty. */
 export function median(values: readonly number[]): number | null {
-  return percentile(values, 0.5);
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Pods per second over the binding window: (n − 1) intervals between the first and the last bind (ms). */

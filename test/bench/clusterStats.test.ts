@@ -5,6 +5,7 @@ import {
   histogramMean,
   histogramQuantile,
   histogramsBy,
+  median,
   parsePrometheusText,
   percentile,
   placementSoundness,
@@ -106,6 +107,12 @@ describe('client-side figures', () => {
     expect(percentile([5, 1, 3, 2, 4], 0.99)).toBe(5);
     expect(percentile([5, 1, 3, 2, 4], 0.2)).toBe(1);
     expect(percentile([], 0.5)).toBeNull();
+  });
+
+  it('median of an even count is the mean of the middle two', () => {
+    expect(median([21.6, 13.6])).toBeCloseTo(17.6, 12);
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([])).toBeNull();
   });
 
   it('pods/s over the binding window counts intervals, not pods', () => {
