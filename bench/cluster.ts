@@ -655,9 +655,14 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
   const boundTimeout = opts.runTimeout * 1000;
   if (mode === 'drain') {
     await script('component.sh', ['stop', component]);
-    creation = await createPods(kube, manifests, opts.concurrency);
-    await waitUntil(`the watch to see all ${opts.pods} pods`, 60_000, () => names.every((n) => tracker.seen.has(n)));
-    if (tracker.boundAtMs.size > 0) throw new Error(`${tracker.boundAtMs.size} pods were bound while ${component} was stopped`);
+    try {
+      creation = await createPods(kube, manifests, opts.concurrency);
+      await waitUntil(`the watch to see all ${opts.pods} pods`, 60_000, () => names.every((n) => tracker.seen.has(n)));
+      if (tracker.boundAtMs.size > 0) throw new Error(`${tracker.boundAtMs.size} pods were bound while ${component} was stopped`);
+    } catch (err) {
+      await script('component.sh', ['start', component]).catch(() => undefined); // leave a reused cluster whole
+      throw err;
+    }
     before = await scrapeAll(env, kube);
     benchLoop.enable();
     startCommandMs = nowMs();
