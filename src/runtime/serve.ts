@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { PlacementService } from '../core/placementService.js';
-import type { Metrics } from '../observability/metrics.js';
+import { startEventLoopSampler, type Metrics } from '../observability/metrics.js';
 import { createApp } from '../server/app.js';
 import { createListener } from '../server/listen.js';
 import { buildService } from './service.js';
@@ -48,6 +48,7 @@ export async function serve(config: Config, logger: Logger): Promise<RunningServ
   server.headersTimeout = server.keepAliveTimeout + 5000;
   const sweep = setInterval(() => service.cache.expire(now()), EXPIRE_INTERVAL_MS);
   sweep.unref();
+  const stopSampler = startEventLoopSampler(metrics);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `${config.server.tls ? 'https' : 'http'}://${host}:${address.port}`;
@@ -62,6 +63,7 @@ export async function serve(config: Config, logger: Logger): Promise<RunningServ
     reload: source.reload,
     close: async () => {
       clearInterval(sweep);
+      stopSampler();
       stopTlsWatch();
       await source.stop();
       await new Promise<void>((resolve) => {
