@@ -17,7 +17,7 @@ export interface RunningServer {
   readonly url: string;
   readonly service: PlacementService;
   readonly metrics: Metrics;
-  /** Re-reads the snapshot now (snapshot mode; also done automatically when the file changes). */
+  /** Re-reads the snapshot (snapshot mode; also done automatically when the file changes); the load runs in the background. */
   reload(): void;
   close(): Promise<void>;
 }
@@ -33,7 +33,7 @@ export const EXPIRE_INTERVAL_MS = 5_000;
 export async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const clusterMode = !config.snapshot.path;
   const { service, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode });
-  const source = config.snapshot.path ? snapshotSource(config.snapshot.path, config, service, metrics, logger) : clusterSource(config, service, metrics, logger);
+  const source = config.snapshot.path ? await snapshotSource(config.snapshot.path, config, service, metrics, logger) : clusterSource(config, service, metrics, logger);
   const now = () => Date.now();
   const app = createApp(
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
