@@ -61,7 +61,7 @@ export class ListingReader {
 }
 
 /** Makes the cache's nodes exactly the reader's (plus those it kept). */
-export function replaceNodes(cache: SchedulerCache, reader: ListingReader): void {
+function replaceNodes(cache: SchedulerCache, reader: ListingReader): void {
   const seen = new Set(reader.keptNodes);
   for (const node of reader.nodes) {
     seen.add(node.name);
@@ -71,7 +71,7 @@ export function replaceNodes(cache: SchedulerCache, reader: ListingReader): void
 }
 
 /** Makes the cache's pods exactly the reader's (plus those it kept); reservations of pods never listed stay. */
-export function replacePods(cache: SchedulerCache, reader: ListingReader): Release[] {
+function replacePods(cache: SchedulerCache, reader: ListingReader): Release[] {
   const releases: Release[] = [];
   const seen = new Set(reader.keptPods);
   for (const pod of reader.pods) {

@@ -22,8 +22,15 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** How often expired reservations are swept even when no verb is called. */
-export const EXPIRE_INTERVAL_MS = 5_000;
+/**
+ * How often reservations past their deadline are swept when no verb comes (every verb sweeps first):
+ * half the shortest reservation lifetime, between 50 ms and 5 s, so a reservation outlives its
+ * deadline by at most half its lifetime.
+ */
+function sweepIntervalMs(config: Config, clusterMode: boolean): number {
+  const ttlSeconds = clusterMode ? Math.min(config.placementReservationTtlSeconds, config.unconfirmedReservationTtlSeconds) : config.placementReservationTtlSeconds;
+  return Math.min(5_000, Math.max(50, (ttlSeconds * 1000) / 2));
+}
 
 /**
  * Starts the cache's source, the expiry sweep and the HTTP(S) server.
@@ -46,7 +53,7 @@ export async function serve(config: Config, logger: Logger): Promise<RunningServ
   });
   server.keepAliveTimeout = config.server.keepAliveTimeoutSeconds * 1000;
   server.headersTimeout = server.keepAliveTimeout + 5000;
-  const sweep = setInterval(() => service.cache.expire(now()), EXPIRE_INTERVAL_MS);
+  const sweep = setInterval(() => service.cache.expire(now()), sweepIntervalMs(config, clusterMode));
   sweep.unref();
   const stopSampler = startEventLoopSampler(metrics);
   const address = server.address() as AddressInfo;

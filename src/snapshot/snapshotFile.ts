@@ -42,7 +42,7 @@ export function parseSnapshot(text: string, source: string): Snapshot {
  * several files, e.g. `kubectl get pods -A -o json` beside `kubectl get nodes -o json`).
  * @throws SnapshotError when the text is not a v1 List (or NodeList/PodList).
  */
-export function parseListing(text: string, source: string): Snapshot {
+function parseListing(text: string, source: string): Snapshot {
   let doc: unknown;
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte-order mark, as some editors write
   try {

@@ -357,6 +357,26 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
   });
 });
 
+describe('serve() sweeps reservations past their deadline even when no verb comes', () => {
+  it('a reservation of a 0.2 s TTL is released as expired with no request after it', async () => {
+    const path = join(dir, 'sweep-snapshot.json');
+    writeFileSync(path, snapshotText);
+    const config = parseConfig({ snapshot: { path }, server: { port: 0 }, logLevel: 'silent', placementReservationTtlSeconds: 0.2 });
+    const running = await serve(config, pino({ level: 'silent' }));
+    try {
+      const pod = makePod('swept').req({ cpu: '2', memory: '4Gi' }).obj();
+      await request(running.url).post('/filter').send({ Pod: pod, Nodes: null, NodeNames: EXAMPLE_NODE_NAMES }).expect(200);
+      expect(running.service.cache.size.reservations).toBe(1);
+      // No verb from now on: only the sweep (every 100 ms here, half the TTL) can release it.
+      expect(await waitFor(() => running.service.cache.size.reservations === 0)).toBe(true);
+      const text = (await request(running.url).get('/metrics')).text;
+      expect(sampleValue(text, 'sandbox_extender_reservations_released_total', { reason: 'expired' })).toBe(1);
+    } finally {
+      await running.close();
+    }
+  });
+});
+
 describe('serve() start-up failures', () => {
   const logger = pino({ level: 'silent' });
 
