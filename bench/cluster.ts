@@ -82,6 +82,8 @@ interface Options {
   runs: number;
   modes: Mode[];
   extenderConfig: string | undefined;
+  /** The extender binds (bindVerb); false: kube-scheduler binds. */
+  bind: boolean;
   profile: boolean;
   concurrency: number;
   out?: string | undefined;
@@ -916,6 +918,7 @@ function parseOptions(argv: string[]): Options {
     .option('--runs <n>', 'runs per scheduler and mode', positiveInt, 2)
     .option('--modes <list>', 'drain (pods created with the scheduler stopped, then it starts), burst (created while it runs)', 'drain,burst')
     .option('--extender-config <file>', 'extender --config (default: $EXTENDER_CONFIG)')
+    .option('--no-bind', 'kube-scheduler binds (no bindVerb); by default the extender binds')
     .option('--profile', 'one more sandbox run (drain if measured) with the extender under node --cpu-prof; prints its top self time', false)
     .option('--concurrency <n>', 'pod creates in flight', positiveInt, 32)
     .option('--out <file>', 'JSON result file (default .e2e-bench/cluster-DATE.json)')
@@ -924,7 +927,7 @@ function parseOptions(argv: string[]): Options {
     .option('--settle-timeout <seconds>', 'longest wait for the extender to settle after a run', positiveInt, 300)
     .option('--print <file>', 'print the tables of an earlier result file (JSON) and exit; runs nothing')
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
@@ -943,7 +946,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string): Pro
       CLUSTER_NODES: `${nodeCount}x${opts.nodeShape}`,
       EXTENDER_BUILD: '0',
       EXTENDER_MODE: 'cluster',
-      EXTENDER_BIND: '1',
+      EXTENDER_BIND: opts.bind ? '1' : '0',
       EXTENDER_CONFIG: opts.extenderConfig ?? '',
       E2E_START_TIMEOUT: String(Math.max(120, Math.ceil(nodeCount / 20))),
     });
@@ -1011,7 +1014,7 @@ interface ScaleRecord {
 function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s: string) => void): void {
   say('');
   say(`== ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)`);
-  say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}; creates ${opts.concurrency} in flight on keep-alive connections`);
+  say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`);
   say(settingsLine(scale.settings));
   say(`nodes untainted before the first run: ${scale.untaint.removed} not-ready taints removed, ${(scale.untaint.waitedMs / 1000).toFixed(1)} s${scale.clusterUpSeconds ? `; cluster up in ${scale.clusterUpSeconds.toFixed(0)} s` : ''}`);
   say('');
