@@ -51,7 +51,10 @@ export interface ResourceSource<T> {
    * Starts a watch from `resourceVersion` with bookmarks and the server-side `timeoutSeconds`, with
    * the semantics of client-node 1.4's Watch (dist/watch.js):
    * - `onEvent(type, object)` for each line of the stream; for ERROR the object is a Status (code
-   *   410: the resourceVersion expired). What `onEvent` throws is swallowed.
+   *   410: the resourceVersion expired; the watch cache answers a watch from a resourceVersion older
+   *   than its window, e.g. after the API server restarted, with HTTP 200 and such an event: Kubernetes
+   *   v1.36 staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go: Watch, newErrWatcher, and
+   *   watch_cache.go: getAllEventsSinceLocked). What `onEvent` throws is swallowed.
    * - `onDone(err)` exactly once: null when the server ends the stream; an error with `statusCode`
    *   when the request is answered with an HTTP error status (410: expired), called before the
    *   returned promise resolves; the connection error when the request fails or the stream breaks;
@@ -106,7 +109,10 @@ export interface WatchHealth {
 
 /** A watch open this long without failing proves the session healthy again (after a failure). */
 export const HEALTHY_WATCH_MS = 5_000;
-/** A watch the server ends within this time with nothing delivered is a failure (client-go: "very short watch"). */
+/**
+ * A watch the server ends within this time with nothing delivered is a failure, not a normal end
+ * (Kubernetes v1.36 staging/src/k8s.io/client-go/tools/cache/reflector.go: handleAnyWatch, "very short watch").
+ */
 const VERY_SHORT_WATCH_MS = 1_000;
 const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
 const WATCH_DEADLINE_GRACE_MS = 30_000;
