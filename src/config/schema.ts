@@ -87,6 +87,11 @@ export const configSchema = z
         /** Backoff of a failed list/watch session, doubling up to the maximum. */
         minBackoffMs: z.number().int().min(1).default(500),
         maxBackoffMs: z.number().int().min(1).default(30_000),
+        /**
+         * A list/watch failing for longer than this makes the cache stale: filter, prioritize and bind
+         * refuse (pods wait) and /readyz answers 503 until it recovers. A quiet watch is never failing.
+         */
+        maxBrokenSeconds: z.number().positive().max(86_400).default(30),
       })
       .strict()
       .refine((w) => w.maxBackoffMs >= w.minBackoffMs, { message: 'maxBackoffMs must be ≥ minBackoffMs', path: ['maxBackoffMs'] })

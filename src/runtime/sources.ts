@@ -76,8 +76,6 @@ export async function snapshotSource(path: string, config: Config, service: Plac
   return { notReady: () => null, stop: async () => stopWatching(), reload };
 }
 
-const NOT_SYNCED = 'the scheduler cache has not completed its initial sync';
-
 /** @throws Error when no kubeconfig is usable. */
 export function clusterSource(config: Config, service: PlacementService, metrics: Metrics, logger: Logger): CacheSource {
   const kc = loadKubeConfig(config.kubeconfig);
@@ -87,7 +85,8 @@ export function clusterSource(config: Config, service: PlacementService, metrics
   logger.info({ server: kc.getCurrentCluster()?.server }, 'watching nodes and pods');
   const binder = new Binder(api);
   const source: CacheSource = {
-    notReady: () => (live.ready ? null : NOT_SYNCED),
+    notReady: () => live.notReady(),
+    readyDetails: () => live.describe(),
     stop: () => live.stop(),
     reload: () => undefined,
     bind: (request) => binder.bind(request),

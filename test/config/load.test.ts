@@ -23,7 +23,7 @@ const DEFAULTS = {
   server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 },
   snapshot: { pollIntervalMs: 1000 },
   logLevel: 'info',
-  watch: { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 },
+  watch: { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000, maxBrokenSeconds: 30 },
   events: { enabled: true, perSecond: 20, maxQueued: 1000, dedupeWindowSeconds: 600 },
   metrics: { maxNodeSeries: 500 },
 };
@@ -116,7 +116,7 @@ describe('a full, valid file', () => {
         '  pollIntervalMs: 50',
         'logLevel: debug',
         'kubeconfig: /etc/kubeconfig',
-        'watch: {pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000}',
+        'watch: {pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000, maxBrokenSeconds: 5}',
         'events: {enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60}',
         'metrics: {maxNodeSeries: 50}',
       ].join('\n'),
@@ -134,7 +134,7 @@ describe('a full, valid file', () => {
       snapshot: { path: '/var/run/snapshot.yaml', pollIntervalMs: 50 },
       logLevel: 'debug',
       kubeconfig: '/etc/kubeconfig',
-      watch: { pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000 },
+      watch: { pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000, maxBrokenSeconds: 5 },
       events: { enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60 },
       metrics: { maxNodeSeries: 50 },
     });
@@ -187,6 +187,7 @@ describe('every problem is listed with its path', () => {
     ['an empty schedulerName', { schedulerName: '' }, 'schedulerName: Too small: expected string to have >=1 characters'],
     ['an unknown top-level key', { strategyy: 'random' }, '(root): Unrecognized key: "strategyy"'],
     ['an unknown snapshot key', { snapshot: { file: 'x' } }, 'snapshot: Unrecognized key: "file"'],
+    ['a zero staleness bound', { watch: { maxBrokenSeconds: 0 } }, 'watch.maxBrokenSeconds: Too small: expected number to be >0'],
   ])('%s', (_name, input, issue) => {
     expect(configError(() => parseConfig(input)).issues).toEqual([issue]);
   });

@@ -119,6 +119,33 @@ describe('readiness and the debug view', () => {
     expect(foreign.body).toMatchObject({ Error: '', NodeNames: [NODE_16, NODE_64, NODE_192] });
   });
 
+  it('a stale cache refuses filter (its Error), prioritize (503) and bind (its Error, no API call) until it is fresh again', async () => {
+    const calls: BindRequest[] = [];
+    let reason: string | null = 'the scheduler cache is stale: the pods list/watch has been failing for 31.5 s';
+    const h = makeHarness({}, readSnapshot(SNAPSHOT_PATH), {
+      notReady: () => reason,
+      bind: async (r) => {
+        calls.push(r);
+        return { ok: true, alreadyBound: false };
+      },
+    });
+    const refusal = `sandbox-extender: not ready: ${reason}`;
+    const filter = await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
+    expect(filter.body).toMatchObject({ NodeNames: null, Error: refusal });
+    const prioritize = await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'))).expect(503);
+    expect(prioritize.body).toEqual({ Error: refusal });
+    const bind = await request(h.app).post('/bind').send(bindArgs('p', NODE_192)).expect(200);
+    expect(bind.body).toEqual({ Error: refusal });
+    expect(calls).toEqual([]);
+    expect(h.service.cache.size.reservations).toBe(0);
+    expect((await request(h.app).get('/readyz').expect(503)).text).toBe(`not ready: ${reason}`);
+    reason = null;
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'))).expect(200);
+    expect((await request(h.app).post('/bind').send(bindArgs('p', NODE_192)).expect(200)).body).toEqual({ Error: '' });
+    expect(calls).toHaveLength(1);
+    expect((await request(h.app).get('/readyz').expect(200)).text).toBe('ok');
+  });
+
   it('GET /debug/nodes lists every node sorted, with totals, pressure and reservations', async () => {
     const h = makeHarness();
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
