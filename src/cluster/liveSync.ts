@@ -1,7 +1,8 @@
 /**
  * Live cluster mode: two reflectors (Nodes, Pods) keep the scheduler cache in step with the API
  * server. Each object is turned into a compact record at once and dropped, so memory holds records,
- * never objects.
+ * never objects; the records go to CacheUpdates — the cache itself, or a poster to the main thread
+ * when the API side runs on a worker thread (apiWorker.ts).
  *
  * Ready once both initial lists have been applied, and as long as neither list/watch has been broken
  * (failing to list or watch) for longer than `maxBrokenSeconds`: past that the cache may have missed
@@ -9,13 +10,36 @@
  * watch is not broken (see Reflector: health).
  */
 import type { Logger } from 'pino';
-import type { SchedulerCache } from '../core/schedulerCache.js';
 import type { Node, Pod } from '../core/kube.js';
-import { applyNode, applyPod, syncNodes, syncPods } from '../core/sync.js';
+import { podKey, toNodeRecord, toPodRecord, type Dimensions } from '../core/records.js';
+import { ListingReader, type CacheUpdates } from '../core/sync.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Reflector, describeFailure, type ReflectorOptions, type ResourceSource, type WatchHealth } from './reflector.js';
 
+/** What LiveSync tells its owner besides the records (e.g. to count them in the metrics). */
+export interface SyncObserver {
+  /** The resource's list/watch starts (not synced yet). */
+  started(resource: string): void;
+  /** A list/watch session failed and will be retried. */
+  restarted(resource: string): void;
+  /** A complete list was applied. */
+  listed(resource: string, relist: boolean): void;
+}
+
+/** The SyncObserver that keeps the extender's metrics (watch restarts, lists, synced gauges). */
+export function metricsObserver(metrics: Metrics): SyncObserver {
+  return {
+    started: (resource) => metrics.cacheSynced.set({ resource }, 0),
+    restarted: (resource) => metrics.watchRestarts.inc({ resource }),
+    listed: (resource, relist) => {
+      metrics.lists.inc({ resource, kind: relist ? 'relist' : 'initial' });
+      metrics.cacheSynced.set({ resource }, 1);
+    },
+  };
+}
+
 export interface LiveSyncOptions {
+  readonly dims: Dimensions;
   readonly pausedLabel: string;
   readonly pageSize: number;
   readonly minBackoffMs: number;
@@ -36,25 +60,52 @@ export class LiveSync {
   private readonly pods: Reflector<Pod>;
 
   constructor(
-    cache: SchedulerCache,
+    updates: CacheUpdates,
     sources: { readonly nodes: ResourceSource<Node>; readonly pods: ResourceSource<Pod> },
     private readonly options: LiveSyncOptions,
-    private readonly metrics: Metrics,
+    private readonly observer: SyncObserver,
     private readonly logger: Logger,
   ) {
     const podOptions = { pausedLabel: options.pausedLabel };
-    const skipped = (resource: string, errors: readonly (string | null)[]) => {
-      for (const error of errors) if (error) logger.warn({ resource }, `skipped ${error}`);
+    const skipped = (resource: string, errors: readonly string[]) => {
+      for (const error of errors) logger.warn({ resource }, `skipped ${error}`);
+    };
+    const listing = (resource: string, items: readonly unknown[], add: (reader: ListingReader, item: unknown) => void) => {
+      const reader = new ListingReader(options.dims, podOptions);
+      for (const item of items) add(reader, item);
+      skipped(resource, reader.errors);
+      return reader;
     };
     this.nodes = new Reflector<Node>('nodes', sources.nodes, {
-      replace: (items) => skipped('nodes', syncNodes(cache, items)),
-      event: (type, node) => skipped('nodes', [applyNode(cache, type, node)]),
+      replace: (items) => updates.replaceNodes(listing('nodes', items, (r, node) => r.addNode(node as Node))),
+      event: (type, node) => {
+        const name = node.metadata?.name;
+        if (type === 'DELETED') {
+          if (name) updates.deleteNode(name);
+          return;
+        }
+        try {
+          updates.upsertNode(toNodeRecord(node, options.dims));
+        } catch (err) {
+          skipped('nodes', [`node ${name ?? '<unnamed>'}: ${(err as Error).message}`]);
+        }
+      },
     }, this.reflectorOptions('nodes', options));
     this.pods = new Reflector<Pod>('pods', sources.pods, {
-      replace: (items) => skipped('pods', syncPods(cache, items, podOptions).errors),
-      event: (type, pod) => skipped('pods', [applyPod(cache, type, pod, podOptions).error]),
+      replace: (items) => updates.replacePods(listing('pods', items, (r, pod) => r.addPod(pod as Pod))),
+      event: (type, pod) => {
+        const uid = pod.metadata?.uid;
+        if (type === 'DELETED') {
+          if (uid) updates.deletePod(uid);
+          return;
+        }
+        try {
+          updates.upsertPod(toPodRecord(pod, options.dims, podOptions));
+        } catch (err) {
+          skipped('pods', [`pod ${podKey(pod)}: ${(err as Error).message}`]);
+        }
+      },
     }, this.reflectorOptions('pods', options));
-    metrics.watchHealth = () => this.health();
   }
 
   private reflectorOptions(resource: string, options: LiveSyncOptions): ReflectorOptions {
@@ -64,15 +115,14 @@ export class LiveSync {
       maxBackoffMs: options.maxBackoffMs,
       ...(options.now ? { now: options.now } : {}),
       onRestart: (err, attempt) => {
-        this.metrics.watchRestarts.inc({ resource });
+        this.observer.restarted(resource);
         this.logger.warn({ resource, attempt, err: describeFailure(err) }, 'list/watch failed; retrying with backoff');
       },
       onExpired: (how) => {
         this.logger.info({ resource, how }, 'watch expired (410 Gone); relisting');
       },
       onList: (items, relist) => {
-        this.metrics.lists.inc({ resource, kind: relist ? 'relist' : 'initial' });
-        this.metrics.cacheSynced.set({ resource }, 1);
+        this.observer.listed(resource, relist);
         this.logger.info({ resource, items, relist }, 'list applied');
       },
     };
@@ -94,30 +144,17 @@ export class LiveSync {
    * it, how long, its last error and the age of its last event).
    */
   notReady(): string | null {
-    if (!this.ready) return NOT_SYNCED;
-    const limitMs = this.options.maxBrokenSeconds * 1000;
-    const stale = this.health().filter((h) => h.brokenMs > limitMs);
-    if (stale.length === 0) return null;
-    const parts = stale.map((h) => `the ${h.resource} list/watch has been failing for ${seconds(h.brokenMs)} s (last error: ${h.lastError}; last event ${seconds(h.lastDeliveryAgeMs)} s ago)`);
-    return `the scheduler cache is stale: ${parts.join('; ')}, longer than watch.maxBrokenSeconds (${this.options.maxBrokenSeconds} s)`;
+    return staleness(this.health(), this.options.maxBrokenSeconds);
   }
 
-  /** One line per resource for the /readyz body: synced, watch open, age of the last event, failing or not. */
+  /** One line per resource for the /readyz body (see describeHealth). */
   describe(): string {
-    return this.health()
-      .map((h) => [
-        `${h.resource}:`,
-        h.synced ? 'synced;' : 'not synced;',
-        h.watching ? 'watch open;' : 'no watch open;',
-        `last event or bookmark ${seconds(h.lastDeliveryAgeMs)} s ago;`,
-        h.brokenMs > 0 ? `failing for ${seconds(h.brokenMs)} s (last error: ${h.lastError})` : 'not failing',
-      ].join(' '))
-      .join('\n');
+    return describeHealth(this.health());
   }
 
   start(): void {
-    this.metrics.cacheSynced.set({ resource: 'nodes' }, 0);
-    this.metrics.cacheSynced.set({ resource: 'pods' }, 0);
+    this.observer.started('nodes');
+    this.observer.started('pods');
     this.nodes.start();
     this.pods.start();
   }
@@ -125,4 +162,33 @@ export class LiveSync {
   async stop(): Promise<void> {
     await Promise.all([this.nodes.stop(), this.pods.stop()]);
   }
+}
+
+/**
+ * Null while the verbs may decide on the cache the watches `health` describe; else why not: an
+ * initial list is not applied yet, or a list/watch has been failing for longer than
+ * `maxBrokenSeconds` (the text names it, how long, its last error and the age of its last event).
+ */
+export function staleness(health: readonly WatchHealth[], maxBrokenSeconds: number): string | null {
+  if (!health.every((h) => h.synced)) return NOT_SYNCED;
+  const limitMs = maxBrokenSeconds * 1000;
+  const stale = health.filter((h) => h.brokenMs > limitMs);
+  if (stale.length === 0) return null;
+  const parts = stale.map((h) => `the ${h.resource} list/watch has been failing for ${seconds(h.brokenMs)} s (last error: ${h.lastError}; last event ${seconds(h.lastDeliveryAgeMs)} s ago)`);
+  return `the scheduler cache is stale: ${parts.join('; ')}, longer than watch.maxBrokenSeconds (${maxBrokenSeconds} s)`;
+}
+
+/** One line per resource for the /readyz body: synced, watch open, age of the last event, failing or not. */
+export function describeHealth(health: readonly WatchHealth[]): string {
+  return health
+    .map((h) =>
+      [
+        `${h.resource}:`,
+        h.synced ? 'synced;' : 'not synced;',
+        h.watching ? 'watch open;' : 'no watch open;',
+        `last event or bookmark ${seconds(h.lastDeliveryAgeMs)} s ago;`,
+        h.brokenMs > 0 ? `failing for ${seconds(h.brokenMs)} s (last error: ${h.lastError})` : 'not failing',
+      ].join(' '),
+    )
+    .join('\n');
 }

@@ -80,6 +80,11 @@ export const configSchema = z
      * $KUBECONFIG, ~/.kube/config, or the in-cluster service account, as kubectl does.
      */
     kubeconfig: z.string().min(1).optional(),
+    /**
+     * Cluster mode: run the API side (decoding lists and watch events into records, Events, Bindings) on
+     * a worker thread, so that none of it delays a verb's reply; false runs it on the main thread.
+     */
+    apiWorker: z.boolean().default(true),
     watch: z
       .object({
         /** Objects per list page. */

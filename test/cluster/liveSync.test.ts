@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import { LiveSync, NOT_SYNCED } from '../../src/cluster/liveSync.js';
+import { LiveSync, NOT_SYNCED, metricsObserver } from '../../src/cluster/liveSync.js';
+import { cacheUpdates } from '../../src/core/sync.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import type { Node, Pod } from '../../src/core/kube.js';
 import { Metrics } from '../../src/observability/metrics.js';
@@ -14,7 +15,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused', pageSize: 100, minBackoffMs: 1, maxBackoffMs: 5, maxBrokenSeconds: 30 };
+const OPTIONS = { dims: { names: ['cpu', 'memory'] }, pausedLabel: 'sandbox-extender.io/paused', pageSize: 100, minBackoffMs: 1, maxBackoffMs: 5, maxBrokenSeconds: 30 };
 
 function setup() {
   const clock = { now: 5_000_000 };
@@ -23,7 +24,8 @@ function setup() {
   const nodes = scriptedDriver<Node>();
   nodes.queueLists({ items: [makeNode('n1', { cpu: '16', memory: '64Gi' })], resourceVersion: '1' });
   const pods = scriptedDriver<Pod>();
-  const live = new LiveSync(cache, { nodes: nodes.source, pods: pods.source }, { ...OPTIONS, now: () => clock.now }, metrics, pino({ level: 'silent' }));
+  const live = new LiveSync(cacheUpdates(cache), { nodes: nodes.source, pods: pods.source }, { ...OPTIONS, now: () => clock.now }, metricsObserver(metrics), pino({ level: 'silent' }));
+  metrics.watchHealth = () => live.health();
   const gauge = async (name: string) => {
     const text = await metrics.registry.getSingleMetricAsString(name);
     return Object.fromEntries([...text.matchAll(/resource="(\w+)"} (\S+)/g)].map((m) => [m[1], Number(m[2])]));
