@@ -1,6 +1,6 @@
 /**
  * The offline CLI commands (src/cli/commands.ts), tested as functions, plus one run of the built
- * CLI (dist/src/cli/main.js) when a build exists (tests never build; run `npm run build` first).
+ * CLI (dist/src/cli/main.js), which `npm test` builds first (its pretest script; without a build these fail).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -277,9 +277,11 @@ describe('rankCommand', () => {
 });
 
 describe('the built CLI (dist/src/cli/main.js)', () => {
-  const haveDist = existsSync(CLI);
-  if (!haveDist) {
-    it.skip(`skipped: ${CLI} does not exist (run \`npm run build\` first; tests do not build)`, () => {});
+  if (!existsSync(CLI)) {
+    // Never a silent skip: `npm test` builds first (the pretest script), so a missing build is a failure here.
+    it('needs the build', () => {
+      throw new Error(`${CLI} does not exist: run \`npm run build\` (\`npm test\` runs it first)`);
+    });
     return;
   }
   const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 20_000 });

@@ -217,7 +217,10 @@ describe('packageVersion', () => {
 
 describe('the built CLI: rank input errors, serve without a cluster, --version', () => {
   if (!existsSync(CLI)) {
-    it.skip(`skipped: ${CLI} does not exist (run \`npm run build\` first; tests do not build)`, () => {});
+    // Never a silent skip: `npm test` builds first (the pretest script), so a missing build is a failure here.
+    it('needs the build', () => {
+      throw new Error(`${CLI} does not exist: run \`npm run build\` (\`npm test\` runs it first)`);
+    });
     return;
   }
   const run = (args: string[], env: NodeJS.ProcessEnv = process.env) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 20_000, env });
