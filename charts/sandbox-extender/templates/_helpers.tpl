@@ -197,3 +197,43 @@ profiles:
 extenders:
 {{ include "sandbox-extender.extenderBlock" (dict "root" . "urlPrefix" (printf "http://127.0.0.1:%d" (int .Values.extender.port))) }}
 {{- end -}}
+
+{{/* Alerting rules (prometheusrule.yaml) ----------------------------------------------------------- */}}
+
+{{/* The label matchers of the extender's series: prometheusRule.extenderSelector, else what serviceMonitor
+scrapes (job = the Service's name: <fullname>-metrics in scheduler mode, the HTTPS Service in extender mode). */}}
+{{- define "sandbox-extender.alertExtenderSelector" -}}
+{{- if .Values.prometheusRule.extenderSelector -}}
+{{- .Values.prometheusRule.extenderSelector -}}
+{{- else -}}
+{{- $job := ternary (include "sandbox-extender.serviceName" .) (printf "%s-metrics" (include "sandbox-extender.fullname" .)) (eq .Values.mode "extender") -}}
+{{- printf "job=%q,namespace=%q" $job .Release.Namespace -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The model-stale threshold: the alert's own value, else the extender's watch.maxBrokenSeconds (default 30). */}}
+{{- define "sandbox-extender.alertMaxBrokenSeconds" -}}
+{{- $watch := default (dict) .Values.extender.config.watch -}}
+{{- $v := .Values.prometheusRule.alerts.modelStale.brokenSeconds -}}
+{{- if and (not (kindIs "invalid" $v)) (ne (toString $v) "") -}}{{ $v }}{{- else -}}{{ default 30 $watch.maxBrokenSeconds }}{{- end -}}
+{{- end -}}
+
+{{/* Extra labels of every alert (prometheusRule.alertLabels), one "key: value" per line. */}}
+{{- define "sandbox-extender.alertLabels" -}}
+{{- $lines := list -}}
+{{- range $k, $v := .Values.prometheusRule.alertLabels -}}
+{{- $lines = append $lines (printf "%s: %s" $k (quote $v)) -}}
+{{- end -}}
+{{- join "\n" $lines -}}
+{{- end -}}
+
+{{/* A Go duration (5s, 500ms, 1m30s) in seconds, as a number. */}}
+{{- define "sandbox-extender.durationSeconds" -}}
+{{- $units := dict "h" 3600.0 "m" 60.0 "s" 1.0 "ms" 0.001 "us" 0.000001 "µs" 0.000001 "ns" 0.000000001 -}}
+{{- $total := 0.0 -}}
+{{- range regexFindAll "[0-9.]+(ns|us|µs|ms|s|m|h)" . -1 -}}
+{{- $unit := regexReplaceAll "^[0-9.]+" . "" -}}
+{{- $total = addf $total (mulf (float64 (regexReplaceAll "[a-zµ]+$" . "")) (get $units $unit)) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
