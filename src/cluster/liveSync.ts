@@ -29,7 +29,12 @@ export interface SyncObserver {
 /** The SyncObserver that keeps the extender's metrics (watch restarts, lists, synced gauges). */
 export function metricsObserver(metrics: Metrics): SyncObserver {
   return {
-    started: (resource) => metrics.cacheSynced.set({ resource }, 0),
+    started: (resource) => {
+      metrics.cacheSynced.set({ resource }, 0);
+      // Counters at 0 from the start, so that rate() and increase() see the first restart and the first relist.
+      metrics.watchRestarts.inc({ resource }, 0);
+      metrics.lists.inc({ resource, kind: 'relist' }, 0);
+    },
     restarted: (resource) => metrics.watchRestarts.inc({ resource }),
     listed: (resource, relist) => {
       metrics.lists.inc({ resource, kind: relist ? 'relist' : 'initial' });

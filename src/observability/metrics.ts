@@ -12,6 +12,11 @@ import type { ReleaseReason } from '../core/reservations.js';
 
 export type PlacementResult = 'placed' | 'no_fit' | 'passthrough' | 'error';
 
+/** Every ReleaseReason (a record, so that a new reason fails to compile until it is listed). */
+const RELEASE_REASONS: Record<ReleaseReason, null> = { bound: null, moved: null, deleted: null, unschedulable: null, expired: null, unreserved: null };
+/** The result label values of sandbox_extender_binds_total (src/server/handlers.ts: bindVerb). */
+const BIND_RESULTS = ['bound', 'already_bound', 'refused', 'error'] as const;
+
 export class Metrics {
   readonly registry = new Registry();
   readonly requests: Counter<'verb' | 'code'>;
@@ -67,6 +72,9 @@ export class Metrics {
       },
     });
     this.reservationsReleased = new Counter({ name: 'sandbox_extender_reservations_released_total', help: 'Reservations released, by reason.', labelNames: ['reason'], registers });
+    // Every reason and bind result at 0 from the start: a series born at 1 is invisible to rate() and increase(),
+    // so the first expired reservation or failed bind after a start would be missed by the alerts.
+    for (const reason of Object.keys(RELEASE_REASONS) as ReleaseReason[]) this.reservationsReleased.inc({ reason }, 0);
     this.snapshotLoads = new Counter({ name: 'sandbox_extender_snapshot_loads_total', help: 'Snapshot file loads by result (ok, error).', labelNames: ['result'], registers });
     const modelSize = options.modelSize;
     this.snapshotObjects = new Gauge({
@@ -104,6 +112,7 @@ export class Metrics {
       },
     });
     this.binds = new Counter({ name: 'sandbox_extender_binds_total', help: 'Bind verb calls by result (bound, already_bound, error).', labelNames: ['result'], registers });
+    for (const result of BIND_RESULTS) this.binds.inc({ result }, 0);
     this.events = new Counter({ name: 'sandbox_extender_events_total', help: 'Pod events by outcome (recorded, deduplicated, dropped, failed).', labelNames: ['outcome'], registers });
     const nodePressures = options.nodePressures;
     this.nodePressure = new Gauge({
