@@ -1,6 +1,7 @@
 /**
  * The Grafana dashboard (charts/sandbox-extender/dashboards/sandbox-extender.json): valid JSON, and every
  * query uses only metric names the extender defines (src/observability/metrics.ts), so a renamed metric fails here.
+ * That every query returns data from a real Prometheus is test/e2e/prometheus.e2e.test.ts.
  */
 import { Metrics } from '../../src/observability/metrics.js';
 import { CHART, readText } from './chartFiles.js';
@@ -17,7 +18,7 @@ interface Dashboard {
   uid: string;
   title: string;
   panels: Panel[];
-  templating: { list: { name: string; definition?: string }[] };
+  templating: { list: { name: string; type: string; query?: unknown; definition?: string }[] };
 }
 
 const dashboard = JSON.parse(readText(`${CHART}dashboards/sandbox-extender.json`)) as Dashboard;
@@ -52,6 +53,14 @@ describe('Grafana dashboard', () => {
     expect(all).toMatch(/sandbox_extender_placements_total/);
     expect(all).toMatch(/histogram_quantile\(0\.99, sum by \(verb, le\) \(rate\(sandbox_extender_http_request_duration_seconds_bucket/);
     expect(all).toMatch(/max by \(node\) \(sandbox_extender_node_pressure_ratio/);
+  });
+
+  it("shows kube-scheduler's scheduling SLI of the profile, from the jobs that schedule for it", () => {
+    const all = queries.map((q) => q.expr).join('\n');
+    expect(all).toMatch(/histogram_quantile\(0\.99, sum by \(le\) \(rate\(scheduler_pod_scheduling_sli_duration_seconds_bucket\{job=~"\$scheduler_job"\}/);
+    const vars = new Map(dashboard.templating.list.map((v) => [v.name, v]));
+    expect(vars.get('profile')).toMatchObject({ type: 'textbox', query: 'sandbox-scheduler' });
+    expect(vars.get('scheduler_job')?.definition).toBe('label_values(scheduler_schedule_attempts_total{profile="$profile"}, job)');
   });
 
   it('queries only metrics the extender defines', async () => {
