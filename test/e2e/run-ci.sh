@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The e2e tier, as CI runs it (from .ci/run): build the control-plane tools if the cache lacks them, build the
-# extender, start the cluster (extender in cluster mode, bind on), run the jest project "e2e" against it, check
+# The e2e tier, as CI runs it (from .ci/run): build the control-plane tools if the cache lacks them, install
+# Prometheus from Debian's packages if missing (test/e2e/prometheus.sh), build the extender, start the cluster (extender in cluster mode, bind on), run the jest project "e2e" against it, check
 # that the API server never refused the extender a request (403), and always stop the cluster on exit.
 # Prints the time of each step, the cache's disk use, and a closing "e2e: N passed, N failed" line.
 set -euo pipefail
@@ -31,6 +31,9 @@ trap on_exit EXIT
 step "control-plane tools"
 "$E2E_DIR/build-tools.sh"
 du -sh "$E2E_CACHE" >&2 || true
+
+step "prometheus and promtool (Debian package; installed when missing)"
+"$E2E_DIR/prometheus.sh" install
 
 step "extender build (npm run build)"
 npm run build --silent
