@@ -14,7 +14,7 @@ on_exit() {
   local rc=$?
   set +e
   if [ "$rc" -ne 0 ] && [ -d "$E2E_STATE/logs" ]; then
-    for n in etcd kube-apiserver kube-controller-manager kwok snapshot-feeder sandbox-extender \
+    for n in etcd kube-apiserver kube-controller-manager kwok snapshot-feeder sandbox-extender prometheus \
              kube-scheduler-sandbox kube-scheduler-default; do
       f=$E2E_STATE/logs/$n.log
       [ -s "$f" ] || continue

@@ -1,0 +1,68 @@
+/**
+ * Every documented command that is marked runnable is run, so the docs cannot drift from the code.
+ *
+ * Markers (an HTML comment on the line before a fenced block; invisible on GitHub; test/docs/runnable.ts):
+ *   <!-- runnable -->        run here, in the unit tier (needs only the checkout, `npm ci` and the build that
+ *                            `npm test` makes first)
+ *   <!-- runnable: e2e -->   run by the e2e tier against its running cluster (test/e2e/docs.e2e.test.ts)
+ * A block with `$ ` lines is a transcript (each command's stdout is compared with the lines after it, `...`
+ * standing for any lines); any other block is a bash script that must exit 0.
+ */
+import { allRunnableBlocks, matchesTranscript, runBlock, runnableBlocks, stepsOf } from './runnable.js';
+
+describe('runnable blocks: the markers and the transcript format', () => {
+  it('finds a marked block and its tier; a marker without a block, or of an unknown tier, is an error', () => {
+    const md = 'text\n<!-- runnable -->\n\n```sh\necho hi\n```\n<!-- runnable: e2e -->\n```bash\nkubectl get nodes\n```\n```sh\nnot marked\n```\n';
+    expect(runnableBlocks(md, 'x.md')).toEqual([
+      { where: 'x.md:4', tier: 'unit', body: 'echo hi' },
+      { where: 'x.md:8', tier: 'e2e', body: 'kubectl get nodes' },
+    ]);
+    expect(() => runnableBlocks('<!-- runnable -->\nno block here\n', 'y.md')).toThrow('y.md:1: the runnable marker is not followed by a fenced code block');
+    expect(() => runnableBlocks('<!-- runnable: someday -->\n```sh\ntrue\n```\n', 'z.md')).toThrow('z.md:1: unknown runnable tier "someday"');
+  });
+
+  it('a transcript: commands (with continuations) and their expected output; a script otherwise', () => {
+    expect(stepsOf('$ echo a \\\n    b\na b\n$ true\n')).toEqual([
+      { command: 'echo a  b', expected: ['a b'] },
+      { command: 'true', expected: [] },
+    ]);
+    expect(stepsOf('# a comment\necho a')).toEqual([{ command: '# a comment\necho a', expected: null }]);
+  });
+
+  it('`...` stands for any number of lines, and only there', () => {
+    expect(matchesTranscript(['...', 'last'], ['a', 'b', 'last'])).toBe(true);
+    expect(matchesTranscript(['...', 'last'], ['last'])).toBe(true);
+    expect(matchesTranscript(['first', '...'], ['first'])).toBe(true);
+    expect(matchesTranscript(['...', 'last'], ['a', 'last', 'b'])).toBe(false);
+    expect(matchesTranscript(['a', 'b'], ['a', 'c'])).toBe(false);
+    expect(matchesTranscript(['a'], ['a', 'b'])).toBe(false);
+  });
+
+  it('a block runs in a clean environment from the repository root, and a wrong expectation fails', () => {
+    const [ok] = runBlock({ where: 't', tier: 'unit', body: '$ echo "$HOME" | grep -c runnable-home-\n1\n$ test -f package.json && echo root\nroot' }, {}, 10_000).slice(-1);
+    expect([ok!.status, ok!.matches]).toEqual([0, true]);
+    const [wrong] = runBlock({ where: 't', tier: 'unit', body: '$ echo 2\n3' }, {}, 10_000);
+    expect([wrong!.status, wrong!.matches]).toEqual([0, false]);
+    const [failing] = runBlock({ where: 't', tier: 'unit', body: 'true\nfalse\necho never' }, {}, 10_000);
+    expect([failing!.status, failing!.stdout]).toEqual([1, '']);
+  });
+});
+
+describe('the runnable blocks of the documentation (unit tier)', () => {
+  const blocks = allRunnableBlocks();
+  const unit = blocks.filter((b) => b.tier === 'unit');
+
+  it("the README's quick-start checks are marked", () => {
+    expect(unit.filter((b) => b.where.startsWith('README.md:')).map((b) => b.body.split('\n')[0])).toEqual(
+      expect.arrayContaining(['$ node bin/sandbox-extender.js replay']),
+    );
+  });
+
+  it.each(unit.map((b) => [b.where, b] as const))('%s', (_where, block) => {
+    const results = runBlock(block);
+    for (const r of results) {
+      const detail = `$ ${r.command}\n--- exit ${r.status}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+      expect([r.status, r.matches === false ? 'output differs' : 'ok', detail]).toEqual([0, 'ok', detail]);
+    }
+  });
+});

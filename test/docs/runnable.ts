@@ -1,0 +1,142 @@
+/**
+ * Runnable blocks of the documentation: a fenced code block whose line before (blank lines between allowed) is
+ * the HTML comment `<!-- runnable -->` (run by the unit tier, test/docs/runnable.test.ts) or
+ * `<!-- runnable: e2e -->` (run by the e2e tier against the running cluster, test/e2e/docs.e2e.test.ts).
+ * The comment renders as nothing on GitHub. Two kinds of block:
+ *
+ * - a transcript: lines starting with `$ ` are commands (a trailing `\` continues one on the next line), the lines
+ *   after each are its expected stdout, compared line by line without trailing blanks; a line `...` stands for
+ *   any number of lines. Each command must exit 0.
+ * - a script: no `$ ` line; the whole block runs with `bash -euo pipefail` and must exit 0 (its output is not
+ *   compared; `#` comments are comments).
+ *
+ * Blocks run from the repository root, in an environment with only PATH, LANG and a fresh empty HOME (plus what
+ * the tier adds, e.g. the cluster's KUBECONFIG), so they cannot lean on the writer's shell.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export type Tier = 'unit' | 'e2e';
+
+export interface RunnableBlock {
+  /** path:line of the opening fence, relative to the repository root */
+  readonly where: string;
+  readonly tier: Tier;
+  readonly body: string;
+}
+
+const SKIP_DIRS = new Set(['node_modules', 'dist', '.git', '.e2e', '.e2e-bench', '.stryker-tmp', 'coverage']);
+
+/** Every Markdown file of the repository (README.md, docs/**, the READMEs of subfolders), sorted. */
+export function markdownFiles(dir = ROOT): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) {
+      if (!SKIP_DIRS.has(entry.name)) out.push(...markdownFiles(join(dir, entry.name)));
+    } else if (entry.name.endsWith('.md')) out.push(join(dir, entry.name));
+  }
+  return out.sort();
+}
+
+/**
+ * The runnable blocks of one Markdown text. @throws when a marker is not followed by a fenced block or names an
+ * unknown tier (a marker that silently runs nothing would defeat the point).
+ */
+export function runnableBlocks(text: string, file: string): RunnableBlock[] {
+  const lines = text.split('\n');
+  const blocks: RunnableBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const marker = /^<!--\s*runnable(?::\s*([a-z0-9]+))?\s*-->\s*$/.exec(lines[i]!);
+    if (!marker) continue;
+    const tier = marker[1] ?? 'unit';
+    if (tier !== 'unit' && tier !== 'e2e') throw new Error(`${file}:${i + 1}: unknown runnable tier "${tier}" (unit or e2e)`);
+    let open = i + 1;
+    while (open < lines.length && lines[open]!.trim() === '') open++;
+    const fence = /^(```+)[\w-]*\s*$/.exec(lines[open] ?? '');
+    if (!fence) throw new Error(`${file}:${i + 1}: the runnable marker is not followed by a fenced code block`);
+    let close = open + 1;
+    while (close < lines.length && lines[close] !== fence[1]) close++;
+    if (close >= lines.length) throw new Error(`${file}:${open + 1}: the fenced block is not closed`);
+    blocks.push({ where: `${file}:${open + 1}`, tier, body: lines.slice(open + 1, close).join('\n') });
+    i = close;
+  }
+  return blocks;
+}
+
+/** Every runnable block of the repository's Markdown files. */
+export function allRunnableBlocks(): RunnableBlock[] {
+  return markdownFiles().flatMap((f) => runnableBlocks(readFileSync(f, 'utf8'), relative(ROOT, f)));
+}
+
+export interface Step {
+  readonly command: string;
+  /** null: a script (no output compared) */
+  readonly expected: readonly string[] | null;
+}
+
+/** A block as its steps: the commands of a transcript with their expected output, or the one script. */
+export function stepsOf(body: string): Step[] {
+  const lines = body.split('\n');
+  if (!lines.some((l) => l.startsWith('$ '))) return [{ command: body, expected: null }];
+  if (!lines[0]!.startsWith('$ ')) throw new Error(`a transcript must start with a "$ " command line, not: ${lines[0]}`);
+  const steps: { command: string; expected: string[] }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith('$ ')) {
+      let command = line.slice(2);
+      while (command.endsWith('\\') && i + 1 < lines.length) command = `${command.slice(0, -1)} ${lines[++i]!.trim()}`;
+      steps.push({ command, expected: [] });
+    } else steps.at(-1)!.expected.push(line);
+  }
+  return steps.map((s) => ({ command: s.command, expected: trimEnd(s.expected) }));
+}
+
+function trimEnd(lines: readonly string[]): string[] {
+  const out = lines.map((l) => l.trimEnd());
+  while (out.length > 0 && out.at(-1) === '') out.pop();
+  return out;
+}
+
+/** Whether `actual` matches `expected`, where an expected line `...` matches any number of lines. */
+export function matchesTranscript(expected: readonly string[], actual: readonly string[]): boolean {
+  const go = (e: number, a: number): boolean => {
+    if (e === expected.length) return a === actual.length;
+    if (expected[e] === '...') {
+      for (let k = a; k <= actual.length; k++) if (go(e + 1, k)) return true;
+      return false;
+    }
+    return a < actual.length && expected[e] === actual[a] && go(e + 1, a + 1);
+  };
+  return go(0, 0);
+}
+
+export interface StepResult {
+  readonly command: string;
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** null for a script */
+  readonly matches: boolean | null;
+}
+
+/** Runs the steps of a block from the repository root in a clean environment (see the header), in order. */
+export function runBlock(block: RunnableBlock, extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): StepResult[] {
+  const home = mkdtempSync(join(tmpdir(), 'runnable-home-'));
+  try {
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: home, ...extraEnv };
+    const results: StepResult[] = [];
+    for (const step of stepsOf(block.body)) {
+      const r = spawnSync('bash', ['-euo', 'pipefail', '-c', step.command], { cwd: ROOT, env, encoding: 'utf8', timeout: timeoutMs });
+      const matches = step.expected === null ? null : matchesTranscript(step.expected, trimEnd(r.stdout.split('\n')));
+      results.push({ command: step.command, status: r.status, stdout: r.stdout, stderr: r.stderr, matches });
+      if (r.status !== 0 || matches === false) break;
+    }
+    return results;
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
