@@ -27,6 +27,7 @@ export class Metrics {
   readonly events: Counter<'outcome'>;
   readonly nodePressure: Gauge<'node' | 'resource'>;
   readonly tlsReloads: Counter<'result'>;
+  readonly startingLimitHeld: Counter;
 
   /**
    * @param pendingReservations read at scrape time.
@@ -92,6 +93,13 @@ export class Metrics {
       },
     });
     this.tlsReloads = new Counter({ name: 'sandbox_extender_tls_reloads_total', help: 'Reloads of the serving certificate after its files changed, by result (ok, error).', labelNames: ['result'], registers });
+    this.startingLimitHeld = new Counter({
+      name: 'sandbox_extender_starting_limit_held_total',
+      help:
+        'Filter calls for own pods that placed the pod nowhere while the starting limit excluded at least one node that would otherwise fit ' +
+        '(its only failure was the limit). A waiting pod counts once per Filter call, so each retry counts again.',
+      registers,
+    });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sandbox_extender_' });
   }
 

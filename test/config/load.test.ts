@@ -18,6 +18,7 @@ const DEFAULTS = {
   placementReservationTtlSeconds: 600,
   unconfirmedReservationTtlSeconds: 30,
   chooseInFilter: true,
+  startingLimit: {},
   pausedLabel: 'sandbox-extender.io/paused',
   schedulerName: 'sandbox-scheduler',
   server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 },
@@ -102,6 +103,7 @@ describe('a full, valid file', () => {
         'placementReservationTtlSeconds: 30',
         'unconfirmedReservationTtlSeconds: 5',
         'chooseInFilter: false',
+        'startingLimit: {perNode: 8, perCore: 0.125}',
         'pausedLabel: example.com/paused',
         'schedulerName: my-scheduler',
         'randomSeed: 42',
@@ -127,6 +129,7 @@ describe('a full, valid file', () => {
       placementReservationTtlSeconds: 30,
       unconfirmedReservationTtlSeconds: 5,
       chooseInFilter: false,
+      startingLimit: { perNode: 8, perCore: 0.125 },
       pausedLabel: 'example.com/paused',
       schedulerName: 'my-scheduler',
       randomSeed: 42,
@@ -187,6 +190,12 @@ describe('every problem is listed with its path', () => {
     ['an empty schedulerName', { schedulerName: '' }, 'schedulerName: Too small: expected string to have >=1 characters'],
     ['an unknown top-level key', { strategyy: 'random' }, '(root): Unrecognized key: "strategyy"'],
     ['an unknown snapshot key', { snapshot: { file: 'x' } }, 'snapshot: Unrecognized key: "file"'],
+    ['a starting limit of 0 per node', { startingLimit: { perNode: 0 } }, 'startingLimit.perNode: Too small: expected number to be >=1'],
+    ['a fractional starting limit per node', { startingLimit: { perNode: 2.5 } }, 'startingLimit.perNode: Invalid input: expected int, received number'],
+    ['a starting limit per core of 0', { startingLimit: { perCore: 0 } }, 'startingLimit.perCore: Too small: expected number to be >0'],
+    ['a starting limit per core with four decimals', { startingLimit: { perCore: 0.0625 } }, 'startingLimit.perCore: must have at most three decimals (e.g. 0.125)'],
+    ['a starting limit per core without cpu in dimensions', { dimensions: ['memory'], startingLimit: { perCore: 0.5 } }, 'startingLimit.perCore: startingLimit.perCore counts cores of allocatable cpu: add cpu to dimensions'],
+    ['an unknown startingLimit key', { startingLimit: { perCpu: 1 } }, 'startingLimit: Unrecognized key: "perCpu"'],
   ])('%s', (_name, input, issue) => {
     expect(configError(() => parseConfig(input)).issues).toEqual([issue]);
   });
