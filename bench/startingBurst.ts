@@ -119,6 +119,8 @@ interface RunResult {
   modelPeaks: Distribution | null;
   startingLimitHeld: number | null;
   filterRequests: number | null;
+  /** Times the API server closed the bench's pod watch (reopened from the last resourceVersion). */
+  watchReopens: number;
 }
 
 async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<string, string>, k: { api: CoreV1Api; watch: Watch }, nodeNames: string[]): Promise<RunResult> {
@@ -141,19 +143,34 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
   const tracker = new StartingTracker();
   const boundAt = new Map<string, number>();
   const readyAt = new Map<string, number>();
+  // The API server closes the watch of a reader that falls behind (a burst is thousands of changes in seconds):
+  // it is reopened from the last resourceVersion seen, so no change is lost and the order is kept.
   let watching = true;
-  const watchAbort = await k.watch.watch(`/api/v1/namespaces/${NAMESPACE}/pods`, {}, (type: string, pod: V1Pod) => {
-    const name = pod.metadata?.name;
-    if (!name) return;
-    const node = pod.spec?.nodeName ?? null;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    tracker.observe(name, node, ready, type === 'DELETED');
-    const t = performance.now();
-    if (node && !boundAt.has(name)) boundAt.set(name, t);
-    if (ready && !readyAt.has(name)) readyAt.set(name, t);
-  }, (err: unknown) => {
-    if (err && watching) log(`pod watch ended early: ${String(err)}`);
-  });
+  let resourceVersion = '';
+  let reopens = 0;
+  let controller: AbortController | undefined;
+  const open = async (): Promise<void> => {
+    controller = await k.watch.watch(`/api/v1/namespaces/${NAMESPACE}/pods`, resourceVersion ? { resourceVersion, allowWatchBookmarks: true } : { allowWatchBookmarks: true }, (type: string, pod: V1Pod) => {
+      if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
+      const name = pod.metadata?.name;
+      if (type === 'BOOKMARK' || type === 'ERROR' || !name) {
+        if (type === 'ERROR') log(`pod watch: ERROR ${JSON.stringify(pod).slice(0, 200)}`);
+        return;
+      }
+      const node = pod.spec?.nodeName ?? null;
+      const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+      tracker.observe(name, node, ready, type === 'DELETED');
+      const t = performance.now();
+      if (node && !boundAt.has(name)) boundAt.set(name, t);
+      if (ready && !readyAt.has(name)) readyAt.set(name, t);
+    }, (err: unknown) => {
+      if (!watching) return;
+      reopens++;
+      log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${resourceVersion}`);
+      void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+    });
+  };
+  await open();
   const modelPeak = new Map<string, number>();
   let sampling = sandbox;
   const sampler = (async () => {
@@ -198,14 +215,22 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
   });
   const created = performance.now();
   const deadline = Date.now() + 15 * 60_000;
-  while (readyAt.size < o.pods) {
+  let listedAllReadySince: number | undefined;
+  for (let i = 1; readyAt.size < o.pods; i++) {
     if (Date.now() > deadline) throw new Error(`${setup}: only ${readyAt.size} of ${o.pods} pods Ready after 15 min`);
     await sleep(100);
+    if (i % 50 !== 0) continue;
+    // Every 5 s, the API's own count: the watch must not fall behind it for long.
+    const list = await k.api.listNamespacedPod({ namespace: NAMESPACE });
+    const listedReady = list.items.filter((p) => (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    if (listedReady < o.pods) listedAllReadySince = undefined;
+    else if (listedAllReadySince === undefined) listedAllReadySince = Date.now();
+    else if (Date.now() - listedAllReadySince > 15_000) throw new Error(`${setup}: the API lists all ${o.pods} pods Ready but the watch saw ${readyAt.size}`);
   }
   sampling = false;
   await sampler;
   watching = false;
-  watchAbort.abort();
+  controller?.abort();
   const last = (m: Map<string, number>) => Math.max(...m.values());
   const allReadySeconds = (last(readyAt) - t0) / 1000;
   const result: RunResult = {
@@ -220,6 +245,7 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
     modelPeaks: sandbox ? distribution(nodeNames.map((n) => modelPeak.get(n) ?? 0)) : null,
     startingLimitHeld: sandbox ? (await held()) - heldBefore : null,
     filterRequests: sandbox ? (await filters()) - filterBefore : null,
+    watchReopens: reopens,
   };
   log(`${setup} run ${runIndex}: all Ready in ${allReadySeconds.toFixed(1)} s, peak starting ${result.apiPeaks.max}; deleting the pods`);
   // The extender sends its Events rate-limited after the decisions: let the queue drain (an outcome per decision)
