@@ -28,7 +28,7 @@ const layerFences = Object.entries(layers).map(([folder, above]) => ({
 const coreMessage = 'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here, and nothing from outside src/core.';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.e2e/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.e2e/', '.e2e-bench/', '.stryker-tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

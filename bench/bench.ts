@@ -10,7 +10,7 @@
  * (nodeCacheCapable: true) or full Node objects. Node names are realistic (30–60 characters, as
  * cloud providers name nodes). Then the HTTP layer (express against bare node:http, same verbs,
  * keep-alive client), and the model at Kubernetes' limits (5,000 nodes, 150,000 pods) fed one
- * watch event at a time: time, heap and RSS.
+ * watch event at a time: time and heap (RSS, from fresh processes: npm run bench:memory).
  *
  * Options (environment): BENCH_ITERATIONS (default 40), BENCH_SIZES (default "1000,5000").
  */
@@ -238,7 +238,7 @@ function modelAtLimits(nodeCount: number, podCount: number): string {
   const perEvent = (ms * 1000) / (nodeCount + podCount);
   return (
     `model at Kubernetes' limits: ${nodeCount} nodes + ${podCount} pods applied one event at a time in ${ms.toFixed(0)} ms (${perEvent.toFixed(1)} µs per event); ` +
-    (gc ? `model heap ${mb(after.heapUsed - before.heapUsed)}, process RSS ${mb(after.rss)}` : 'memory not measured (run with --expose-gc)') +
+    (gc ? `model heap ${mb(after.heapUsed - before.heapUsed)} (RSS from a fresh process: npm run bench:memory)` : 'memory not measured (run with --expose-gc)') +
     `; ${service.cache.size.pods} compact pod records`
   );
 }

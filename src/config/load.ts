@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { isRecord } from '../core/kube.js';
 import { configSchema, type Config, type ConfigInput } from './schema.js';
 
 /** Thrown when the configuration is invalid; `issues` lists every problem as `path: message`. */
@@ -55,13 +56,9 @@ function merge(base: Record<string, unknown>, over: Record<string, unknown>): Re
   for (const [key, value] of Object.entries(over)) {
     if (value === undefined) continue;
     const current = out[key];
-    out[key] = isPlainObject(current) && isPlainObject(value) ? merge(current, value) : value;
+    out[key] = isRecord(current) && isRecord(value) ? merge(current, value) : value;
   }
   return out;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,5 +1,7 @@
 /**
- * The extender's configuration: one zod schema, with defaults, is the single source of truth.
+ * The extender's configuration: one zod schema, with defaults, is the single source of truth. Each
+ * default is written once, on its field; a section left out is `.prefault({})`, parsed like an empty
+ * section, so its fields' defaults apply.
  * A YAML file is parsed against it at start-up; command-line flags override file values.
  */
 import { z } from 'zod';
@@ -86,7 +88,7 @@ export const configSchema = z
           .optional(),
       })
       .strict()
-      .default({ host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 }),
+      .prefault({}),
     /**
      * Cluster mode (used when no snapshot file is given): the kubeconfig to use; unset means
      * $KUBECONFIG, ~/.kube/config, or the in-cluster service account, as kubectl does.
@@ -102,7 +104,7 @@ export const configSchema = z
       })
       .strict()
       .refine((w) => w.maxBackoffMs >= w.minBackoffMs, { message: 'maxBackoffMs must be ≥ minBackoffMs', path: ['maxBackoffMs'] })
-      .default({ pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 }),
+      .prefault({}),
     events: z
       .object({
         /** Record an Event on the pod for each placement decision (cluster mode). */
@@ -113,14 +115,14 @@ export const configSchema = z
         dedupeWindowSeconds: z.number().min(0).default(600),
       })
       .strict()
-      .default({ enabled: true, perSecond: 20, maxQueued: 1000, dedupeWindowSeconds: 600 }),
+      .prefault({}),
     metrics: z
       .object({
         /** Bound on sandbox_extender_node_pressure_ratio: only the most pressured nodes are exported. */
         maxNodeSeries: z.number().int().min(0).max(10_000).default(500),
       })
       .strict()
-      .default({ maxNodeSeries: 500 }),
+      .prefault({}),
     snapshot: z
       .object({
         /** A `kubectl get nodes,pods -A -o json|yaml` List. */
@@ -129,7 +131,7 @@ export const configSchema = z
         pollIntervalMs: z.number().int().min(50).default(1000),
       })
       .strict()
-      .default({ pollIntervalMs: 1000 }),
+      .prefault({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict()

@@ -68,9 +68,9 @@ export type CandidacyFailure =
   | { readonly code: 'NodeAffinityMismatch'; readonly details: readonly string[] };
 
 /** core/v1 TaintNodeUnschedulable, TaintNodeNotReady, TaintNodeUnreachable. */
-export const TAINT_NODE_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
-export const TAINT_NODE_NOT_READY = 'node.kubernetes.io/not-ready';
-export const TAINT_NODE_UNREACHABLE = 'node.kubernetes.io/unreachable';
+const TAINT_NODE_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
+const TAINT_NODE_NOT_READY = 'node.kubernetes.io/not-ready';
+const TAINT_NODE_UNREACHABLE = 'node.kubernetes.io/unreachable';
 
 const NO_SCHEDULE = 'NoSchedule';
 const NO_EXECUTE = 'NoExecute';
@@ -111,14 +111,14 @@ function taintText(taint: Taint): TaintText {
 }
 
 /** The NoSchedule/NoExecute taints of `taints` that no toleration tolerates (FindMatchingUntoleratedTaint, all of them). */
-export function untoleratedTaints(taints: readonly Taint[], tolerations: readonly Toleration[]): TaintText[] {
+function untoleratedTaints(taints: readonly Taint[], tolerations: readonly Toleration[]): TaintText[] {
   return taints
     .map(taintText)
     .filter((t) => (t.effect === NO_SCHEDULE || t.effect === NO_EXECUTE) && !tolerationsTolerateTaint(tolerations, t));
 }
 
 /** component-helpers scheduling/corev1: TolerationsTolerateTaint — whether any toleration tolerates `taint`. */
-export function tolerationsTolerateTaint(tolerations: readonly Toleration[], taint: Taint): boolean {
+function tolerationsTolerateTaint(tolerations: readonly Toleration[], taint: Taint): boolean {
   return tolerations.some((t) => toleratesTaint(t, taint));
 }
 
@@ -148,7 +148,7 @@ export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
  * NodeAffinity.Filter: `spec.nodeSelector` and the required node affinity against the node's
  * labels and `metadata.name`. Null when the node matches (or the pod has neither).
  */
-export function nodeAffinityMismatch(node: Node, pod: Pod): CandidacyFailure | null {
+function nodeAffinityMismatch(node: Node, pod: Pod): CandidacyFailure | null {
   const labels = node.metadata?.labels ?? {};
   const selector = pod.spec?.nodeSelector ?? {};
   for (const key of Object.keys(selector).sort()) {

@@ -42,7 +42,7 @@ export interface NodeView {
 export type NodeOrder = 'name' | 'pressure';
 
 /** Natural order of names: digit runs compare as numbers (`node-16` < `node-64` < `node-192`). */
-export const compareNames = new Intl.Collator('en', { numeric: true }).compare;
+const compareNames = new Intl.Collator('en', { numeric: true }).compare;
 
 function perResource(names: readonly string[], values: readonly number[]): PerResource {
   return Object.fromEntries(names.map((n, i) => [n, values[i]!]));

@@ -14,7 +14,7 @@ function fixed(p: number): string {
  * Pressure per dimension before and after the pod: `cpu 0.125→0.135, memory 0.063→0.068`, where
  * before = inUse_r / allocatable_r and after = (inUse_r + request_r) / allocatable_r.
  */
-export function pressureChange(e: Evaluation, dims: Dimensions): string {
+function pressureChange(e: Evaluation, dims: Dimensions): string {
   const allocatable = e.allocatable;
   if (!e.capacityKnown || !allocatable) return 'capacity unknown';
   return dims.names

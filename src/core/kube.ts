@@ -132,3 +132,8 @@ export interface Affinity {
     readonly requiredDuringSchedulingIgnoredDuringExecution?: { readonly nodeSelectorTerms?: readonly NodeSelectorTerm[] | null } | null;
   } | null;
 }
+
+/** Whether `v` is a JSON object (not null, not an array): the shape every Kubernetes object and map has. */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

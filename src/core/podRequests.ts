@@ -21,8 +21,8 @@
  * NodeInfo's non-zero totals), and `limits` (the API server's `SetDefaults_Pod` already copied limits into
  * missing requests, so only `requests` are read). Whether a pod is terminal is the caller's concern.
  */
-import type { Container, ContainerStatus, Node, Pod } from './kube.js';
-import { QuantityError, milliValue, parseQuantityValue, toSafeInteger, value } from './quantity.js';
+import { isRecord, type Container, type ContainerStatus, type Node, type Pod } from './kube.js';
+import { MAX_SAFE_INTEGER_BIG, QuantityError, milliValue, parseQuantityValue, toSafeInteger, value } from './quantity.js';
 
 /** Resource name → scheduler units: cpu in millicores, everything else bytes or counts (safe integers). */
 export type ResourceAmounts = ReadonlyMap<string, number>;
@@ -73,10 +73,6 @@ function keyPath(path: string, key: string): string {
   return SIMPLE_KEY.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Parses one ResourceList value; the error names the JSON path. Negative values are rejected. */
 function parseAt(raw: unknown, path: string): bigint {
   let nanos: bigint;
@@ -96,7 +92,7 @@ function parseAt(raw: unknown, path: string): bigint {
 function readResourceList(list: unknown, path: string): Exact {
   const out: Exact = new Map();
   if (list === null || list === undefined) return out;
-  if (!isObject(list)) throw new QuantityError(`${path}: expected a resource list object`, list);
+  if (!isRecord(list)) throw new QuantityError(`${path}: expected a resource list object`, list);
   for (const [name, raw] of Object.entries(list)) out.set(name, parseAt(raw, keyPath(path, name)));
   return out;
 }
@@ -121,10 +117,10 @@ function containerList(list: unknown, path: string): readonly Container[] {
 }
 
 function containerRequests(container: unknown, path: string): Exact {
-  if (!isObject(container)) throw new QuantityError(`${path}: expected a container object`, container);
+  if (!isRecord(container)) throw new QuantityError(`${path}: expected a container object`, container);
   const resources = container['resources'];
   if (resources === null || resources === undefined) return new Map();
-  if (!isObject(resources)) throw new QuantityError(`${path}.resources: expected an object`, resources);
+  if (!isRecord(resources)) throw new QuantityError(`${path}.resources: expected an object`, resources);
   return readResourceList(resources['requests'], `${path}.resources.requests`);
 }
 
@@ -140,7 +136,7 @@ function statusesByName(status: PodStatus | null | undefined): Map<string, Conta
   const byName = new Map<string, ContainerStatus>();
   for (const list of [status?.containerStatuses, status?.initContainerStatuses]) {
     if (!Array.isArray(list)) continue;
-    for (const cs of list as ContainerStatus[]) if (isObject(cs)) byName.set(typeof cs.name === 'string' ? cs.name : '', cs);
+    for (const cs of list as ContainerStatus[]) if (isRecord(cs)) byName.set(typeof cs.name === 'string' ? cs.name : '', cs);
   }
   return byName;
 }
@@ -158,7 +154,7 @@ function resizeInfeasible(status: PodStatus | null | undefined): boolean {
  */
 function effectiveRequests(spec: Exact, status: ContainerStatus | PodStatus | null | undefined, infeasible: boolean, path: string): Exact {
   if (!status || status.resources === null || status.resources === undefined) return spec;
-  const actuated = readResourceList(isObject(status.resources) ? status.resources['requests'] : undefined, `${path}.resources.requests`);
+  const actuated = readResourceList(isRecord(status.resources) ? status.resources['requests'] : undefined, `${path}.resources.requests`);
   const allocated = readResourceList(status.allocatedResources, `${path}.allocatedResources`);
   const out: Exact = infeasible ? new Map() : new Map(spec);
   maxInto(out, actuated);
@@ -216,7 +212,7 @@ function isSupportedPodLevelResource(name: string): boolean {
 function applyPodLevelRequests(reqs: Exact, spec: PodSpec, status: PodStatus | null | undefined, options: PodRequestsOptions): void {
   const resources: unknown = spec.resources;
   if (resources === null || resources === undefined) return;
-  if (!isObject(resources)) throw new QuantityError('spec.resources: expected an object', resources);
+  if (!isRecord(resources)) throw new QuantityError('spec.resources: expected an object', resources);
   const podLevel = readResourceList(resources['requests'], 'spec.resources.requests');
   if (![...podLevel.keys()].some(isSupportedPodLevelResource)) return;
   const effective = options.useStatusResources && options.podLevelStatusResources
@@ -254,8 +250,6 @@ function unitsAt(resource: string, nanos: bigint, what: string): number {
   return toSafeInteger(exactUnits(resource, nanos), `${what} (${resource === 'cpu' ? 'millicores' : 'units'})`);
 }
 
-const MAX_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
-
 /**
  * As {@link toSchedulerUnits}, but saturating at 2^53 − 1 (8 PiB of bytes) instead of throwing: what the
  * placement model uses for its tracked dimensions, so a valid but astronomically large quantity simply
@@ -263,7 +257,7 @@ const MAX_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
  */
 export function schedulerAmount(resource: string, nanos: bigint): number {
   const units = exactUnits(resource, nanos);
-  return Number(units > MAX_AMOUNT ? MAX_AMOUNT : units);
+  return Number(units > MAX_SAFE_INTEGER_BIG ? MAX_SAFE_INTEGER_BIG : units);
 }
 
 /**

@@ -338,7 +338,8 @@ export function ceilDiv(numerator: bigint, denominator: bigint): bigint {
   return numerator > 0n && numerator % denominator !== 0n ? quotient + 1n : quotient;
 }
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/** Number.MAX_SAFE_INTEGER (2^53 − 1) as a bigint: the largest amount the model holds exactly. */
+export const MAX_SAFE_INTEGER_BIG = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * Converts to a JavaScript number when |v| ≤ Number.MAX_SAFE_INTEGER (2^53 − 1).
@@ -346,7 +347,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * @throws QuantityError naming `what` and the value when it is out of range.
  */
 export function toSafeInteger(v: bigint, what: string): number {
-  if (v > MAX_SAFE || v < -MAX_SAFE) {
+  if (v > MAX_SAFE_INTEGER_BIG || v < -MAX_SAFE_INTEGER_BIG) {
     throw new QuantityError(`${what}: ${v} is outside the safe integer range ±${Number.MAX_SAFE_INTEGER}`, v);
   }
   return Number(v);

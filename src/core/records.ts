@@ -14,7 +14,7 @@ export interface Dimensions {
 }
 
 /** The `pods` dimension is a count: every pod requests exactly one pod slot. */
-export const PODS_RESOURCE = 'pods';
+const PODS_RESOURCE = 'pods';
 
 /**
  * Lifecycle of a pod as the placement model sees it.

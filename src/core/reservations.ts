@@ -11,9 +11,6 @@
 
 export type ReleaseReason = 'bound' | 'moved' | 'deleted' | 'unschedulable' | 'expired' | 'unreserved';
 
-/** Every release reason, in a fixed order (metric labels, docs). */
-export const RELEASE_REASONS: readonly ReleaseReason[] = ['bound', 'moved', 'deleted', 'unschedulable', 'expired', 'unreserved'];
-
 export interface Reservation {
   readonly uid: string;
   /** `namespace/name` of the pod, for logs and the debug view. */

@@ -1,16 +1,18 @@
 /**
  * Bringing the scheduler cache in line with the API server's view: a full listing (a snapshot file, or a
- * watch's list/relist) is applied as a diff, and watch events one by one. Every change goes through
- * the cache's O(dimensions) updates: pods absent from a listing are deleted (releasing their
- * reservations; this is how deletions missed during a watch outage are caught), the others upserted
- * (a pod now bound releases its reservation in the same step), nodes likewise.
+ * watch's list/relist) is applied as a diff, and watch events one by one. Objects are converted into
+ * compact records as they come (a ListingReader keeps records, never objects, so a listing of 150,000
+ * pods can be read as a stream), then applied through the cache's O(dimensions) updates: pods absent
+ * from a listing are deleted (releasing their reservations; this is how deletions missed during a watch
+ * outage are caught), the others upserted (a pod now bound releases its reservation in the same step),
+ * nodes likewise.
  *
  * An object that cannot be converted (a bad quantity, no uid) is reported and skipped; whatever the
  * cache held for it before is kept, so one bad object never loses state.
  */
 import type { SchedulerCache } from './schedulerCache.js';
 import type { Node, Pod } from './kube.js';
-import { podKey, toNodeRecord, toPodRecord, type PodRecordOptions } from './records.js';
+import { podKey, toNodeRecord, toPodRecord, type Dimensions, type NodeRecord, type PodRecord, type PodRecordOptions } from './records.js';
 import type { Release } from './reservations.js';
 
 export interface SyncResult {
@@ -22,46 +24,98 @@ export interface SyncResult {
   readonly releases: readonly Release[];
 }
 
-/** Makes the cache's nodes exactly `nodes`. @returns one line per skipped object. */
-export function syncNodes(cache: SchedulerCache, nodes: readonly Node[]): string[] {
-  const errors: string[] = [];
-  const seen = new Set<string>();
-  for (const node of nodes) {
-    const name = node.metadata?.name;
-    if (name) seen.add(name);
-    const error = applyNode(cache, 'MODIFIED', node);
-    if (error) errors.push(error);
+/** Reads the objects of one full listing into records, one object at a time. Never throws for a bad object. */
+export class ListingReader {
+  readonly nodes: NodeRecord[] = [];
+  readonly pods: PodRecord[] = [];
+  /** Names and UIDs of objects that could not be read: the cache keeps what it had for them. */
+  readonly keptNodes = new Set<string>();
+  readonly keptPods = new Set<string>();
+  /** One readable line per object skipped. */
+  readonly errors: string[] = [];
+
+  constructor(
+    private readonly dims: Dimensions,
+    private readonly options: PodRecordOptions,
+  ) {}
+
+  addNode(node: Node): void {
+    try {
+      this.nodes.push(toNodeRecord(node, this.dims));
+    } catch (err) {
+      const name = node.metadata?.name;
+      if (name) this.keptNodes.add(name);
+      this.errors.push(`node ${name ?? '<unnamed>'}: ${(err as Error).message}`);
+    }
   }
-  for (const name of [...cache.nodeNames()]) if (!seen.has(name)) cache.deleteNode(name);
-  return errors;
+
+  addPod(pod: Pod): void {
+    try {
+      this.pods.push(toPodRecord(pod, this.dims, this.options));
+    } catch (err) {
+      const uid = pod.metadata?.uid;
+      if (uid) this.keptPods.add(uid);
+      this.errors.push(`pod ${podKey(pod)}: ${(err as Error).message}`);
+    }
+  }
 }
 
-/** Makes the cache's pods exactly `pods` (reservations of pods never listed are kept). */
-export function syncPods(cache: SchedulerCache, pods: readonly Pod[], options: PodRecordOptions): { errors: string[]; releases: Release[] } {
-  const errors: string[] = [];
+/** Makes the cache's nodes exactly the reader's (plus those it kept). */
+function replaceNodes(cache: SchedulerCache, reader: ListingReader): void {
+  const seen = new Set(reader.keptNodes);
+  for (const node of reader.nodes) {
+    seen.add(node.name);
+    cache.upsertNode(node);
+  }
+  for (const name of [...cache.nodeNames()]) if (!seen.has(name)) cache.deleteNode(name);
+}
+
+/** Makes the cache's pods exactly the reader's (plus those it kept); reservations of pods never listed stay. */
+function replacePods(cache: SchedulerCache, reader: ListingReader): Release[] {
   const releases: Release[] = [];
-  const seen = new Set<string>();
-  for (const pod of pods) {
-    const uid = pod.metadata?.uid;
-    if (uid) seen.add(uid);
-    const result = applyPod(cache, 'MODIFIED', pod, options);
-    if (result.error) errors.push(result.error);
-    if (result.release) releases.push(result.release);
+  const seen = new Set(reader.keptPods);
+  for (const pod of reader.pods) {
+    seen.add(pod.uid);
+    const release = cache.upsertPod(pod);
+    if (release) releases.push(release);
   }
   for (const uid of [...cache.podUids()]) {
     if (seen.has(uid)) continue;
     const release = cache.deletePod(uid);
     if (release) releases.push(release);
   }
-  return { errors, releases };
+  return releases;
 }
 
-/** Applies a full listing of both kinds (the snapshot file). Never throws for bad objects. */
-export function syncModel(cache: SchedulerCache, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): SyncResult {
-  const nodeErrors = syncNodes(cache, nodes);
-  const { errors, releases } = syncPods(cache, pods, options);
+/** Makes the cache's nodes exactly `nodes` (a node list or relist). @returns one line per skipped object. */
+export function syncNodes(cache: SchedulerCache, nodes: readonly Node[]): string[] {
+  const reader = new ListingReader(cache.dims, { pausedLabel: '' });
+  for (const node of nodes) reader.addNode(node);
+  replaceNodes(cache, reader);
+  return reader.errors;
+}
+
+/** Makes the cache's pods exactly `pods` (a pod list or relist). */
+export function syncPods(cache: SchedulerCache, pods: readonly Pod[], options: PodRecordOptions): { errors: string[]; releases: Release[] } {
+  const reader = new ListingReader(cache.dims, options);
+  for (const pod of pods) reader.addPod(pod);
+  return { errors: reader.errors, releases: replacePods(cache, reader) };
+}
+
+/** Applies a full listing of both kinds, read already (the snapshot file). */
+export function applyListing(cache: SchedulerCache, reader: ListingReader): SyncResult {
+  replaceNodes(cache, reader);
+  const releases = replacePods(cache, reader);
   const size = cache.size;
-  return { nodes: size.nodes, pods: size.pods, errors: [...nodeErrors, ...errors], releases };
+  return { nodes: size.nodes, pods: size.pods, errors: reader.errors, releases };
+}
+
+/** Applies a full listing of both kinds, as objects. Never throws for bad objects. */
+export function syncModel(cache: SchedulerCache, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): SyncResult {
+  const reader = new ListingReader(cache.dims, options);
+  for (const node of nodes) reader.addNode(node);
+  for (const pod of pods) reader.addPod(pod);
+  return applyListing(cache, reader);
 }
 
 /** Applies one watch event for a Node. @returns a readable error if the object was skipped. */

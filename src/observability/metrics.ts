@@ -6,6 +6,7 @@
  * `resource` (nodes, pods for watches; a configured dimension for pressure). The one per-node
  * series, sandbox_extender_node_pressure_ratio, is bounded by metrics.maxNodeSeries nodes.
  */
+import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReleaseReason } from '../core/reservations.js';
 
@@ -28,6 +29,7 @@ export class Metrics {
   readonly nodePressure: Gauge<'node' | 'resource'>;
   readonly tlsReloads: Counter<'result'>;
   readonly startingLimitHeld: Counter;
+  readonly eventLoopDelay: Histogram;
 
   /**
    * @param pendingReservations read at scrape time.
@@ -93,6 +95,12 @@ export class Metrics {
       },
     });
     this.tlsReloads = new Counter({ name: 'sandbox_extender_tls_reloads_total', help: 'Reloads of the serving certificate after its files changed, by result (ok, error).', labelNames: ['result'], registers });
+    this.eventLoopDelay = new Histogram({
+      name: 'sandbox_extender_event_loop_delay_seconds',
+      help: 'How late a timer due every 20 ms fired: time the event loop was busy when a request could have been waiting (see startEventLoopSampler).',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
     this.startingLimitHeld = new Counter({
       name: 'sandbox_extender_starting_limit_held_total',
       help:
@@ -106,4 +114,24 @@ export class Metrics {
   released(reason: ReleaseReason, count = 1): void {
     this.reservationsReleased.inc({ reason }, count);
   }
+}
+
+/** How often the event-loop sampler wakes (ms). */
+export const EVENT_LOOP_SAMPLE_MS = 20;
+
+/**
+ * Feeds sandbox_extender_event_loop_delay_seconds: a timer due every EVENT_LOOP_SAMPLE_MS records how
+ * late it fired. A request that arrives while the loop is busy waits about that long before any handler
+ * (and the request-duration histogram, which starts in the first middleware) sees it. The timer does not
+ * keep the process alive. @returns a function that stops it.
+ */
+export function startEventLoopSampler(metrics: Metrics, now: () => number = () => performance.now()): () => void {
+  let due = now() + EVENT_LOOP_SAMPLE_MS;
+  const timer = setInterval(() => {
+    const at = now();
+    metrics.eventLoopDelay.observe(Math.max(0, at - due) / 1000);
+    due = at + EVENT_LOOP_SAMPLE_MS;
+  }, EVENT_LOOP_SAMPLE_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { PlacementService } from '../core/placementService.js';
-import type { Metrics } from '../observability/metrics.js';
+import { startEventLoopSampler, type Metrics } from '../observability/metrics.js';
 import { createApp } from '../server/app.js';
 import { createListener } from '../server/listen.js';
 import { buildService } from './service.js';
@@ -17,13 +17,20 @@ export interface RunningServer {
   readonly url: string;
   readonly service: PlacementService;
   readonly metrics: Metrics;
-  /** Re-reads the snapshot now (snapshot mode; also done automatically when the file changes). */
+  /** Re-reads the snapshot (snapshot mode; also done automatically when the file changes); the load runs in the background. */
   reload(): void;
   close(): Promise<void>;
 }
 
-/** How often expired reservations are swept even when no verb is called. */
-export const EXPIRE_INTERVAL_MS = 5_000;
+/**
+ * How often reservations past their deadline are swept when no verb comes (every verb sweeps first):
+ * half the shortest reservation lifetime, between 50 ms and 5 s, so a reservation outlives its
+ * deadline by at most half its lifetime.
+ */
+function sweepIntervalMs(config: Config, clusterMode: boolean): number {
+  const ttlSeconds = clusterMode ? Math.min(config.placementReservationTtlSeconds, config.unconfirmedReservationTtlSeconds) : config.placementReservationTtlSeconds;
+  return Math.min(5_000, Math.max(50, (ttlSeconds * 1000) / 2));
+}
 
 /**
  * Starts the cache's source, the expiry sweep and the HTTP(S) server.
@@ -33,7 +40,7 @@ export const EXPIRE_INTERVAL_MS = 5_000;
 export async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const clusterMode = !config.snapshot.path;
   const { service, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode });
-  const source = config.snapshot.path ? snapshotSource(config.snapshot.path, config, service, metrics, logger) : clusterSource(config, service, metrics, logger);
+  const source = config.snapshot.path ? await snapshotSource(config.snapshot.path, config, service, metrics, logger) : clusterSource(config, service, metrics, logger);
   const now = () => Date.now();
   const app = createApp(
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
@@ -46,8 +53,9 @@ export async function serve(config: Config, logger: Logger): Promise<RunningServ
   });
   server.keepAliveTimeout = config.server.keepAliveTimeoutSeconds * 1000;
   server.headersTimeout = server.keepAliveTimeout + 5000;
-  const sweep = setInterval(() => service.cache.expire(now()), EXPIRE_INTERVAL_MS);
+  const sweep = setInterval(() => service.cache.expire(now()), sweepIntervalMs(config, clusterMode));
   sweep.unref();
+  const stopSampler = startEventLoopSampler(metrics);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `${config.server.tls ? 'https' : 'http'}://${host}:${address.port}`;
@@ -62,6 +70,7 @@ export async function serve(config: Config, logger: Logger): Promise<RunningServ
     reload: source.reload,
     close: async () => {
       clearInterval(sweep);
+      stopSampler();
       stopTlsWatch();
       await source.stop();
       await new Promise<void>((resolve) => {

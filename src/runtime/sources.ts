@@ -13,11 +13,11 @@ import { LiveSync } from '../cluster/liveSync.js';
 import type { Config } from '../config/schema.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import type { PlacementService } from '../core/placementService.js';
-import { syncModel } from '../core/sync.js';
+import { applyListing } from '../core/sync.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
-import { readSnapshot, SnapshotError } from '../snapshot/snapshotFile.js';
+import { readSnapshotRecords, SnapshotError } from '../snapshot/snapshotFile.js';
 
 export interface CacheSource {
   /** Null while the verbs may decide; else why not. */
@@ -31,26 +31,49 @@ export interface CacheSource {
   readonly onDecision?: (notice: DecisionNotice) => void;
 }
 
-/** @throws Error when the snapshot cannot be loaded at start-up. */
-export function snapshotSource(path: string, config: Config, service: PlacementService, metrics: Metrics, logger: Logger): CacheSource {
+/**
+ * Snapshot mode: loads the file now and again whenever it changes (one load at a time; a change seen
+ * during a load is loaded after it). A file that cannot be loaded leaves the previous state.
+ * @throws SnapshotError when the snapshot cannot be loaded at start-up.
+ */
+export async function snapshotSource(path: string, config: Config, service: PlacementService, metrics: Metrics, logger: Logger): Promise<CacheSource> {
   const options = { pausedLabel: config.pausedLabel };
-  const reload = (): boolean => {
-    try {
-      const snapshot = readSnapshot(path);
-      const result = syncModel(service.cache, snapshot.nodes, snapshot.pods, options);
-      for (const line of result.errors) logger.warn({ snapshot: path }, `skipped ${line}`);
-      metrics.snapshotLoads.inc({ result: 'ok' });
-      logger.info({ snapshot: path, nodes: result.nodes, pods: result.pods, skipped: result.errors.length, released: result.releases.length }, 'snapshot loaded');
-      return true;
-    } catch (err) {
-      metrics.snapshotLoads.inc({ result: 'error' });
-      logger.error({ snapshot: path, err: (err as Error).message }, 'snapshot not loaded; keeping the previous state');
-      return false;
-    }
+  const load = async (): Promise<void> => {
+    const reader = await readSnapshotRecords(path, service.cache.dims, options);
+    const result = applyListing(service.cache, reader);
+    for (const line of result.errors) logger.warn({ snapshot: path }, `skipped ${line}`);
+    metrics.snapshotLoads.inc({ result: 'ok' });
+    logger.info({ snapshot: path, nodes: result.nodes, pods: result.pods, skipped: result.errors.length, released: result.releases.length }, 'snapshot loaded');
   };
-  if (!reload()) throw new SnapshotError(`cannot start: the snapshot ${path} could not be loaded (see the log above)`);
-  const stopWatching = watchFileChanges(path, config.snapshot.pollIntervalMs, () => void reload());
-  return { notReady: () => null, stop: async () => stopWatching(), reload: () => void reload() };
+  const failed = (err: unknown) => {
+    metrics.snapshotLoads.inc({ result: 'error' });
+    logger.error({ snapshot: path, err: (err as Error).message }, 'snapshot not loaded; keeping the previous state');
+  };
+  try {
+    await load();
+  } catch (err) {
+    failed(err);
+    throw err instanceof SnapshotError ? new SnapshotError(`cannot start: the snapshot ${path} could not be loaded: ${err.message}`) : err;
+  }
+  let loading: Promise<void> | null = null;
+  let again = false;
+  const reload = () => {
+    if (loading) {
+      again = true;
+      return;
+    }
+    loading = load()
+      .catch(failed)
+      .finally(() => {
+        loading = null;
+        if (again) {
+          again = false;
+          reload();
+        }
+      });
+  };
+  const stopWatching = watchFileChanges(path, config.snapshot.pollIntervalMs, reload);
+  return { notReady: () => null, stop: async () => stopWatching(), reload };
 }
 
 const NOT_SYNCED = 'the scheduler cache has not completed its initial sync';

@@ -88,9 +88,17 @@ export function filterError(error: string): FilterResult {
   return { nodes: null, nodeNames: null, failedNodes: NO_FAILURES, failedAndUnresolvableNodes: NO_FAILURES, error };
 }
 
+/** Characters a JSON string may hold unescaped that every Node name (an RFC 1123 subdomain) is made of. */
+const PLAIN = /^[A-Za-z0-9._-]*$/;
+
+/** `s` as a JSON string: names (the bulk of every reply) are written as they are, anything else escaped by JSON.stringify. */
+function jsonString(s: string): string {
+  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
 function encodeReasons(reasons: ReadonlyMap<string, string>): string {
   let text = '';
-  for (const [node, reason] of reasons) text += `${text ? ',' : ''}${JSON.stringify(node)}:${JSON.stringify(reason)}`;
+  for (const [node, reason] of reasons) text += `${text ? ',' : ''}${jsonString(node)}:${JSON.stringify(reason)}`;
   return `{${text}}`;
 }
 
@@ -114,9 +122,9 @@ export function encodeFilterResult(result: FilterResult): string {
  * integer 0..10 (kube-scheduler decodes it into int64: a fraction would drop the whole list).
  */
 export function encodeHostPriorities(hosts: readonly string[], score: (i: number) => number): string {
-  let text = '';
-  for (let i = 0; i < hosts.length; i++) text += `${i ? ',' : ''}{"Host":${JSON.stringify(hosts[i])},"Score":${score(i)}}`;
-  return `[${text}]`;
+  let text = '[';
+  for (let i = 0; i < hosts.length; i++) text += `${i ? ',' : ''}{"Host":${jsonString(hosts[i]!)},"Score":${score(i)}}`;
+  return `${text}]`;
 }
 
 /** `{"Error": "..."}`, the body of every error answer (and of a successful bind, with an empty text). */

@@ -1,10 +1,19 @@
 /**
  * The snapshot file: what `kubectl get nodes,pods -A -o json` (or `-o yaml`) prints, a v1 `List`
  * (or a `NodeList` / `PodList`) whose items are Nodes and Pods. Other kinds in the list are ignored.
+ *
+ * Serving reads it as a stream ({@link readSnapshotRecords}): a JSON listing is parsed one item at a
+ * time (@streamparser/json-node) and each item is turned into a compact record at once, so a dump of
+ * 150,000 pods (about 1 GB, above V8's largest string) loads in bounded memory and leaves no text in the
+ * heap. YAML is read whole (the yaml library has no streaming reader). `rank` keeps whole objects (it
+ * reads taints, labels and conditions): {@link readSnapshot}.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readFileSync, readSync } from 'node:fs';
+import { JSONParser } from '@streamparser/json-node';
 import { parse as parseYaml } from 'yaml';
 import type { Node, Pod } from '../core/kube.js';
+import type { Dimensions, PodRecordOptions } from '../core/records.js';
+import { ListingReader } from '../core/sync.js';
 
 export interface Snapshot {
   readonly nodes: readonly Node[];
@@ -33,7 +42,7 @@ export function parseSnapshot(text: string, source: string): Snapshot {
  * several files, e.g. `kubectl get pods -A -o json` beside `kubectl get nodes -o json`).
  * @throws SnapshotError when the text is not a v1 List (or NodeList/PodList).
  */
-export function parseListing(text: string, source: string): Snapshot {
+function parseListing(text: string, source: string): Snapshot {
   let doc: unknown;
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte-order mark, as some editors write
   try {
@@ -76,4 +85,77 @@ function readText(path: string): string {
   } catch (err) {
     throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
   }
+}
+
+const LIST_KINDS = ['List', 'NodeList', 'PodList'];
+const EXPECTED = 'expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json)';
+
+/** The first bytes of a file: whether it starts with a UTF-8 byte-order mark, and whether it is JSON. */
+function sniff(path: string): { bom: boolean; json: boolean } {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
+  }
+  try {
+    const head = Buffer.alloc(4096);
+    const n = readSync(fd, head, 0, head.length, 0);
+    const bom = n >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
+    return { bom, json: /^\s*[{[]/.test(head.subarray(bom ? 3 : 0, n).toString('utf8')) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads a snapshot file into records (see the module header): JSON as a stream, YAML whole. Items of
+ * unknown kind are ignored; an item without `kind` takes the list's (NodeList, PodList).
+ * @returns the records and the lines for objects that could not be read (their old state is kept).
+ * @throws SnapshotError when the file cannot be read, is not valid JSON/YAML, is not a v1 List, or holds no Node.
+ */
+export async function readSnapshotRecords(path: string, dims: Dimensions, options: PodRecordOptions): Promise<ListingReader> {
+  const reader = new ListingReader(dims, options);
+  const { bom, json } = sniff(path);
+  if (!json) {
+    const listing = readSnapshot(path);
+    for (const node of listing.nodes) reader.addNode(node);
+    for (const pod of listing.pods) reader.addPod(pod);
+    return reader;
+  }
+  let kind: unknown;
+  let itemsInArray = true;
+  const untyped: unknown[] = []; // items without their own kind, until the list's kind is known (it comes last)
+  const add = (item: unknown, as: unknown) => {
+    if (as === 'Node') reader.addNode(item as Node);
+    else if (as === 'Pod') reader.addPod(item as Pod);
+  };
+  await new Promise<void>((resolve, reject) => {
+    const parser = new JSONParser({ paths: ['$.items.*', '$.kind'], keepStack: false });
+    const input = createReadStream(path, { start: bom ? 3 : 0, highWaterMark: 1 << 20 });
+    const fail = (err: Error) => {
+      input.destroy();
+      parser.destroy();
+      reject(err instanceof SnapshotError ? err : new SnapshotError(`${path}: not valid JSON: ${err.message}`));
+    };
+    input.on('error', (err) => fail(new SnapshotError(`${path}: cannot read: ${err.message}`)));
+    parser.on('error', fail);
+    parser.on('data', ({ value, key, stack }: { value: unknown; key: unknown; stack: readonly unknown[] }) => {
+      if (stack.length === 1 && key === 'kind') {
+        kind = value;
+        return;
+      }
+      if (typeof key !== 'number') itemsInArray = false;
+      const own = (value as { kind?: unknown } | null)?.kind;
+      if (own === undefined) untyped.push(value);
+      else add(value, own);
+    });
+    parser.on('end', () => resolve());
+    input.pipe(parser);
+  });
+  if (!itemsInArray || !LIST_KINDS.includes(String(kind))) throw new SnapshotError(`${path}: ${EXPECTED}, got kind ${JSON.stringify(kind ?? null)}`);
+  const listKind = kind === 'NodeList' ? 'Node' : kind === 'PodList' ? 'Pod' : undefined;
+  for (const item of untyped) add(item, listKind);
+  if (reader.nodes.length + reader.keptNodes.size === 0) throw new SnapshotError(`${path}: no Node objects (${EXPECTED}); not applied`);
+  return reader;
 }

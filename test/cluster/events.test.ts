@@ -47,6 +47,18 @@ describe('EventRecorder', () => {
     });
   });
 
+  it('bounds what it remembers for deduplication: past 10,000 keys it forgets, and the same event is recorded again', async () => {
+    const t = recorder({ maxQueued: 20_000 });
+    t.r.record(EVENT);
+    for (let i = 0; i < 10_000; i++) t.r.record({ ...EVENT, pod: { ...EVENT.pod, uid: `uid-other-${i}` } });
+    t.r.record(EVENT); // within the window, but its key was forgotten when the memory reached its bound
+    // Deduplication is decided at once, before anything is sent: the repeat was queued, not deduplicated.
+    expect(t.outcomes).toEqual([]);
+    t.r.record(EVENT); // remembered again: now it is a repeat
+    expect(t.outcomes).toEqual(['deduplicated']);
+    t.release();
+  }, 30_000);
+
   it('records the same pod, reason and message once per dedupe window', async () => {
     const t = recorder();
     t.r.record(EVENT);

@@ -121,6 +121,16 @@ describe('PlacementService.filter, two calls per pod (chooseInFilter: false)', (
   });
 });
 
+describe('PlacementService.filter expires before deciding', () => {
+  it('a reservation past its deadline no longer takes the node at the next filter', () => {
+    const { service } = cluster();
+    // 100 CPUs fit only on n192, and only once: the first pod's reservation keeps the second out until it lapses.
+    expect(service.filter(sandbox('first', '100', '8Gi'), NAMES, 0).reserved).toBe('n192');
+    expect(service.filter(sandbox('second', '100', '8Gi'), NAMES, TTL_MS - 1).result).toBe('no_fit');
+    expect(service.filter(sandbox('second', '100', '8Gi'), NAMES, TTL_MS).reserved).toBe('n192');
+  });
+});
+
 describe('PlacementService.filter, one call per pod (chooseInFilter: true)', () => {
   it('chooses and reserves the strategy’s pick; its runner-up is named', () => {
     const { cache, service } = cluster('least_loaded', { chooseInFilter: true });

@@ -28,7 +28,7 @@ const Ki = 1024;
 const Mi = 1024 * Ki;
 const Gi = 1024 * Mi;
 
-// Effective requests from shared/fixtures/README.md, "Pods" table (cpu in millicores, the rest in bytes/counts).
+// Effective request of each fixture pod (test/fixtures/pods; cpu in millicores, the rest in bytes/counts), worked out by hand from its containers as the comments say.
 const podFixtures: ReadonlyArray<readonly [string, Record<string, number>]> = [
   // cpu 1500m; memory 3Gi
   ['pending-unschedulable.json', { cpu: 1500, memory: 3 * Gi }],
@@ -64,7 +64,7 @@ const podFixtures: ReadonlyArray<readonly [string, Record<string, number>]> = [
   ['quantity-forms-decimal-exponent.json', { cpu: 12_260, memory: 400_129_000_001, 'ephemeral-storage': 1_000_000_000 }],
 ];
 
-describe('podRequests: fixture pods (shared/fixtures/README.md, Pods table)', () => {
+describe('podRequests: the fixture pods (test/fixtures/pods)', () => {
   it('covers every file in test/fixtures/pods', () => {
     const files = readdirSync(podsDir).filter((f) => f.endsWith('.json')).sort();
     expect(podFixtures.map(([file]) => file).sort()).toEqual(files);
@@ -81,7 +81,7 @@ describe('podRequests: fixture pods (shared/fixtures/README.md, Pods table)', ()
   });
 });
 
-// Allocatable from shared/fixtures/README.md, "Nodes" table, plus the hugepages keys present in the files.
+// Allocatable of each fixture node (test/fixtures/nodes) in scheduler units, plus the hugepages keys present in the files.
 const noHugepages = { 'hugepages-1Gi': 0, 'hugepages-2Mi': 0 };
 const nodeFixtures: ReadonlyArray<readonly [string, Record<string, number> | null]> = [
   // 15601432Ki × 1024 = 15975866368
@@ -113,7 +113,7 @@ const nodeFixtures: ReadonlyArray<readonly [string, Record<string, number> | nul
   ['registered-no-status.json', null],
 ];
 
-describe('nodeAllocatable: fixture nodes (shared/fixtures/README.md, Nodes table)', () => {
+describe('nodeAllocatable: the fixture nodes (test/fixtures/nodes)', () => {
   it('covers every file in test/fixtures/nodes', () => {
     const files = readdirSync(nodesDir).filter((f) => f.endsWith('.json')).sort();
     expect(nodeFixtures.map(([file]) => file).sort()).toEqual(files);

@@ -22,7 +22,7 @@ function decimalToNanos(text: string): bigint {
   return negative ? -nanos : nanos;
 }
 
-// quantity.md §8, accepted rows: [row, input, format, exact value (AsDec), MilliValue(), Value()].
+// Edge cases of k8s.io/apimachinery v0.36 resource.ParseQuantity (pkg/api/resource/quantity.go), accepted rows: [row, input, format, exact value (AsDec), MilliValue(), Value()].
 // Rows 41, 43 and 47–50 overflow int64 in Go; the Go column is in the comment, the expected value is the
 // exact BigInt ceiling this module returns instead (documented in milliValue/value).
 type AcceptedRow = readonly [number, string, QuantityFormat, string, string, string];
@@ -97,7 +97,7 @@ const accepted: readonly AcceptedRow[] = [
   [85, '70Mi', 'BinarySI', '73400320', '73400320000', '73400320'],
 ];
 
-// quantity.md §8, rejected rows: [row, input, Go error].
+// Edge cases of k8s.io/apimachinery v0.36 resource.ParseQuantity, rejected rows: [row, input, Go error].
 type RejectedRow = readonly [number, string, 'ErrFormatWrong' | 'ErrSuffix'];
 const rejected: readonly RejectedRow[] = [
   [61, '', 'ErrFormatWrong'],
@@ -129,7 +129,7 @@ function parseError(run: () => unknown): QuantityError {
   return thrown(QuantityError, run);
 }
 
-describe('parseQuantity: quantity.md §8 edge-case table', () => {
+describe('parseQuantity: the edge cases of resource.ParseQuantity (checked against Go by test/e2e/accounting.e2e.test.ts)', () => {
   it('covers all 85 rows exactly once', () => {
     const rows = [...accepted.map((r) => r[0]), ...rejected.map((r) => r[0])].sort((a, b) => a - b);
     expect(rows).toEqual(Array.from({ length: 85 }, (_, i) => i + 1));

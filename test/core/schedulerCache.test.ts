@@ -58,7 +58,7 @@ describe('sandbox state of the realistic fixture pods', () => {
 
 describe('node records', () => {
   it.each([
-    // cpu in millicores, memory in bytes (status.allocatable, quantity.md rounding)
+    // cpu in millicores, memory in bytes (status.allocatable, rounded up like Quantity.MilliValue()/Value())
     ['gke-e2-standard-4.json', [3920, 13926600704]],
     ['huge-r7i-48xlarge-karpenter.json', [191450, 1612985061376]],
     ['gpu-8x-h100-hugepages.json', [220000, 2073885552640]],

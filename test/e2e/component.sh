@@ -3,12 +3,18 @@
 # stop it by pid (SIGTERM, SIGKILL after 10 s; only the process cluster-up.sh recorded), start the same command
 # again (its log is appended to), and wait until it is ready.
 #
-#   test/e2e/component.sh restart sandbox-extender [--config FILE]
+#   test/e2e/component.sh restart sandbox-extender [--config FILE] [--node-flags "FLAGS"]
 #       the extender with its cluster-up command; --config FILE replaces its config file for this run (without
-#       --config: the cluster-up config, EXTENDER_CONFIG, or none). Waits for /readyz (the initial lists applied
-#       in cluster mode) and fails if its log shows the API server refusing it a request (403).
+#       --config: the cluster-up config, EXTENDER_CONFIG, or none); --node-flags adds node options after `node`
+#       for this run only (e.g. "--cpu-prof --cpu-prof-dir=DIR"; the next plain restart drops them). Waits for
+#       /readyz (the initial lists applied in cluster mode) and fails if its log shows the API server refusing it
+#       a request (403).
 #   test/e2e/component.sh restart kube-scheduler-sandbox | kube-scheduler-default
 #       waits until healthy and its leader-election lease is held by the new process.
+#   test/e2e/component.sh stop kube-scheduler-sandbox | kube-scheduler-default
+#   test/e2e/component.sh start kube-scheduler-sandbox | kube-scheduler-default
+#       the two halves of a restart, for a scheduler that should stay down for a while (pods created meanwhile
+#       wait in the API server until start). stop prints nothing on stdout; start prints the new pid.
 #   test/e2e/component.sh bind on|off
 #       rewrites the sandbox scheduler's config with or without `bindVerb: bind` (on: the extender binds; off:
 #       kube-scheduler binds and the extender learns the placement from its watch), restarts
@@ -18,7 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] | restart kube-scheduler-sandbox|kube-scheduler-default | bind on|off"; }
+usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start kube-scheduler-sandbox|kube-scheduler-default | bind on|off"; }
 
 ENV_FILE=$E2E_STATE/cluster.env
 [ -f "$ENV_FILE" ] || e2e_die "$ENV_FILE not found: is the e2e cluster up? (npm run cluster:up)"
@@ -38,10 +44,11 @@ lease_holder() { "${KUBECTL_ADMIN[@]}" -n kube-system get lease "$1" --ignore-no
 held_by_other() { local h; h=$(lease_holder "$1"); [ -n "$h" ] && [ "$h" != "$2" ]; }
 
 restart_extender() {
-  local config=${1-}
+  local config=${1-} node_flags=${2-}
   e2e_load_cmd sandbox-extender
-  local cmd=() i=0
-  # The recorded command minus its --config (if any), plus the requested one.
+  local cmd=() i=0 flags=()
+  # The recorded command minus its --config (if any), plus the requested one; --node-flags go after argv[0] (node).
+  [ -z "$node_flags" ] || read -r -a flags <<<"$node_flags"
   while [ "$i" -lt "${#E2E_CMD[@]}" ]; do
     if [ "${E2E_CMD[$i]}" = --config ]; then
       i=$((i + 2))
@@ -49,6 +56,7 @@ restart_extender() {
       continue
     fi
     cmd+=("${E2E_CMD[$i]}"); i=$((i + 1))
+    [ "$i" != 1 ] || cmd+=("${flags[@]}")
   done
   if [ -n "$config" ]; then
     case "$config" in /*) ;; *) config=$PWD/$config;; esac
@@ -65,10 +73,9 @@ restart_extender() {
   fi
 }
 
-# restart_scheduler NAME LEASE URL
-restart_scheduler() {
-  local name=$1 lease=$2 url=$3 old
-  e2e_load_cmd "$name"
+# stop_scheduler NAME LEASE: stops the scheduler and makes sure its lease names no live process.
+stop_scheduler() {
+  local name=$1 lease=$2 old
   old=$(lease_holder "$lease")
   e2e_stop "$name" || e2e_die "could not stop $name"
   # kube-scheduler may give the lease up on SIGTERM (ReleaseOnCancel) or not. If not, the lease still names the
@@ -77,12 +84,26 @@ restart_scheduler() {
   if [ -n "$old" ] && [ "$(lease_holder "$lease")" = "$old" ]; then
     e2e_log "lease kube-system/$lease still names the stopped $name (not released on SIGTERM): deleting it, so the new process need not wait for it to expire"
     "${KUBECTL_ADMIN[@]}" -n kube-system delete lease "$lease" --ignore-not-found >/dev/null
-  else
+  elif [ -n "$old" ]; then
     e2e_log "$name released lease kube-system/$lease"
   fi
+}
+
+# start_scheduler NAME LEASE URL: starts the recorded command and waits until it is healthy and holds LEASE.
+start_scheduler() {
+  local name=$1 lease=$2 url=$3 old
+  [ -z "$(e2e_pid "$name")" ] || e2e_die "$name is already running (pid $(e2e_pid "$name"))"
+  e2e_load_cmd "$name"
+  old=$(lease_holder "$lease")
   e2e_start "$name" "${E2E_CMD[@]}"
   e2e_wait_for "$name" "healthy" curl -kfsS "$url/healthz"
-  e2e_wait_for "$name" "leader again (lease kube-system/$lease)" held_by_other "$lease" "$old"
+  e2e_wait_for "$name" "leader (lease kube-system/$lease)" held_by_other "$lease" "$old"
+}
+
+# restart_scheduler NAME LEASE URL
+restart_scheduler() {
+  stop_scheduler "$1" "$2"
+  start_scheduler "$1" "$2" "$3"
 }
 
 set_bind() {
@@ -105,18 +126,31 @@ case "${1:-}" in
   restart)
     case "${2:-}" in
       sandbox-extender)
-        config=
-        case "${3:-}" in
-          "") ;;
-          --config) [ -n "${4:-}" ] || usage; config=$4; [ $# -eq 4 ] || usage;;
-          *) usage;;
-        esac
-        restart_extender "$config";;
+        config= node_flags=
+        shift 2
+        while [ $# -gt 0 ]; do
+          case "$1" in
+            --config) [ -n "${2:-}" ] || usage; config=$2; shift 2;;
+            --node-flags) [ -n "${2:-}" ] || usage; node_flags=$2; shift 2;;
+            *) usage;;
+          esac
+        done
+        set -- restart sandbox-extender
+        restart_extender "$config" "$node_flags";;
       kube-scheduler-sandbox) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL";;
       kube-scheduler-default) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-default kube-scheduler "$DEFAULT_SCHEDULER_URL";;
       *) usage;;
     esac
     e2e_pid "$2";;
+  stop|start)
+    [ $# -eq 2 ] || usage
+    case "$2" in
+      kube-scheduler-sandbox) lease=$SANDBOX_SCHEDULER_NAME url=$SANDBOX_SCHEDULER_URL;;
+      kube-scheduler-default) lease=kube-scheduler url=$DEFAULT_SCHEDULER_URL;;
+      *) usage;;
+    esac
+    if [ "$1" = stop ]; then stop_scheduler "$2" "$lease"
+    else start_scheduler "$2" "$lease" "$url"; e2e_pid "$2"; fi;;
   bind)
     [ $# -eq 2 ] || usage
     case "$2" in on) set_bind 1;; off) set_bind 0;; *) usage;; esac

@@ -70,7 +70,7 @@ e2e_proc_starttime() {
 # True when the pid file names a process that is still the one that was started.
 e2e_pidfile_alive() {
   local pid start now
-  read -r pid start <"$1" 2>/dev/null || return 1
+  read -r pid start 2>/dev/null <"$1" || return 1   # 2> first: a missing file is "not alive", not an error message
   now=$(e2e_proc_starttime "$pid")
   [ -n "$now" ] && [ "$now" = "$start" ]
 }

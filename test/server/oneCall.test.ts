@@ -156,3 +156,24 @@ describe('hostile inputs: a readable error, nothing changed', () => {
     expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_reservations_released_total')).toMatch(/reason="unreserved"} 1/);
   });
 });
+
+describe('event-loop delay histogram', () => {
+  it('records how late each 20 ms tick fired, from the clock it is given', async () => {
+    const { Metrics, startEventLoopSampler, EVENT_LOOP_SAMPLE_MS } = await import('../../src/observability/metrics.js');
+    const metrics = new Metrics(() => 0, { defaultMetrics: false });
+    let t = 0;
+    const clock = () => t;
+    const stop = startEventLoopSampler(metrics, clock);
+    // Each real tick reads the fake clock: make the loop look 130 ms late on the first tick, on time after.
+    t = EVENT_LOOP_SAMPLE_MS + 130;
+    await new Promise((resolve) => setTimeout(resolve, 3 * EVENT_LOOP_SAMPLE_MS + 10));
+    stop();
+    const text = await metrics.registry.getSingleMetricAsString('sandbox_extender_event_loop_delay_seconds');
+    const value = (series: string) => Number(new RegExp(`^sandbox_extender_event_loop_delay_seconds_${series} (\\S+)$`, 'm').exec(text)![1]);
+    const count = value('count');
+    expect(count).toBeGreaterThanOrEqual(2);
+    // One tick 130 ms late (between the 0.1 and 0.25 buckets), every later one on time.
+    expect([value('bucket{le="0.1"}'), value('bucket{le="0.25"}')]).toEqual([count - 1, count]);
+    expect(value('sum')).toBeCloseTo(0.13, 9);
+  });
+});

@@ -35,6 +35,10 @@
  *     64: (14000+2000)/64000 = 0.25  → floor(9 × 0.75) = floor(6.75) = 6
  *     192: (20000+4000+2000)/192000 = 0.1354 → lowest, chosen → 10
  *     unknown node → 0 (in input order).
+ * - filter-chosen (one call per pod, chooseInFilter): the filter-nodenames request answered with the
+ *     node least_loaded chooses alone — node-192, as in prioritize-* below — and reserved.
+ * - bind-chosen / bind-not-offered: after filter-chosen, a bind to node-192 is carried out ({"Error":""});
+ *     one to a node kube-scheduler never offered for that pod is refused with the reason.
  * - *-error (neither Nodes nor NodeNames): filter answers 200 with Error set and both lists null;
  *     prioritize answers 400 {"Error": ...} (policy in src/server/handlers.ts).
  */
@@ -48,6 +52,8 @@ interface GoldenCase {
   readonly status: number;
   /** Node reserved by the call, or null. */
   readonly reserves: string | null;
+  /** One call per pod (chooseInFilter); the other cases run the two-call protocol. */
+  readonly chooseInFilter?: boolean;
 }
 
 const CASES: readonly GoldenCase[] = [
@@ -57,6 +63,8 @@ const CASES: readonly GoldenCase[] = [
   { name: 'filter-fits-nowhere-mixed', verb: 'filter', status: 200, reserves: null },
   { name: 'filter-single-feasible', verb: 'filter', status: 200, reserves: NODE_192 },
   { name: 'filter-error', verb: 'filter', status: 200, reserves: null },
+  // One call per pod: the same request as filter-nodenames, answered with the chosen node alone (see prioritize-nodenames for why node-192).
+  { name: 'filter-chosen', verb: 'filter', status: 200, reserves: NODE_192, chooseInFilter: true },
   { name: 'prioritize-nodenames', verb: 'prioritize', status: 200, reserves: NODE_192 },
   { name: 'prioritize-nodes', verb: 'prioritize', status: 200, reserves: NODE_192 },
   { name: 'prioritize-unknown-node', verb: 'prioritize', status: 200, reserves: NODE_192 },
@@ -77,41 +85,43 @@ function lowercaseTopLevel(body: Record<string, unknown>): Record<string, unknow
   return Object.fromEntries(Object.entries(body).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
-async function send(verb: string, body: string) {
-  const harness = makeHarness();
+async function send(verb: string, body: string, chooseInFilter = false) {
+  const harness = makeHarness({ chooseInFilter });
   const res = await request(harness.app).post(`/${verb}`).set('Content-Type', 'application/json').send(body);
   return { res, harness };
 }
 
 describe('wire golden files (test/fixtures/wire)', () => {
-  it.each(CASES)('$name: the reply is byte-for-byte the golden file', async ({ name, verb, status }) => {
-    const { res } = await send(verb, readWire(`${name}.request.json`));
+  it.each(CASES)('$name: the reply is byte-for-byte the golden file', async ({ name, verb, status, chooseInFilter }) => {
+    const { res } = await send(verb, readWire(`${name}.request.json`), chooseInFilter);
     expect(res.status).toBe(status);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.text).toBe(goldenBytes(name));
   });
 
-  it.each(CASES)('$name: top-level keys lowercased (pod, nodes, nodenames) get the same PascalCase reply', async ({ name, verb, status }) => {
+  it.each(CASES)('$name: top-level keys lowercased (pod, nodes, nodenames) get the same PascalCase reply', async ({ name, verb, status, chooseInFilter }) => {
     const lowered = lowercaseTopLevel(JSON.parse(readWire(`${name}.request.json`)) as Record<string, unknown>);
     expect(Object.keys(lowered).some((k) => k !== k.toLowerCase())).toBe(false);
-    const { res } = await send(verb, JSON.stringify(lowered));
+    const { res } = await send(verb, JSON.stringify(lowered), chooseInFilter);
     expect(res.status).toBe(status);
     expect(res.text).toBe(goldenBytes(name));
   });
 
-  it.each(CASES)('$name: reserves $reserves', async ({ name, verb, reserves }) => {
+  it.each(CASES)('$name: reserves $reserves', async ({ name, verb, reserves, chooseInFilter }) => {
     const req = JSON.parse(readWire(`${name}.request.json`)) as { Pod: { metadata: { uid: string } } };
-    const { harness } = await send(verb, JSON.stringify(req));
+    const { harness } = await send(verb, JSON.stringify(req), chooseInFilter);
     const ledger = [...harness.service.cache.reservations()];
     expect(ledger.map((r) => [r.uid, r.nodeName])).toEqual(reserves ? [[req.Pod.metadata.uid, reserves]] : []);
   });
 
-  describe('shape rules every golden reply obeys', () => {
+  describe('shape rules every reply of the server obeys', () => {
     const filterReplies = CASES.filter((c) => c.verb === 'filter');
     const prioritizeReplies = CASES.filter((c) => c.verb === 'prioritize' && c.status === 200);
+    /** What the server answers to the case's request (not the golden file). */
+    const served = async ({ name, verb, chooseInFilter }: GoldenCase) => JSON.parse((await send(verb, readWire(`${name}.request.json`), chooseInFilter)).res.text) as unknown;
 
-    it.each(filterReplies)('$name: ExtenderFilterResult has exactly the PascalCase keys, in Go field order', ({ name }) => {
-      const reply = JSON.parse(readWire(`${name}.reply.json`)) as Record<string, unknown>;
+    it.each(filterReplies)('$name: ExtenderFilterResult has exactly the PascalCase keys, in Go field order', async (c) => {
+      const reply = (await served(c)) as Record<string, unknown>;
       expect(Object.keys(reply)).toEqual(['Nodes', 'NodeNames', 'FailedNodes', 'FailedAndUnresolvableNodes', 'Error']);
       expect(typeof reply['Error']).toBe('string');
       for (const map of [reply['FailedNodes'], reply['FailedAndUnresolvableNodes']]) {
@@ -119,9 +129,9 @@ describe('wire golden files (test/fixtures/wire)', () => {
       }
     });
 
-    it.each(filterReplies.filter((c) => c.name !== 'filter-error'))('$name: exactly one of Nodes / NodeNames is set, matching the request mode; Error is ""', ({ name }) => {
-      const req = JSON.parse(readWire(`${name}.request.json`)) as { Nodes: unknown; NodeNames: unknown };
-      const reply = JSON.parse(readWire(`${name}.reply.json`)) as { Nodes: unknown; NodeNames: unknown; Error: string };
+    it.each(filterReplies.filter((c) => c.name !== 'filter-error'))('$name: exactly one of Nodes / NodeNames is set, matching the request mode; Error is ""', async (c) => {
+      const req = JSON.parse(readWire(`${c.name}.request.json`)) as { Nodes: unknown; NodeNames: unknown };
+      const reply = (await served(c)) as { Nodes: unknown; NodeNames: unknown; Error: string };
       expect(reply.Error).toBe('');
       if (req.NodeNames !== null) {
         expect(Array.isArray(reply.NodeNames)).toBe(true);
@@ -133,8 +143,8 @@ describe('wire golden files (test/fixtures/wire)', () => {
       }
     });
 
-    it.each(prioritizeReplies)('$name: a bare HostPriorityList of {Host, Score} with integer scores 0..10 and one 10', ({ name }) => {
-      const reply = JSON.parse(readWire(`${name}.reply.json`)) as Record<string, unknown>[];
+    it.each(prioritizeReplies)('$name: a bare HostPriorityList of {Host, Score} with integer scores 0..10 and one 10', async (c) => {
+      const reply = (await served(c)) as Record<string, unknown>[];
       expect(Array.isArray(reply)).toBe(true);
       for (const entry of reply) {
         expect(Object.keys(entry)).toEqual(['Host', 'Score']);
@@ -145,13 +155,12 @@ describe('wire golden files (test/fixtures/wire)', () => {
       expect(reply.filter((e) => e['Score'] === 10)).toHaveLength(1);
     });
 
-    it('filter-nodes: the NodeList items are the request Node objects, complete (status, conditions, nodeInfo)', () => {
+    it('filter-nodes: the NodeList items are the request Node objects, complete (status, conditions, nodeInfo)', async () => {
       const req = JSON.parse(readWire('filter-nodes.request.json')) as { Nodes: { items: unknown[] } };
-      const reply = JSON.parse(readWire('filter-nodes.reply.json')) as { Nodes: { metadata: unknown; items: unknown[] } };
+      const reply = (await served(CASES.find((c) => c.name === 'filter-nodes')!)) as { Nodes: { metadata: unknown; items: unknown[] } };
       expect(reply.Nodes.metadata).toEqual({});
-      // toEqual ignores key order: the objects are equal field for field (wire.ts re-orders keys:
-      // metadata and status first, as zod emits its known keys first; Go decoding does not care).
-      expect(reply.Nodes.items).toEqual(req.Nodes.items);
+      // The objects are echoed as sent: equal field for field, in the same key order.
+      expect(JSON.stringify(reply.Nodes.items)).toBe(JSON.stringify(req.Nodes.items));
     });
 
     it('the golden requests themselves are kube-scheduler shaped: PascalCase top level with explicit null for the unused list', () => {
@@ -161,5 +170,39 @@ describe('wire golden files (test/fixtures/wire)', () => {
         expect((req['Nodes'] === null) !== (req['NodeNames'] === null)).toBe(true);
       }
     });
+  });
+});
+
+describe('bind golden files (test/fixtures/wire/bind-*)', () => {
+  /** A cluster-mode extender with a binder that records its calls and succeeds. */
+  function withBinder() {
+    const calls: unknown[] = [];
+    const h = makeHarness({ chooseInFilter: true }, undefined, {
+      bind: async (r) => {
+        calls.push(r);
+        return { ok: true, alreadyBound: false };
+      },
+    });
+    return { h, calls };
+  }
+
+  it('bind-chosen: after Filter chose node-192, binding the pod there is answered {"Error":""} and the Binding is made', async () => {
+    const { h, calls } = withBinder();
+    await request(h.app).post('/filter').set('Content-Type', 'application/json').send(readWire('filter-chosen.request.json')).expect(200);
+    const res = await request(h.app).post('/bind').set('Content-Type', 'application/json').send(readWire('bind-chosen.request.json'));
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(goldenBytes('bind-chosen'));
+    expect(calls).toEqual([{ podName: 'sandbox-new-0', podNamespace: 'sandboxes', podUid: '7c0d3f5e-0000-4000-8000-000000000001', node: NODE_192 }]);
+    expect(h.service.cache.reservation('7c0d3f5e-0000-4000-8000-000000000001')).toMatchObject({ nodeName: NODE_192, bindingFinished: true });
+  });
+
+  it('bind-not-offered: a bind to a node kube-scheduler never offered for that pod is refused, and nothing is bound', async () => {
+    const { h, calls } = withBinder();
+    await request(h.app).post('/filter').set('Content-Type', 'application/json').send(readWire('filter-chosen.request.json')).expect(200);
+    const res = await request(h.app).post('/bind').set('Content-Type', 'application/json').send(readWire('bind-not-offered.request.json'));
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(goldenBytes('bind-not-offered'));
+    expect(calls).toEqual([]);
+    expect(h.service.cache.reservation('7c0d3f5e-0000-4000-8000-000000000001')).toMatchObject({ nodeName: NODE_192, bindingFinished: false });
   });
 });

@@ -13,7 +13,7 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Node, Pod } from '../../src/core/kube.js';
 import { serve, type RunningServer } from '../../src/runtime/serve.js';
 import { watchFileChanges } from '../../src/fileWatch.js';
-import { SnapshotError, parseSnapshot, readSnapshot } from '../../src/snapshot/snapshotFile.js';
+import { SnapshotError, parseSnapshot, readSnapshot, readSnapshotRecords } from '../../src/snapshot/snapshotFile.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { modelState, sampleValue } from '../server/harness.js';
 import { thrown } from '../fixtures/thrown.js';
@@ -166,6 +166,67 @@ describe('readSnapshot', () => {
   });
 });
 
+describe('readSnapshotRecords (the streaming reader serve uses)', () => {
+  const DIMS = { names: ['cpu', 'memory'] };
+  const OPTS = { pausedLabel: 'sandbox-extender.io/paused' };
+  let n = 0;
+  const file = (text: string | Buffer) => {
+    const path = join(dir, `records-${n++}.json`);
+    writeFileSync(path, text);
+    return path;
+  };
+  const read = (text: string | Buffer) => readSnapshotRecords(file(text), DIMS, OPTS);
+  const rejection = async (text: string | Buffer) => {
+    const err = await read(text).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(SnapshotError);
+    return (err as Error).message;
+  };
+
+  it('reads the example snapshot into the same records as the whole-file reader', async () => {
+    const reader = await readSnapshotRecords(SNAPSHOT_PATH, DIMS, OPTS);
+    expect(reader.nodes.map((r) => r.name)).toEqual(EXAMPLE_NODE_NAMES);
+    expect(reader.pods).toHaveLength(EXAMPLE_POD_COUNT);
+    expect(reader.nodes[2]!.allocatable).toEqual([192000, 768 * 1024 ** 3]);
+    expect(reader.errors).toEqual([]);
+  });
+
+  it('gives items without a kind the list’s kind (NodeList, PodList), even though kind comes after the items', async () => {
+    const nodes = exampleList().items.filter((i) => i.kind === 'Node').map(({ kind: _kind, ...rest }) => rest);
+    const reader = await read(JSON.stringify({ apiVersion: 'v1', items: nodes, kind: 'NodeList', metadata: {} }));
+    expect(reader.nodes.map((r) => r.name)).toEqual(EXAMPLE_NODE_NAMES);
+  });
+
+  it('reads a file with a UTF-8 byte-order mark, and YAML', async () => {
+    expect((await read(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(snapshotText)]))).nodes).toHaveLength(3);
+    expect((await read(toYaml(exampleList()))).pods).toHaveLength(EXAMPLE_POD_COUNT);
+  });
+
+  it('reports a bad object and keeps its name for the cache to keep (one bad object loses nothing)', async () => {
+    const list = exampleList();
+    const bad = list.items.find((i) => i.kind === 'Node') as unknown as Node & { status: { allocatable: Record<string, string> } };
+    bad.status.allocatable.cpu = 'lots';
+    const reader = await read(JSON.stringify(list));
+    expect(reader.errors).toEqual([expect.stringMatching(/^node sandbox-node-16: .*invalid quantity "lots"/)]);
+    expect([...reader.keptNodes]).toEqual(['sandbox-node-16']);
+  });
+
+  it.each([
+    ['a truncated file', () => snapshotText.slice(0, snapshotText.length / 2), /: not valid JSON: /],
+    ['an array', () => '[1, 2]', /expected a v1 List of Nodes and Pods .*, got kind null/],
+    ['items that are an object', () => JSON.stringify({ kind: 'List', items: { a: exampleList().items[0] } }), /expected a v1 List .*got kind "List"/],
+    ['a ConfigMap', () => JSON.stringify({ kind: 'ConfigMap', data: {} }), /got kind "ConfigMap"/],
+    ['no nodes', () => JSON.stringify({ kind: 'List', items: exampleList().items.filter((i) => i.kind === 'Pod') }), /no Node objects .*not applied$/],
+  ])('refuses %s with a SnapshotError naming the file', async (_what, text, message) => {
+    expect(await rejection(text())).toMatch(message);
+  });
+
+  it('a missing file is a SnapshotError naming the path', async () => {
+    const missing = join(dir, 'missing-records.json');
+    const err = await readSnapshotRecords(missing, DIMS, OPTS).then(() => null, (e: unknown) => e);
+    expect((err as Error).message).toMatch(new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read: ENOENT`));
+  });
+});
+
 describe('watchFileChanges (the snapshot file and the TLS files)', () => {
   it('sees a rewrite of the file, and nothing after it is stopped', async () => {
     const path = join(dir, 'watched.json');
@@ -293,6 +354,26 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
     expect([...running.service.cache.nodeNames()]).toEqual(['sandbox-node-64', 'sandbox-node-192']);
     const res = await request(running.url).post('/filter').send(extenderArgs(makePod('after-node-gone').req({ cpu: '2', memory: '4Gi' }).obj()));
     expect((res.body as { FailedNodes: Record<string, string> }).FailedNodes).toEqual({ 'sandbox-node-16': "node sandbox-node-16 is not in the extender's cluster snapshot" });
+  });
+});
+
+describe('serve() sweeps reservations past their deadline even when no verb comes', () => {
+  it('a reservation of a 0.2 s TTL is released as expired with no request after it', async () => {
+    const path = join(dir, 'sweep-snapshot.json');
+    writeFileSync(path, snapshotText);
+    const config = parseConfig({ snapshot: { path }, server: { port: 0 }, logLevel: 'silent', placementReservationTtlSeconds: 0.2 });
+    const running = await serve(config, pino({ level: 'silent' }));
+    try {
+      const pod = makePod('swept').req({ cpu: '2', memory: '4Gi' }).obj();
+      await request(running.url).post('/filter').send({ Pod: pod, Nodes: null, NodeNames: EXAMPLE_NODE_NAMES }).expect(200);
+      expect(running.service.cache.size.reservations).toBe(1);
+      // No verb from now on: only the sweep (every 100 ms here, half the TTL) can release it.
+      expect(await waitFor(() => running.service.cache.size.reservations === 0)).toBe(true);
+      const text = (await request(running.url).get('/metrics')).text;
+      expect(sampleValue(text, 'sandbox_extender_reservations_released_total', { reason: 'expired' })).toBe(1);
+    } finally {
+      await running.close();
+    }
   });
 });
 

@@ -1,0 +1,442 @@
+/**
+ * The pure half of `npm run bench:cluster` (bench/cluster.ts): reading Prometheus text, histogram
+ * deltas and quantiles, percentiles of client-side samples, CPU shares from /proc tick samples, the
+ * self-time table of a V8 CPU profile, and the soundness of a placement. No I/O, no clock: the
+ * orchestrator passes everything in.
+ */
+import type { Node, Pod } from '../src/core/kube.js';
+import { nodeAllocatable, podRequests } from '../src/core/podRequests.js';
+import { discreteOptimum, pressureWith } from '../src/core/replay.js';
+
+// ------------------------------------------------------------------------------------------ Prometheus text
+
+/** One sample line of the Prometheus text exposition format. */
+export interface Sample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+const SAMPLE_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
+
+function parseValue(text: string): number {
+  switch (text) {
+    case '+Inf':
+    case 'Inf':
+      return Infinity;
+    case '-Inf':
+      return -Infinity;
+    case 'NaN':
+      return NaN;
+    default:
+      return Number(text);
+  }
+}
+
+/**
+ * Parses the sample lines of the Prometheus text format (version 0.0.4): `name{label="value",…} value
+ * [timestamp]`; `#` lines and blank lines are skipped; label values are unescaped (`\\`, `\"`, `\n`).
+ * (The one text-format parser on npm, parse-prometheus-text-format 1.1.1, drops every labelled
+ * histogram series after the first, which is what kube-scheduler exports; hence this one.)
+ * @throws Error naming the line when a sample line is malformed.
+ */
+export function parsePrometheusText(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const name = SAMPLE_NAME.exec(line)?.[0];
+    if (!name) throw new Error(`not a Prometheus sample line: ${line}`);
+    let i = name.length;
+    const labels: Record<string, string> = {};
+    if (line[i] === '{') {
+      i++;
+      for (;;) {
+        while (line[i] === ' ' || line[i] === ',') i++;
+        if (line[i] === '}') {
+          i++;
+          break;
+        }
+        const eq = line.indexOf('=', i);
+        if (eq < 0 || line[eq + 1] !== '"') throw new Error(`bad label in Prometheus sample line: ${line}`);
+        const key = line.slice(i, eq).trim();
+        let value = '';
+        let j = eq + 2;
+        for (; j < line.length && line[j] !== '"'; j++) {
+          if (line[j] === '\\' && j + 1 < line.length) {
+            j++;
+            value += line[j] === 'n' ? '\n' : line[j];
+          } else value += line[j];
+        }
+        if (j >= line.length) throw new Error(`unterminated label value in Prometheus sample line: ${line}`);
+        labels[key] = value;
+        i = j + 1;
+      }
+    }
+    const [valueText] = line.slice(i).trim().split(/\s+/);
+    const value = parseValue(valueText ?? '');
+    if (valueText === undefined || valueText === '' || (Number.isNaN(value) && valueText !== 'NaN')) {
+      throw new Error(`bad value in Prometheus sample line: ${line}`);
+    }
+    samples.push({ name, labels, value });
+  }
+  return samples;
+}
+
+/** Label pairs a sample must carry to be counted. */
+export type LabelMatch = Readonly<Record<string, string>>;
+
+const matches = (labels: Readonly<Record<string, string>>, match: LabelMatch) => Object.entries(match).every(([k, v]) => labels[k] === v);
+
+/** Sum of the samples of `name` carrying every pair of `match` (0 when there are none). */
+export function sumSamples(samples: readonly Sample[], name: string, match: LabelMatch = {}): number {
+  let sum = 0;
+  for (const s of samples) if (s.name === name && matches(s.labels, match)) sum += s.value;
+  return sum;
+}
+
+/** Whether any sample of `name` is present. */
+export const hasMetric = (samples: readonly Sample[], name: string) => samples.some((s) => s.name === name);
+
+/** Counter sums of `name` grouped by the value of one label. */
+export function sumBy(samples: readonly Sample[], name: string, label: string, match: LabelMatch = {}): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of samples) {
+    if (s.name !== name || !matches(s.labels, match)) continue;
+    const key = s.labels[label] ?? '';
+    out.set(key, (out.get(key) ?? 0) + s.value);
+  }
+  return out;
+}
+
+/** A cumulative histogram: counts of observations ≤ each upper bound (ascending, ending at +Inf), sum and count. */
+export interface Histogram {
+  readonly buckets: readonly { readonly le: number; readonly count: number }[];
+  readonly sum: number;
+  readonly count: number;
+}
+
+export const EMPTY_HISTOGRAM: Histogram = { buckets: [], sum: 0, count: 0 };
+
+/**
+ * The histogram `name` (its `_bucket`, `_sum`, `_count` series), summed over every series carrying
+ * `match` (e.g. over the `attempts` label of kube-scheduler's SLI histogram). EMPTY_HISTOGRAM when absent.
+ */
+export function histogram(samples: readonly Sample[], name: string, match: LabelMatch = {}): Histogram {
+  const byLe = new Map<number, number>();
+  let sum = 0;
+  let count = 0;
+  for (const s of samples) {
+    if (!matches(s.labels, match)) continue;
+    if (s.name === `${name}_bucket`) {
+      const le = parseValue(s.labels.le ?? '');
+      byLe.set(le, (byLe.get(le) ?? 0) + s.value);
+    } else if (s.name === `${name}_sum`) sum += s.value;
+    else if (s.name === `${name}_count`) count += s.value;
+  }
+  const buckets = [...byLe].sort((a, b) => a[0] - b[0]).map(([le, c]) => ({ le, count: c }));
+  return { buckets, sum, count };
+}
+
+/** The histograms of `name` per value of `label` (e.g. per `verb`, per `extension_point`). */
+export function histogramsBy(samples: readonly Sample[], name: string, label: string, match: LabelMatch = {}): Map<string, Histogram> {
+  const values = new Set<string>();
+  for (const s of samples) if (s.name === `${name}_count` && matches(s.labels, match)) values.add(s.labels[label] ?? '');
+  return new Map([...values].sort().map((v) => [v, histogram(samples, name, { ...match, [label]: v })]));
+}
+
+/**
+ * `after − before`, bucket by bucket: the observations made between two scrapes. When any count went
+ * down (the process restarted between the scrapes) or there is no `before`, `after` itself is the delta.
+ */
+export function histogramDelta(after: Histogram, before: Histogram | undefined): Histogram {
+  if (!before || before.count === 0) return after;
+  const prior = new Map(before.buckets.map((b) => [b.le, b.count]));
+  if (after.count < before.count || after.buckets.some((b) => b.count < (prior.get(b.le) ?? 0))) return after;
+  return {
+    buckets: after.buckets.map((b) => ({ le: b.le, count: b.count - (prior.get(b.le) ?? 0) })),
+    sum: after.sum - before.sum,
+    count: after.count - before.count,
+  };
+}
+
+/** Mean observation (sum / count), or null for an empty histogram. */
+export const histogramMean = (h: Histogram): number | null => (h.count > 0 ? h.sum / h.count : null);
+
+/**
+ * The q-quantile (0 ≤ q ≤ 1) as Prometheus' histogram_quantile computes it: the bucket holding rank
+ * q·count, linearly interpolated between its lower bound (the previous bucket's bound, 0 for the first)
+ * and its upper bound; in the +Inf bucket, the highest finite bound. Null for an empty histogram.
+ * So the answer is only as fine as the buckets (kube-scheduler's SLI buckets double from 10 ms).
+ */
+export function histogramQuantile(q: number, h: Histogram): number | null {
+  const total = h.buckets.at(-1)?.count ?? 0;
+  if (total <= 0) return null;
+  const rank = q * total;
+  let lowerBound = 0;
+  let lowerCount = 0;
+  for (const b of h.buckets) {
+    if (b.count >= rank && b.count > lowerCount) {
+      if (b.le === Infinity) return lowerBound;
+      return lowerBound + ((b.le - lowerBound) * (rank - lowerCount)) / (b.count - lowerCount);
+    }
+    lowerBound = b.le;
+    lowerCount = b.count;
+  }
+  return lowerBound;
+}
+
+// ------------------------------------------------------------------------------------------ client-side samples
+
+/** Nearest-rank percentile (0 < q ≤ 1) of `values`; null when empty. */
+export function percentile(values: readonly number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/** The middle value (the mean of the two middle ones for an even count); null when empty. */
+export function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Pods per second over the binding window: (n − 1) intervals between the first and the last bind (ms). */
+export function podsPerSecond(bindTimesMs: readonly number[]): number | null {
+  if (bindTimesMs.length < 2) return null;
+  const first = Math.min(...bindTimesMs);
+  const last = Math.max(...bindTimesMs);
+  return last > first ? ((bindTimesMs.length - 1) * 1000) / (last - first) : null;
+}
+
+// ------------------------------------------------------------------------------------------ CPU from /proc
+
+/** utime + stime of one process at one moment (clock ticks), from /proc/PID/stat. */
+export interface ProcTicks {
+  readonly pid: number;
+  readonly ticks: number;
+}
+
+/** One sample of every component: monotonic time (ms) and the ticks per component name. */
+export interface CpuSample {
+  readonly tMs: number;
+  readonly procs: Readonly<Record<string, ProcTicks>>;
+}
+
+/** utime + stime (fields 14 and 15) of the text of /proc/PID/stat; comm may hold spaces and parentheses. */
+export function ticksOfStat(stat: string): number {
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state); utime is field 14, stime field 15.
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`not a /proc/PID/stat line: ${stat.slice(0, 80)}`);
+  return utime + stime;
+}
+
+/**
+ * CPU share of each component over [fromMs, toMs], in cores (1 = one core busy the whole time): the
+ * tick delta between the last sample at or before `fromMs` and the first at or after `toMs` (so the
+ * window widens to the sampling grid), over that sample interval. A component whose pid changed in
+ * between counts from zero ticks (a new process). Components missing at either end are left out.
+ */
+export function cpuShares(samples: readonly CpuSample[], fromMs: number, toMs: number, clockTicksPerSecond: number): { windowMs: number; cores: Map<string, number> } {
+  const sorted = [...samples].sort((a, b) => a.tMs - b.tMs);
+  const start = [...sorted].reverse().find((s) => s.tMs <= fromMs) ?? sorted[0];
+  const end = sorted.find((s) => s.tMs >= toMs) ?? sorted.at(-1);
+  const cores = new Map<string, number>();
+  if (!start || !end || end.tMs <= start.tMs) return { windowMs: 0, cores };
+  const seconds = (end.tMs - start.tMs) / 1000;
+  for (const [name, e] of Object.entries(end.procs)) {
+    const s = start.procs[name];
+    if (!s) continue;
+    const ticks = s.pid === e.pid ? e.ticks - s.ticks : e.ticks;
+    cores.set(name, ticks / clockTicksPerSecond / seconds);
+  }
+  return { windowMs: end.tMs - start.tMs, cores };
+}
+
+// ------------------------------------------------------------------------------------------ V8 CPU profile
+
+/** The parts of a `.cpuprofile` (V8 / Chrome DevTools format) read here; times in microseconds. */
+export interface CpuProfile {
+  readonly nodes: readonly { readonly id: number; readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number } }[];
+  readonly startTime: number;
+  readonly endTime: number;
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+export interface SelfTimeEntry {
+  readonly functionName: string;
+  /** Script URL with the `file://` scheme and `stripPrefix` removed; `node:…` for Node's internals. */
+  readonly location: string;
+  readonly selfMs: number;
+  /** Share of the busy time (every sample but "(idle)"). */
+  readonly share: number;
+}
+
+export interface SelfTimeTable {
+  /** Time covered by the samples counted, ms. */
+  readonly totalMs: number;
+  readonly idleMs: number;
+  /** totalMs − idleMs. */
+  readonly busyMs: number;
+  readonly gcMs: number;
+  readonly top: readonly SelfTimeEntry[];
+}
+
+/**
+ * Self time per function (name + script + line) of a CPU profile, the `top` largest, as DevTools'
+ * "Bottom-Up" view computes it: each sample lasts until the next one (the last until endTime). With
+ * `fromUs`/`toUs` (the profile's clock: CLOCK_MONOTONIC in µs, the clock of process.hrtime), only the
+ * samples inside that window count.
+ */
+export function selfTimeTable(profile: CpuProfile, options: { top?: number; fromUs?: number; toUs?: number; stripPrefix?: string } = {}): SelfTimeTable {
+  const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+  const from = options.fromUs ?? -Infinity;
+  const to = options.toUs ?? Infinity;
+  const bySite = new Map<string, { functionName: string; location: string; us: number }>();
+  let totalUs = 0;
+  let idleUs = 0;
+  let gcUs = 0;
+  const times: number[] = [];
+  let t = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    times.push(t);
+  }
+  for (let i = 0; i < profile.samples.length; i++) {
+    const at = times[i]!;
+    if (at < from || at > to) continue;
+    const duration = Math.max(0, (i + 1 < times.length ? times[i + 1]! : profile.endTime) - at);
+    const frame = frames.get(profile.samples[i]!);
+    if (!frame) continue;
+    totalUs += duration;
+    if (frame.functionName === '(idle)') {
+      idleUs += duration;
+      continue;
+    }
+    if (frame.functionName === '(garbage collector)') gcUs += duration;
+    let url = frame.url.replace(/^file:\/\//, '');
+    if (options.stripPrefix && url.startsWith(options.stripPrefix)) url = url.slice(options.stripPrefix.length).replace(/^\//, '');
+    const location = url ? `${url}:${frame.lineNumber + 1}` : '';
+    const functionName = frame.functionName || '(anonymous)';
+    const key = `${functionName}\u0000${location}`;
+    const entry = bySite.get(key) ?? { functionName, location, us: 0 };
+    entry.us += duration;
+    bySite.set(key, entry);
+  }
+  const busyUs = totalUs - idleUs;
+  const top = [...bySite.values()]
+    .sort((a, b) => b.us - a.us || a.functionName.localeCompare(b.functionName))
+    .slice(0, options.top ?? 25)
+    .map((e) => ({ functionName: e.functionName, location: e.location, selfMs: e.us / 1000, share: busyUs > 0 ? e.us / busyUs : 0 }));
+  return { totalMs: totalUs / 1000, idleMs: idleUs / 1000, busyMs: busyUs / 1000, gcMs: gcUs / 1000, top };
+}
+
+// ------------------------------------------------------------------------------------------ placement soundness
+
+export interface OverAllocatable {
+  readonly node: string;
+  readonly resource: string;
+  readonly requested: number;
+  readonly allocatable: number;
+}
+
+export interface Soundness {
+  /** Bound, non-terminal pods counted. */
+  readonly boundPods: number;
+  /** Nodes where the sum of requests exceeds allocatable (cpu millicores, memory bytes, pods count). */
+  readonly overAllocatable: readonly OverAllocatable[];
+  /** max over nodes of max(cpu, memory) requested / allocatable. */
+  readonly peakPressure: number;
+  readonly peakNode: string | null;
+  /** Best peak any placement of the same pods can reach (src/core/replay.ts discreteOptimum); null when the pods are not identical. */
+  readonly optimum: number | null;
+  /** Pressure of one pod on the peak node: the slack "within one pod of the optimum" allows. */
+  readonly onePodStep: number | null;
+  readonly withinOnePodOfOptimum: boolean | null;
+}
+
+/**
+ * Checks a placement: every node's summed requests (component-helpers PodRequests, as kube-scheduler's
+ * NodeResourcesFit counts them) against its allocatable in cpu, memory and pod count, and for identical
+ * pods the peak pressure against the optimum: peak ≤ optimum + one pod's pressure on the peak node.
+ * Pods that are not bound or are Succeeded/Failed hold nothing. Nodes without allocatable are skipped.
+ * @throws QuantityError on an unreadable quantity.
+ */
+export function placementSoundness(nodes: readonly Node[], pods: readonly Pod[]): Soundness {
+  const dims = ['cpu', 'memory'] as const;
+  const allocatable = new Map<string, number[]>();
+  const podSlots = new Map<string, number>();
+  for (const n of nodes) {
+    const a = nodeAllocatable(n);
+    const name = n.metadata?.name;
+    if (!a || !name) continue;
+    allocatable.set(name, dims.map((d) => a.get(d) ?? 0));
+    podSlots.set(name, a.get('pods') ?? Infinity);
+  }
+  const used = new Map<string, { vector: number[]; pods: number }>();
+  const requestKeys = new Set<string>();
+  let request: number[] | null = null;
+  let boundPods = 0;
+  for (const p of pods) {
+    const nodeName = p.spec?.nodeName;
+    if (!nodeName || p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') continue;
+    boundPods++;
+    const r = podRequests(p);
+    const vector = dims.map((d) => r.get(d) ?? 0);
+    requestKeys.add(vector.join('/'));
+    request = vector;
+    const u = used.get(nodeName) ?? { vector: [0, 0], pods: 0 };
+    u.vector = u.vector.map((v, i) => v + vector[i]!);
+    u.pods++;
+    used.set(nodeName, u);
+  }
+  const overAllocatable: OverAllocatable[] = [];
+  let peakPressure = 0;
+  let peakNode: string | null = null;
+  for (const [node, u] of [...used].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const a = allocatable.get(node);
+    if (!a) continue;
+    dims.forEach((d, i) => {
+      if (u.vector[i]! > a[i]!) overAllocatable.push({ node, resource: d, requested: u.vector[i]!, allocatable: a[i]! });
+    });
+    const slots = podSlots.get(node) ?? Infinity;
+    if (u.pods > slots) overAllocatable.push({ node, resource: 'pods', requested: u.pods, allocatable: slots });
+    const p = pressureWith(a, u.vector, 1);
+    if (p > peakPressure) {
+      peakPressure = p;
+      peakNode = node;
+    }
+  }
+  let optimum: number | null = null;
+  let onePodStep: number | null = null;
+  if (request && requestKeys.size === 1) {
+    const spec = { dims: { names: [...dims] }, nodes: [...allocatable].map(([name, a]) => ({ name, allocatable: a })), podRequest: request, podCount: boundPods, honourCapacity: true };
+    optimum = discreteOptimum(spec);
+    onePodStep = peakNode ? pressureWith(allocatable.get(peakNode)!, request, 1) : 0;
+  }
+  const withinOnePodOfOptimum = optimum === null || onePodStep === null ? null : peakPressure <= optimum + onePodStep + 1e-12;
+  return { boundPods, overAllocatable, peakPressure, peakNode, optimum, onePodStep, withinOnePodOfOptimum };
+}
+
+// ------------------------------------------------------------------------------------------ output
+
+/** Left-aligned columns, two spaces apart (first row: headers). */
+export function formatColumns(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n');
+}
+
+/** A number with `digits` decimals, or "-" for null/NaN. */
+export function fmt(v: number | null | undefined, digits = 1): string {
+  return v === null || v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits);
+}
+
+/** a / b, or null when either is missing or b is 0. */
+export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
+  return a === null || a === undefined || b === null || b === undefined || b === 0 ? null : a / b;
+}

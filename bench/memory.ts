@@ -1,0 +1,227 @@
+/**
+ * `npm run bench:memory`: the extender's memory at Kubernetes' limits, each figure from a fresh process.
+ *
+ * 1. model: 5,000 nodes and 150,000 pods applied to the scheduler cache one watch event at a time (the
+ *    objects are built, converted to records and dropped, as the watch delivers them); heap and RSS after
+ *    a full GC, in a child process of its own.
+ * 2. snapshot: a realistic `kubectl get nodes,pods -A -o json` dump (4-space indented, as kubectl prints
+ *    it; nodes and pods from the test fixtures, with managedFields) of 5,000 nodes and 150,000 pods,
+ *    about 1 GB, written to a temporary folder; then (a) the whole-file way (readFileSync + JSON.parse)
+ *    in a child process, and (b) `sandbox-extender serve --snapshot` (the built CLI): seconds until it
+ *    answers, its RSS then and its peak RSS (VmRSS, VmHWM).
+ * 3. cluster (`--cluster PODS`, not in CI): the local control plane with 5,000 KWOK nodes, PODS pods
+ *    created bound to them (spec.nodeName set, no scheduler), and the extender's RSS once its cache holds
+ *    them all.
+ *
+ * Options: --nodes N (5000), --pods N (150000), --cluster PODS, --keep (keep the dump).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parseConfig } from '../src/config/load.js';
+import type { Node, Pod } from '../src/core/kube.js';
+import { applyNode, applyPod } from '../src/core/sync.js';
+import { buildService } from '../src/runtime/service.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = resolve(HERE, '..', '..');
+const CLI = join(REPO, 'bin', 'sandbox-extender.js');
+const FIXTURES = join(REPO, 'test', 'fixtures');
+const MB = 1024 * 1024;
+
+const { values: opts } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '5000' },
+    pods: { type: 'string', default: '150000' },
+    cluster: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    part: { type: 'string' }, // internal: the child-process parts
+    file: { type: 'string' },
+  },
+});
+const NODES = Number(opts.nodes);
+const PODS = Number(opts.pods);
+
+function fixture<T>(path: string): T {
+  return JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')) as T;
+}
+
+/** VmRSS and VmHWM (peak) of a process, in MB. */
+function rssOf(pid: number | 'self'): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+/** Part 1, in its own process: the cache fed one event at a time. */
+function modelPart(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  const node = fixture<Node & { metadata: { name: string } }>('nodes/gke-e2-standard-4.json');
+  const pod = fixture<Pod & { metadata: { name: string; uid: string }; spec: { nodeName: string } }>('pods/running-ready-coredns.json');
+  gc();
+  const before = process.memoryUsage();
+  const config = parseConfig({});
+  const { service } = buildService(config, { clusterMode: true });
+  const options = { pausedLabel: config.pausedLabel };
+  const start = performance.now();
+  for (let i = 0; i < NODES; i++) {
+    node.metadata.name = `gke-prod-sandbox-pool-${i.toString(16).padStart(8, '0')}-node`;
+    applyNode(service.cache, 'ADDED', structuredClone(node));
+  }
+  for (let i = 0; i < PODS; i++) {
+    const copy = structuredClone(pod);
+    copy.metadata.name = `sandbox-${i}`;
+    copy.metadata.uid = `5c6a0b1e-${i.toString(16).padStart(8, '0')}-4f7e-9c2d-0a1b2c3d4e5f`;
+    copy.spec.nodeName = `gke-prod-sandbox-pool-${(i % NODES).toString(16).padStart(8, '0')}-node`;
+    applyPod(service.cache, 'ADDED', copy, options);
+  }
+  const ms = performance.now() - start;
+  gc();
+  const after = process.memoryUsage();
+  const { rss, peak } = rssOf('self');
+  console.log(JSON.stringify({ ms, perEventUs: (ms * 1000) / (NODES + PODS), heapMb: (after.heapUsed - before.heapUsed) / MB, rssMb: rss, peakMb: peak, records: service.cache.size }));
+}
+
+/** Part 2a, in its own process: the whole file as one string, then JSON.parse. */
+function wholeFilePart(file: string): void {
+  const start = performance.now();
+  try {
+    const doc = JSON.parse(readFileSync(file, 'utf8')) as { items: unknown[] };
+    console.log(JSON.stringify({ ok: true, items: doc.items.length, seconds: (performance.now() - start) / 1000, peakMb: rssOf('self').peak }));
+  } catch (err) {
+    console.log(JSON.stringify({ ok: false, error: (err as Error).message, seconds: (performance.now() - start) / 1000 }));
+  }
+}
+
+async function writeDump(file: string): Promise<number> {
+  const node = fixture<Node & { metadata: { name: string } }>('nodes/gke-e2-standard-4.json');
+  const pods = ['running-ready-coredns.json', 'bound-pending-containercreating.json', 'sidecar-restartable-init.json'].map((f) => fixture<Pod & { metadata: { name: string; uid: string }; spec: { nodeName: string } }>(`pods/${f}`));
+  const out = createWriteStream(file);
+  const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
+  await write('{\n    "apiVersion": "v1",\n    "items": [\n');
+  let first = true;
+  const item = async (o: unknown) => {
+    await write(`${first ? '' : ',\n'}${JSON.stringify(o, null, 4)}`);
+    first = false;
+  };
+  for (let i = 0; i < NODES; i++) {
+    node.metadata.name = `gke-prod-sandbox-pool-${i.toString(16).padStart(8, '0')}-node`;
+    await item(node);
+  }
+  for (let i = 0; i < PODS; i++) {
+    const pod = pods[i % pods.length]!;
+    pod.metadata.name = `sandbox-${i}`;
+    pod.metadata.uid = `5c6a0b1e-${i.toString(16).padStart(8, '0')}-4f7e-9c2d-0a1b2c3d4e5f`;
+    pod.spec.nodeName = `gke-prod-sandbox-pool-${(i % NODES).toString(16).padStart(8, '0')}-node`;
+    await item(pod);
+  }
+  await write('\n    ],\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n');
+  await new Promise<void>((r) => out.end(() => r()));
+  return statSync(file).size;
+}
+
+function child(part: string, extra: string[] = []): Record<string, unknown> {
+  const out = execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--part', part, '--nodes', String(NODES), '--pods', String(PODS), ...extra], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  return JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
+}
+
+async function until(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Part 2b: the built CLI serving the dump. */
+async function serveDump(file: string): Promise<{ seconds: number; rss: number; peak: number; objects: string }> {
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const start = performance.now();
+  const proc = spawn(process.execPath, [CLI, 'serve', '--snapshot', file, '--port', String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    await until('the extender to answer', 600_000, async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok);
+    const seconds = (performance.now() - start) / 1000;
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const objects = metrics.split('\n').filter((l) => l.startsWith('sandbox_extender_snapshot_objects{')).join(', ');
+    return { seconds, ...rssOf(proc.pid!), objects };
+  } finally {
+    proc.kill('SIGTERM');
+  }
+}
+
+/** Part 3: the extender in cluster mode on a 5,000-node cluster holding `podCount` bound pods. */
+async function clusterPart(podCount: number): Promise<void> {
+  const script = (name: string, env: Record<string, string> = {}) => execFileSync('bash', [join(REPO, 'test', 'e2e', name)], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
+  script('cluster-up.sh', { CLUSTER_NODES: `${NODES}x32/128Gi`, EXTENDER_BUILD: '0' });
+  try {
+    const env = Object.fromEntries(readFileSync(join(REPO, '.e2e', 'cluster.env'), 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const pid = Number(readFileSync(join(REPO, '.e2e', 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
+    const kubectl = join(REPO, '.e2e', 'bin', 'kubectl');
+    const kubeconfig = join(REPO, '.e2e', 'kubeconfig');
+    execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'memory-bench'], { stdio: 'ignore' });
+    const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const api = kc.makeApiClient(CoreV1Api);
+    const names = (await api.listNode()).items.map((n) => n.metadata!.name!);
+    const start = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < podCount) {
+          const i = next++;
+          await api.createNamespacedPod({
+            namespace: 'memory-bench',
+            body: { metadata: { name: `fill-${i}`, labels: { app: 'memory-bench' } }, spec: { nodeName: names[i % names.length], containers: [{ name: 'c', image: 'example.invalid/none', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] } },
+          });
+        }
+      }),
+    );
+    console.log(`created ${podCount} bound pods in ${((performance.now() - start) / 1000).toFixed(0)} s`);
+    await until('the extender to hold every pod', 900_000, async () => {
+      const metrics = await (await fetch(`${env.EXTENDER_URL}/metrics`)).text();
+      const pods = Number(/^sandbox_extender_snapshot_objects\{kind="pod"\} (\d+)/m.exec(metrics)?.[1] ?? 0);
+      return pods >= podCount;
+    });
+    await new Promise((r) => setTimeout(r, 10_000)); // let the last events settle and a GC run
+    const { rss, peak } = rssOf(pid);
+    console.log(`cluster mode: ${NODES} nodes, ${podCount} pods in the extender's cache: RSS ${rss.toFixed(0)} MB, peak ${peak.toFixed(0)} MB`);
+  } finally {
+    script('cluster-down.sh');
+  }
+}
+
+async function main(): Promise<void> {
+  if (opts.part === 'model') return modelPart();
+  if (opts.part === 'whole-file') return wholeFilePart(opts.file!);
+  if (opts.cluster) return clusterPart(Number(opts.cluster));
+
+  console.log(`sandbox-extender memory bench (Node ${process.version}): ${NODES} nodes, ${PODS} pods, each figure from a fresh process`);
+  const model = child('model');
+  console.log(
+    `1. model fed one watch event at a time: ${Number(model.ms).toFixed(0)} ms (${Number(model.perEventUs).toFixed(1)} µs per event); ` +
+      `heap of the model ${Number(model.heapMb).toFixed(0)} MB; process RSS ${Number(model.rssMb).toFixed(0)} MB (peak ${Number(model.peakMb).toFixed(0)} MB)`,
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-extender-memory-'));
+  try {
+    const file = join(dir, 'dump.json');
+    const writeStart = performance.now();
+    const bytes = await writeDump(file);
+    console.log(`2. kubectl-style dump: ${(bytes / MB).toFixed(0)} MB (written in ${((performance.now() - writeStart) / 1000).toFixed(0)} s)`);
+    const whole = child('whole-file', ['--file', file]);
+    console.log(`   a. whole file (readFileSync + JSON.parse): ${whole.ok ? `loaded ${String(whole.items)} items in ${Number(whole.seconds).toFixed(1)} s, peak RSS ${Number(whole.peakMb).toFixed(0)} MB` : `cannot load: ${String(whole.error)}`}`);
+    const served = await serveDump(file);
+    console.log(`   b. serve --snapshot (stream → records): answering after ${served.seconds.toFixed(1)} s; RSS ${served.rss.toFixed(0)} MB, peak ${served.peak.toFixed(0)} MB; ${served.objects}`);
+  } finally {
+    if (opts.keep) console.log(`dump kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,38 @@
+import { debugNode, debugNodes } from '../../src/core/debugView.js';
+import { SchedulerCache } from '../../src/core/schedulerCache.js';
+
+const DIMS = { names: ['cpu', 'memory'] };
+
+function cache(): SchedulerCache {
+  const c = new SchedulerCache(DIMS, { ttlMs: 600_000 });
+  for (const [name, cpu] of [['node-192', 192_000], ['node-16', 16_000], ['node-64', 64_000]] as const) c.upsertNode({ name, allocatable: [cpu, cpu * 4 * 1024 ** 2] });
+  return c;
+}
+
+describe('debug view', () => {
+  it('lists nodes in natural name order (node-16, node-64, node-192), or by current pressure, highest first', () => {
+    const c = cache();
+    c.assume({ uid: 'u1', key: 'ns/a', request: [8_000, 0] }, 'node-64', 0); // 8000/64000 = 0.125
+    c.assume({ uid: 'u2', key: 'ns/b', request: [4_000, 0] }, 'node-16', 0); // 4000/16000 = 0.25
+    expect(debugNodes(c, 0).map((n) => n.name)).toEqual(['node-16', 'node-64', 'node-192']);
+    expect(debugNodes(c, 0, 'pressure').map((n) => [n.name, n.maxPressure])).toEqual([
+      ['node-16', 0.25],
+      ['node-64', 0.125],
+      ['node-192', 0],
+    ]);
+  });
+
+  it('lists a node’s reservations by pod in natural order, whatever the order they were made in, with age and deadline', () => {
+    const c = cache();
+    for (const [uid, pod] of [['u3', 'ns/pod-10'], ['u1', 'ns/pod-9'], ['u2', 'ns/pod-b'], ['u4', 'ns/pod-a']]) c.assume({ uid: uid!, key: pod!, request: [1_000, 0] }, 'node-64', 1_000);
+    const view = debugNode(c, 'node-64', 4_000)!;
+    expect(view.reservations.map((r) => r.pod)).toEqual(['ns/pod-9', 'ns/pod-10', 'ns/pod-a', 'ns/pod-b']);
+    // Reserved at 1 s, seen at 4 s: 3 s old; the pods were never seen, so the default 600 s TTL applies (no unconfirmed TTL set).
+    expect(view.reservations[0]).toMatchObject({ uid: 'u1', ageSeconds: 3, expiresInSeconds: 597, bindingFinished: false, request: { cpu: 1000, memory: 0 } });
+    expect(view).toMatchObject({ reserved: { cpu: 4000, memory: 0 }, sandboxes: { reserved: 4, starting: 0 }, pressure: { cpu: 4000 / 64000, memory: 0 } });
+  });
+
+  it('shows nothing for a name it does not know', () => {
+    expect(debugNode(cache(), 'node-7', 0)).toBeNull();
+  });
+});
