@@ -22,6 +22,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
+import { formatColumns, median, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -97,12 +98,9 @@ async function getJson<T>(url: string): Promise<T> {
   return (await res.json()) as T;
 }
 
-/** Sum of the samples of counter `name` at `url`/metrics whose labels include `label` (e.g. `verb="filter"`). */
-async function metric(url: string, name: string, label = ''): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  let sum = 0;
-  for (const m of text.matchAll(/^([a-z_]+)(\{[^}]*\})? (\S+)$/gm)) if (m[1] === name && (m[2] ?? '').includes(label)) sum += Number(m[3]);
-  return sum;
+/** Sum of the samples of `name` at `url`/metrics that carry every label pair of `match`. */
+async function metric(url: string, name: string, match: Record<string, string> = {}): Promise<number> {
+  return sumSamples(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, match);
 }
 
 interface RunResult {
@@ -186,7 +184,7 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
     }
   })();
   const held = () => metric(env.EXTENDER_URL!, 'sandbox_extender_starting_limit_held_total');
-  const filters = () => metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', 'verb="filter"');
+  const filters = () => metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', { verb: 'filter' });
   const heldBefore = sandbox ? await held() : 0;
   const filterBefore = sandbox ? await filters() : 0;
   await sleep(500);
@@ -252,7 +250,7 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
   // before the namespace goes, or the late ones meet a terminating namespace (403).
   if (sandbox) {
     for (let i = 0; i < 1200; i++) {
-      const decisions = (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', 'result="placed"')) + (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', 'result="no_fit"'));
+      const decisions = (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) + (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
       if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_events_total')) >= decisions) break;
       await sleep(500);
     }
@@ -260,7 +258,7 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
   await kubectl(env, ['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=300s']);
   // The extender has settled when it holds no reservation and no pod of the namespace.
   for (let i = 0; i < 600; i++) {
-    if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_reservations_pending')) === 0 && (await metric(env.EXTENDER_URL!, 'sandbox_extender_snapshot_objects', 'kind="pod"')) === 0) break;
+    if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_reservations_pending')) === 0 && (await metric(env.EXTENDER_URL!, 'sandbox_extender_snapshot_objects', { kind: 'pod' })) === 0) break;
     await sleep(500);
   }
   return result;
@@ -293,23 +291,19 @@ const f1 = (x: number) => x.toFixed(1);
 
 function table(results: readonly RunResult[], o: Options): string {
   const setups: Setup[] = ['limit off', 'limit on', 'default'];
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
+  const med = (xs: number[]) => median(xs) ?? NaN;
   const rows = [['', 'limit off (sandbox-scheduler)', `limit on (${limitText(o)})`, 'default-scheduler']];
   const of = (s: Setup) => results.filter((r) => r.setup === s);
   const cell = (s: Setup, f: (rs: RunResult[]) => string) => (of(s).length ? f(of(s)) : '-');
   rows.push(['peak starting on any node (API)', ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.apiPeaks.max).join(' / ')))]);
   rows.push(['per-node peaks, API (value×nodes)', ...setups.map((s) => cell(s, (rs) => formatCounts(rs.at(-1)!.apiPeaks)))]);
   rows.push(['peak starting on any node (extender model)', ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.modelPeaks?.max ?? '-').join(' / ')))]);
-  rows.push(['first create → all created (s)', ...setups.map((s) => cell(s, (rs) => f1(median(rs.map((r) => r.createSeconds)))))]);
-  rows.push(['first create → all bound (s)', ...setups.map((s) => cell(s, (rs) => f1(median(rs.map((r) => r.allBoundSeconds)))))]);
-  rows.push(['first create → all Ready (s)', ...setups.map((s) => cell(s, (rs) => `${f1(median(rs.map((r) => r.allReadySeconds)))} (${rs.map((r) => f1(r.allReadySeconds)).join(', ')})`))]);
-  rows.push(['pods/s (pods / time to all Ready)', ...setups.map((s) => cell(s, (rs) => f1(median(rs.map((r) => r.podsPerSecond)))))]);
-  rows.push(['Filter calls / held by the limit', ...setups.map((s) => cell(s, (rs) => (rs[0]!.filterRequests === null ? '-' : `${median(rs.map((r) => r.filterRequests!))} / ${median(rs.map((r) => r.startingLimitHeld!))}`)))]);
-  const width = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ').trimEnd()).join('\n');
+  rows.push(['first create → all created (s)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.createSeconds)))))]);
+  rows.push(['first create → all bound (s)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.allBoundSeconds)))))]);
+  rows.push(['first create → all Ready (s)', ...setups.map((s) => cell(s, (rs) => `${f1(med(rs.map((r) => r.allReadySeconds)))} (${rs.map((r) => f1(r.allReadySeconds)).join(', ')})`))]);
+  rows.push(['pods/s (pods / time to all Ready)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.podsPerSecond)))))]);
+  rows.push(['Filter calls / held by the limit', ...setups.map((s) => cell(s, (rs) => (rs[0]!.filterRequests === null ? '-' : `${med(rs.map((r) => r.filterRequests!))} / ${med(rs.map((r) => r.startingLimitHeld!))}`)))]);
+  return formatColumns(rows);
 }
 
 function limitText(o: Options): string {

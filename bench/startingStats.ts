@@ -7,6 +7,7 @@
  * (condition Ready=True), or until it is deleted. Changes are applied in watch order, so the peak of a
  * node is exactly the most pods the API ever showed starting on it at once.
  */
+import { percentile } from './clusterStats.js';
 
 /** Concurrent starting pods per node, over a stream of pod changes. */
 export class StartingTracker {
@@ -42,13 +43,6 @@ export class StartingTracker {
   }
 }
 
-/** Nearest-rank percentile (p in 0..100) of ascending `sorted`; null when empty. */
-export function percentile(sorted: readonly number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
-}
-
 export interface Distribution {
   readonly min: number | null;
   readonly p50: number | null;
@@ -63,7 +57,7 @@ export function distribution(values: Iterable<number>): Distribution {
   const sorted = [...values].sort((a, b) => a - b);
   const counts = new Map<number, number>();
   for (const v of sorted) counts.set(v, (counts.get(v) ?? 0) + 1);
-  return { min: sorted[0] ?? null, p50: percentile(sorted, 50), p90: percentile(sorted, 90), max: sorted.at(-1) ?? null, counts: [...counts] };
+  return { min: sorted[0] ?? null, p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), max: sorted.at(-1) ?? null, counts: [...counts] };
 }
 
 /** `value×count` pairs, e.g. `3×12 4×88`. */
