@@ -231,27 +231,20 @@ describe('starting limit (perNode 5, perCore 0.1: cpu16-0 1, cpu64-0 5, cpu192-0
       // Blockers: every start slot taken by pods that stay starting (Ready only after an hour).
       await kubectl.apply(delayedPods(namespace, 'blocker', slots, '1h'));
       await waitFor(`${slots} blockers bound`, 120_000, async () => ((await podsOf(namespace)).filter((p) => p.spec.nodeName).length === slots ? true : undefined));
-      const rows: string[][] = [['case', 'W rejected → slot freed', 'slot freed → W decided (extender)', 'slot freed → W bound (watch)', 'kube-scheduler queue moves meanwhile']];
-      const trial = async (name: string, waitAfterRejectionMs: number) => {
-        await kubectl.apply(delayedPods(namespace, name, 1, '1h')); // W stays starting once placed: the cluster is full again after it
+      const rows: string[][] = [['case', 'Filter calls held', 'last rejection → slot freed', 'slot freed → W decided (extender)', 'slot freed → W bound (watch)', 'kube-scheduler queue moves meanwhile']];
+      const heldNow = async () => metricValue(await fetchText(`${env.EXTENDER_URL}/metrics`), HELD);
+      /**
+       * One trial: W is created and rejected; then either `waitAfterRejectionMs` passes, or W is retried until the
+       * limit has rejected it `attempts` times (each unrelated label change of a blocker, an assigned-pod update,
+       * requeues it once its backoff is over), so its backoff is long; then one slot on cpu192-0 frees.
+       */
+      const trial = async (name: string, { waitAfterRejectionMs = 0, attempts = 1 }: { waitAfterRejectionMs?: number; attempts?: number }) => {
+        const heldBefore = await heldNow();
         const w = `${name}-00`;
-        // W is rejected: PodScheduled=False, and the extender's Event names the limit.
-        const rejectedAt = await waitFor(`${w} rejected by the starting limit`, 60_000, async () => {
-          const pod = await kubectl.json<{ status: { conditions?: { type: string; status: string; reason?: string }[] } }>(['-n', namespace, 'get', 'pod', w]);
-          return pod.status.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable') ? Date.now() : undefined;
-        });
-        const event = await waitFor(`the ProjectedPlacementFailed Event of ${w}`, 30_000, async () => {
-          const list = await kubectl.json<{ items: { reason: string; message: string }[] }>(['-n', namespace, 'get', 'events', '--field-selector', `involvedObject.name=${w}`]);
-          return list.items.find((e) => e.reason === 'ProjectedPlacementFailed')?.message;
-        });
-        expect(event).toMatch(/^0\/3 nodes fit projected capacity: 3 at the starting limit\. e\.g\. cpu\d+-0: \d sandboxes starting, limit \d$/);
-        expect((await podsOf(namespace)).find((p) => p.metadata.name === w)!.spec.nodeName).toBeUndefined();
-        await new Promise((r) => setTimeout(r, waitAfterRejectionMs));
-        // Free one slot on cpu192-0: one of its blockers becomes Ready, as a kubelet (or KWOK) would report it.
+        // Blockers on cpu192-0 (the node whose slot is freed below), the pod watch and the extender's decision time
+        // (its reservation's age, read from /debug/nodes while it is held) are all ready before W exists.
         const blocker = (await podsOf(namespace)).find((p) => p.spec.nodeName === 'cpu192-0' && !isRunningReady(p))!;
-        const movesBefore = await queueMoves();
         const watch = watchPods(namespace);
-        // The extender's decision time: its reservation's age, read from /debug/nodes while it is held (until the watch shows W bound).
         let decidedAt: number | undefined;
         let polling = true;
         const poll = (async () => {
@@ -261,13 +254,32 @@ describe('starting limit (perNode 5, perCore 0.1: cpu16-0 1, cpu64-0 5, cpu192-0
             else await new Promise((ok) => setTimeout(ok, 5));
           }
         })();
-        await new Promise((r) => setTimeout(r, 500)); // the watch is open
-        const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-        await kubectl.run(['-n', namespace, 'patch', 'pod', blocker.metadata.name, '--subresource=status', '--type=strategic', '-p',
-          JSON.stringify({ status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }, { type: 'ContainersReady', status: 'True', lastTransitionTime: now }] } })]);
         let freedAt: number;
         let boundAt: PodChange;
+        let movesBefore: Map<string, number>;
+        let rejectedAt: number;
         try {
+          await new Promise((r) => setTimeout(r, 500)); // the watch is open
+          await kubectl.apply(delayedPods(namespace, name, 1, '1h')); // W stays starting once placed: the cluster is full again after it
+          // W is rejected: PodScheduled=False, and the extender's Event names the limit.
+          rejectedAt = await waitFor(`${w} rejected by the starting limit`, 60_000, async () => {
+            const pod = await kubectl.json<{ status: { conditions?: { type: string; status: string; reason?: string }[] } }>(['-n', namespace, 'get', 'pod', w]);
+            return pod.status.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable') ? Date.now() : undefined;
+          });
+          // The time of the last rejection: when the held counter last grew (W is the only pod waiting).
+          for (let poke = 0, seen = (await heldNow()) - heldBefore; seen < attempts; poke++) {
+            if (poke > 300) throw new Error(`${w} was not retried ${attempts} times`);
+            await kubectl.run(['-n', namespace, 'label', 'pod', blocker.metadata.name, `e2e-poke=${poke}`, '--overwrite']);
+            await new Promise((r) => setTimeout(r, 100));
+            const held = (await heldNow()) - heldBefore;
+            if (held > seen) [seen, rejectedAt] = [held, Date.now()];
+          }
+          if (waitAfterRejectionMs > 0) await new Promise((r) => setTimeout(r, waitAfterRejectionMs));
+          // Free one slot on cpu192-0: one of its blockers becomes Ready, as a kubelet (or KWOK) would report it.
+          movesBefore = await queueMoves();
+          const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+          await kubectl.run(['-n', namespace, 'patch', 'pod', blocker.metadata.name, '--subresource=status', '--type=strategic', '-p',
+            JSON.stringify({ status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }, { type: 'ContainersReady', status: 'True', lastTransitionTime: now }] } })]);
           freedAt = (await watch.until(`${blocker.metadata.name} Ready`, (c) => c.name === blocker.metadata.name && c.ready, 60_000)).at;
           boundAt = await watch.until(`${w} bound`, (c) => c.name === w && c.node !== '', 120_000);
         } finally {
@@ -276,18 +288,25 @@ describe('starting limit (perNode 5, perCore 0.1: cpu16-0 1, cpu64-0 5, cpu192-0
           await poll;
         }
         const movesAfter = await queueMoves();
+        const event = await waitFor(`the ProjectedPlacementFailed Event of ${w}`, 30_000, async () => {
+          const list = await kubectl.json<{ items: { reason: string; message: string }[] }>(['-n', namespace, 'get', 'events', '--field-selector', `involvedObject.name=${w}`]);
+          return list.items.find((e) => e.reason === 'ProjectedPlacementFailed')?.message;
+        });
+        expect(event).toMatch(/^0\/3 nodes fit projected capacity: 3 at the starting limit\. e\.g\. cpu\d+-0: \d sandboxes starting, limit \d$/);
         expect(boundAt.node).toBe('cpu192-0');
         expect(boundAt.at).toBeGreaterThanOrEqual(freedAt);
         rows.push([
           name,
+          String((await heldNow()) - heldBefore),
           `${((freedAt - rejectedAt) / 1000).toFixed(1)} s`,
           decidedAt === undefined ? '(not seen)' : `${((decidedAt - freedAt) / 1000).toFixed(2)} s`,
           `${((boundAt.at - freedAt) / 1000).toFixed(2)} s`,
           moved(movesBefore, movesAfter),
         ]);
       };
-      await trial('w-late', 12_000); // past kube-scheduler's longest backoff (podMaxBackoffSeconds 10)
-      await trial('w-early', 0); // within W's backoff (1 s after a first rejection)
+      await trial('w-late', { waitAfterRejectionMs: 12_000 }); // past kube-scheduler's longest backoff (podMaxBackoffSeconds 10)
+      await trial('w-early', {}); // within W's first backoff (1 s)
+      await trial('w-retried', { attempts: 5 }); // rejected 5 times: a backoff of 10 s (1 s doubling, capped), as in a burst
       say(
         [
           `b. Requeue: all ${slots} start slots held, a pod W rejected by the limit alone, then one blocker on cpu192-0 made Ready:`,
