@@ -12,7 +12,9 @@
  *    (ProjectedPlacementFailed with `N sandboxes starting, limit M`); one slot is freed by making a blocker Ready
  *    (a status patch, as a kubelet would write it): W is placed on that node. How long W stayed Pending after the
  *    slot freed, and which queue event of kube-scheduler moved it (scheduler_queue_incoming_pods_total), are
- *    printed — once with W's backoff long expired, once right after its rejection (within its backoff).
+ *    printed — with W's backoff long expired, right after its first rejection, and right after its fifth (a 10 s
+ *    backoff). A W that kube-scheduler retried before the extender saw the Ready update is held again and waits
+ *    for the next event: that is printed, and the next event is made (a blocker's label change).
  *
  * The extender's config is restored afterwards. Figures go to the console and .e2e/logs/starting-limit.txt.
  */
