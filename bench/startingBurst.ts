@@ -12,7 +12,7 @@
  * /debug/nodes (starting + reserved) is sampled every 200 ms. Per run: peak concurrent starting sandboxes on
  * any node, their per-node distribution, time from the first create to all Ready, and pods/s over that time.
  *
- * Never part of CI. Hold the e2e lock around it (`flock /tmp/sandbox-e2e.lock npm run bench:starting`); it
+ * Never part of CI; only one e2e control plane should run on a machine at a time. It
  * brings the cluster up and down itself unless --reuse. `--help` lists the options.
  */
 import { spawn } from 'node:child_process';
