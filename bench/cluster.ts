@@ -918,7 +918,7 @@ function parseOptions(argv: string[]): Options {
     .option('--runs <n>', 'runs per scheduler and mode', positiveInt, 2)
     .option('--modes <list>', 'drain (pods created with the scheduler stopped, then it starts), burst (created while it runs)', 'drain,burst')
     .option('--extender-config <file>', 'extender --config (default: $EXTENDER_CONFIG)')
-    .option('--no-bind', 'kube-scheduler binds (no bindVerb); by default the extender binds')
+    .option('--bind', 'the extender binds (bindVerb); by default kube-scheduler binds, as the chart installs it', false)
     .option('--profile', 'one more sandbox run (drain if measured) with the extender under node --cpu-prof; prints its top self time', false)
     .option('--concurrency <n>', 'pod creates in flight', positiveInt, 32)
     .option('--out <file>', 'JSON result file (default .e2e-bench/cluster-DATE.json)')

@@ -20,13 +20,16 @@ export interface PodEvent {
   readonly message: string;
 }
 
+/** What became of an Event. */
+export type EventOutcome = 'recorded' | 'deduplicated' | 'dropped' | 'failed';
+
 export interface EventRecorderOptions {
   readonly eventsPerSecond: number;
   readonly maxQueued: number;
   readonly dedupeWindowMs: number;
   readonly now: () => number;
   /** Called with `recorded`, `deduplicated`, `dropped` or `failed` for each event. */
-  readonly onOutcome?: (outcome: 'recorded' | 'deduplicated' | 'dropped' | 'failed') => void;
+  readonly onOutcome?: (outcome: EventOutcome) => void;
 }
 
 export type CreateEventApi = Pick<CoreV1Api, 'createNamespacedEvent'>;

@@ -90,15 +90,16 @@ function isLocalhostFallback(kc: KubeConfig): boolean {
   );
 }
 
-/** Server-side watch timeout: the API server closes the watch after this and the reflector resumes from the last resourceVersion. */
-const WATCH_TIMEOUT_SECONDS = 300;
-
+/**
+ * list + client-node's Watch on `path` (with bookmarks, and the reflector's server-side timeout). The
+ * Watch's semantics are what ResourceSource.watch documents (checked in test/cluster/watchClient.test.ts).
+ */
 function watchSource<T>(kc: KubeConfig, path: string, list: ResourceSource<T>['list']): ResourceSource<T> {
   const watcher = new Watch(kc);
   return {
     list,
-    async watch(resourceVersion, onEvent, onDone) {
-      const controller = await watcher.watch(path, { allowWatchBookmarks: true, resourceVersion, timeoutSeconds: WATCH_TIMEOUT_SECONDS }, onEvent, onDone);
+    async watch({ resourceVersion, timeoutSeconds }, onEvent, onDone) {
+      const controller = await watcher.watch(path, { allowWatchBookmarks: true, resourceVersion, timeoutSeconds }, onEvent, onDone);
       return () => controller.abort();
     },
   };

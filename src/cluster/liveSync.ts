@@ -1,61 +1,128 @@
 /**
  * Live cluster mode: two reflectors (Nodes, Pods) keep the scheduler cache in step with the API
  * server. Each object is turned into a compact record at once and dropped, so memory holds records,
- * never objects. Ready once both initial lists have been applied.
+ * never objects; the records go to CacheUpdates — the cache itself, or a poster to the main thread
+ * when the API side runs on a worker thread (apiWorker.ts).
+ *
+ * Ready once both initial lists have been applied, and as long as neither list/watch has been broken
+ * (failing to list or watch) for longer than `maxBrokenSeconds`: past that the cache may have missed
+ * any number of changes, so the verbs refuse (pods wait) rather than decide on a stale view. A quiet
+ * watch is not broken (see Reflector: health).
  */
 import type { Logger } from 'pino';
-import type { SchedulerCache } from '../core/schedulerCache.js';
 import type { Node, Pod } from '../core/kube.js';
-import { applyNode, applyPod, syncNodes, syncPods } from '../core/sync.js';
+import { podKey, toNodeRecord, toPodRecord, type Dimensions } from '../core/records.js';
+import { ListingReader, type CacheUpdates } from '../core/sync.js';
 import type { Metrics } from '../observability/metrics.js';
-import { statusOf } from './kube.js';
-import { Reflector, type ResourceSource } from './reflector.js';
+import { Reflector, describeFailure, type ReflectorOptions, type ResourceSource, type WatchHealth } from './reflector.js';
+
+/** What LiveSync tells its owner besides the records (e.g. to count them in the metrics). */
+export interface SyncObserver {
+  /** The resource's list/watch starts (not synced yet). */
+  started(resource: string): void;
+  /** A list/watch session failed and will be retried. */
+  restarted(resource: string): void;
+  /** A complete list was applied. */
+  listed(resource: string, relist: boolean): void;
+}
+
+/** The SyncObserver that keeps the extender's metrics (watch restarts, lists, synced gauges). */
+export function metricsObserver(metrics: Metrics): SyncObserver {
+  return {
+    started: (resource) => metrics.cacheSynced.set({ resource }, 0),
+    restarted: (resource) => metrics.watchRestarts.inc({ resource }),
+    listed: (resource, relist) => {
+      metrics.lists.inc({ resource, kind: relist ? 'relist' : 'initial' });
+      metrics.cacheSynced.set({ resource }, 1);
+    },
+  };
+}
 
 export interface LiveSyncOptions {
+  readonly dims: Dimensions;
   readonly pausedLabel: string;
   readonly pageSize: number;
   readonly minBackoffMs: number;
   readonly maxBackoffMs: number;
+  /** A list/watch failing for longer than this (seconds) makes the cache stale: not ready. */
+  readonly maxBrokenSeconds: number;
+  /** Clock of the health figures (ms); default Date.now. */
+  readonly now?: () => number;
 }
+
+/** Why the verbs refuse before both initial lists are applied (the verbs and /readyz prefix "not ready: "). */
+export const NOT_SYNCED = 'the scheduler cache has not completed its initial sync';
+
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
 
 export class LiveSync {
   private readonly nodes: Reflector<Node>;
   private readonly pods: Reflector<Pod>;
 
   constructor(
-    cache: SchedulerCache,
+    updates: CacheUpdates,
     sources: { readonly nodes: ResourceSource<Node>; readonly pods: ResourceSource<Pod> },
-    options: LiveSyncOptions,
-    private readonly metrics: Metrics,
+    private readonly options: LiveSyncOptions,
+    private readonly observer: SyncObserver,
     private readonly logger: Logger,
   ) {
     const podOptions = { pausedLabel: options.pausedLabel };
-    const skipped = (resource: string, errors: readonly (string | null)[]) => {
-      for (const error of errors) if (error) logger.warn({ resource }, `skipped ${error}`);
+    const skipped = (resource: string, errors: readonly string[]) => {
+      for (const error of errors) logger.warn({ resource }, `skipped ${error}`);
+    };
+    const listing = (resource: string, items: readonly unknown[], add: (reader: ListingReader, item: unknown) => void) => {
+      const reader = new ListingReader(options.dims, podOptions);
+      for (const item of items) add(reader, item);
+      skipped(resource, reader.errors);
+      return reader;
     };
     this.nodes = new Reflector<Node>('nodes', sources.nodes, {
-      replace: (items) => skipped('nodes', syncNodes(cache, items)),
-      event: (type, node) => skipped('nodes', [applyNode(cache, type, node)]),
+      replace: (items) => updates.replaceNodes(listing('nodes', items, (r, node) => r.addNode(node as Node))),
+      event: (type, node) => {
+        const name = node.metadata?.name;
+        if (type === 'DELETED') {
+          if (name) updates.deleteNode(name);
+          return;
+        }
+        try {
+          updates.upsertNode(toNodeRecord(node, options.dims));
+        } catch (err) {
+          skipped('nodes', [`node ${name ?? '<unnamed>'}: ${(err as Error).message}`]);
+        }
+      },
     }, this.reflectorOptions('nodes', options));
     this.pods = new Reflector<Pod>('pods', sources.pods, {
-      replace: (items) => skipped('pods', syncPods(cache, items, podOptions).errors),
-      event: (type, pod) => skipped('pods', [applyPod(cache, type, pod, podOptions).error]),
+      replace: (items) => updates.replacePods(listing('pods', items, (r, pod) => r.addPod(pod as Pod))),
+      event: (type, pod) => {
+        const uid = pod.metadata?.uid;
+        if (type === 'DELETED') {
+          if (uid) updates.deletePod(uid);
+          return;
+        }
+        try {
+          updates.upsertPod(toPodRecord(pod, options.dims, podOptions));
+        } catch (err) {
+          skipped('pods', [`pod ${podKey(pod)}: ${(err as Error).message}`]);
+        }
+      },
     }, this.reflectorOptions('pods', options));
   }
 
-  private reflectorOptions(resource: string, options: LiveSyncOptions) {
+  private reflectorOptions(resource: string, options: LiveSyncOptions): ReflectorOptions {
     return {
       pageSize: options.pageSize,
       minBackoffMs: options.minBackoffMs,
       maxBackoffMs: options.maxBackoffMs,
-      onRestart: (err: unknown, attempt: number) => {
-        this.metrics.watchRestarts.inc({ resource });
-        const status = statusOf(err);
-        this.logger.warn({ resource, attempt, err: status ? `HTTP ${status}` : ((err as Error)?.message ?? String(err)) }, 'list/watch failed; retrying with backoff');
+      ...(options.now ? { now: options.now } : {}),
+      onRestart: (err, attempt) => {
+        this.observer.restarted(resource);
+        this.logger.warn({ resource, attempt, err: describeFailure(err) }, 'list/watch failed; retrying with backoff');
       },
-      onList: (items: number, relist: boolean) => {
-        this.metrics.lists.inc({ resource, kind: relist ? 'relist' : 'initial' });
-        this.metrics.cacheSynced.set({ resource }, 1);
+      onExpired: (how) => {
+        this.logger.info({ resource, how }, 'watch expired (410 Gone); relisting');
+      },
+      onList: (items, relist) => {
+        this.observer.listed(resource, relist);
         this.logger.info({ resource, items, relist }, 'list applied');
       },
     };
@@ -66,9 +133,28 @@ export class LiveSync {
     return this.nodes.synced && this.pods.synced;
   }
 
+  /** Each reflector's freshness now. */
+  health(): WatchHealth[] {
+    return [this.nodes.health(), this.pods.health()];
+  }
+
+  /**
+   * Null while the verbs may decide; else why not (VerbDeps.notReady): the initial lists are not
+   * applied yet, or a list/watch has been failing for longer than maxBrokenSeconds (the text names
+   * it, how long, its last error and the age of its last event).
+   */
+  notReady(): string | null {
+    return staleness(this.health(), this.options.maxBrokenSeconds);
+  }
+
+  /** One line per resource for the /readyz body (see describeHealth). */
+  describe(): string {
+    return describeHealth(this.health());
+  }
+
   start(): void {
-    this.metrics.cacheSynced.set({ resource: 'nodes' }, 0);
-    this.metrics.cacheSynced.set({ resource: 'pods' }, 0);
+    this.observer.started('nodes');
+    this.observer.started('pods');
     this.nodes.start();
     this.pods.start();
   }
@@ -76,4 +162,33 @@ export class LiveSync {
   async stop(): Promise<void> {
     await Promise.all([this.nodes.stop(), this.pods.stop()]);
   }
+}
+
+/**
+ * Null while the verbs may decide on the cache the watches `health` describe; else why not: an
+ * initial list is not applied yet, or a list/watch has been failing for longer than
+ * `maxBrokenSeconds` (the text names it, how long, its last error and the age of its last event).
+ */
+export function staleness(health: readonly WatchHealth[], maxBrokenSeconds: number): string | null {
+  if (!health.every((h) => h.synced)) return NOT_SYNCED;
+  const limitMs = maxBrokenSeconds * 1000;
+  const stale = health.filter((h) => h.brokenMs > limitMs);
+  if (stale.length === 0) return null;
+  const parts = stale.map((h) => `the ${h.resource} list/watch has been failing for ${seconds(h.brokenMs)} s (last error: ${h.lastError}; last event ${seconds(h.lastDeliveryAgeMs)} s ago)`);
+  return `the scheduler cache is stale: ${parts.join('; ')}, longer than watch.maxBrokenSeconds (${maxBrokenSeconds} s)`;
+}
+
+/** One line per resource for the /readyz body: synced, watch open, age of the last event, failing or not. */
+export function describeHealth(health: readonly WatchHealth[]): string {
+  return health
+    .map((h) =>
+      [
+        `${h.resource}:`,
+        h.synced ? 'synced;' : 'not synced;',
+        h.watching ? 'watch open;' : 'no watch open;',
+        `last event or bookmark ${seconds(h.lastDeliveryAgeMs)} s ago;`,
+        h.brokenMs > 0 ? `failing for ${seconds(h.brokenMs)} s (last error: ${h.lastError})` : 'not failing',
+      ].join(' '),
+    )
+    .join('\n');
 }

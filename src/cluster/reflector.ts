@@ -1,21 +1,36 @@
 /**
  * A reflector: keeps a consumer in step with one resource of the API server by list + watch, as
- * client-go's Reflector does, without keeping the objects (the consumer converts each one into a
- * compact record and drops it).
+ * client-go's Reflector does (Kubernetes v1.36 staging/src/k8s.io/client-go/tools/cache/reflector.go:
+ * ListAndWatch, watch, handleAnyWatch), without keeping the objects (the consumer converts each one
+ * into a compact record and drops it).
  *
  * Lifecycle of one session (repeated until stop()):
  *
- *   list (paginated, `limit` per page) ──► replace(all items) ──► watch from the list's resourceVersion
- *        ▲                                                          │ ADDED/MODIFIED/DELETED → event()
- *        │                                                          │ BOOKMARK → remember its resourceVersion
- *        │ 410 Gone (resourceVersion too old): relist at once       │ ERROR 410 / HTTP 410 ──┘
- *        │                                                          │ server closes the watch → watch again
- *        │                                                          │   from the last resourceVersion
- *        └─ any other error: the session fails and is retried with capped exponential backoff
- *           (p-retry); a session that got going resets the backoff.
+ *   list (paginated, `limit` per page) ──► replace(all items) ──► watch from the last resourceVersion
+ *        ▲                                                          │ ADDED/MODIFIED/DELETED → event(); its resourceVersion
+ *        │                                                          │ BOOKMARK → its resourceVersion
+ *        │ 410 Gone in any form: an ERROR event carrying a Status   │
+ *        │ of code 410 in the stream (how the API server reports    │ the server ends the watch (timeoutSeconds,
+ *        │ an expired resourceVersion on an open watch), or HTTP    │ shutdown) → watch again at once from the
+ *        └─ 410 on the watch request: relist at once ◄──────────────┤ last resourceVersion seen
+ *                                                                   │
+ *           any other failure (list refused, connection broken or ─┘
+ *           refused, an ERROR event of another code, a watch the server ends at once with nothing delivered,
+ *           one not ended well after its timeoutSeconds): the session fails and is retried with capped
+ *           exponential backoff (p-retry), resuming the watch from the last resourceVersion seen, so a resume
+ *           the API server refuses (410) relists. A session that ends normally resets the backoff.
  *
  * `replace` receives every object of a (re)list, so the consumer can delete what is gone: that is
  * how deletions missed while the watch was down (tombstones) release what those pods held.
+ *
+ * The source's watch follows @kubernetes/client-node 1.4's Watch (see ResourceSource.watch); in
+ * particular its `done` callback runs inside abort() with an AbortError, so why a watch ended is
+ * decided before the reflector aborts it, never from what `done` reports afterwards.
+ *
+ * Health (for staleness): when the watch last delivered something (an event, a bookmark, or a
+ * completed list), and since when the session has been failing. A session is broken from its first
+ * failure until a list completes, the watch delivers an event or bookmark, or a watch has stayed open
+ * for HEALTHY_WATCH_MS; a quiet watch, or one the server ends at its timeout, is never broken.
  */
 import pRetry from 'p-retry';
 
@@ -30,13 +45,24 @@ export interface ListPage<T> {
 
 /** How the reflector talks to the API server (client-node in production, a script in tests). */
 export interface ResourceSource<T> {
+  /** One page of a list. @throws an error with the HTTP status in `code` (client-node's ApiException) when refused. */
   list(options: { limit: number; continueToken?: string | undefined }): Promise<ListPage<T>>;
   /**
-   * Starts a watch from `resourceVersion` with bookmarks. `onEvent` gets each event's type and
-   * object (for ERROR, a Status). `onDone` is called once when the watch ends (null: closed by the
-   * server; an error with `statusCode` 410: expired). Returns a function that aborts the watch.
+   * Starts a watch from `resourceVersion` with bookmarks and the server-side `timeoutSeconds`, with
+   * the semantics of client-node 1.4's Watch (dist/watch.js):
+   * - `onEvent(type, object)` for each line of the stream; for ERROR the object is a Status (code
+   *   410: the resourceVersion expired; the watch cache answers a watch from a resourceVersion older
+   *   than its window, e.g. after the API server restarted, with HTTP 200 and such an event: Kubernetes
+   *   v1.36 staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go: Watch, newErrWatcher, and
+   *   watch_cache.go: getAllEventsSinceLocked). What `onEvent` throws is swallowed.
+   * - `onDone(err)` exactly once: null when the server ends the stream; an error with `statusCode`
+   *   when the request is answered with an HTTP error status (410: expired), called before the
+   *   returned promise resolves; the connection error when the request fails or the stream breaks;
+   *   an AbortError ("The user aborted a request."), synchronously inside the abort function, when
+   *   the caller aborts.
+   * Resolves with a function that aborts the watch (harmless once it has ended).
    */
-  watch(resourceVersion: string, onEvent: (type: string, object: unknown) => void, onDone: (err: unknown) => void): Promise<() => void>;
+  watch(options: { resourceVersion: string; timeoutSeconds: number }, onEvent: (type: string, object: unknown) => void, onDone: (err: unknown) => void): Promise<() => void>;
 }
 
 export interface ReflectorHandlers<T> {
@@ -49,39 +75,121 @@ export interface ReflectorOptions {
   readonly pageSize: number;
   readonly minBackoffMs: number;
   readonly maxBackoffMs: number;
+  /** Server-side timeout of each watch (integer seconds); the reflector then watches again. Default 300. */
+  readonly watchTimeoutSeconds?: number;
+  /**
+   * A watch the server has not ended this long after it opened is presumed dead (a half-open
+   * connection) and aborted as a failure. Default: watchTimeoutSeconds + 30 s.
+   */
+  readonly watchDeadlineMs?: number;
+  /** The clock of the health figures (ms). Default Date.now. */
+  readonly now?: () => number;
   /** Called when a session fails and will be retried. */
   readonly onRestart?: (err: unknown, attempt: number) => void;
   /** Called after each completed (re)list. */
   readonly onList?: (items: number, relist: boolean) => void;
+  /** Called when the watch's resourceVersion expired (410 Gone) and a relist follows; `how` says in which form it came. */
+  readonly onExpired?: (how: string) => void;
 }
 
-class Gone extends Error {
-  constructor() {
-    super('resourceVersion expired (410 Gone)');
+/** What the reflector knows of its own freshness, for /readyz and the staleness gauges. */
+export interface WatchHealth {
+  readonly resource: string;
+  /** The first complete list has been applied. */
+  readonly synced: boolean;
+  /** A watch is open now. */
+  readonly watching: boolean;
+  /** ms since the watch last delivered an event or bookmark, or a list completed (since start() before any). */
+  readonly lastDeliveryAgeMs: number;
+  /** ms the session has been failing to list or watch; 0 when it is not broken. */
+  readonly brokenMs: number;
+  /** The last failure while broken (null when not). */
+  readonly lastError: string | null;
+}
+
+/** A watch open this long without failing proves the session healthy again (after a failure). */
+export const HEALTHY_WATCH_MS = 5_000;
+/**
+ * A watch the server ends within this time with nothing delivered is a failure, not a normal end
+ * (Kubernetes v1.36 staging/src/k8s.io/client-go/tools/cache/reflector.go: handleAnyWatch, "very short watch").
+ */
+const VERY_SHORT_WATCH_MS = 1_000;
+const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+const WATCH_DEADLINE_GRACE_MS = 30_000;
+
+/** Why one watch ended. */
+type WatchEnd =
+  | { readonly kind: 'closed'; readonly delivered: number; readonly openMs: number }
+  | { readonly kind: 'expired'; readonly how: string; readonly delivered: number }
+  | { readonly kind: 'failed'; readonly error: unknown }
+  | { readonly kind: 'stopped' };
+
+function statusCodeOf(err: unknown): number | undefined {
+  const e = err as { statusCode?: unknown; code?: unknown } | null;
+  if (typeof e?.statusCode === 'number') return e.statusCode;
+  if (typeof e?.code === 'number') return e.code;
+  return undefined;
+}
+
+/**
+ * A failure as one line for logs and /readyz: `HTTP 403: <the Status message>` for a refused request
+ * (client-node's ApiException carries the code and the Status body; its own message spans lines),
+ * else the error's message.
+ */
+export function describeFailure(err: unknown): string {
+  const code = statusCodeOf(err);
+  const message = err instanceof Error ? err.message : String(err);
+  if (code === undefined) return message;
+  let detail = message && !message.startsWith('HTTP-Code') ? message : '';
+  const body = (err as { body?: unknown }).body;
+  try {
+    const status = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: unknown } | null;
+    if (typeof status?.message === 'string' && status.message) detail = status.message;
+  } catch {
+    // a body that is not a Status: keep what the error says
   }
+  return `HTTP ${code}${detail ? `: ${detail}` : ''}`;
 }
 
-function isGone(err: unknown): boolean {
-  const e = err as { statusCode?: number; code?: number } | null;
-  return e?.statusCode === 410 || e?.code === 410;
+/** An ERROR event's Status as text: "ERROR event with a Status of code 410 (Expired) in the stream: too old resource version". */
+function describeStatus(object: unknown, where = ''): string {
+  const s = object as { code?: unknown; reason?: unknown; message?: unknown } | null;
+  const reason = typeof s?.reason === 'string' && s.reason ? ` (${s.reason})` : '';
+  return `ERROR event with a Status of code ${String(s?.code ?? '?')}${reason}${where}${typeof s?.message === 'string' ? `: ${s.message}` : ''}`;
+}
+
+/** p-retry gives up on a TypeError (a programming error) at once; the loop must keep its backoff whatever fails. */
+function retryable(err: unknown): Error {
+  if (err instanceof TypeError || !(err instanceof Error)) return Object.assign(new Error(describeFailure(err)), { cause: err });
+  return err;
 }
 
 export class Reflector<T> {
   private resourceVersion: string | null = null;
   private stopped = false;
-  private abortWatch: (() => void) | null = null;
-  /** Ends the current watch's promise (on stop, whether or not the source reports the abort). */
-  private endWatch: (() => void) | null = null;
   private readonly abort = new AbortController();
   private listed = false;
   private running: Promise<void> | null = null;
+  /** Aborts the open watch (as stopped). */
+  private stopWatch: (() => void) | null = null;
+  private readonly now: () => number;
+  private startedAtMs: number | null = null;
+  private lastDeliveryMs: number | null = null;
+  private brokenSinceMs: number | null = null;
+  private lastError: string | null = null;
+  /** When the current watch opened (null: none open). */
+  private openSinceMs: number | null = null;
+  /** Consecutive watches that expired right after the list they started from, with nothing delivered. */
+  private expiredAfterList = 0;
 
   constructor(
     readonly resource: string,
     private readonly source: ResourceSource<T>,
     private readonly handlers: ReflectorHandlers<T>,
     private readonly options: ReflectorOptions,
-  ) {}
+  ) {
+    this.now = options.now ?? Date.now;
+  }
 
   /** True once the first complete list has been handed to `replace`. */
   get synced(): boolean {
@@ -90,6 +198,7 @@ export class Reflector<T> {
 
   /** Starts the list/watch loop in the background. */
   start(): void {
+    this.startedAtMs ??= this.now();
     this.running ??= this.loop();
   }
 
@@ -97,15 +206,43 @@ export class Reflector<T> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.abort.abort();
-    this.abortWatch?.();
-    this.endWatch?.();
+    this.stopWatch?.();
     await this.running?.catch(() => undefined);
+  }
+
+  /** The reflector's freshness now (see WatchHealth). */
+  health(): WatchHealth {
+    const now = this.now();
+    const healthy = this.brokenSinceMs === null || this.openedLongEnough(now);
+    return {
+      resource: this.resource,
+      synced: this.listed,
+      watching: this.openSinceMs !== null,
+      lastDeliveryAgeMs: Math.max(0, now - (this.lastDeliveryMs ?? this.startedAtMs ?? now)),
+      brokenMs: healthy ? 0 : Math.max(0, now - this.brokenSinceMs!),
+      lastError: healthy ? null : this.lastError,
+    };
+  }
+
+  private openedLongEnough(now: number): boolean {
+    return this.openSinceMs !== null && now - this.openSinceMs >= HEALTHY_WATCH_MS;
+  }
+
+  private delivered(): void {
+    this.lastDeliveryMs = this.now();
+    this.brokenSinceMs = null;
+    this.lastError = null;
+  }
+
+  private failed(err: unknown): void {
+    this.brokenSinceMs ??= this.now();
+    this.lastError = describeFailure(err);
   }
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
       try {
-        await pRetry(() => this.session(), {
+        await pRetry(() => this.session().catch((err: unknown) => Promise.reject(retryable(err))), {
           retries: Number.POSITIVE_INFINITY,
           factor: 2,
           minTimeout: this.options.minBackoffMs,
@@ -114,25 +251,42 @@ export class Reflector<T> {
           signal: this.abort.signal,
           shouldRetry: () => !this.stopped,
           onFailedAttempt: ({ error, attemptNumber }) => {
-            if (!this.stopped) this.options.onRestart?.(error, attemptNumber); // an abort on stop() is no failure
+            if (this.stopped) return; // an abort on stop() is no failure
+            this.failed(error);
+            this.options.onRestart?.(error, attemptNumber);
           },
         });
       } catch (err) {
         if (this.stopped) return;
+        this.failed(err);
         this.options.onRestart?.(err, 0);
       }
     }
   }
 
-  /** One list (if needed) and one watch; resolves when the watch ends normally or expires. */
+  /** One list (if needed) and one watch; resolves when the watch ends normally or expires, throws on a failure. */
   private async session(): Promise<void> {
     if (this.stopped) return;
-    if (this.resourceVersion === null) await this.listAll();
-    try {
-      await this.watchOnce(this.resourceVersion!);
-    } catch (err) {
-      if (!(err instanceof Gone) && !isGone(err)) throw err;
-      this.resourceVersion = null; // relist in the next session, at once
+    const fresh = this.resourceVersion === null;
+    if (fresh) await this.listAll();
+    if (this.stopped) return;
+    const end = await this.watchOnce(this.resourceVersion!);
+    switch (end.kind) {
+      case 'stopped':
+        return;
+      case 'closed':
+        if (end.delivered === 0 && end.openMs < VERY_SHORT_WATCH_MS) throw new Error(`watch ${this.resource}: the API server ended the watch within 1 s without an event (a very short watch)`);
+        return; // watch again at once from the last resourceVersion
+      case 'expired': {
+        this.resourceVersion = null; // relist
+        this.options.onExpired?.(end.how);
+        this.expiredAfterList = fresh && end.delivered === 0 ? this.expiredAfterList + 1 : 0;
+        // The list's own resourceVersion refused twice in a row: relist after a backoff, not in a tight loop.
+        if (this.expiredAfterList >= 2) throw new Error(`watch ${this.resource}: 410 Gone again for the resourceVersion of a list just made (${end.how})`);
+        return;
+      }
+      case 'failed':
+        throw end.error;
     }
   }
 
@@ -141,7 +295,7 @@ export class Reflector<T> {
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
-      const page = await this.source.list({ limit: this.options.pageSize, continueToken });
+      const page = await this.unlessStopped(this.source.list({ limit: this.options.pageSize, continueToken }));
       items.push(...page.items);
       resourceVersion = page.resourceVersion;
       continueToken = page.continueToken || undefined;
@@ -151,44 +305,89 @@ export class Reflector<T> {
     this.handlers.replace(items);
     this.resourceVersion = resourceVersion;
     this.listed = true;
+    this.delivered();
     this.options.onList?.(items.length, relist);
   }
 
-  private watchOnce(fromVersion: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let finished = false;
-      const finish = (err: unknown) => {
-        if (finished) return;
-        finished = true;
-        this.abortWatch = null;
-        this.endWatch = null;
-        if (err) reject(err);
-        else resolve();
+  /** `work`, or a rejection as soon as stop() is called (a list in flight must not hold stop() up). */
+  private unlessStopped<R>(work: Promise<R>): Promise<R> {
+    const signal = this.abort.signal;
+    if (signal.aborted) return Promise.reject(new Error('stopped'));
+    return new Promise<R>((resolve, reject) => {
+      const onAbort = () => reject(new Error('stopped'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  /** One watch from `fromVersion`; resolves (never rejects) with why it ended. */
+  private watchOnce(fromVersion: string): Promise<WatchEnd> {
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
+    const deadlineMs = this.options.watchDeadlineMs ?? timeoutSeconds * 1000 + WATCH_DEADLINE_GRACE_MS;
+    return new Promise<WatchEnd>((resolve) => {
+      let ended = false;
+      let delivered = 0;
+      let abortRequest: (() => void) | null = null;
+      let deadline: ReturnType<typeof setTimeout> | undefined;
+      const end = (result: WatchEnd) => {
+        if (ended) return;
+        ended = true;
+        clearTimeout(deadline);
+        const now = this.now();
+        // A watch that stayed open long enough was a healthy session, whatever ends it now.
+        if (this.openedLongEnough(now)) {
+          this.brokenSinceMs = null;
+          this.lastError = null;
+        }
+        this.openSinceMs = null;
+        this.stopWatch = null;
+        resolve(result);
+      };
+      // The outcome is settled first: the source reports this abort to onDone (an AbortError, from
+      // inside abortRequest()), and that report must not replace the real reason.
+      const abortFor = (result: WatchEnd) => {
+        end(result);
+        abortRequest?.();
+      };
+      const openedAt = this.now();
+      const onDone = (err: unknown) => {
+        if (ended) return;
+        if (err === null || err === undefined) end({ kind: 'closed', delivered, openMs: this.now() - openedAt });
+        else if (statusCodeOf(err) === 410) end({ kind: 'expired', how: 'HTTP 410 on the watch request', delivered });
+        else end({ kind: 'failed', error: err });
       };
       const onEvent = (type: string, object: unknown) => {
-        if (finished) return;
+        if (ended) return;
         try {
-          this.handle(type, object);
+          const stop = this.handle(type, object);
+          if (stop) abortFor(stop.kind === 'expired' ? { ...stop, delivered } : stop);
+          else delivered++;
         } catch (err) {
-          abort?.();
-          finish(err);
+          abortFor({ kind: 'failed', error: err });
         }
       };
-      let abort: (() => void) | undefined;
-      this.endWatch = () => finish(null);
-      this.source.watch(fromVersion, onEvent, (err) => finish(err ?? null)).then(
-        (stop) => {
-          abort = stop;
-          if (finished || this.stopped) stop();
-          else this.abortWatch = stop;
-          if (this.stopped) finish(null);
+      this.stopWatch = () => abortFor({ kind: 'stopped' });
+      this.source.watch({ resourceVersion: fromVersion, timeoutSeconds }, onEvent, onDone).then(
+        (abort) => {
+          abortRequest = abort;
+          if (ended) {
+            abort(); // ended before the source handed over its abort (refused, or stop()): release the request
+            return;
+          }
+          this.openSinceMs = this.now();
+          deadline = setTimeout(() => {
+            const seconds = Number((deadlineMs / 1000).toFixed(3));
+            abortFor({ kind: 'failed', error: new Error(`watch ${this.resource}: not ended by the API server ${seconds} s after it opened (timeoutSeconds ${timeoutSeconds}): the connection is presumed dead`) });
+          }, deadlineMs);
+          deadline.unref?.();
         },
-        (err) => finish(err),
+        (err: unknown) => end({ kind: 'failed', error: err }),
       );
     });
   }
 
-  private handle(type: string, object: unknown): void {
+  /** Applies one watch event; returns how the watch ends when the event ends it. */
+  private handle(type: string, object: unknown): WatchEnd | null {
     const version = (object as { metadata?: { resourceVersion?: string } } | null)?.metadata?.resourceVersion;
     switch (type) {
       case 'ADDED':
@@ -199,11 +398,13 @@ export class Reflector<T> {
       case 'BOOKMARK':
         break;
       case 'ERROR':
-        if (isGone(object)) throw new Gone();
-        throw Object.assign(new Error(`watch ${this.resource}: ${(object as { message?: string })?.message ?? 'error event'}`), { status: object });
+        if (statusCodeOf(object) === 410) return { kind: 'expired', how: describeStatus(object, ' in the stream'), delivered: 0 };
+        return { kind: 'failed', error: Object.assign(new Error(`watch ${this.resource}: ${describeStatus(object)}`), { status: object }) };
       default:
-        return;
+        return null;
     }
     if (version) this.resourceVersion = version;
+    this.delivered();
+    return null;
   }
 }

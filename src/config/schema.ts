@@ -94,6 +94,11 @@ export const configSchema = z
      * $KUBECONFIG, ~/.kube/config, or the in-cluster service account, as kubectl does.
      */
     kubeconfig: z.string().min(1).optional(),
+    /**
+     * Cluster mode: run the API side (decoding lists and watch events into records, Events, Bindings) on
+     * a worker thread, so that none of it delays a verb's reply; false runs it on the main thread.
+     */
+    apiWorker: z.boolean().default(true),
     watch: z
       .object({
         /** Objects per list page. */
@@ -101,6 +106,11 @@ export const configSchema = z
         /** Backoff of a failed list/watch session, doubling up to the maximum. */
         minBackoffMs: z.number().int().min(1).default(500),
         maxBackoffMs: z.number().int().min(1).default(30_000),
+        /**
+         * A list/watch failing for longer than this makes the cache stale: filter, prioritize and bind
+         * refuse (pods wait) and /readyz answers 503 until it recovers. A quiet watch is never failing.
+         */
+        maxBrokenSeconds: z.number().positive().max(86_400).default(30),
       })
       .strict()
       .refine((w) => w.maxBackoffMs >= w.minBackoffMs, { message: 'maxBackoffMs must be ≥ minBackoffMs', path: ['maxBackoffMs'] })

@@ -60,8 +60,38 @@ export class ListingReader {
   }
 }
 
+/** A node listing in records: the nodes read, and the names of those that could not be read (kept as they are). */
+export type NodeListing = Pick<ListingReader, 'nodes' | 'keptNodes'>;
+/** A pod listing in records: the pods read, and the UIDs of those that could not be read (kept as they are). */
+export type PodListing = Pick<ListingReader, 'pods' | 'keptPods'>;
+
+/**
+ * Changes for a scheduler cache, as records: what a list/watch delivers, on whichever thread it was
+ * read (plain data, so they can be posted from a worker thread).
+ */
+export interface CacheUpdates {
+  replaceNodes(listing: NodeListing): void;
+  replacePods(listing: PodListing): void;
+  upsertNode(record: NodeRecord): void;
+  deleteNode(name: string): void;
+  upsertPod(record: PodRecord): void;
+  deletePod(uid: string): void;
+}
+
+/** The CacheUpdates that apply each change to `cache` at once. */
+export function cacheUpdates(cache: SchedulerCache): CacheUpdates {
+  return {
+    replaceNodes: (listing) => replaceNodes(cache, listing),
+    replacePods: (listing) => void replacePods(cache, listing),
+    upsertNode: (record) => cache.upsertNode(record),
+    deleteNode: (name) => cache.deleteNode(name),
+    upsertPod: (record) => void cache.upsertPod(record),
+    deletePod: (uid) => void cache.deletePod(uid),
+  };
+}
+
 /** Makes the cache's nodes exactly the reader's (plus those it kept). */
-function replaceNodes(cache: SchedulerCache, reader: ListingReader): void {
+function replaceNodes(cache: SchedulerCache, reader: NodeListing): void {
   const seen = new Set(reader.keptNodes);
   for (const node of reader.nodes) {
     seen.add(node.name);
@@ -71,7 +101,7 @@ function replaceNodes(cache: SchedulerCache, reader: ListingReader): void {
 }
 
 /** Makes the cache's pods exactly the reader's (plus those it kept); reservations of pods never listed stay. */
-function replacePods(cache: SchedulerCache, reader: ListingReader): Release[] {
+function replacePods(cache: SchedulerCache, reader: PodListing): Release[] {
   const releases: Release[] = [];
   const seen = new Set(reader.keptPods);
   for (const pod of reader.pods) {

@@ -24,6 +24,10 @@ export class Metrics {
   readonly watchRestarts: Counter<'resource'>;
   readonly lists: Counter<'resource' | 'kind'>;
   readonly cacheSynced: Gauge<'resource'>;
+  readonly watchLastEventAge: Gauge<'resource'>;
+  readonly watchBroken: Gauge<'resource'>;
+  /** Read at scrape time by the two watch gauges; set in cluster mode (unset: no series). */
+  watchHealth: (() => Iterable<{ readonly resource: string; readonly lastDeliveryAgeMs: number; readonly brokenMs: number }>) | null = null;
   readonly binds: Counter<'result'>;
   readonly events: Counter<'outcome'>;
   readonly nodePressure: Gauge<'node' | 'resource'>;
@@ -81,6 +85,25 @@ export class Metrics {
     this.watchRestarts = new Counter({ name: 'sandbox_extender_watch_restarts_total', help: 'List/watch sessions that failed and were restarted with backoff, by resource.', labelNames: ['resource'], registers });
     this.lists = new Counter({ name: 'sandbox_extender_watch_lists_total', help: 'Complete lists applied, by resource and kind (initial, relist).', labelNames: ['resource', 'kind'], registers });
     this.cacheSynced = new Gauge({ name: 'sandbox_extender_cache_synced', help: '1 once the initial list of the resource has been applied.', labelNames: ['resource'], registers });
+    const watchHealth = () => this.watchHealth?.() ?? [];
+    this.watchLastEventAge = new Gauge({
+      name: 'sandbox_extender_watch_last_event_age_seconds',
+      help: 'Seconds since the watch of the resource last delivered an event or bookmark, or its list completed (a quiet cluster still gets a bookmark about once a minute).',
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        for (const h of watchHealth()) this.set({ resource: h.resource }, h.lastDeliveryAgeMs / 1000);
+      },
+    });
+    this.watchBroken = new Gauge({
+      name: 'sandbox_extender_watch_broken_seconds',
+      help: 'Seconds the list/watch of the resource has been failing (0 when it is not); above watch.maxBrokenSeconds the verbs refuse.',
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        for (const h of watchHealth()) this.set({ resource: h.resource }, h.brokenMs / 1000);
+      },
+    });
     this.binds = new Counter({ name: 'sandbox_extender_binds_total', help: 'Bind verb calls by result (bound, already_bound, error).', labelNames: ['result'], registers });
     this.events = new Counter({ name: 'sandbox_extender_events_total', help: 'Pod events by outcome (recorded, deduplicated, dropped, failed).', labelNames: ['outcome'], registers });
     const nodePressures = options.nodePressures;

@@ -33,14 +33,16 @@ function sweepIntervalMs(config: Config, clusterMode: boolean): number {
 }
 
 /**
- * Starts the cache's source, the expiry sweep and the HTTP(S) server.
+ * Starts the cache's source, the expiry sweep and the HTTP(S) server. `onFatal` is called if the
+ * cache's source dies for good (the API worker thread); by default the process exits 1, so that its
+ * supervisor (Kubernetes) restarts it with a fresh cache.
  * @throws when the snapshot cannot be loaded at start-up, no kubeconfig is usable, a TLS file
  *   cannot be read, or the address cannot be bound.
  */
-export async function serve(config: Config, logger: Logger): Promise<RunningServer> {
+export async function serve(config: Config, logger: Logger, onFatal: (err: Error) => void = () => process.exit(1)): Promise<RunningServer> {
   const clusterMode = !config.snapshot.path;
   const { service, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode });
-  const source = config.snapshot.path ? await snapshotSource(config.snapshot.path, config, service, metrics, logger) : clusterSource(config, service, metrics, logger);
+  const source = config.snapshot.path ? await snapshotSource(config.snapshot.path, config, service, metrics, logger) : await clusterSource(config, service, metrics, logger, onFatal);
   const now = () => Date.now();
   const app = createApp(
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },

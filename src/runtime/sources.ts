@@ -5,15 +5,17 @@
  * - cluster mode (otherwise): list+watch of Nodes and Pods through a kubeconfig; the bind verb
  *   creates Bindings and each decision is recorded as an Event on the pod.
  */
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Binder } from '../cluster/binder.js';
-import { EventRecorder } from '../cluster/events.js';
+import { ApiThread } from '../cluster/apiThread.js';
+import { EventRecorder, type PodEvent } from '../cluster/events.js';
 import { apiClient, loadKubeConfig, nodeSource, podSource } from '../cluster/kube.js';
-import { LiveSync } from '../cluster/liveSync.js';
+import { LiveSync, metricsObserver } from '../cluster/liveSync.js';
 import type { Config } from '../config/schema.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import type { PlacementService } from '../core/placementService.js';
-import { applyListing } from '../core/sync.js';
+import { applyListing, cacheUpdates } from '../core/sync.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
@@ -76,18 +78,58 @@ export async function snapshotSource(path: string, config: Config, service: Plac
   return { notReady: () => null, stop: async () => stopWatching(), reload };
 }
 
-const NOT_SYNCED = 'the scheduler cache has not completed its initial sync';
+/** The Event a decision notice is recorded as. */
+function noticeEvent(n: DecisionNotice): PodEvent {
+  return { pod: n.pod, type: n.result === 'placed' ? 'Normal' : 'Warning', reason: n.result === 'placed' ? 'ProjectedPlacement' : 'ProjectedPlacementFailed', message: n.message };
+}
 
-/** @throws Error when no kubeconfig is usable. */
-export function clusterSource(config: Config, service: PlacementService, metrics: Metrics, logger: Logger): CacheSource {
+/**
+ * Cluster mode: list+watch through the kubeconfig, Bindings, Events. By default (`apiWorker`) the API
+ * side runs on a worker thread (ApiThread), so that decoding watch events, creating Events and Bindings
+ * never delays a verb; `apiWorker: false` runs it on the main thread.
+ * @param onFatal called if the API worker dies (the cache would stop following the cluster).
+ * @throws NoKubeConfigError / Error when no kubeconfig is usable; Error when the worker cannot start.
+ */
+export async function clusterSource(config: Config, service: PlacementService, metrics: Metrics, logger: Logger, onFatal: (err: Error) => void): Promise<CacheSource> {
   const kc = loadKubeConfig(config.kubeconfig);
+  if (!config.apiWorker) return inProcessClusterSource(kc, config, service, metrics, logger);
+  const thread = new ApiThread(
+    service.cache,
+    {
+      kubeconfig: kc.exportConfig(),
+      dims: service.cache.dims.names,
+      pausedLabel: config.pausedLabel,
+      watch: config.watch,
+      events: config.events.enabled ? config.events : null,
+      logLevel: config.logLevel,
+    },
+    metrics,
+    logger,
+    config.watch.maxBrokenSeconds,
+    onFatal,
+  );
+  const server = await thread.started();
+  logger.info({ server, thread: 'api' }, 'watching nodes and pods');
+  return {
+    notReady: () => thread.notReady(),
+    readyDetails: () => thread.describe(),
+    stop: () => thread.stop(),
+    reload: () => undefined,
+    bind: (request) => thread.bind(request),
+    ...(config.events.enabled ? { onDecision: (n: DecisionNotice) => thread.recordEvent(noticeEvent(n)) } : {}),
+  };
+}
+
+function inProcessClusterSource(kc: KubeConfig, config: Config, service: PlacementService, metrics: Metrics, logger: Logger): CacheSource {
   const api = apiClient(kc);
-  const live = new LiveSync(service.cache, { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { pausedLabel: config.pausedLabel, ...config.watch }, metrics, logger);
+  const live = new LiveSync(cacheUpdates(service.cache), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: service.cache.dims, pausedLabel: config.pausedLabel, ...config.watch }, metricsObserver(metrics), logger);
+  metrics.watchHealth = () => live.health();
   live.start();
   logger.info({ server: kc.getCurrentCluster()?.server }, 'watching nodes and pods');
   const binder = new Binder(api);
   const source: CacheSource = {
-    notReady: () => (live.ready ? null : NOT_SYNCED),
+    notReady: () => live.notReady(),
+    readyDetails: () => live.describe(),
     stop: () => live.stop(),
     reload: () => undefined,
     bind: (request) => binder.bind(request),
@@ -98,9 +140,5 @@ export function clusterSource(config: Config, service: PlacementService, metrics
     { eventsPerSecond: config.events.perSecond, maxQueued: config.events.maxQueued, dedupeWindowMs: config.events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => metrics.events.inc({ outcome }) },
     logger,
   );
-  return {
-    ...source,
-    onDecision: (n) =>
-      recorder.record({ pod: n.pod, type: n.result === 'placed' ? 'Normal' : 'Warning', reason: n.result === 'placed' ? 'ProjectedPlacement' : 'ProjectedPlacementFailed', message: n.message }),
-  };
+  return { ...source, onDecision: (n) => recorder.record(noticeEvent(n)) };
 }

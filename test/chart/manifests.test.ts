@@ -66,13 +66,15 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
     expect(ksc.extenders).toHaveLength(1);
     const url = new URL(extender!.urlPrefix);
     expect([url.protocol, url.hostname, Number(url.port)]).toEqual(['http:', config.server.host, config.server.port]);
-    expect(extender).toMatchObject({ filterVerb: 'filter', prioritizeVerb: 'prioritize', bindVerb: 'bind', nodeCacheCapable: true, ignorable: false });
+    expect(extender).toMatchObject({ filterVerb: 'filter', prioritizeVerb: 'prioritize', nodeCacheCapable: true, ignorable: false });
+    // kube-scheduler binds by default: with one call per pod the extender knows the chosen node already.
+    expect(extender!.bindVerb).toBeUndefined();
     expect(extender!.weight).toBeGreaterThan(0);
   });
 
   it('names verbs the extender serves', async () => {
     const statuses = await verbStatuses(ksc.extenders[0]!, config);
-    expect(Object.keys(statuses)).toEqual(['filter', 'prioritize', 'bind']);
+    expect(Object.keys(statuses)).toEqual(['filter', 'prioritize']);
     for (const status of Object.values(statuses)) expect(status).toBe(200);
   });
 
@@ -105,11 +107,10 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
     expect(byKindName('ConfigMap', '-extender')!.data!['metrics-gateway.mjs']).toBe(readText(`${CHART}files/metrics-gateway.mjs`));
   });
 
-  it('grants the extender exactly its own calls', () => {
+  it('grants the extender exactly its own calls (no Bindings: kube-scheduler binds by default)', () => {
     const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'sandbox-extender-extender') as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
     expect(role.rules).toEqual([
       { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
   });

@@ -1,33 +1,11 @@
 import { pino } from 'pino';
-import { LiveSync } from '../../src/cluster/liveSync.js';
-import type { ListPage, ResourceSource } from '../../src/cluster/reflector.js';
+import { LiveSync, NOT_SYNCED, metricsObserver } from '../../src/cluster/liveSync.js';
+import { cacheUpdates } from '../../src/core/sync.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import type { Node, Pod } from '../../src/core/kube.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
-
-/** A source whose list answers are given by the test and whose watch the test drives. */
-class Source<T> implements ResourceSource<T> {
-  send: (type: string, object: unknown) => void = () => undefined;
-  end: (err: unknown) => void = () => undefined;
-  watching = false;
-  private pending: ((page: ListPage<T>) => void)[] = [];
-  constructor(private lists: ListPage<T>[]) {}
-  list(): Promise<ListPage<T>> {
-    const next = this.lists.shift();
-    if (next) return Promise.resolve(next);
-    return new Promise((resolve) => this.pending.push(resolve)); // held until answer()
-  }
-  answer(page: ListPage<T>): void {
-    this.pending.shift()?.(page);
-  }
-  async watch(_rv: string, onEvent: (t: string, o: unknown) => void, onDone: (e: unknown) => void): Promise<() => void> {
-    this.send = onEvent;
-    this.end = onDone;
-    this.watching = true;
-    return () => undefined;
-  }
-}
+import { EXPIRED, scriptedDriver, status } from './watchDrivers.js';
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
@@ -37,69 +15,131 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused', pageSize: 100, minBackoffMs: 1, maxBackoffMs: 5 };
+const OPTIONS = { dims: { names: ['cpu', 'memory'] }, pausedLabel: 'sandbox-extender.io/paused', pageSize: 100, minBackoffMs: 1, maxBackoffMs: 5, maxBrokenSeconds: 30 };
 
-function setup(podLists: ListPage<Pod>[] = []) {
+function setup() {
+  const clock = { now: 5_000_000 };
   const cache = new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 });
   const metrics = new Metrics(() => cache.size.reservations, { defaultMetrics: false });
-  const nodes = new Source<Node>([{ items: [makeNode('n1', { cpu: '16', memory: '64Gi' })], resourceVersion: '1' }]);
-  const pods = new Source<Pod>(podLists);
-  const live = new LiveSync(cache, { nodes, pods }, OPTIONS, metrics, pino({ level: 'silent' }));
-  return { cache, metrics, nodes, pods, live };
+  const nodes = scriptedDriver<Node>();
+  nodes.queueLists({ items: [makeNode('n1', { cpu: '16', memory: '64Gi' })], resourceVersion: '1' });
+  const pods = scriptedDriver<Pod>();
+  const live = new LiveSync(cacheUpdates(cache), { nodes: nodes.source, pods: pods.source }, { ...OPTIONS, now: () => clock.now }, metricsObserver(metrics), pino({ level: 'silent' }));
+  metrics.watchHealth = () => live.health();
+  const gauge = async (name: string) => {
+    const text = await metrics.registry.getSingleMetricAsString(name);
+    return Object.fromEntries([...text.matchAll(/resource="(\w+)"} (\S+)/g)].map((m) => [m[1], Number(m[2])]));
+  };
+  return { clock, cache, metrics, nodes, pods, live, gauge };
 }
+
+const watching = (driver: { watches: unknown[] }, n = 1) => () => driver.watches.length >= n;
 
 describe('LiveSync', () => {
   it('is ready only once both initial lists are applied', async () => {
     const t = setup();
     t.live.start();
-    await until(() => t.nodes.watching, 'the node watch');
+    await until(watching(t.nodes), 'the node watch');
     expect(t.live.ready).toBe(false); // pods not listed yet
-    t.pods.answer({ items: [makePod('a').req({ cpu: '2' }).node('n1').obj()], resourceVersion: '7' });
+    expect(t.live.notReady()).toBe(NOT_SYNCED);
+    t.pods.queueLists({ items: [makePod('a').req({ cpu: '2' }).node('n1').obj()], resourceVersion: '7' });
     await until(() => t.live.ready, 'readiness');
+    expect(t.live.notReady()).toBeNull();
     expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
     expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_cache_synced')).toMatch(/resource="pods"} 1/);
     await t.live.stop();
   });
 
   it('watch events update the model; a pod seen bound releases its reservation as bound', async () => {
-    const t = setup([{ items: [makePod('p').req({ cpu: '2' }).obj()], resourceVersion: '3' }]);
+    const t = setup();
+    t.pods.queueLists({ items: [makePod('p').req({ cpu: '2' }).obj()], resourceVersion: '3' });
     t.live.start();
-    await until(() => t.live.ready && t.pods.watching, 'sync');
+    await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
     const released: string[] = [];
     t.cache.onRelease = (r) => released.push(r.reason);
     t.cache.assume({ uid: 'uid-p', key: 'sandboxes/p', request: [2000, 0] }, 'n1', 0);
-    t.pods.send('MODIFIED', { ...makePod('p').req({ cpu: '2' }).node('n1').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '4' } });
+    t.pods.watches[0]!.send('MODIFIED', { ...makePod('p').req({ cpu: '2' }).node('n1').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '4' } });
     expect(t.cache.size.reservations).toBe(0);
     expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
     expect(released).toEqual(['bound']);
     await t.live.stop();
   });
 
-  it('a relist after 410 deletes pods that vanished during the outage and releases their reservations', async () => {
-    const t = setup([
+  it('a 410 in the stream relists: pods that vanished meanwhile are deleted and their reservations released', async () => {
+    const t = setup();
+    t.pods.queueLists(
       { items: [makePod('gone').req({ cpu: '2' }).obj(), makePod('stays').req({ cpu: '1' }).node('n1').obj()], resourceVersion: '3' },
       { items: [makePod('stays').req({ cpu: '1' }).node('n1').obj()], resourceVersion: '90' },
-    ]);
+    );
     const released: string[] = [];
     t.cache.onRelease = (r) => released.push(`${r.reservation.uid}:${r.reason}`);
     t.live.start();
-    await until(() => t.live.ready && t.pods.watching, 'sync');
+    await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
     t.cache.assume({ uid: 'uid-gone', key: 'sandboxes/gone', request: [2000, 0] }, 'n1', 0);
-    t.pods.watching = false;
-    t.pods.send('ERROR', { kind: 'Status', code: 410, message: 'too old resource version' });
-    await until(() => t.pods.watching, 'the watch after the relist');
+    t.pods.watches[0]!.send('ERROR', EXPIRED);
+    await until(watching(t.pods, 2), 'the watch after the relist');
+    expect(t.pods.watches[1]!.fromVersion).toBe('90');
     expect(released).toEqual(['uid-gone:deleted']);
     expect([...t.cache.podUids()]).toEqual(['uid-stays']);
     expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_lists_total')).toMatch(/resource="pods",kind="relist"} 1/);
+    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_restarts_total')).not.toMatch(/resource="pods"/);
     await t.live.stop();
   });
 
   it('a bad object from the watch is skipped and the model keeps what it had', async () => {
-    const t = setup([{ items: [makePod('p').req({ cpu: '2' }).node('n1').obj()], resourceVersion: '3' }]);
+    const t = setup();
+    t.pods.queueLists({ items: [makePod('p').req({ cpu: '2' }).node('n1').obj()], resourceVersion: '3' });
     t.live.start();
-    await until(() => t.live.ready && t.pods.watching, 'sync');
-    t.pods.send('MODIFIED', makePod('p').req({ cpu: 'lots' }).node('n1').obj());
+    await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
+    t.pods.watches[0]!.send('MODIFIED', makePod('p').req({ cpu: 'lots' }).node('n1').obj());
     expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
+    await t.live.stop();
+  });
+
+  it('a quiet cluster is not stale: ten minutes without an event on open watches', async () => {
+    const t = setup();
+    t.pods.queueLists({ items: [], resourceVersion: '3' });
+    t.live.start();
+    await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
+    t.clock.now += 600_000;
+    expect(t.live.notReady()).toBeNull();
+    expect(await t.gauge('sandbox_extender_watch_last_event_age_seconds')).toEqual({ nodes: 600, pods: 600 });
+    expect(await t.gauge('sandbox_extender_watch_broken_seconds')).toEqual({ nodes: 0, pods: 0 });
+    expect(t.live.describe()).toBe([
+      'nodes: synced; watch open; last event or bookmark 600.0 s ago; not failing',
+      'pods: synced; watch open; last event or bookmark 600.0 s ago; not failing',
+    ].join('\n'));
+    await t.live.stop();
+  });
+
+  it('a pods list/watch failing for longer than maxBrokenSeconds makes the model stale until it recovers', async () => {
+    const t = setup();
+    t.pods.queueLists({ items: [], resourceVersion: '3' });
+    t.live.start();
+    await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
+    t.clock.now += 10_000;
+    t.pods.watches[0]!.breakConnection(); // the API server went away
+    t.pods.refuseNextWatch(503); // and refuses the resume while it starts
+    await until(watching(t.pods, 3), 'the watch after the refusal');
+    t.pods.watches[2]!.send('ERROR', status(500, 'InternalError', 'etcdserver: leader changed')); // open, but failing at once
+    await until(watching(t.pods, 4), 'the next watch');
+    t.pods.watches[3]!.send('ERROR', EXPIRED); // the restarted API server's watch cache begins after resourceVersion 3
+    t.pods.queueLists({ status: 503 }); // the relist is refused once; the next list waits (no answer yet)
+    await until(() => t.live.health()[1]!.lastError === 'HTTP 503: scripted refusal', 'the refused relist');
+    t.clock.now += 30_000;
+    expect(t.live.notReady()).toBeNull(); // 30 s is not longer than 30 s
+    t.clock.now += 1_500;
+    expect(t.live.notReady()).toBe(
+      'the scheduler cache is stale: the pods list/watch has been failing for 31.5 s (last error: HTTP 503: scripted refusal; last event 41.5 s ago), longer than watch.maxBrokenSeconds (30 s)',
+    );
+    expect(await t.gauge('sandbox_extender_watch_broken_seconds')).toEqual({ nodes: 0, pods: 31.5 });
+    expect(t.live.describe().split('\n')[1]).toBe('pods: synced; no watch open; last event or bookmark 41.5 s ago; failing for 31.5 s (last error: HTTP 503: scripted refusal)');
+    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_restarts_total')).toMatch(/resource="pods"} 4/);
+    t.pods.queueLists({ items: [], resourceVersion: '50' });
+    await until(watching(t.pods, 5), 'the watch after the relist');
+    expect(t.live.notReady()).toBeNull();
+    expect(await t.gauge('sandbox_extender_watch_last_event_age_seconds')).toEqual({ nodes: 41.5, pods: 0 });
+    expect(await t.gauge('sandbox_extender_watch_broken_seconds')).toEqual({ nodes: 0, pods: 0 });
     await t.live.stop();
   });
 });

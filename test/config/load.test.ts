@@ -19,12 +19,13 @@ const DEFAULTS = {
   unconfirmedReservationTtlSeconds: 30,
   chooseInFilter: true,
   startingLimit: {},
+  apiWorker: true,
   pausedLabel: 'sandbox-extender.io/paused',
   schedulerName: 'sandbox-scheduler',
   server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 },
   snapshot: { pollIntervalMs: 1000 },
   logLevel: 'info',
-  watch: { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 },
+  watch: { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000, maxBrokenSeconds: 30 },
   events: { enabled: true, perSecond: 20, maxQueued: 1000, dedupeWindowSeconds: 600 },
   metrics: { maxNodeSeries: 500 },
 };
@@ -104,6 +105,7 @@ describe('a full, valid file', () => {
         'unconfirmedReservationTtlSeconds: 5',
         'chooseInFilter: false',
         'startingLimit: {perNode: 8, perCore: 0.125}',
+        'apiWorker: false',
         'pausedLabel: example.com/paused',
         'schedulerName: my-scheduler',
         'randomSeed: 42',
@@ -118,7 +120,7 @@ describe('a full, valid file', () => {
         '  pollIntervalMs: 50',
         'logLevel: debug',
         'kubeconfig: /etc/kubeconfig',
-        'watch: {pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000}',
+        'watch: {pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000, maxBrokenSeconds: 5}',
         'events: {enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60}',
         'metrics: {maxNodeSeries: 50}',
       ].join('\n'),
@@ -130,6 +132,7 @@ describe('a full, valid file', () => {
       unconfirmedReservationTtlSeconds: 5,
       chooseInFilter: false,
       startingLimit: { perNode: 8, perCore: 0.125 },
+      apiWorker: false,
       pausedLabel: 'example.com/paused',
       schedulerName: 'my-scheduler',
       randomSeed: 42,
@@ -137,7 +140,7 @@ describe('a full, valid file', () => {
       snapshot: { path: '/var/run/snapshot.yaml', pollIntervalMs: 50 },
       logLevel: 'debug',
       kubeconfig: '/etc/kubeconfig',
-      watch: { pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000 },
+      watch: { pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000, maxBrokenSeconds: 5 },
       events: { enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60 },
       metrics: { maxNodeSeries: 50 },
     });
@@ -196,6 +199,7 @@ describe('every problem is listed with its path', () => {
     ['a starting limit per core with four decimals', { startingLimit: { perCore: 0.0625 } }, 'startingLimit.perCore: must have at most three decimals (e.g. 0.125)'],
     ['a starting limit per core without cpu in dimensions', { dimensions: ['memory'], startingLimit: { perCore: 0.5 } }, 'startingLimit.perCore: startingLimit.perCore counts cores of allocatable cpu: add cpu to dimensions'],
     ['an unknown startingLimit key', { startingLimit: { perCpu: 1 } }, 'startingLimit: Unrecognized key: "perCpu"'],
+    ['a zero staleness bound', { watch: { maxBrokenSeconds: 0 } }, 'watch.maxBrokenSeconds: Too small: expected number to be >0'],
   ])('%s', (_name, input, issue) => {
     expect(configError(() => parseConfig(input)).issues).toEqual([issue]);
   });

@@ -15,6 +15,16 @@
 #   test/e2e/component.sh start kube-scheduler-sandbox | kube-scheduler-default
 #       the two halves of a restart, for a scheduler that should stay down for a while (pods created meanwhile
 #       wait in the API server until start). stop prints nothing on stdout; start prints the new pid.
+#   test/e2e/component.sh restart kube-apiserver
+#       the API server with its cluster-up command (an outage of the whole control plane: every watch breaks, and
+#       after the restart the API server's watch cache begins at the current resourceVersion, so a watch resumed
+#       from an older one gets 410 Gone). Waits for /readyz (a "ready" line in its log marks the end of the window
+#       in which RBAC is still loading: the 403 checks ignore refusals inside it), then for each kube-scheduler to
+#       renew its lease; one that exited meanwhile (it does when it cannot renew for renewDeadline, 10 s) is started
+#       again as `restart kube-scheduler-*` does. Any other component that exited fails the command.
+#   test/e2e/component.sh stop kube-apiserver / start kube-apiserver
+#       the two halves of that restart, for a test that acts while the API server is down (start also waits and
+#       heals as above). stop prints nothing on stdout; start prints the new pid.
 #   test/e2e/component.sh bind on|off
 #       rewrites the sandbox scheduler's config with or without `bindVerb: bind` (on: the extender binds; off:
 #       kube-scheduler binds and the extender learns the placement from its watch), restarts
@@ -24,7 +34,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start kube-scheduler-sandbox|kube-scheduler-default | bind on|off"; }
+usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver | bind on|off"; }
 
 ENV_FILE=$E2E_STATE/cluster.env
 [ -f "$ENV_FILE" ] || e2e_die "$ENV_FILE not found: is the e2e cluster up? (npm run cluster:up)"
@@ -32,7 +42,7 @@ ENV_FILE=$E2E_STATE/cluster.env
 while IFS= read -r line; do
   if [[ "$line" =~ ^([A-Z_][A-Z0-9_]*)=(.*)$ ]]; then printf -v "${BASH_REMATCH[1]}" '%s' "${BASH_REMATCH[2]}"; fi
 done <"$ENV_FILE"
-[ -n "$(e2e_pid kube-apiserver)" ] || e2e_die "kube-apiserver of $E2E_STATE is not running: start the cluster first"
+[ -n "$(e2e_pid kube-apiserver)" ] || [ "${1:-} ${2:-}" = "start kube-apiserver" ] || e2e_die "kube-apiserver of $E2E_STATE is not running: start the cluster first"
 KUBECTL_ADMIN=("$KUBECTL" "--kubeconfig=$KUBECONFIG")
 
 # One change at a time (two restarts of the same component would race on its pid file).
@@ -82,7 +92,7 @@ stop_scheduler() {
   # stopped process and the new one would wait for it to expire (leaseDuration, 15 s): the holder is gone for sure
   # (stopped above, by pid), so release the lease for it, as ReleaseOnCancel would have.
   if [ -n "$old" ] && [ "$(lease_holder "$lease")" = "$old" ]; then
-    e2e_log "lease kube-system/$lease still names the stopped $name (not released on SIGTERM): deleting it, so the new process need not wait for it to expire"
+    e2e_log "lease kube-system/$lease still names the stopped $name (it did not release it on its way out): deleting it, so the new process need not wait for it to expire"
     "${KUBECTL_ADMIN[@]}" -n kube-system delete lease "$lease" --ignore-not-found >/dev/null
   elif [ -n "$old" ]; then
     e2e_log "$name released lease kube-system/$lease"
@@ -104,6 +114,48 @@ start_scheduler() {
 restart_scheduler() {
   stop_scheduler "$1" "$2"
   start_scheduler "$1" "$2" "$3"
+}
+
+stop_apiserver() {
+  [ -n "$(e2e_pid kube-apiserver)" ] || e2e_die "kube-apiserver is not running"
+  e2e_stop kube-apiserver || e2e_die "could not stop kube-apiserver"
+}
+
+# renewed_since LEASE EPOCH-SECONDS: true when LEASE's renewTime is at or after EPOCH-SECONDS.
+renewed_since() {
+  local renew
+  renew=$("${KUBECTL_ADMIN[@]}" -n kube-system get lease "$1" --ignore-not-found -o 'jsonpath={.spec.renewTime}') || return 1
+  [ -n "$renew" ] && [ "$(date -u -d "$renew" +%s)" -ge "$2" ]
+}
+
+start_apiserver() {
+  [ -z "$(e2e_pid kube-apiserver)" ] || e2e_die "kube-apiserver is already running"
+  e2e_load_cmd kube-apiserver
+  e2e_start kube-apiserver "${E2E_CMD[@]}"
+  e2e_wait_for kube-apiserver "ready" "${KUBECTL_ADMIN[@]}" get --raw=/readyz
+  local ready_at
+  ready_at=$(date -u +%s)
+  # Each kube-scheduler either renews its lease on the new API server or has exited (leader election lost).
+  local name lease url deadline
+  for name in kube-scheduler-sandbox kube-scheduler-default; do
+    [ -f "$E2E_CMDS/$name" ] || continue
+    case "$name" in kube-scheduler-sandbox) lease=$SANDBOX_SCHEDULER_NAME url=$SANDBOX_SCHEDULER_URL;; *) lease=kube-scheduler url=$DEFAULT_SCHEDULER_URL;; esac
+    deadline=$((SECONDS + 30))
+    while [ -n "$(e2e_pid "$name")" ] && ! renewed_since "$lease" "$ready_at"; do
+      [ "$SECONDS" -lt "$deadline" ] || e2e_die "$name neither renewed lease kube-system/$lease nor exited within 30 s of the API server's restart"
+      sleep 0.5
+    done
+    if [ -n "$(e2e_pid "$name")" ]; then
+      e2e_log "$name kept its lease kube-system/$lease through the outage"
+    else
+      e2e_log "$name exited during the outage (it could not renew lease kube-system/$lease): starting it again"
+      restart_scheduler "$name" "$lease" "$url"
+    fi
+  done
+  for name in etcd kube-controller-manager kwok snapshot-feeder sandbox-extender; do
+    [ -f "$E2E_CMDS/$name" ] || continue
+    [ -n "$(e2e_pid "$name")" ] || { tail -n 40 "$E2E_LOGS/$name.log" >&2 || true; e2e_die "$name exited while kube-apiserver was restarted (log above)"; }
+  done
 }
 
 set_bind() {
@@ -139,6 +191,7 @@ case "${1:-}" in
         restart_extender "$config" "$node_flags";;
       kube-scheduler-sandbox) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL";;
       kube-scheduler-default) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-default kube-scheduler "$DEFAULT_SCHEDULER_URL";;
+      kube-apiserver) [ $# -eq 2 ] || usage; stop_apiserver; start_apiserver;;
       *) usage;;
     esac
     e2e_pid "$2";;
@@ -147,9 +200,12 @@ case "${1:-}" in
     case "$2" in
       kube-scheduler-sandbox) lease=$SANDBOX_SCHEDULER_NAME url=$SANDBOX_SCHEDULER_URL;;
       kube-scheduler-default) lease=kube-scheduler url=$DEFAULT_SCHEDULER_URL;;
+      kube-apiserver) ;;
       *) usage;;
     esac
-    if [ "$1" = stop ]; then stop_scheduler "$2" "$lease"
+    if [ "$2" = kube-apiserver ]; then
+      if [ "$1" = stop ]; then stop_apiserver; else start_apiserver; e2e_pid "$2"; fi
+    elif [ "$1" = stop ]; then stop_scheduler "$2" "$lease"
     else start_scheduler "$2" "$lease" "$url"; e2e_pid "$2"; fi;;
   bind)
     [ $# -eq 2 ] || usage

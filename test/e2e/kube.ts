@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { forbiddenLinesIn } from './forbidden.mjs';
 
 export const REPO_ROOT = resolve(process.cwd());
 export const E2E_DIR = join(REPO_ROOT, 'test', 'e2e');
@@ -331,9 +332,10 @@ export async function waitExtenderSettled(env: ClusterEnv, timeoutMs = 60_000): 
   }, async () => (await fetchText(`${env.EXTENDER_URL}/metrics`)).split('\n').filter((l) => /^sandbox_extender_(reservations|placements|events)/.test(l)).join('\n'));
 }
 
-/** The lines of the extender's log showing the API server refusing it a request (same test as lib.sh e2e_forbidden). */
+/**
+ * The lines of the extender's log showing the API server refusing it a request, except while kube-apiserver was
+ * starting (before its RBAC was loaded): the same test as lib.sh e2e_forbidden (forbidden.mjs).
+ */
 export function forbiddenLines(): string[] {
-  const file = join(STATE_DIR, 'logs', 'sandbox-extender.log');
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => /forbidden|HTTP(-Code)?:? *403|"(code|statusCode)": *403/i.test(l));
+  return forbiddenLinesIn(join(STATE_DIR, 'logs', 'sandbox-extender.log'), join(STATE_DIR, 'logs', 'kube-apiserver.log'));
 }

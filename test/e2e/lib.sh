@@ -89,7 +89,7 @@ E2E_TIMEOUT=${E2E_START_TIMEOUT:-120}   # seconds e2e_wait_for waits for one con
 e2e_start() {
   local name=$1; shift
   mkdir -p "$E2E_LOGS" "$E2E_PIDS"
-  printf -- '--- e2e %s: starting %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >>"$E2E_LOGS/$name.log"
+  printf -- '--- e2e %s: starting %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$*" >>"$E2E_LOGS/$name.log"
   "$@" </dev/null >>"$E2E_LOGS/$name.log" 2>&1 8>&- &   # 8: component.sh's lock, not for the child
   local pid=$!
   echo "$pid $(e2e_proc_starttime "$pid")" >"$E2E_PIDS/$name"
@@ -118,8 +118,9 @@ e2e_pid() {
   echo "$pid"
 }
 
-# e2e_wait_for NAME WHAT COMMAND...: polls COMMAND (every 0.5 s) until it succeeds; fails fast, with the end of
-# NAME's log, when the process NAME exits or after E2E_TIMEOUT seconds.
+# e2e_wait_for NAME WHAT COMMAND...: polls COMMAND (every 0.5 s) until it succeeds, then writes a
+# "--- e2e <UTC time, ms>: WHAT" line to NAME's log (the evidence forbidden.mjs reads: when kube-apiserver was ready);
+# fails fast, with the end of NAME's log, when the process NAME exits or after E2E_TIMEOUT seconds.
 e2e_wait_for() {
   local name=$1 what=$2; shift 2
   local deadline=$((SECONDS + E2E_TIMEOUT))
@@ -134,6 +135,7 @@ e2e_wait_for() {
     fi
     sleep 0.5
   done
+  printf -- '--- e2e %s: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$what" >>"$E2E_LOGS/$name.log"
   e2e_log "$name: $what"
 }
 
@@ -163,9 +165,10 @@ e2e_stop() {
 }
 
 # e2e_forbidden LOGFILE: prints the lines of an extender log that show the API server refusing a request
-# (HTTP 403, "forbidden"); true when there are any.
+# (HTTP 403, "forbidden"), leaving out those logged while kube-apiserver was starting and had not loaded RBAC yet
+# (between a start and the "ready" line in its log: forbidden.mjs); true when there are any.
 e2e_forbidden() {
-  grep -E -i 'forbidden|HTTP(-Code)?:? *403|"(code|statusCode)": *403' "$1" 2>/dev/null
+  node "$E2E_DIR/forbidden.mjs" "$1" "$E2E_LOGS/kube-apiserver.log"
 }
 
 # e2e_sandbox_scheduler_config KUBECONFIG EXTENDER_URL SCHEDULER_NAME BIND(0|1): prints the

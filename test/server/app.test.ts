@@ -579,6 +579,18 @@ describe('health, readiness, metrics and unknown routes', () => {
     expect(res.text).toBe('not ready: the scheduler cache has not completed its initial sync');
   });
 
+  it('/readyz adds the readiness lines (cluster mode: each watch) under its first line, ready or not', async () => {
+    const h = makeHarness();
+    let reason: string | null = null;
+    const app = createApp(
+      { service: h.service, pausedLabel: h.config.pausedLabel, metrics: h.metrics, logger: pino({ level: 'silent' }), now: () => h.clock.now, notReady: () => reason },
+      { maxRequestBodyBytes: 1024, readyDetails: () => 'nodes: synced; watch open\npods: synced; no watch open' },
+    );
+    expect(await request(app).get('/readyz').expect(200).then((r) => r.text)).toBe('ok\nnodes: synced; watch open\npods: synced; no watch open');
+    reason = 'the scheduler cache is stale';
+    expect(await request(app).get('/readyz').expect(503).then((r) => r.text)).toBe('not ready: the scheduler cache is stale\nnodes: synced; watch open\npods: synced; no watch open');
+  });
+
   it.each([
     ['GET', '/nope'],
     ['GET', '/filter'],

@@ -69,6 +69,35 @@ describe('POST /bind', () => {
     expect(calls).toEqual([]);
   });
 
+  it('refuses, touching nothing, a bind kube-scheduler did not just decide: a pod never filtered, a node never offered', async () => {
+    const { h, calls } = withBinder({ ok: true, alreadyBound: false });
+    const never = await request(h.app).post('/bind').send(bindArgs('p9', NODE_16)).expect(200);
+    expect(never.body.Error).toBe('sandbox-extender: bind of sandboxes/p9 to sandbox-node-16 refused: no filter or prioritize for pod UID uid-p9 was answered by this extender within the reservation TTL: only a pod kube-scheduler has just scheduled is bound');
+    await request(h.app).post('/filter').send(namesArgs(sandbox('p1'), [NODE_64, NODE_192])).expect(200);
+    const elsewhere = await request(h.app).post('/bind').send(bindArgs('p1', NODE_16)).expect(200);
+    expect(elsewhere.body.Error).toBe('sandbox-extender: bind of sandboxes/p1 to sandbox-node-16 refused: node sandbox-node-16 was not among the candidates kube-scheduler offered for pod UID uid-p1');
+    expect(calls).toEqual([]);
+    const metrics = await request(h.app).get('/metrics');
+    expect(metrics.text).toMatch(/sandbox_extender_binds_total\{result="refused"\} 2/);
+  });
+
+  it('a decision for a pod the watch has shown deleted reserves nothing (a late request after a timeout)', async () => {
+    const { h } = withBinder({ ok: true, alreadyBound: false });
+    h.service.cache.deletePod('uid-late');
+    const res = await request(h.app).post('/prioritize').send(namesArgs(sandbox('late'))).expect(200);
+    expect((res.body as { Score: number }[]).map((s) => s.Score)).toContain(10); // answered as usual
+    expect(h.service.cache.size.reservations).toBe(0);
+  });
+
+  it('a reservation for a pod the watch has never shown lapses after unconfirmedReservationTtlSeconds, not the full TTL', async () => {
+    const { h } = withBinder({ ok: true, alreadyBound: false });
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('ghost'))).expect(200);
+    expect(h.service.cache.reservation('uid-ghost')).toMatchObject({ podSeen: false, expiresAtMs: NOW_MS + 30_000 });
+    h.clock.now = NOW_MS + 30_000;
+    await request(h.app).post('/filter').send(namesArgs(sandbox('other'))).expect(200); // every verb sweeps first
+    expect(h.service.cache.reservation('uid-ghost')).toBeUndefined();
+  });
+
   it('in snapshot mode (no binder) the bind verb explains that it needs cluster mode', async () => {
     const h = makeHarness();
     const res = await request(h.app).post('/bind').send(bindArgs('p', NODE_16)).expect(200);
@@ -117,6 +146,33 @@ describe('readiness and the debug view', () => {
     expect(h.service.cache.size.reservations).toBe(0);
     const foreign = await request(h.app).post('/filter').send(namesArgs(makePod('f').scheduler('default-scheduler').obj())).expect(200);
     expect(foreign.body).toMatchObject({ Error: '', NodeNames: [NODE_16, NODE_64, NODE_192] });
+  });
+
+  it('a stale cache refuses filter (its Error), prioritize (503) and bind (its Error, no API call) until it is fresh again', async () => {
+    const calls: BindRequest[] = [];
+    let reason: string | null = 'the scheduler cache is stale: the pods list/watch has been failing for 31.5 s';
+    const h = makeHarness({}, readSnapshot(SNAPSHOT_PATH), {
+      notReady: () => reason,
+      bind: async (r) => {
+        calls.push(r);
+        return { ok: true, alreadyBound: false };
+      },
+    });
+    const refusal = `sandbox-extender: not ready: ${reason}`;
+    const filter = await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
+    expect(filter.body).toMatchObject({ NodeNames: null, Error: refusal });
+    const prioritize = await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'))).expect(503);
+    expect(prioritize.body).toEqual({ Error: refusal });
+    const bind = await request(h.app).post('/bind').send(bindArgs('p', NODE_192)).expect(200);
+    expect(bind.body).toEqual({ Error: refusal });
+    expect(calls).toEqual([]);
+    expect(h.service.cache.size.reservations).toBe(0);
+    expect((await request(h.app).get('/readyz').expect(503)).text).toBe(`not ready: ${reason}`);
+    reason = null;
+    await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'))).expect(200);
+    expect((await request(h.app).post('/bind').send(bindArgs('p', NODE_192)).expect(200)).body).toEqual({ Error: '' });
+    expect(calls).toHaveLength(1);
+    expect((await request(h.app).get('/readyz').expect(200)).text).toBe('ok');
   });
 
   it('GET /debug/nodes lists every node sorted, with totals, pressure and reservations', async () => {

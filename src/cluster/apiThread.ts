@@ -1,0 +1,191 @@
+/**
+ * The API side of cluster mode on a worker thread of its own (apiWorker.ts), so that nothing of it
+ * delays a verb's reply: decoding list and watch responses into records, creating Events and Bindings
+ * all run there, and the main thread — the one answering kube-scheduler — only applies ready-made
+ * records to the scheduler cache (microseconds each) and forwards Events and Bindings.
+ *
+ * Messages (structured clones; records and listings are plain data):
+ *   main → worker  bind {id, request}, event {event}, stop
+ *   worker → main  updates [batch of CacheUpdates calls, in order], observer (started / restarted /
+ *                  listed), health (each watch's freshness, with the time it was read), bound {id,
+ *                  outcome}, eventOutcome, started, failed (at start-up), stopped
+ * The main thread ages the last health it got by the time since: a worker that stops reporting looks
+ * like a watch that stopped delivering, and the cache goes stale (not ready) after maxBrokenSeconds.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { BindOutcome, BindRequest } from '../core/binding.js';
+import type { SchedulerCache } from '../core/schedulerCache.js';
+import { cacheUpdates, type CacheUpdates } from '../core/sync.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { EventOutcome, PodEvent } from './events.js';
+import { NOT_SYNCED, describeHealth, metricsObserver, staleness, type SyncObserver } from './liveSync.js';
+import type { WatchHealth } from './reflector.js';
+
+/** One CacheUpdates call: its method name and argument. */
+export type Update = { [K in keyof CacheUpdates]: readonly [K, Parameters<CacheUpdates[K]>[0]] }[keyof CacheUpdates];
+
+export type ToWorker = { readonly t: 'bind'; readonly id: number; readonly request: BindRequest } | { readonly t: 'event'; readonly event: PodEvent } | { readonly t: 'stop' };
+
+export type FromWorker =
+  | { readonly t: 'updates'; readonly batch: readonly Update[] }
+  | { readonly t: 'observer'; readonly kind: keyof SyncObserver; readonly resource: string; readonly relist?: boolean }
+  | { readonly t: 'health'; readonly atMs: number; readonly health: readonly WatchHealth[] }
+  | { readonly t: 'bound'; readonly id: number; readonly outcome: BindOutcome }
+  | { readonly t: 'eventOutcome'; readonly outcome: EventOutcome }
+  | { readonly t: 'started'; readonly server: string }
+  | { readonly t: 'failed'; readonly error: string }
+  | { readonly t: 'stopped' };
+
+/** What the worker needs to start (workerData). */
+export interface ApiWorkerData {
+  /** The kubeconfig the main thread loaded (KubeConfig.exportConfig()), so both see the same cluster. */
+  readonly kubeconfig: string;
+  readonly dims: readonly string[];
+  readonly pausedLabel: string;
+  readonly watch: { readonly pageSize: number; readonly minBackoffMs: number; readonly maxBackoffMs: number; readonly maxBrokenSeconds: number };
+  /** Event recording; null: no Events. */
+  readonly events: { readonly perSecond: number; readonly maxQueued: number; readonly dedupeWindowSeconds: number } | null;
+  readonly logLevel: string;
+}
+
+/** Applies one message's updates to `updates`, in order. */
+export function applyUpdates(updates: CacheUpdates, batch: readonly Update[]): void {
+  for (const [method, argument] of batch) (updates[method] as (a: typeof argument) => void)(argument);
+}
+
+/** `health` as it is at `nowMs`, read at `atMs`: every age and failing time grown by the time since. */
+export function agedHealth(health: readonly WatchHealth[], atMs: number, nowMs: number): WatchHealth[] {
+  const since = Math.max(0, nowMs - atMs);
+  return health.map((h) => ({ ...h, lastDeliveryAgeMs: h.lastDeliveryAgeMs + since, brokenMs: h.brokenMs > 0 ? h.brokenMs + since : 0 }));
+}
+
+export class ApiThread {
+  private readonly worker: Worker;
+  private readonly updates: CacheUpdates;
+  private readonly observer: SyncObserver;
+  private readonly pendingBinds = new Map<number, (outcome: BindOutcome) => void>();
+  private nextBindId = 0;
+  private health: { atMs: number; health: readonly WatchHealth[] } | null = null;
+  private stopping = false;
+  private stopped: Promise<void> | null = null;
+  private resolveStopped: (() => void) | null = null;
+  private startedOrFailed: { resolve: (server: string) => void; reject: (err: Error) => void } | null = null;
+
+  /**
+   * Starts the worker (src/cluster/apiWorker.js, next to this module).
+   * @param onFatal called if the worker dies while it should be running (the cache would freeze).
+   */
+  constructor(
+    cache: SchedulerCache,
+    data: ApiWorkerData,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+    private readonly maxBrokenSeconds: number,
+    private readonly onFatal: (err: Error) => void,
+    private readonly now: () => number = () => Date.now(),
+  ) {
+    this.updates = cacheUpdates(cache);
+    this.observer = metricsObserver(metrics);
+    this.worker = new Worker(new URL('./apiWorker.js', import.meta.url), { workerData: data });
+    this.worker.on('message', (message: FromWorker) => this.receive(message));
+    this.worker.on('error', (err) => this.died(err));
+    this.worker.on('exit', (code) => this.died(new Error(`the API worker thread exited (code ${code})`)));
+    metrics.watchHealth = () => this.watchHealth();
+  }
+
+  /** Resolves with the API server's URL once the worker has its client; rejects when it could not start. */
+  started(): Promise<string> {
+    return new Promise((resolve, reject) => (this.startedOrFailed = { resolve, reject }));
+  }
+
+  private receive(message: FromWorker): void {
+    switch (message.t) {
+      case 'updates':
+        applyUpdates(this.updates, message.batch);
+        break;
+      case 'observer':
+        if (message.kind === 'listed') this.observer.listed(message.resource, message.relist ?? false);
+        else this.observer[message.kind](message.resource);
+        break;
+      case 'health':
+        this.health = { atMs: message.atMs, health: message.health };
+        break;
+      case 'bound':
+        this.pendingBinds.get(message.id)?.(message.outcome);
+        this.pendingBinds.delete(message.id);
+        break;
+      case 'eventOutcome':
+        this.metrics.events.inc({ outcome: message.outcome });
+        break;
+      case 'started':
+        this.startedOrFailed?.resolve(message.server);
+        break;
+      case 'failed':
+        this.startedOrFailed?.reject(new Error(message.error));
+        break;
+      case 'stopped':
+        this.resolveStopped?.();
+        break;
+    }
+  }
+
+  private died(err: Error): void {
+    if (this.stopping) {
+      this.resolveStopped?.();
+      return;
+    }
+    this.stopping = true;
+    for (const settle of this.pendingBinds.values()) settle({ ok: false, error: 'the API worker thread stopped' });
+    this.pendingBinds.clear();
+    this.startedOrFailed?.reject(err);
+    this.logger.fatal({ err: err.message }, 'the API worker thread died; the scheduler cache would no longer follow the cluster');
+    this.onFatal(err);
+  }
+
+  /** Each watch's freshness now (aged since the worker last reported it); empty before its first report. */
+  watchHealth(): WatchHealth[] {
+    return this.health ? agedHealth(this.health.health, this.health.atMs, this.now()) : [];
+  }
+
+  /** As LiveSync.notReady, from the worker's reports. */
+  notReady(): string | null {
+    const health = this.watchHealth();
+    return health.length === 0 ? NOT_SYNCED : staleness(health, this.maxBrokenSeconds);
+  }
+
+  /** As LiveSync.describe. */
+  describe(): string {
+    return describeHealth(this.watchHealth());
+  }
+
+  /** Creates the Binding on the worker. Never rejects. */
+  bind(request: BindRequest): Promise<BindOutcome> {
+    if (this.stopping) return Promise.resolve({ ok: false, error: 'the extender is stopping' });
+    const id = this.nextBindId++;
+    return new Promise((resolve) => {
+      this.pendingBinds.set(id, resolve);
+      this.post({ t: 'bind', id, request });
+    });
+  }
+
+  /** Queues an Event on the worker (rate-limited and deduplicated there). */
+  recordEvent(event: PodEvent): void {
+    if (!this.stopping) this.post({ t: 'event', event });
+  }
+
+  private post(message: ToWorker): void {
+    this.worker.postMessage(message);
+  }
+
+  /** Stops the watches and the worker; resolves when it has ended. */
+  stop(): Promise<void> {
+    if (this.stopped) return this.stopped;
+    this.stopping = true;
+    this.stopped = new Promise<void>((resolve) => {
+      this.resolveStopped = resolve;
+      this.post({ t: 'stop' });
+    }).then(() => this.worker.terminate().then(() => undefined));
+    return this.stopped;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The worker thread of cluster mode's API side (see apiThread.ts for why and for the messages): the
+ * list/watch reflectors (LiveSync), the Binder and the EventRecorder, with their own client. Records
+ * are posted to the main thread in batches (one message per turn of this thread's event loop, in the
+ * order the changes came), and each watch's health twice a second.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import type { CacheUpdates } from '../core/sync.js';
+import type { ApiWorkerData, FromWorker, ToWorker, Update } from './apiThread.js';
+import { Binder } from './binder.js';
+import { EventRecorder } from './events.js';
+import { apiClient, nodeSource, podSource } from './kube.js';
+import { LiveSync, type SyncObserver } from './liveSync.js';
+
+/** How often the watches' health is reported (ms). */
+const HEALTH_EVERY_MS = 500;
+
+const port = parentPort!;
+const data = workerData as ApiWorkerData;
+const post = (message: FromWorker) => port.postMessage(message);
+const logger = pino({ level: data.logLevel, base: { app: 'sandbox-extender', thread: 'api' } });
+
+/** CacheUpdates that queue each call and post them together at the end of the current turn. */
+function postingUpdates(): CacheUpdates {
+  let batch: Update[] = [];
+  const push = (update: Update) => {
+    if (batch.length === 0) setImmediate(() => {
+      const ready = batch;
+      batch = [];
+      post({ t: 'updates', batch: ready });
+    });
+    batch.push(update);
+  };
+  return {
+    replaceNodes: (listing) => push(['replaceNodes', { nodes: listing.nodes, keptNodes: listing.keptNodes }]),
+    replacePods: (listing) => push(['replacePods', { pods: listing.pods, keptPods: listing.keptPods }]),
+    upsertNode: (record) => push(['upsertNode', record]),
+    deleteNode: (name) => push(['deleteNode', name]),
+    upsertPod: (record) => push(['upsertPod', record]),
+    deletePod: (uid) => push(['deletePod', uid]),
+  };
+}
+
+const observer: SyncObserver = {
+  started: (resource) => post({ t: 'observer', kind: 'started', resource }),
+  restarted: (resource) => post({ t: 'observer', kind: 'restarted', resource }),
+  listed: (resource, relist) => post({ t: 'observer', kind: 'listed', resource, relist }),
+};
+
+function start(): void {
+  const kc = new KubeConfig();
+  kc.loadFromString(data.kubeconfig);
+  const api = apiClient(kc);
+  const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, ...data.watch }, observer, logger);
+  const binder = new Binder(api);
+  const events = data.events;
+  const recorder = events
+    ? new EventRecorder(api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => post({ t: 'eventOutcome', outcome }) }, logger)
+    : null;
+  const reportHealth = () => post({ t: 'health', atMs: Date.now(), health: live.health() });
+  const healthTimer = setInterval(reportHealth, HEALTH_EVERY_MS);
+  port.on('message', (message: ToWorker) => {
+    switch (message.t) {
+      case 'bind':
+        void binder.bind(message.request).then((outcome) => post({ t: 'bound', id: message.id, outcome }));
+        break;
+      case 'event':
+        recorder?.record(message.event);
+        break;
+      case 'stop':
+        clearInterval(healthTimer);
+        void live.stop().then(() => post({ t: 'stopped' }));
+        break;
+    }
+  });
+  live.start();
+  reportHealth();
+  post({ t: 'started', server: kc.getCurrentCluster()?.server ?? '' });
+}
+
+try {
+  start();
+} catch (err) {
+  post({ t: 'failed', error: (err as Error).message });
+}

@@ -1,0 +1,39 @@
+import { agedHealth, applyUpdates, type Update } from '../../src/cluster/apiThread.js';
+import type { WatchHealth } from '../../src/cluster/reflector.js';
+import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { cacheUpdates } from '../../src/core/sync.js';
+
+const DIMS = { names: ['cpu', 'memory'] };
+const pod = (uid: string, nodeName: string | null) => ({ uid, key: `ns/${uid}`, nodeName, schedulerName: 's', request: [1000, 0], state: nodeName ? ('running' as const) : ('pending' as const), schedulingFailure: null });
+
+describe('the main thread side of the API worker', () => {
+  it('applies a batch of updates to the cache in the order they came (a listing, then events)', () => {
+    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 });
+    cache.upsertPod(pod('gone', 'n1')); // not in the listing below: the listing deletes it
+    const batch: Update[] = [
+      ['replaceNodes', { nodes: [{ name: 'n1', allocatable: [4000, 8] }], keptNodes: new Set() }],
+      ['replacePods', { pods: [pod('a', 'n1'), pod('b', null)], keptPods: new Set() }],
+      ['upsertPod', pod('b', 'n1')],
+      ['deletePod', 'a'],
+      ['upsertNode', { name: 'n2', allocatable: [1000, 8] }],
+      ['deleteNode', 'n2'],
+    ];
+    applyUpdates(cacheUpdates(cache), structuredClone(batch)); // as the message arrives: a structured clone
+    expect([...cache.podUids()]).toEqual(['b']);
+    expect(cache.nodeInfo('n1')).toMatchObject({ allocated: [1000, 0], running: 1 });
+    expect([...cache.nodeNames()]).toEqual(['n1']);
+    expect(cache.wasDeleted('gone') && cache.wasDeleted('a')).toBe(true);
+  });
+
+  it('ages the worker’s last health report by the time since it was read: a silent worker looks stale', () => {
+    const health: WatchHealth[] = [
+      { resource: 'nodes', synced: true, watching: true, lastDeliveryAgeMs: 1_000, brokenMs: 0, lastError: null },
+      { resource: 'pods', synced: true, watching: false, lastDeliveryAgeMs: 4_000, brokenMs: 2_000, lastError: 'HTTP 500' },
+    ];
+    expect(agedHealth(health, 10_000, 13_500).map((h) => [h.lastDeliveryAgeMs, h.brokenMs])).toEqual([
+      [4_500, 0], // not failing stays not failing
+      [7_500, 5_500],
+    ]);
+    expect(agedHealth(health, 10_000, 9_000)[0]!.lastDeliveryAgeMs).toBe(1_000); // a clock step back adds nothing
+  });
+});
