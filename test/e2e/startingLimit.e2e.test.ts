@@ -283,11 +283,11 @@ describe('starting limit (perNode 5, perCore 0.1: cpu16-0 1, cpu64-0 5, cpu192-0
           if (waitAfterRejectionMs > 0) await new Promise((r) => setTimeout(r, waitAfterRejectionMs));
           // Free one slot on cpu192-0: one of its blockers becomes Ready, as a kubelet (or KWOK) would report it.
           movesBefore = await queueMoves();
+          heldAtFree = await heldNow();
           const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
           await kubectl.run(['-n', namespace, 'patch', 'pod', blocker.metadata.name, '--subresource=status', '--type=strategic', '-p',
             JSON.stringify({ status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }, { type: 'ContainersReady', status: 'True', lastTransitionTime: now }] } })]);
           freedAt = (await watch.until(`${blocker.metadata.name} Ready`, (c) => c.name === blocker.metadata.name && c.ready, 60_000)).at;
-          heldAtFree = await heldNow();
           const bound = watch.until(`${w} bound`, (c) => c.name === w && c.node !== '', 120_000);
           // The Ready update requeues W in kube-scheduler. If kube-scheduler asks before the extender's own watch has
           // shown that update, the extender still counts the slot as taken and rejects W again; W then waits for the
