@@ -5,6 +5,7 @@
  * A YAML file is parsed against it at start-up; command-line flags override file values.
  */
 import { z } from 'zod';
+import { hasAtMostThreeDecimals } from '../core/startingLimit.js';
 import { STRATEGIES } from '../core/strategies/index.js';
 
 /** Resource names as Kubernetes spells them: `cpu`, `memory`, `pods`, `ephemeral-storage`, `nvidia.com/gpu`, `hugepages-2Mi`. */
@@ -42,6 +43,19 @@ export const configSchema = z
      * (an extender added to an existing kube-scheduler), and Filter then answers every feasible node.
      */
     chooseInFilter: z.boolean().default(true),
+    /**
+     * Cold-start storms: how many sandboxes a node may be starting at once (src/core/startingLimit.ts).
+     * A sandbox counts as starting from the decision (its reservation) until the pod is Ready; a node at
+     * its limit fails Filter with a resolvable reason. perCore gives max(1, floor(perCore × allocatable
+     * cores)); with both, the smaller applies; a node of unknown capacity gets perNode only. Off by default.
+     */
+    startingLimit: z
+      .object({
+        perNode: z.number().int().min(1).optional(),
+        perCore: z.number().positive().max(1_000_000).refine(hasAtMostThreeDecimals, 'must have at most three decimals (e.g. 0.125)').optional(),
+      })
+      .strict()
+      .default({}),
     /** Pods whose labels carry this key with value "true" are paused sandboxes. */
     pausedLabel: labelKey.default('sandbox-extender.io/paused'),
     /** Only pods with this spec.schedulerName are placed; others are passed through. */
@@ -130,7 +144,11 @@ export const configSchema = z
       .prefault({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.startingLimit.perCore === undefined || c.dimensions.includes('cpu'), {
+    message: 'startingLimit.perCore counts cores of allocatable cpu: add cpu to dimensions',
+    path: ['startingLimit', 'perCore'],
+  });
 
 export type Config = z.infer<typeof configSchema>;
 /** What a config file (or a test) may give: every field optional. */

@@ -29,7 +29,12 @@ export interface NodeView {
   /** (allocated + paused + reserved) / allocatable per resource; absent where allocatable is 0 or unknown. */
   readonly pressure: PerResource;
   readonly maxPressure: number | null;
-  readonly sandboxes: { readonly starting: number; readonly running: number; readonly paused: number; readonly reserved: number };
+  /**
+   * Sandbox counts: `starting` bound and not Ready, `reserved` reservations held (each one more
+   * starting sandbox for placement: the starting limit compares starting + reserved with
+   * `startingLimit`, null when no limit applies).
+   */
+  readonly sandboxes: { readonly starting: number; readonly running: number; readonly paused: number; readonly reserved: number; readonly startingLimit: number | null };
   readonly reservations: readonly ReservationView[];
 }
 
@@ -88,7 +93,13 @@ function nodeView(cache: SchedulerCache, info: NodeInfo, reservations: Reservati
     reserved: perResource(dims, info.reserved),
     pressure: Object.fromEntries(dims.map((d, i) => [d, pressure[i]!]).filter(([, p]) => !Number.isNaN(p))),
     maxPressure: maxPressure(pressure),
-    sandboxes: { starting: info.starting, running: info.running, paused: info.pausedCount, reserved: info.reservedCount },
+    sandboxes: {
+      starting: info.starting,
+      running: info.running,
+      paused: info.pausedCount,
+      reserved: info.reservedCount,
+      startingLimit: info.startingLimit === undefined || info.startingLimit === Infinity ? null : info.startingLimit,
+    },
     reservations,
   };
 }

@@ -17,8 +17,12 @@
  * for every r with q_r > 0, the node fails if q_r > A_r (unresolvable: it can never fit) or if
  * inUse_r + q_r > A_r. Dimensions the pod does not request are not checked. A node of unknown
  * capacity passes (fail-open: kube-scheduler's own NodeResourcesFit still runs).
+ *
+ * Starting limit (startingLimit.ts): whatever its capacity, a node also fails when
+ * startingCount(info, own) ≥ info.startingLimit — it is already starting as many sandboxes as it
+ * may (resolvable: it clears as they become Ready).
  */
-import { inUse, startingCount, type NodeInfo, type OwnReservation } from './nodeInfo.js';
+import { atStartingLimit, inUse, startingCount, type NodeInfo, type OwnReservation } from './nodeInfo.js';
 import type { FitFailure } from './reasons.js';
 import type { Dimensions } from './records.js';
 
@@ -78,9 +82,10 @@ export function evaluateCandidate(
   }
   const allocatable = allocatableOverride !== undefined ? allocatableOverride : info!.allocatable;
   if (info) for (let r = 0; r < n; r++) used[r] = inUse(info, r, own);
-  if (!allocatable) return { ...base, capacityKnown: false, allocatable: null, projected: new Array<number>(n).fill(NaN), pressure: NaN, failures: [] };
-  const projected: number[] = [];
   const failures: FitFailure[] = [];
+  if (info && atStartingLimit(info, own)) failures.push({ code: 'StartingLimit', starting, limit: info.startingLimit! });
+  if (!allocatable) return { ...base, capacityKnown: false, allocatable: null, projected: new Array<number>(n).fill(NaN), pressure: NaN, failures };
+  const projected: number[] = [];
   let pressure = 0;
   for (let r = 0; r < n; r++) {
     const a = allocatable[r]!;

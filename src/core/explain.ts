@@ -53,6 +53,8 @@ function failureLabel(f: FitFailure): string {
       return `${f.resource} request exceeds allocatable`;
     case 'NodeNotInSnapshot':
       return 'not in the extender’s snapshot';
+    case 'StartingLimit':
+      return 'at the starting limit';
   }
 }
 

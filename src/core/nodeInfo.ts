@@ -11,7 +11,7 @@
  *   inUse_r     = allocated_r + paused_r + reserved_r
  *   pressure_r  = inUse_r / allocatable_r   (undefined where allocatable_r is 0 or unknown)
  * plus the counts of starting, running and paused sandboxes and of reservations (each reservation is
- * one more starting sandbox). The SchedulerCache owns and updates these records; everything else
+ * one more starting sandbox), and the node's starting limit (startingLimit.ts). The SchedulerCache owns and updates these records; everything else
  * (placement, explanations, the debug view, metrics, the replay) reads them through this interface.
  */
 
@@ -33,6 +33,12 @@ export interface NodeInfo {
   readonly pausedCount: number;
   /** Reservations held on the node; each also counts as a starting sandbox for placement. */
   readonly reservedCount: number;
+  /**
+   * How many sandboxes the node may be starting at once (startingLimit.ts): an integer ≥ 1, or
+   * Infinity when no limit applies. Set by the SchedulerCache from the configuration and the node's
+   * allocatable; absent means no limit.
+   */
+  readonly startingLimit?: number;
 }
 
 /** A pod's own reservation, which is left out of the node it is held on when that pod is evaluated again. */
@@ -53,6 +59,11 @@ export function inUse(info: NodeInfo, r: number, own?: OwnReservation): number {
 /** Starting sandboxes for placement: bound and not Ready, plus reservations (without `own` when held here). */
 export function startingCount(info: NodeInfo, own?: OwnReservation): number {
   return info.starting + info.reservedCount - (own !== undefined && own.nodeName === info.name ? 1 : 0);
+}
+
+/** Whether the node is at its starting limit for a pod: startingCount(info, own) ≥ info.startingLimit. */
+export function atStartingLimit(info: NodeInfo, own?: OwnReservation): boolean {
+  return info.startingLimit !== undefined && startingCount(info, own) >= info.startingLimit;
 }
 
 /**

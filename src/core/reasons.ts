@@ -9,6 +9,10 @@
  *   kube-scheduler NodeResourcesFit, which marks such nodes UnschedulableAndUnresolvable.
  * - `NodeNotInSnapshot`: kube-scheduler named a node the extender does not know (its snapshot is
  *   stale); it is reported, not guessed at → FailedNodes, so a later cycle can retry it.
+ * - `StartingLimit`: the node is already starting as many sandboxes as its starting limit allows
+ *   (startingLimit.ts; `starting` counts the pods bound and not Ready plus the reservations held,
+ *   without the pod's own) → FailedNodes: it clears as sandboxes become Ready, and kube-scheduler
+ *   retries the pod on those pod updates.
  */
 export type FitFailure =
   | {
@@ -21,11 +25,17 @@ export type FitFailure =
       readonly allocatable: number;
     }
   | { readonly code: 'RequestExceedsAllocatable'; readonly resource: string; readonly requested: number; readonly allocatable: number }
-  | { readonly code: 'NodeNotInSnapshot'; readonly node: string };
+  | { readonly code: 'NodeNotInSnapshot'; readonly node: string }
+  | { readonly code: 'StartingLimit'; readonly starting: number; readonly limit: number };
 
 /** Whether a failure can never clear on this node (→ FailedAndUnresolvableNodes). */
 export function isUnresolvable(failure: FitFailure): boolean {
   return failure.code === 'RequestExceedsAllocatable';
+}
+
+/** Whether the starting limit alone excludes the node: it would fit otherwise. */
+export function onlyStartingLimit(failures: readonly FitFailure[]): boolean {
+  return failures.length > 0 && failures.every((f) => f.code === 'StartingLimit');
 }
 
 const KI = 1024n;
@@ -89,5 +99,7 @@ export function formatFailure(failure: FitFailure): string {
     }
     case 'NodeNotInSnapshot':
       return `node ${failure.node} is not in the extender's cluster snapshot`;
+    case 'StartingLimit':
+      return `${failure.starting} sandboxes starting, limit ${failure.limit}`;
   }
 }

@@ -17,6 +17,7 @@ import type { Dimensions } from './records.js';
 export const FITS = 0;
 /** Fits because its capacity is unknown (ranked after every node of known capacity). */
 export const FITS_CAPACITY_UNKNOWN = 1;
+/** Fails the fit rule: a requested dimension is full, or the node is at its starting limit (whatever its capacity). */
 export const DOES_NOT_FIT = 2;
 /** Neither in the cache nor given as a Node object: reported, not guessed at. */
 export const NOT_IN_CACHE = 3;
@@ -26,7 +27,7 @@ export interface ScanOptions {
   readonly allocatableOverrides?: readonly (readonly number[] | null | undefined)[] | undefined;
   /** The pod's own reservation, left out of its node. */
   readonly own?: OwnReservation | undefined;
-  /** Skip the capacity filter (the overcommit replay only). */
+  /** Skip the capacity filter and the starting limit (the overcommit replay only). */
   readonly ignoreCapacity?: boolean;
   /** Set the bit of each candidate's NodeInfo id here (the candidates kube-scheduler offered). */
   readonly offered?: Uint32Array | undefined;
@@ -72,7 +73,8 @@ export class CandidateScan {
       this.infos[i] = info;
       if (info !== undefined && offered !== undefined) addToOfferSet(offered, info.id);
       const override = overrides === undefined ? undefined : overrides[i];
-      this.starting[i] = info === undefined ? 0 : startingCount(info, own);
+      const starting = info === undefined ? 0 : startingCount(info, own);
+      this.starting[i] = starting;
       this.running[i] = info === undefined ? 0 : info.running;
       this.paused[i] = info === undefined ? 0 : info.pausedCount;
       if (override === undefined && (info === undefined || !info.hasNode)) {
@@ -80,15 +82,17 @@ export class CandidateScan {
         this.pressure[i] = NaN;
         continue;
       }
+      // The starting limit (evaluation.ts atStartingLimit, inlined): startingCount(info, own) ≥ info.startingLimit.
+      const atLimit = info !== undefined && ignoreCapacity !== true && info.startingLimit !== undefined && starting >= info.startingLimit;
       const allocatable = override !== undefined ? override : info!.allocatable;
       if (allocatable === null) {
-        this.status[i] = FITS_CAPACITY_UNKNOWN;
+        this.status[i] = atLimit ? DOES_NOT_FIT : FITS_CAPACITY_UNKNOWN;
         this.pressure[i] = NaN;
-        feasible++;
+        if (!atLimit) feasible++;
         continue;
       }
       let pressure = 0;
-      let fit = 0;
+      let fit = atLimit ? 1 : 0;
       for (let r = 0; r < dimCount; r++) {
         const a = allocatable[r]!;
         const total = (info === undefined ? 0 : inUse(info, r, own)) + request[r]!;
@@ -107,8 +111,9 @@ export class CandidateScan {
     return this.status[i]! <= FITS_CAPACITY_UNKNOWN;
   }
 
+  /** Whether candidate `i` has a pressure: its capacity is known (a node at its starting limit may have either). */
   capacityKnown(i: number): boolean {
-    return this.status[i] === FITS || this.status[i] === DOES_NOT_FIT;
+    return !Number.isNaN(this.pressure[i]!);
   }
 
   /** The full evaluation of candidate `i` (allocates; for the few candidates that need words). */

@@ -32,10 +32,13 @@
  *
  * Node totals live in one NodeInfo per node name (see nodeInfo.ts); pods bound to a node the cache
  * has not seen yet count under its name and show up once the Node object arrives.
+ * Each NodeInfo carries its starting limit (startingLimit.ts), computed from the configuration and
+ * the node's allocatable when the Node object is upserted, so decisions only compare two integers.
  */
 import type { NodeInfo } from './nodeInfo.js';
 import type { Dimensions, NodeRecord, PodRecord } from './records.js';
 import { ReservationLedger, type Release, type ReleaseReason, type Reservation } from './reservations.js';
+import { checkStartingLimit, startingLimitOf, type StartingLimitConfig } from './startingLimit.js';
 
 export interface SchedulerCacheOptions {
   /** placementReservationTtl in ms (> 0). */
@@ -44,6 +47,8 @@ export interface SchedulerCacheOptions {
   readonly unconfirmedTtlMs?: number;
   /** How many deleted pod UIDs are remembered, so that a late decision for one is refused (default 10,000). */
   readonly rememberDeletedPods?: number;
+  /** Starting sandboxes allowed per node (startingLimit.ts); absent or empty: no limit. */
+  readonly startingLimit?: StartingLimitConfig;
 }
 
 /** The pod of an assume: its UID, `namespace/name`, request vector and current scheduling failure. */
@@ -64,6 +69,7 @@ interface MutableNodeInfo {
   running: number;
   pausedCount: number;
   reservedCount: number;
+  startingLimit: number;
 }
 
 export class SchedulerCache {
@@ -77,11 +83,14 @@ export class SchedulerCache {
   private readonly ttlMs: number;
   private readonly unconfirmedTtlMs: number;
   private readonly rememberDeletedPods: number;
+  private readonly startingLimit: StartingLimitConfig;
+  /** Index of cpu in the dimensions (-1: not tracked, so perCore cannot apply). */
+  private readonly cpuIndex: number;
 
   /** Called for every reservation released, whatever the reason (e.g. to count it). */
   onRelease: (release: Release) => void = () => {};
 
-  /** @throws RangeError when a TTL is not positive or unconfirmedTtlMs exceeds ttlMs. */
+  /** @throws RangeError when a TTL is not positive, unconfirmedTtlMs exceeds ttlMs, or the starting limit is invalid (checkStartingLimit). */
   constructor(
     readonly dims: Dimensions,
     options: SchedulerCacheOptions,
@@ -89,6 +98,9 @@ export class SchedulerCache {
     this.ttlMs = options.ttlMs;
     this.unconfirmedTtlMs = options.unconfirmedTtlMs ?? options.ttlMs;
     this.rememberDeletedPods = options.rememberDeletedPods ?? 10_000;
+    this.startingLimit = options.startingLimit ?? {};
+    checkStartingLimit(this.startingLimit);
+    this.cpuIndex = dims.names.indexOf('cpu');
     if (!(this.ttlMs > 0)) throw new RangeError(`ttlMs must be > 0, got ${this.ttlMs}`);
     if (!(this.unconfirmedTtlMs > 0 && this.unconfirmedTtlMs <= this.ttlMs)) {
       throw new RangeError(`unconfirmedTtlMs must be > 0 and ≤ ttlMs (${this.ttlMs}), got ${this.unconfirmedTtlMs}`);
@@ -157,6 +169,7 @@ export class SchedulerCache {
     if (!info.hasNode) this.nodeCount++;
     info.hasNode = true;
     info.allocatable = record.allocatable;
+    info.startingLimit = this.limitOf(record.allocatable);
   }
 
   /** Forgets a Node object; pods still bound to it and reservations on it keep counting under its name. */
@@ -165,6 +178,7 @@ export class SchedulerCache {
     if (!info?.hasNode) return;
     info.hasNode = false;
     info.allocatable = null;
+    info.startingLimit = this.limitOf(null);
     this.nodeCount--;
     this.dropIfEmpty(info);
   }
@@ -290,6 +304,12 @@ export class SchedulerCache {
     return release;
   }
 
+  /** The starting limit of a node with this allocatable (null: capacity unknown). */
+  private limitOf(allocatable: readonly number[] | null): number {
+    const milliCpu = allocatable !== null && this.cpuIndex >= 0 ? allocatable[this.cpuIndex]! : null;
+    return startingLimitOf(this.startingLimit, milliCpu);
+  }
+
   private infoOf(name: string): MutableNodeInfo {
     let info = this.infos.get(name);
     if (!info) {
@@ -306,6 +326,7 @@ export class SchedulerCache {
         running: 0,
         pausedCount: 0,
         reservedCount: 0,
+        startingLimit: this.limitOf(null),
       };
       this.infos.set(name, info);
     }

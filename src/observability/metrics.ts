@@ -37,6 +37,7 @@ export class Metrics {
   readonly events: Counter<'outcome'>;
   readonly nodePressure: Gauge<'node' | 'resource'>;
   readonly tlsReloads: Counter<'result'>;
+  readonly startingLimitHeld: Counter;
   readonly eventLoopDelay: Histogram;
 
   /**
@@ -130,6 +131,13 @@ export class Metrics {
       name: 'sandbox_extender_event_loop_delay_seconds',
       help: 'How late a timer due every 20 ms fired: time the event loop was busy when a request could have been waiting (see startEventLoopSampler).',
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.startingLimitHeld = new Counter({
+      name: 'sandbox_extender_starting_limit_held_total',
+      help:
+        'Filter calls for own pods that placed the pod nowhere while the starting limit excluded at least one node that would otherwise fit ' +
+        '(its only failure was the limit). A waiting pod counts once per Filter call, so each retry counts again.',
       registers,
     });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sandbox_extender_' });

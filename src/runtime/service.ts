@@ -22,7 +22,7 @@ export interface ServiceOptions {
 export function buildService(config: Config, options: ServiceOptions = {}): { service: PlacementService; metrics: Metrics } {
   const ttlMs = config.placementReservationTtlSeconds * 1000;
   const unconfirmedTtlMs = options.clusterMode ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000) : ttlMs;
-  const cache = new SchedulerCache({ names: config.dimensions }, { ttlMs, unconfirmedTtlMs });
+  const cache = new SchedulerCache({ names: config.dimensions }, { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit });
   const placer = new Placer(config.strategy, randomSource(config.randomSeed));
   const service = new PlacementService(cache, placer, {
     schedulerName: config.schedulerName,

@@ -25,7 +25,7 @@ import type { BindOutcome, BindRequest } from '../core/binding.js';
 import { explainNoFit, explainPlacement } from '../core/explain.js';
 import type { Node, Pod } from '../core/kube.js';
 import type { Candidates, Decision, PlacementService } from '../core/placementService.js';
-import { formatFailure, isUnresolvable } from '../core/reasons.js';
+import { formatFailure, isUnresolvable, onlyStartingLimit } from '../core/reasons.js';
 import { toNodeRecord, toPodRecord, type PodRecord } from '../core/records.js';
 import type { Metrics, PlacementResult } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
@@ -141,6 +141,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
   }
   if (decision.reserved || scan.feasible === 0) {
     countPlacement(deps, decision.result);
+    if (scan.feasible === 0 && decision.failed.some(([, failures]) => onlyStartingLimit(failures))) deps.metrics.startingLimitHeld.inc();
     if (decision.reserved) notifyPlacement(deps, request, decision);
     else deps.onDecision?.({ pod: podRef(request.args.Pod, request.pod), result: 'no_fit', node: null, message: explainNoFit(scan.count, decision.failed) });
   }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { evaluateCandidate } from '../../src/core/evaluation.js';
-import type { NodeInfo } from '../../src/core/nodeInfo.js';
+import type { NodeInfo, OwnReservation } from '../../src/core/nodeInfo.js';
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
 import type { PodRecord, SandboxState } from '../../src/core/records.js';
@@ -19,9 +19,19 @@ const infoArb = fc.record({
   paused: vector,
   reserved: vector,
   count: fc.nat(20),
+  // Starting limit: none, Infinity (off), or a number around the node's starting count (2 × count).
+  startingLimit: fc.option(fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 45 })), { nil: undefined }),
 });
 
-type InfoSpec = { allocatable: [number, number] | null; hasNode: boolean; allocated: [number, number]; paused: [number, number]; reserved: [number, number]; count: number };
+type InfoSpec = {
+  allocatable: [number, number] | null;
+  hasNode: boolean;
+  allocated: [number, number];
+  paused: [number, number];
+  reserved: [number, number];
+  count: number;
+  startingLimit: number | undefined;
+};
 
 function infosOf(specs: readonly InfoSpec[]): NodeInfo[] {
   return specs.map((s, i) => ({
@@ -36,27 +46,52 @@ function infosOf(specs: readonly InfoSpec[]): NodeInfo[] {
     running: s.count,
     pausedCount: 0,
     reservedCount: s.count,
+    ...(s.startingLimit === undefined ? {} : { startingLimit: s.startingLimit }),
   }));
 }
 
-function scanOver(infos: readonly NodeInfo[], request: readonly number[]): CandidateScan {
+function scanOver(infos: readonly NodeInfo[], request: readonly number[], own?: OwnReservation): CandidateScan {
   const byName = new Map(infos.map((i) => [i.name, i]));
-  return new CandidateScan((name) => byName.get(name), DIMS).run(request, [...infos.map((i) => i.name), 'ghost']);
+  return new CandidateScan((name) => byName.get(name), DIMS).run(request, [...infos.map((i) => i.name), 'ghost'], { own });
 }
 
+/** The pod's own reservation on one of the nodes (index `at`), or none. */
+const ownArb = fc.option(fc.record({ at: fc.nat(7), request: vector }), { nil: undefined });
+const ownOf = (infos: readonly NodeInfo[], spec: { at: number; request: [number, number] } | undefined): OwnReservation | undefined => {
+  const info = spec === undefined ? undefined : infos[spec.at % infos.length]!;
+  // Only a reservation the node really holds can be left out: at most its reserved amounts and count.
+  return info && info.reservedCount > 0 ? { nodeName: info.name, request: spec!.request.map((q, r) => Math.min(q, info.reserved[r]!)) } : undefined;
+};
+
 describe('placement invariants', () => {
-  it('the scan (hot path) agrees with evaluateCandidate on every candidate: fit, pressure and counts', () => {
+  it('the scan (hot path) agrees with evaluateCandidate on every candidate: fit (starting limit included), pressure and counts', () => {
     fc.assert(
-      fc.property(fc.array(infoArb, { minLength: 1, maxLength: 8 }), vector, (specs, request) => {
+      fc.property(fc.array(infoArb, { minLength: 1, maxLength: 8 }), vector, ownArb, (specs, request, ownSpec) => {
         const infos = infosOf(specs);
-        const scan = scanOver(infos, request);
+        const own = ownOf(infos, ownSpec);
+        const scan = scanOver(infos, request, own);
         for (let i = 0; i < scan.count; i++) {
-          const e = evaluateCandidate(scan.names[i]!, infos[i], undefined, request, undefined, DIMS);
+          const e = evaluateCandidate(scan.names[i]!, infos[i], undefined, request, own, DIMS);
           expect(scan.fits(i)).toBe(e.failures.length === 0);
+          expect(e.failures.some((f) => f.code === 'StartingLimit')).toBe(infos[i] !== undefined && infos[i]!.hasNode && e.starting >= (infos[i]!.startingLimit ?? Infinity));
           expect(scan.capacityKnown(i)).toBe(e.capacityKnown);
           if (e.capacityKnown) expect(scan.pressure[i]).toBe(e.pressure);
           expect([scan.starting[i], scan.running[i], scan.paused[i]]).toEqual([e.starting, e.running, e.paused]);
         }
+      }),
+    );
+  });
+
+  it('a starting limit that no node has reached changes nothing: same fit, pressure and choice as without a limit', () => {
+    fc.assert(
+      fc.property(fc.array(infoArb, { minLength: 1, maxLength: 8 }), vector, fc.constantFrom(...STRATEGIES), (specs, request, strategy) => {
+        const unlimited = infosOf(specs.map((s) => ({ ...s, startingLimit: undefined })));
+        const limited = unlimited.map((info) => ({ ...info, startingLimit: info.starting + info.reservedCount + 1 }));
+        const a = scanOver(unlimited, request);
+        const b = scanOver(limited, request);
+        expect([...b.status.subarray(0, b.count)]).toEqual([...a.status.subarray(0, a.count)]);
+        expect([...b.pressure.subarray(0, b.count)]).toEqual([...a.pressure.subarray(0, a.count)]);
+        expect(new Placer(strategy, () => 0.3).choose(b)).toEqual(new Placer(strategy, () => 0.3).choose(a));
       }),
     );
   });

@@ -24,6 +24,9 @@
 #                                                 snapshot mode)
 #   EXTENDER_CONFIG=FILE                          passed to the extender as --config
 #   EXTENDER_BUILD=0                              skip `npm run build` (dist/ is already fresh)
+#   KWOK_POD_READY_DELAY=0s                       how long after it is bound a pod becomes Running and Ready (KWOK
+#                                                 Stage delay; e.g. 5s, 1500ms); a pod's annotation
+#                                                 e2e.sandbox-extender.io/ready-delay (a Go duration) overrides it
 #   E2E_START_TIMEOUT=120                         seconds to wait for each component
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -33,6 +36,16 @@ CLUSTER_NODES=${CLUSTER_NODES:-}
 EXTENDER_MODE=${EXTENDER_MODE:-cluster}
 EXTENDER_CONFIG=${EXTENDER_CONFIG:-}
 EXTENDER_BUILD=${EXTENDER_BUILD:-1}
+KWOK_POD_READY_DELAY=${KWOK_POD_READY_DELAY:-0s}
+case "$KWOK_POD_READY_DELAY" in
+  *ms) ready_delay_ms=${KWOK_POD_READY_DELAY%ms};;
+  *s) ready_delay_ms=${KWOK_POD_READY_DELAY%s}
+      [[ $ready_delay_ms =~ ^[0-9]{1,9}$ ]] && ready_delay_ms=$((10#$ready_delay_ms * 1000));;
+  *) ready_delay_ms=x;;
+esac
+[[ $ready_delay_ms =~ ^[0-9]{1,12}$ ]] \
+  || e2e_die "KWOK_POD_READY_DELAY must be whole seconds or milliseconds (5s, 1500ms), not '$KWOK_POD_READY_DELAY'"
+ready_delay_ms=$((10#$ready_delay_ms))
 SCHEDULER_NAME=sandbox-scheduler
 case "$EXTENDER_MODE" in
   cluster) EXTENDER_BIND=${EXTENDER_BIND:-1};;
@@ -209,9 +222,25 @@ e2e_log "cluster $cluster_name: $(node "$E2E_DIR/cluster-nodes.mjs" --summary "$
 
 # KWOK has no built-in stages: node-initialize (Ready, keeps the given allocatable), lease heartbeats, and for
 # pods: bound -> Running and Ready, Job pods -> Succeeded, deleting -> deleted (no kubelet would finish it).
+# pod-ready gets a Stage delay (KWOK v0.8.0 StageDelay): KWOK_POD_READY_DELAY after KWOK sees the pod bound, or
+# the pod's own e2e.sandbox-extender.io/ready-delay annotation (durationFrom; a Go duration such as 3s).
 for f in node-initialize node-heartbeat-with-lease pod-ready pod-complete pod-delete; do
-  cat "$BIN/kwok-stages/$f.yaml"; echo "---"
+  if [ "$f" = pod-ready ]; then
+    awk -v ms="$ready_delay_ms" '
+      { print }
+      /^spec:$/ && !done {
+        print "  delay:"
+        print "    durationMilliseconds: " ms
+        print "    durationFrom:"
+        print "      expressionFrom: '\''.metadata.annotations[\"e2e.sandbox-extender.io/ready-delay\"]'\''"
+        done = 1
+      }' "$BIN/kwok-stages/$f.yaml"
+  else
+    cat "$BIN/kwok-stages/$f.yaml"
+  fi
+  echo "---"
 done >"$S/kwok.yaml"
+grep -q '^    durationMilliseconds: ' "$S/kwok.yaml" || e2e_die "could not add the Ready delay to the pod-ready stage ($BIN/kwok-stages/pod-ready.yaml has no 'spec:' line)"
 start kwok "$BIN/kwok" --kubeconfig="$PKI/kwok.kubeconfig" --config="$S/kwok.yaml" \
   --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
   --node-lease-duration-seconds=40 --cidr=10.244.0.0/16
@@ -296,6 +325,7 @@ EXTENDER_MODE=$EXTENDER_MODE
 EXTENDER_BIND=$EXTENDER_BIND
 EXTENDER_USER=sandbox-extender
 EXTENDER_CONFIG=$EXTENDER_CONFIG
+KWOK_POD_READY_DELAY_MS=$ready_delay_ms
 SANDBOX_SCHEDULER_NAME=$SCHEDULER_NAME
 SANDBOX_SCHEDULER_URL=https://127.0.0.1:$P_SCHED
 SANDBOX_SCHEDULER_CONFIG=$SANDBOX_SCHEDULER_CONFIG

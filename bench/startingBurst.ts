@@ -1,0 +1,377 @@
+/**
+ * `npm run bench:starting`: a cold-start storm on the e2e control plane (test/e2e/cluster-up.sh: etcd,
+ * kube-apiserver, kube-controller-manager, KWOK nodes, the extender in cluster mode with bind, both
+ * kube-schedulers), with pods that become Ready a fixed time after they are bound (KWOK_POD_READY_DELAY).
+ *
+ * One burst of identical pods per scheduler setup, in turn:
+ *   limit off   sandbox-scheduler, the extender without a starting limit;
+ *   limit on    sandbox-scheduler, the extender with `startingLimit` (default perNode 4);
+ *   default     the stock default-scheduler (no schedulerName).
+ * The pods are created at once (parallel creates on keep-alive connections); a watch of their namespace
+ * gives the exact concurrency of starting pods (bound, not Ready) per node in API order, and the extender's
+ * /debug/nodes (starting + reserved) is sampled every 200 ms. Per run: peak concurrent starting sandboxes on
+ * any node, their per-node distribution, time from the first create to all Ready, and pods/s over that time.
+ *
+ * Never part of CI; only one e2e control plane should run on a machine at a time. It
+ * brings the cluster up and down itself unless --reuse. `--help` lists the options.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type V1Pod } from '@kubernetes/client-node';
+import { Command, InvalidArgumentError } from 'commander';
+import { formatColumns, median, parsePrometheusText, sumSamples } from './clusterStats.js';
+import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const E2E_DIR = join(REPO_ROOT, 'test', 'e2e');
+const STATE_DIR = process.env.SANDBOX_E2E_STATE ? resolve(process.env.SANDBOX_E2E_STATE) : join(REPO_ROOT, '.e2e');
+const NAMESPACE = 'bench-starting';
+
+type Setup = 'limit off' | 'limit on' | 'default';
+
+interface Options {
+  nodes: string;
+  pods: number;
+  podCpu: string;
+  podMemory: string;
+  readyDelay: string;
+  perNode: number | undefined;
+  perCore: number | undefined;
+  runs: number;
+  concurrency: number;
+  reuse: boolean;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+/** Runs a test/e2e script, its progress (stderr) echoed; resolves to its stdout. */
+function script(name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  return new Promise((ok, bad) => {
+    const child = spawn('bash', [join(E2E_DIR, name), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => process.stderr.write(d));
+    child.on('error', bad);
+    child.on('close', (code) => (code === 0 ? ok(stdout) : bad(new Error(`${name} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+function clusterEnv(): Record<string, string> {
+  const file = join(STATE_DIR, 'cluster.env');
+  if (!existsSync(file)) throw new Error(`${file} not found: is the e2e cluster up?`);
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Z_0-9]+)=(.*)$/.exec(line);
+    if (m) env[m[1]!] = m[2]!;
+  }
+  return env;
+}
+
+/** The admin client with one keep-alive agent (client-node's own authentication opens a TLS connection per request). */
+async function connect(kubeconfig: string, concurrency: number): Promise<{ api: CoreV1Api; watch: Watch }> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const agent = new https.Agent({ keepAlive: true, maxSockets: concurrency, ca: opts.ca, cert: opts.cert, key: opts.key });
+  const config = createConfiguration({
+    baseServer: new ServerConfiguration(kc.getCurrentCluster()!.server, {}),
+    authMethods: { default: { getName: () => 'bench-keepalive', applySecurityAuthentication: (ctx) => ctx.setAgent(agent) } },
+  });
+  return { api: new CoreV1Api(config), watch: new Watch(kc) };
+}
+
+async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  }));
+}
+
+async function getJson<T>(url: string): Promise<T> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
+  return (await res.json()) as T;
+}
+
+/** Sum of the samples of `name` at `url`/metrics that carry every label pair of `match`. */
+async function metric(url: string, name: string, match: Record<string, string> = {}): Promise<number> {
+  return sumSamples(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, match);
+}
+
+interface RunResult {
+  setup: Setup;
+  run: number;
+  pods: number;
+  createSeconds: number;
+  allBoundSeconds: number;
+  allReadySeconds: number;
+  podsPerSecond: number;
+  /** Per node, from the API's pod states (exact, in watch order). */
+  apiPeaks: Distribution;
+  /** Per node, from the extender's model (starting + reserved), sampled; null for default-scheduler. */
+  modelPeaks: Distribution | null;
+  startingLimitHeld: number | null;
+  filterRequests: number | null;
+  /** Times the API server closed the bench's pod watch (reopened from the last resourceVersion). */
+  watchReopens: number;
+}
+
+async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<string, string>, k: { api: CoreV1Api; watch: Watch }, nodeNames: string[]): Promise<RunResult> {
+  try {
+    await k.api.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+  }
+  for (let i = 0; ; i++) {
+    try {
+      await k.api.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE });
+      break;
+    } catch {
+      if (i > 240) throw new Error(`no default ServiceAccount in ${NAMESPACE}`);
+      await sleep(250);
+    }
+  }
+  const sandbox = setup !== 'default';
+  const names = Array.from({ length: o.pods }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
+  const tracker = new StartingTracker();
+  const boundAt = new Map<string, number>();
+  const readyAt = new Map<string, number>();
+  // The API server closes the watch of a reader that falls behind (a burst is thousands of changes in seconds):
+  // it is reopened from the last resourceVersion seen, so no change is lost and the order is kept.
+  let watching = true;
+  let resourceVersion = '';
+  let reopens = 0;
+  let controller: AbortController | undefined;
+  const open = async (): Promise<void> => {
+    controller = await k.watch.watch(`/api/v1/namespaces/${NAMESPACE}/pods`, resourceVersion ? { resourceVersion, allowWatchBookmarks: true } : { allowWatchBookmarks: true }, (type: string, pod: V1Pod) => {
+      if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
+      const name = pod.metadata?.name;
+      if (type === 'BOOKMARK' || type === 'ERROR' || !name) {
+        if (type === 'ERROR') log(`pod watch: ERROR ${JSON.stringify(pod).slice(0, 200)}`);
+        return;
+      }
+      const node = pod.spec?.nodeName ?? null;
+      const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+      tracker.observe(name, node, ready, type === 'DELETED');
+      const t = performance.now();
+      if (node && !boundAt.has(name)) boundAt.set(name, t);
+      if (ready && !readyAt.has(name)) readyAt.set(name, t);
+    }, (err: unknown) => {
+      if (!watching) return;
+      reopens++;
+      log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${resourceVersion}`);
+      void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+    });
+  };
+  await open();
+  const modelPeak = new Map<string, number>();
+  let sampling = sandbox;
+  const sampler = (async () => {
+    while (sampling) {
+      try {
+        for (const n of await getJson<{ name: string; sandboxes: { starting: number; reserved: number } }[]>(`${env.EXTENDER_URL}/debug/nodes`)) {
+          modelPeak.set(n.name, Math.max(modelPeak.get(n.name) ?? 0, n.sandboxes.starting + n.sandboxes.reserved));
+        }
+      } catch (err) {
+        log(`debug/nodes: ${(err as Error).message}`);
+      }
+      await sleep(200);
+    }
+  })();
+  const held = () => metric(env.EXTENDER_URL!, 'sandbox_extender_starting_limit_held_total');
+  const filters = () => metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', { verb: 'filter' });
+  const heldBefore = sandbox ? await held() : 0;
+  const filterBefore = sandbox ? await filters() : 0;
+  await sleep(500);
+  const t0 = performance.now();
+  await pool(names, o.concurrency, async (name) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await k.api.createNamespacedPod({
+          namespace: NAMESPACE,
+          body: {
+            metadata: { name, labels: { app: 'bench-starting' } },
+            spec: {
+              ...(sandbox ? { schedulerName: env.SANDBOX_SCHEDULER_NAME! } : {}),
+              terminationGracePeriodSeconds: 0,
+              containers: [{ name: 'sandbox', image: 'registry.invalid/bench/sandbox:1', resources: { requests: { cpu: o.podCpu, memory: o.podMemory }, limits: { cpu: o.podCpu, memory: o.podMemory } } }],
+            },
+          },
+        });
+        return;
+      } catch (err) {
+        const code = (err as { code?: number }).code;
+        if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
+        else throw err;
+      }
+    }
+  });
+  const created = performance.now();
+  const deadline = Date.now() + 15 * 60_000;
+  let listedAllReadySince: number | undefined;
+  for (let i = 1; readyAt.size < o.pods; i++) {
+    if (Date.now() > deadline) throw new Error(`${setup}: only ${readyAt.size} of ${o.pods} pods Ready after 15 min`);
+    await sleep(100);
+    if (i % 50 !== 0) continue;
+    // Every 5 s, the API's own count: the watch must not fall behind it for long.
+    const list = await k.api.listNamespacedPod({ namespace: NAMESPACE });
+    const listedReady = list.items.filter((p) => (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    if (listedReady < o.pods) listedAllReadySince = undefined;
+    else if (listedAllReadySince === undefined) listedAllReadySince = Date.now();
+    else if (Date.now() - listedAllReadySince > 15_000) throw new Error(`${setup}: the API lists all ${o.pods} pods Ready but the watch saw ${readyAt.size}`);
+  }
+  sampling = false;
+  await sampler;
+  watching = false;
+  controller?.abort();
+  const last = (m: Map<string, number>) => Math.max(...m.values());
+  const allReadySeconds = (last(readyAt) - t0) / 1000;
+  const result: RunResult = {
+    setup,
+    run: runIndex,
+    pods: o.pods,
+    createSeconds: (created - t0) / 1000,
+    allBoundSeconds: (last(boundAt) - t0) / 1000,
+    allReadySeconds,
+    podsPerSecond: o.pods / allReadySeconds,
+    apiPeaks: distribution(tracker.peaks(nodeNames).values()),
+    modelPeaks: sandbox ? distribution(nodeNames.map((n) => modelPeak.get(n) ?? 0)) : null,
+    startingLimitHeld: sandbox ? (await held()) - heldBefore : null,
+    filterRequests: sandbox ? (await filters()) - filterBefore : null,
+    watchReopens: reopens,
+  };
+  log(`${setup} run ${runIndex}: all Ready in ${allReadySeconds.toFixed(1)} s, peak starting ${result.apiPeaks.max}; deleting the pods`);
+  // The extender sends its Events rate-limited after the decisions: let the queue drain (an outcome per decision)
+  // before the namespace goes, or the late ones meet a terminating namespace (403).
+  if (sandbox) {
+    for (let i = 0; i < 1200; i++) {
+      const decisions = (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) + (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
+      if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_events_total')) >= decisions) break;
+      await sleep(500);
+    }
+  }
+  await kubectl(env, ['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=300s']);
+  // The extender has settled when it holds no reservation and no pod of the namespace.
+  for (let i = 0; i < 600; i++) {
+    if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_reservations_pending')) === 0 && (await metric(env.EXTENDER_URL!, 'sandbox_extender_snapshot_objects', { kind: 'pod' })) === 0) break;
+    await sleep(500);
+  }
+  return result;
+}
+
+function kubectl(env: Record<string, string>, args: readonly string[]): Promise<string> {
+  return new Promise((ok, bad) => {
+    const child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('close', (code) => (code === 0 ? ok(out) : bad(new Error(`kubectl ${args.join(' ')}: exit ${code}: ${err.trim()}`))));
+  });
+}
+
+/** Waits until no node carries the node lifecycle controller's not-ready/unreachable taint (pods do not tolerate it). */
+async function waitNodesUntainted(env: Record<string, string>): Promise<string[]> {
+  for (let i = 0; ; i++) {
+    const nodes = JSON.parse(await kubectl(env, ['get', 'nodes', '-o', 'json'])) as { items: { metadata: { name: string }; spec?: { taints?: { key: string }[] } }[] };
+    const tainted = nodes.items.filter((n) => (n.spec?.taints ?? []).some((t) => t.key.startsWith('node.kubernetes.io/')));
+    if (tainted.length === 0) return nodes.items.map((n) => n.metadata.name);
+    if (i > 600) throw new Error(`${tainted.length} nodes still tainted`);
+    if (i % 10 === 0) log(`${tainted.length} of ${nodes.items.length} nodes still carry a node.kubernetes.io/ taint; waiting`);
+    await sleep(1000);
+  }
+}
+
+const f1 = (x: number) => x.toFixed(1);
+
+function table(results: readonly RunResult[], o: Options): string {
+  const setups: Setup[] = ['limit off', 'limit on', 'default'];
+  const med = (xs: number[]) => median(xs) ?? NaN;
+  const rows = [['', 'limit off (sandbox-scheduler)', `limit on (${limitText(o)})`, 'default-scheduler']];
+  const of = (s: Setup) => results.filter((r) => r.setup === s);
+  const cell = (s: Setup, f: (rs: RunResult[]) => string) => (of(s).length ? f(of(s)) : '-');
+  rows.push(['peak starting on any node (API)', ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.apiPeaks.max).join(' / ')))]);
+  rows.push(['per-node peaks, API (value×nodes)', ...setups.map((s) => cell(s, (rs) => formatCounts(rs.at(-1)!.apiPeaks)))]);
+  rows.push(['peak starting on any node (extender model)', ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.modelPeaks?.max ?? '-').join(' / ')))]);
+  rows.push(['first create → all created (s)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.createSeconds)))))]);
+  rows.push(['first create → all bound (s)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.allBoundSeconds)))))]);
+  rows.push(['first create → all Ready (s)', ...setups.map((s) => cell(s, (rs) => `${f1(med(rs.map((r) => r.allReadySeconds)))} (${rs.map((r) => f1(r.allReadySeconds)).join(', ')})`))]);
+  rows.push(['pods/s (pods / time to all Ready)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.podsPerSecond)))))]);
+  rows.push(['Filter calls / held by the limit', ...setups.map((s) => cell(s, (rs) => (rs[0]!.filterRequests === null ? '-' : `${med(rs.map((r) => r.filterRequests!))} / ${med(rs.map((r) => r.startingLimitHeld!))}`)))]);
+  return formatColumns(rows);
+}
+
+function limitText(o: Options): string {
+  return [o.perNode !== undefined ? `perNode ${o.perNode}` : '', o.perCore !== undefined ? `perCore ${o.perCore}` : ''].filter(Boolean).join(', ');
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
+  return n;
+}
+
+async function main(): Promise<void> {
+  const program = new Command('bench:starting')
+    .description('A burst of sandbox pods on KWOK nodes that become Ready after a delay: the starting limit off, on, and the stock default-scheduler.')
+    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '100x32/128Gi')
+    .option('--pods <n>', 'pods per burst', positiveInt, 1000)
+    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '250m')
+    .option('--pod-memory <q>', 'memory request (= limit) per pod', '512Mi')
+    .option('--ready-delay <d>', 'KWOK_POD_READY_DELAY: a pod is Ready this long after it is bound', '5s')
+    .option('--per-node <n>', 'startingLimit.perNode of the "limit on" runs', positiveInt)
+    .option('--per-core <x>', 'startingLimit.perCore of the "limit on" runs', Number)
+    .option('--runs <n>', 'bursts per setup (interleaved: off, on, default, off, ...)', positiveInt, 1)
+    .option('--concurrency <n>', 'pod creates in flight', positiveInt, 32)
+    .option('--reuse', 'use the cluster that is up (started with the same --nodes and --ready-delay) and leave it running', false)
+    .parse();
+  const o = program.opts<Options>();
+  if (o.perNode === undefined && o.perCore === undefined) o.perNode = 4;
+  mkdirSync(join(REPO_ROOT, '.e2e-bench'), { recursive: true });
+  const limitConfig = join(REPO_ROOT, '.e2e-bench', 'starting-limit-on.yaml');
+  const offConfig = join(REPO_ROOT, '.e2e-bench', 'starting-limit-off.yaml');
+  writeFileSync(limitConfig, `startingLimit: {${[o.perNode !== undefined ? `perNode: ${o.perNode}` : '', o.perCore !== undefined ? `perCore: ${o.perCore}` : ''].filter(Boolean).join(', ')}}\n`);
+  writeFileSync(offConfig, 'startingLimit: {}\n');
+  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay });
+  const results: RunResult[] = [];
+  try {
+    const env = clusterEnv();
+    if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
+    const k = await connect(env.KUBECONFIG!, o.concurrency);
+    const nodeNames = await waitNodesUntainted(env);
+    log(`${nodeNames.length} nodes, pods Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding; ${o.pods} pods of ${o.podCpu} / ${o.podMemory} per burst`);
+    let current = '';
+    for (let run = 1; run <= o.runs; run++) {
+      for (const setup of ['limit off', 'limit on', 'default'] as const) {
+        const want = setup === 'limit on' ? limitConfig : offConfig;
+        if (setup !== 'default' && current !== want) {
+          await script('component.sh', ['restart', 'sandbox-extender', '--config', want]);
+          current = want;
+        }
+        results.push(await oneRun(setup, run, o, env, k, nodeNames));
+      }
+    }
+  } finally {
+    if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
+    else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
+  }
+  const text = [
+    `Starting burst: ${o.pods} pods of ${o.podCpu} / ${o.podMemory} on ${o.nodes} (KWOK), each Ready ${o.readyDelay} after it is bound; ${o.runs} run(s) per setup`,
+    '',
+    table(results, o),
+  ].join('\n');
+  console.log(text);
+  const out = join(REPO_ROOT, '.e2e-bench', `starting-burst-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(out, `${JSON.stringify({ options: o, results }, null, 2)}\n`);
+  log(`figures written to ${out}`);
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench:starting: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
