@@ -18,6 +18,7 @@
 //
 // Options: --rounds N (5) --baseline-rounds N (--rounds) --options a,b,... (all) --cases delete,unpause (both) --control-seconds S (40)
 //          --stall-seconds S (15) --namespace NS (requeue-measure)
+/* global fetch */
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
