@@ -16,7 +16,10 @@
 // from the delete (a round slower than --stall-seconds counts as a stall: the extender rejected the retry because
 // its watch had not yet removed the deleted pod).
 //
-// Options: --rounds N (5) --baseline-rounds N (--rounds) --options a,b,... (all) --cases delete,unpause (both) --control-seconds S (40)
+// "extender" measures this repository's own requeue (from the change itself to the pod bound; it needs the
+// extender's RBAC for the requeue object, which cluster-up applies). --burst N measures a burst instead (below).
+//
+// Options: --burst N --rounds N (5) --baseline-rounds N (--rounds) --options a,b,... (all) --cases delete,unpause (both) --control-seconds S (40)
 //          --stall-seconds S (15) --namespace NS (requeue-measure)
 /* global fetch */
 import https from 'node:https';
@@ -33,13 +36,13 @@ const BASELINE_ROUNDS = Number(opt('baseline-rounds', opt('rounds', '5')));
 const CONTROL_S = Number(opt('control-seconds', '40'));
 const STALL_S = Number(opt('stall-seconds', '15'));
 const NS = opt('namespace', 'requeue-measure');
-const ALL_OPTIONS = ['kube-scheduler', 'none', 'pod-annotation', 'pod-annotation+vap', 'pod-status-condition', 'csistoragecapacity', 'node-annotation'];
+const ALL_OPTIONS = ['kube-scheduler', 'extender', 'none', 'pod-annotation', 'pod-annotation+vap', 'pod-status-condition', 'csistoragecapacity', 'node-annotation'];
 const OPTIONS = opt('options', ALL_OPTIONS.join(',')).split(',');
 const CASES = opt('cases', 'delete,unpause').split(',');
 const PAUSED = 'sandbox-extender.io/paused';
 const NUDGE_KEY = 'sandbox-extender.io/requeue';
 const USER = 'sandbox-extender';
-const DOORBELL = { namespace: 'kube-system', name: 'sandbox-extender-requeue' };
+const DOORBELL = { namespace: 'kube-system', name: 'sandbox-extender-requeue-measure' }; // not the extender's own requeue object
 
 const state = resolve(process.env.SANDBOX_E2E_STATE ?? '.e2e');
 const env = Object.fromEntries(readFileSync(join(state, 'cluster.env'), 'utf8').split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
@@ -155,9 +158,9 @@ async function deleteAllPods() {
   await until('no pods left', 60_000, async () => (await must('GET', `/api/v1/namespaces/${NS}/pods`)).items.length === 0);
 }
 
-/** Four pods of 2 CPU bound to `node`: paused and Succeeded (held only in the extender's model), or plain and Running. */
+/** Pods of 2 CPU bound to `node` until it is full: paused and Succeeded (held only in the extender's model), or plain and Running. */
 async function fillNode(node, kind) {
-  const names = [0, 1, 2, 3].map((i) => `fill-${roundNo}-${i}`);
+  const names = Array.from({ length: nodeCpu / 2 }, (_, i) => `fill-${roundNo}-${i}`);
   await Promise.all(names.map((n) => must('POST', `/api/v1/namespaces/${NS}/pods`, pod(n, { nodeName: node, labels: kind === 'paused' ? { [PAUSED]: 'true' } : {} }))));
   await until('the filler pods Running', 60_000, async () => (await Promise.all(names.map(getPod))).every((p) => p.status?.phase === 'Running'));
   if (kind === 'paused') {
@@ -166,21 +169,21 @@ async function fillNode(node, kind) {
   }
   await until('the extender to count the node full', 30_000, async () => {
     const v = await extenderNode(node);
-    return (kind === 'paused' ? v.paused.cpu : v.allocated.cpu) === 8000;
+    return (kind === 'paused' ? v.paused.cpu : v.allocated.cpu) === nodeCpu * 1000;
   });
   return names;
 }
 
-/** Creates the waiting pod and waits until kube-scheduler has marked it unschedulable. */
-async function createWaiting() {
-  await must('POST', `/api/v1/namespaces/${NS}/pods`, pod(waiting(), { schedulerName: env.SANDBOX_SCHEDULER_NAME ?? 'sandbox-scheduler' }));
-  const p = await until('the waiting pod marked unschedulable', 30_000, async () => {
-    const p = await getPod(waiting());
+/** Creates the waiting pod (or `name`) and waits until kube-scheduler has marked it unschedulable. */
+async function createWaiting(name = waiting()) {
+  await must('POST', `/api/v1/namespaces/${NS}/pods`, pod(name, { schedulerName: env.SANDBOX_SCHEDULER_NAME ?? 'sandbox-scheduler' }));
+  const p = await until(`${name} marked unschedulable`, 30_000, async () => {
+    const p = await getPod(name);
     return p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False') ? p : undefined;
   });
   await sleep(1000); // in kube-scheduler's unschedulable pool, not in flight
-  const again = await getPod(waiting());
-  if (again.spec.nodeName) throw new Error('the waiting pod was bound before any room was freed');
+  const again = await getPod(name);
+  if (again.spec.nodeName) throw new Error(`${name} was bound before any room was freed`);
   return { pod: again, message: p.status.conditions.find((c) => c.type === 'PodScheduled').message };
 }
 
@@ -215,9 +218,19 @@ async function round(option, kase, node) {
   }
   const names = await fillNode(node, 'paused');
   const { message } = await createWaiting();
-  if (!/sandbox-extender|Insufficient cpu: requested/.test(message) && !/extender/i.test(message)) process.stderr.write(`  note: rejection message: ${message}\n`);
-  if (kase === 'delete') await must('DELETE', podPath(names[0]), { gracePeriodSeconds: 0 });
-  else await must('PATCH', podPath(names[0]), { metadata: { labels: { [PAUSED]: null } } }, { type: 'application/merge-patch+json' });
+  if (!/Insufficient cpu: requested/.test(message)) process.stderr.write(`  note: rejection message: ${message}\n`);
+  const free = () =>
+    kase === 'delete' ? must('DELETE', podPath(names[0]), { gracePeriodSeconds: 0 }) : must('PATCH', podPath(names[0]), { metadata: { labels: { [PAUSED]: null } } }, { type: 'application/merge-patch+json' });
+  if (option === 'extender') {
+    // The extender's own requeue (this repository's implementation): from the change to the pod bound.
+    const rv = (await getPod(waiting())).metadata.resourceVersion;
+    const bound = watchBound(waiting(), rv, 30_000);
+    const t0 = Date.now();
+    await free();
+    const at = await bound;
+    return at === null ? null : (at - t0) / 1000;
+  }
+  await free();
   await until("the room in the extender's model", 30_000, async () => (await extenderNode(node)).paused.cpu === 6000);
   const rv = (await getPod(waiting())).metadata.resourceVersion;
   const wait = option === 'none' ? CONTROL_S * 1000 : 30_000;
@@ -323,17 +336,50 @@ const median = (xs) => {
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+/**
+ * --burst N: the node full of paused Succeeded pods, N waiting pods rejected by the extender, then N paused pods
+ * deleted at once: the time until all N are bound, and how many requeue writes the extender made for them
+ * (its log lines) against the pods it counted as nudged.
+ */
+async function burst(node, count) {
+  await deleteAllPods();
+  roundNo++;
+  if (2 * count > nodeCpu) throw new Error(`--burst ${count} needs a node of at least ${2 * count} CPU`);
+  const names = await fillNode(node, 'paused');
+  const waitingNames = Array.from({ length: count }, (_, i) => `burst-${roundNo}-${i}`);
+  await Promise.all(waitingNames.map((n) => createWaiting(n)));
+  const logFile = join(state, 'logs', 'sandbox-extender.log');
+  const logBefore = readFileSync(logFile, 'utf8').length;
+  const metric = async () => {
+    const text = await (await fetch(`${env.EXTENDER_URL}/metrics`)).text();
+    return Number(/^sandbox_extender_pods_nudged_total\{result="requeued"\} (\S+)/m.exec(text)?.[1] ?? 0);
+  };
+  const nudgedBefore = await metric();
+  const t0 = Date.now();
+  await Promise.all(names.slice(0, count).map((n) => must('DELETE', podPath(n), { gracePeriodSeconds: 0 })));
+  await until('every burst pod bound', 120_000, async () => (await Promise.all(waitingNames.map(getPod))).every((p) => p.spec.nodeName));
+  const seconds = (Date.now() - t0) / 1000;
+  await sleep(1500);
+  const rounds = readFileSync(logFile, 'utf8').slice(logBefore).split('\n').filter((l) => l.includes('asked kube-scheduler to retry')).length;
+  return `burst ${count}: ${count} paused pods deleted at once -> all ${count} waiting pods bound after ${seconds.toFixed(2)} s; requeue writes ${rounds}, pods nudged ${(await metric()) - nudgedBefore}`;
+}
+
+let nodeCpu = 8;
+
 async function main() {
   const nodes = (await must('GET', '/api/v1/nodes')).items;
-  if (nodes.length !== 1 || nodes[0].status.allocatable.cpu !== '8') throw new Error('run on a one-node cluster of 8 CPU: CLUSTER_NODES=8/32Gi npm run cluster:up');
+  const burstCount = Number(opt('burst', '0'));
+  if (nodes.length !== 1 || (!burstCount && nodes[0].status.allocatable.cpu !== '8')) throw new Error('run on a one-node cluster of 8 CPU: CLUSTER_NODES=8/32Gi npm run cluster:up (--burst N: a larger node)');
   const node = nodes[0].metadata.name;
+  nodeCpu = Number(nodes[0].status.allocatable.cpu);
   await until(`namespace ${NS} from an earlier run gone`, 120_000, async () => (await request('GET', `/api/v1/namespaces/${NS}`)).body?.status?.phase !== 'Terminating' || undefined);
   await request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await until('the default ServiceAccount', 60_000, async () => (await request('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200 || undefined);
   await grant();
   const lines = [];
   try {
-    for (const option of OPTIONS) {
+    if (burstCount) lines.push(await burst(node, burstCount));
+    for (const option of burstCount ? [] : OPTIONS) {
       if (option === 'pod-annotation+vap') lines.push(...(await installVap()));
       for (const kase of option === 'kube-scheduler' ? ['delete-running'] : CASES) {
         const times = [];
