@@ -141,6 +141,11 @@ beforeAll(async () => {
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
+  if (results.length > 1) {
+    const text = ['Requeue after capacity frees (time from freeing the room to the waiting pod seen bound):', '', ...columns(results)].join('\n');
+    console.log(text);
+    report.unshift(text, '');
+  }
   try {
     if (kubectl) {
       await waitExtenderSettled(env).catch(() => undefined); // its Events are out before their namespace goes
@@ -154,14 +159,6 @@ afterAll(async () => {
     await tearDownCluster();
   }
 }, 300_000);
-
-afterAll(() => {
-  if (results.length > 1) {
-    const text = ['Requeue after capacity frees (time from freeing the room to the waiting pod seen bound):', '', ...columns(results)].join('\n');
-    console.log(text);
-    report.unshift(text, '');
-  }
-});
 
 describe('pods the extender rejected for capacity are requeued when capacity frees where kube-scheduler cannot see it', () => {
   let small = new Map<string, string>();
