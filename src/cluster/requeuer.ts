@@ -12,8 +12,9 @@
  * a burst of freed capacity costs one write per round, not one per pod.
  *
  * Never on a verb's path: {@link Requeuer.wake} only marks work and returns; the round runs on a later
- * turn of the event loop (the write itself on the API worker thread when there is one, see apiThread.ts), rate-limited to `perSecond` rounds (p-throttle), one at a time, each taking
- * every nudge due by then (coalesced). A failed write is retried with capped backoff (p-retry), except
+ * turn of the event loop (its write on the API worker thread when there is one: apiThread.ts),
+ * rate-limited to `perSecond` rounds (p-throttle), one at a time, each taking every nudge due by then
+ * (coalesced). A failed write is retried with capped backoff (p-retry), except
  * 403 and 404 (missing RBAC or requeue object: logged as such); the pods of a round that finally failed
  * are handed back (`failed`) so that a later freed capacity can nudge them again.
  */
