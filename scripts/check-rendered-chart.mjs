@@ -149,6 +149,22 @@ if (schedulerCm && config) {
   notes.push(`extender mode: Service ${svc?.metadata?.name}:${port?.port} -> ${config.server.port} (https${config.server.tls?.clientCaFile ? ', client certificates' : ''})`);
 }
 
+// ---------------------------------------------------------------------------------------------- requeue object
+// The extender patches config.requeue's CSIStorageCapacity (docs/adr/0001-requeue-nudge.md): it must be rendered,
+// and a Role bound to the extender's ServiceAccount must allow exactly `patch` on it.
+if (config?.requeue.enabled) {
+  const { namespace: rns, name: rname } = config.requeue;
+  if (find('CSIStorageCapacity', (o) => o.metadata.name === rname && o.metadata.namespace === rns).length !== 1) problem(`the requeue object CSIStorageCapacity ${rns}/${rname} is not rendered`);
+  const sa = pod?.serviceAccountName;
+  const roles = find('Role', (o) => o.metadata.namespace === rns && (o.rules ?? []).some((r) => r.apiGroups?.includes('storage.k8s.io') && r.resources?.includes('csistoragecapacities')));
+  const granted = roles.filter((role) => find('RoleBinding', (b) => b.metadata.namespace === rns && b.roleRef?.name === role.metadata.name && (b.subjects ?? []).some((x) => x.kind === 'ServiceAccount' && x.name === sa)).length > 0);
+  const exact = granted.flatMap((r) => r.rules).filter((r) => r.resources?.includes('csistoragecapacities'));
+  if (JSON.stringify(exact) !== JSON.stringify([{ apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], resourceNames: [rname], verbs: ['patch'] }])) {
+    problem(`the extender's ServiceAccount ${sa} should have exactly patch on CSIStorageCapacity ${rns}/${rname}, has ${JSON.stringify(exact)}`);
+  }
+  notes.push(`requeue object: CSIStorageCapacity ${rns}/${rname}, patch only, for ServiceAccount ${sa}`);
+} else if (config && find('CSIStorageCapacity').length > 0) problem('requeue is disabled but a CSIStorageCapacity is rendered');
+
 // ---------------------------------------------------------------------------------------------- selectors
 for (const o of [...find('Service'), ...find('PodDisruptionBudget')]) {
   const sel = o.kind === 'Service' ? o.spec?.selector : o.spec?.selector?.matchLabels;

@@ -7,6 +7,8 @@
 export const CHART_OWNED = {
   root: ['schedulerName', 'kubeconfig', 'snapshot'],
   server: ['host', 'port', 'tls'],
+  // The requeue object the chart creates (templates/requeue.yaml).
+  requeue: ['namespace', 'name'],
 };
 
 export const VALUES_SCHEMA_PATH = 'charts/sandbox-extender/values.schema.json';
@@ -19,16 +21,18 @@ export function chartConfigSchema(configJsonSchema) {
   const schema = structuredClone(configJsonSchema);
   delete schema.$schema;
   for (const key of CHART_OWNED.root) delete schema.properties[key];
-  const server = schema.properties.server;
-  for (const key of CHART_OWNED.server) {
-    delete server.properties[key];
-    if (server.default) delete server.default[key];
+  for (const group of ['server', 'requeue']) {
+    const sub = schema.properties[group];
+    for (const key of CHART_OWNED[group]) {
+      delete sub.properties[key];
+      if (sub.default) delete sub.default[key];
+    }
+    if (Array.isArray(sub.required)) sub.required = sub.required.filter((k) => !CHART_OWNED[group].includes(k));
   }
   if (Array.isArray(schema.required)) schema.required = schema.required.filter((k) => !CHART_OWNED.root.includes(k));
-  if (Array.isArray(server.required)) server.required = server.required.filter((k) => !CHART_OWNED.server.includes(k));
   schema.description =
     "The extender's config file (README: Configuration), generated from src/config/schema.ts by scripts/values-schema.mjs. " +
-    `The chart sets ${CHART_OWNED.root.join(', ')} and server.${CHART_OWNED.server.join('/')} itself.`;
+    `The chart sets ${CHART_OWNED.root.join(', ')}, server.${CHART_OWNED.server.join('/')} and requeue.${CHART_OWNED.requeue.join('/')} itself.`;
   return schema;
 }
 

@@ -5,10 +5,11 @@
  * records to the scheduler cache (microseconds each) and forwards Events and Bindings.
  *
  * Messages (structured clones; records and listings are plain data):
- *   main → worker  bind {id, request}, event {event}, stop
+ *   main → worker  bind {id, request}, event {event}, requeue {id, value} (the write of a Requeuer
+ *                  round: requeuer.ts), stop
  *   worker → main  updates [batch of CacheUpdates calls, in order], observer (started / restarted /
  *                  listed), health (each watch's freshness, with the time it was read), bound {id,
- *                  outcome}, eventOutcome, started, failed (at start-up), stopped
+ *                  outcome}, requeued {id, status, error}, eventOutcome, started, failed (at start-up), stopped
  * The main thread ages the last health it got by the time since: a worker that stops reporting looks
  * like a watch that stopped delivering, and the cache goes stale (not ready) after maxBrokenSeconds.
  */
@@ -25,13 +26,19 @@ import type { WatchHealth } from './reflector.js';
 /** One CacheUpdates call: its method name and argument. */
 export type Update = { [K in keyof CacheUpdates]: readonly [K, Parameters<CacheUpdates[K]>[0]] }[keyof CacheUpdates];
 
-export type ToWorker = { readonly t: 'bind'; readonly id: number; readonly request: BindRequest } | { readonly t: 'event'; readonly event: PodEvent } | { readonly t: 'stop' };
+export type ToWorker =
+  | { readonly t: 'bind'; readonly id: number; readonly request: BindRequest }
+  | { readonly t: 'event'; readonly event: PodEvent }
+  | { readonly t: 'requeue'; readonly id: number; readonly value: string }
+  | { readonly t: 'stop' };
 
 export type FromWorker =
   | { readonly t: 'updates'; readonly batch: readonly Update[] }
   | { readonly t: 'observer'; readonly kind: keyof SyncObserver; readonly resource: string; readonly relist?: boolean }
   | { readonly t: 'health'; readonly atMs: number; readonly health: readonly WatchHealth[] }
   | { readonly t: 'bound'; readonly id: number; readonly outcome: BindOutcome }
+  /** error null: written; otherwise the failure and its HTTP status, if any. */
+  | { readonly t: 'requeued'; readonly id: number; readonly status: number | null; readonly error: string | null }
   | { readonly t: 'eventOutcome'; readonly outcome: EventOutcome }
   | { readonly t: 'started'; readonly server: string }
   | { readonly t: 'failed'; readonly error: string }
@@ -46,7 +53,20 @@ export interface ApiWorkerData {
   readonly watch: { readonly pageSize: number; readonly minBackoffMs: number; readonly maxBackoffMs: number; readonly maxBrokenSeconds: number };
   /** Event recording; null: no Events. */
   readonly events: { readonly perSecond: number; readonly maxQueued: number; readonly dedupeWindowSeconds: number } | null;
+  /** The requeue object the worker writes for the main thread's Requeuer; null: no requeue. */
+  readonly requeue: { readonly namespace: string; readonly name: string } | null;
   readonly logLevel: string;
+}
+
+/** A requeue write that failed on the worker; `code` is its HTTP status (read by statusOf), if it had one. */
+export class RequeueWriteError extends Error {
+  override readonly name = 'RequeueWriteError';
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+  ) {
+    super(message);
+  }
 }
 
 /** Applies one message's updates to `updates`, in order. */
@@ -66,6 +86,8 @@ export class ApiThread {
   private readonly observer: SyncObserver;
   private readonly pendingBinds = new Map<number, (outcome: BindOutcome) => void>();
   private nextBindId = 0;
+  private readonly pendingRequeues = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  private nextRequeueId = 0;
   private health: { atMs: number; health: readonly WatchHealth[] } | null = null;
   private stopping = false;
   private stopped: Promise<void> | null = null;
@@ -115,6 +137,13 @@ export class ApiThread {
         this.pendingBinds.get(message.id)?.(message.outcome);
         this.pendingBinds.delete(message.id);
         break;
+      case 'requeued': {
+        const pending = this.pendingRequeues.get(message.id);
+        this.pendingRequeues.delete(message.id);
+        if (message.error === null) pending?.resolve();
+        else pending?.reject(new RequeueWriteError(message.error, message.status ?? undefined));
+        break;
+      }
       case 'eventOutcome':
         this.metrics.events.inc({ outcome: message.outcome });
         break;
@@ -138,6 +167,8 @@ export class ApiThread {
     this.stopping = true;
     for (const settle of this.pendingBinds.values()) settle({ ok: false, error: 'the API worker thread stopped' });
     this.pendingBinds.clear();
+    for (const pending of this.pendingRequeues.values()) pending.reject(new RequeueWriteError('the API worker thread stopped', undefined));
+    this.pendingRequeues.clear();
     this.startedOrFailed?.reject(err);
     this.logger.fatal({ err: err.message }, 'the API worker thread died; the scheduler cache would no longer follow the cluster');
     this.onFatal(err);
@@ -166,6 +197,16 @@ export class ApiThread {
     return new Promise((resolve) => {
       this.pendingBinds.set(id, resolve);
       this.post({ t: 'bind', id, request });
+    });
+  }
+
+  /** The write of a Requeuer round, on the worker (requeuer.ts RequeueWrite). Rejects with a RequeueWriteError. */
+  requeue(value: string): Promise<void> {
+    if (this.stopping) return Promise.reject(new RequeueWriteError('the extender is stopping', undefined));
+    const id = this.nextRequeueId++;
+    return new Promise((resolve, reject) => {
+      this.pendingRequeues.set(id, { resolve, reject });
+      this.post({ t: 'requeue', id, value });
     });
   }
 

@@ -1,18 +1,19 @@
 /**
  * The worker thread of cluster mode's API side (see apiThread.ts for why and for the messages): the
- * list/watch reflectors (LiveSync), the Binder and the EventRecorder, with their own client. Records
+ * list/watch reflectors (LiveSync), the Binder, the EventRecorder and the requeue object's write, with their own client. Records
  * are posted to the main thread in batches (one message per turn of this thread's event loop, in the
  * order the changes came), and each watch's health twice a second.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { CacheUpdates } from '../core/sync.js';
 import type { ApiWorkerData, FromWorker, ToWorker, Update } from './apiThread.js';
 import { Binder } from './binder.js';
 import { EventRecorder } from './events.js';
-import { apiClient, nodeSource, podSource } from './kube.js';
+import { keepAliveConfiguration, nodeSource, podSource, statusOf } from './kube.js';
 import { LiveSync, type SyncObserver } from './liveSync.js';
+import { requeueObjectWrite } from './requeuer.js';
 
 /** How often the watches' health is reported (ms). */
 const HEALTH_EVERY_MS = 500;
@@ -52,7 +53,9 @@ const observer: SyncObserver = {
 function start(): void {
   const kc = new KubeConfig();
   kc.loadFromString(data.kubeconfig);
-  const api = apiClient(kc);
+  const configuration = keepAliveConfiguration(kc);
+  const api = new CoreV1Api(configuration);
+  const requeue = data.requeue ? requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name) : null;
   const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, ...data.watch }, observer, logger);
   const binder = new Binder(api);
   const events = data.events;
@@ -68,6 +71,15 @@ function start(): void {
         break;
       case 'event':
         recorder?.record(message.event);
+        break;
+      case 'requeue':
+        if (!requeue) post({ t: 'requeued', id: message.id, status: null, error: 'requeue is not configured on the API worker' });
+        else {
+          void requeue(message.value).then(
+            () => post({ t: 'requeued', id: message.id, status: null, error: null }),
+            (err: unknown) => post({ t: 'requeued', id: message.id, status: statusOf(err) ?? null, error: (err as Error)?.message ?? String(err) }),
+          );
+        }
         break;
       case 'stop':
         clearInterval(healthTimer);

@@ -4,7 +4,7 @@
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type Configuration } from '@kubernetes/client-node';
 import type { Node, Pod } from '../core/kube.js';
 import type { ResourceSource } from './reflector.js';
 
@@ -52,6 +52,11 @@ const MAX_API_SOCKETS = 16;
  * proxy in the kubeconfig the library's own agent is kept.
  */
 export function apiClient(kc: KubeConfig): CoreV1Api {
+  return new CoreV1Api(keepAliveConfiguration(kc));
+}
+
+/** The configuration behind {@link apiClient}, for other API groups (e.g. `new StorageV1Api(...)`) sharing its connections. */
+export function keepAliveConfiguration(kc: KubeConfig): Configuration {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('no cluster in the kubeconfig');
   let agent: Promise<HttpAgent | HttpsAgent> | undefined;
@@ -69,7 +74,7 @@ export function apiClient(kc: KubeConfig): CoreV1Api {
       if (!cluster.proxyUrl) context.setAgent(await (agent ??= keepAliveAgent()));
     },
   };
-  return new CoreV1Api(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: auth } }));
+  return createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: auth } });
 }
 
 /** Exactly what `loadFromDefault` builds when it finds nothing (client-node 1.x: loadFromClusterAndUser). */

@@ -126,6 +126,28 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    requeue: z
+      .object({
+        /**
+         * Cluster mode: when capacity frees where kube-scheduler cannot see it, ask it to retry the pods
+         * this extender rejected for capacity (an update of the requeue object; docs/adr/0001-requeue-nudge.md).
+         */
+        enabled: z.boolean().default(true),
+        /** The requeue object: a CSIStorageCapacity that the installation creates and the extender may patch. */
+        namespace: z.string().min(1).default('kube-system'),
+        name: z.string().min(1).default('sandbox-extender-requeue'),
+        /** Writes of the requeue object per second at most (each one requeues every waiting pod). */
+        perSecond: z.number().positive().max(100).default(2),
+        /** Rejected pods remembered, the oldest dropped first. */
+        maxPods: z.number().int().min(1).max(1_000_000).default(10_000),
+        /**
+         * A change kube-scheduler saw (a pod deleted) nudges only pods rejected at most this long before the
+         * extender applied it: kube-scheduler retried them before the extender's watch caught up.
+         */
+        raceWindowSeconds: z.number().min(0).max(3600).default(5),
+      })
+      .strict()
+      .prefault({}),
     metrics: z
       .object({
         /** Bound on sandbox_extender_node_pressure_ratio: only the most pressured nodes are exported. */

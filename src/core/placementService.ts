@@ -22,6 +22,7 @@ import type { Placer } from './placement.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
 import { CandidateScan } from './scan.js';
+import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
 import type { AssumeResult, SchedulerCache } from './schedulerCache.js';
 import { compareByLoad } from './strategies/strategy.js';
 
@@ -65,11 +66,15 @@ export interface PlacementServiceOptions {
   readonly recordOffers: boolean;
   /** How long an offer counts (ms): the reservation TTL. */
   readonly offerTtlMs: number;
+  /** Remember the pods Filter rejects for capacity, to requeue them when capacity frees (rejections.ts); unset: not remembered. */
+  readonly rejectedPods?: RejectedPodsOptions;
 }
 
 export class PlacementService {
   private readonly scan: CandidateScan;
   private readonly offers: OfferLog | null;
+  /** The extender's own pods that Filter rejected for capacity (null unless options.rejectedPods). */
+  readonly rejectedPods: RejectedPods | null;
 
   constructor(
     readonly cache: SchedulerCache,
@@ -78,6 +83,7 @@ export class PlacementService {
   ) {
     this.scan = new CandidateScan((name) => cache.nodeInfo(name), cache.dims);
     this.offers = options.recordOffers ? new OfferLog(options.offerTtlMs) : null;
+    this.rejectedPods = options.rejectedPods ? new RejectedPods(cache, options.rejectedPods) : null;
   }
 
   /** Whether this extender places pods of `schedulerName` (spec.schedulerName; empty means default-scheduler). */
@@ -87,11 +93,17 @@ export class PlacementService {
 
   /**
    * Filter (see the module header). Expires old reservations first. With chooseInFilter the reply is
-   * the chosen node alone; otherwise every feasible node, and `failed` lists the others.
+   * the chosen node alone; otherwise every feasible node, and `failed` lists the others. A pod that
+   * fits nowhere is remembered for a requeue (rejectedPods), one that fits somewhere forgotten.
    */
   filter(pod: PodRecord, candidates: Candidates, nowMs: number): Decision {
     const scan = this.scanFor(pod, candidates, nowMs);
-    if (scan.feasible === 0) return this.decision('no_fit', -1, -1, pod, nowMs, true);
+    if (scan.feasible === 0) {
+      const rejected = this.decision('no_fit', -1, -1, pod, nowMs, true);
+      this.rejectedPods?.remember(pod, rejected.failed, nowMs);
+      return rejected;
+    }
+    this.rejectedPods?.forget(pod.uid);
     if (this.options.chooseInFilter) {
       const { chosen, runnerUp } = this.placer.choose(scan);
       return this.decision('placed', chosen, runnerUp, pod, nowMs, false);

@@ -37,6 +37,13 @@ export interface PodRecord {
   readonly request: readonly number[];
   readonly state: SandboxState;
   /**
+   * The pod's phase is Succeeded or Failed. kube-scheduler does not watch such pods at all (its pod
+   * informer selects `status.phase!=Succeeded,status.phase!=Failed`; Kubernetes v1.36
+   * pkg/scheduler/scheduler.go: newPodInformer), so what frees when a terminal paused pod goes away
+   * or loses its paused label is invisible to it (see SchedulerCache.onCapacityFreed).
+   */
+  readonly terminal: boolean;
+  /**
    * For an unbound pod, kube-scheduler's last scheduling failure as `reason: message` of its
    * `PodScheduled=False` condition (e.g. `Unschedulable: 0/3 nodes are available: …`), else null.
    * A new value after a reservation means the cycle that made it failed (see SchedulerCache.upsertPod).
@@ -102,6 +109,7 @@ export function toPodRecord(pod: Pod, dims: Dimensions, options: PodRecordOption
     schedulerName: pod.spec?.schedulerName || 'default-scheduler',
     request: requestVector(pod, dims),
     state: sandboxState(pod, options.pausedLabel),
+    terminal: TERMINAL_PHASES.has(pod.status?.phase ?? ''),
     schedulingFailure: schedulingFailure(pod),
   };
 }

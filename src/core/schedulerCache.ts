@@ -30,6 +30,22 @@
  *      forget(uid) (the reply carrying the decision failed) unreserved
  *      expire(now) past its deadline ...................... expired
  *
+ * Capacity freed on a node (onCapacityFreed, called once the change is applied), and whether
+ * kube-scheduler can see it — it requeues pods an extender rejected on any cluster event it
+ * receives, so what it cannot see leaves them waiting for its 5-minute unschedulable-pool flush:
+ *
+ *   pod record (state, terminal) on node N ─ deletePod ────────────────────► pod-deleted on N
+ *                                          └ upsertPod counting less on N ──► pod-updated on N
+ *        (finished, unpaused while terminal, resized down; paused → running frees nothing)
+ *        hidden when the record was terminal: a paused Succeeded/Failed pod, which kube-scheduler's
+ *        informer never holds (records.ts PodRecord.terminal); seen otherwise
+ *   reservation on N released ─ moved ..................................... seen (the pod's bind)
+ *                             ├ deleted, unschedulable, unreserved, expired . hidden
+ *                             └ bound: the requests now count through the pod; only what it
+ *                               counts less than was reserved frees ......... seen
+ *   reservation replaced by one elsewhere (or smaller) ─ assume again ──────► replaced on N, hidden
+ *                                                     └ finishBinding ────► replaced on N, seen (the bind)
+ *
  * Node totals live in one NodeInfo per node name (see nodeInfo.ts); pods bound to a node the cache
  * has not seen yet count under its name and show up once the Node object arrives.
  * Each NodeInfo carries its starting limit (startingLimit.ts), computed from the configuration and
@@ -56,6 +72,16 @@ export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request'> & { readonly
 
 /** What assume did: `assumed`, or why it did not (`bound`: the cache sees the pod bound; `deleted`: seen deleted). */
 export type AssumeResult = 'assumed' | 'bound' | 'deleted';
+
+/** What freed capacity on a node (see the table in the module header). */
+export type FreedCause = 'pod-deleted' | 'pod-updated' | 'replaced' | ReleaseReason;
+
+/** Capacity freed on `nodeName`; `hidden`: by a change kube-scheduler cannot see (see the module header). */
+export interface CapacityFreed {
+  readonly nodeName: string;
+  readonly cause: FreedCause;
+  readonly hidden: boolean;
+}
 
 interface MutableNodeInfo {
   readonly name: string;
@@ -89,6 +115,13 @@ export class SchedulerCache {
 
   /** Called for every reservation released, whatever the reason (e.g. to count it). */
   onRelease: (release: Release) => void = () => {};
+
+  /**
+   * Called whenever capacity frees on a node (see the module header), after the change is applied.
+   * It runs inside informer updates and verbs (expiry), so it must be cheap and must not call back
+   * into the cache.
+   */
+  onCapacityFreed: (freed: CapacityFreed) => void = () => {};
 
   /** @throws RangeError when a TTL is not positive, unconfirmedTtlMs exceeds ttlMs, or the starting limit is invalid (checkStartingLimit). */
   constructor(
@@ -197,9 +230,16 @@ export class SchedulerCache {
     if (previous) this.account(previous, -1);
     this.pods.set(pod.uid, pod);
     this.account(pod, +1);
+    if (previous && countsLess(previous, pod)) this.onCapacityFreed({ nodeName: previous.nodeName as string, cause: 'pod-updated', hidden: previous.terminal });
     const reservation = this.ledger.get(pod.uid);
     if (!reservation) return null;
-    if (pod.nodeName) return this.release(reservation, reservation.nodeName === pod.nodeName ? 'bound' : 'moved');
+    if (pod.nodeName) {
+      const sameNode = reservation.nodeName === pod.nodeName;
+      const release = this.release(reservation, sameNode ? 'bound' : 'moved');
+      // Bound where reserved: the requests now count through the pod, unless it counts less than was reserved.
+      if (sameNode && (!counts(pod) || reservation.request.some((q, r) => (pod.request[r] ?? 0) < q))) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', hidden: false });
+      return release;
+    }
     if (pod.schedulingFailure !== null && pod.schedulingFailure !== reservation.failureMark) return this.release(reservation, 'unschedulable');
     if (!reservation.podSeen) {
       const expiresAtMs = reservation.bindingFinished ? reservation.expiresAtMs : reservation.reservedAtMs + this.ttlMs;
@@ -214,6 +254,7 @@ export class SchedulerCache {
     if (previous) {
       this.account(previous, -1);
       this.pods.delete(uid);
+      if (counts(previous)) this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'pod-deleted', hidden: previous.terminal });
     }
     this.deleted.delete(uid);
     this.deleted.add(uid);
@@ -243,7 +284,7 @@ export class SchedulerCache {
       bindingFinished: false,
       podSeen: known !== undefined,
       failureMark: pod.schedulingFailure ?? null,
-    });
+    }, true);
     return 'assumed';
   }
 
@@ -268,7 +309,7 @@ export class SchedulerCache {
       bindingFinished: true,
       podSeen: known !== undefined,
       failureMark: held ? held.failureMark : known!.schedulingFailure,
-    });
+    }, false); // the Binding just created shows the pod bound, which kube-scheduler sees
     return true;
   }
 
@@ -285,10 +326,14 @@ export class SchedulerCache {
 
   // ------------------------------------------------------------------------------------ internals
 
-  private put(reservation: Reservation): void {
+  /** Writes a reservation; `replacedHidden`: whether room freed by replacing one elsewhere is hidden from kube-scheduler. */
+  private put(reservation: Reservation, replacedHidden: boolean): void {
     const previous = this.ledger.put(reservation);
     this.accountReservation(reservation, +1); // before taking the previous one off, so a NodeInfo held by both is never dropped
-    if (previous) this.accountReservation(previous, -1);
+    if (!previous) return;
+    this.accountReservation(previous, -1);
+    const less = previous.nodeName !== reservation.nodeName || previous.request.some((q, r) => (reservation.request[r] ?? 0) < q);
+    if (less) this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'replaced', hidden: replacedHidden });
   }
 
   private release(reservation: Reservation, reason: ReleaseReason): Release {
@@ -301,6 +346,8 @@ export class SchedulerCache {
     this.accountReservation(reservation, -1);
     const release = { reservation, reason };
     this.onRelease(release);
+    // Bound: the requests now count through the pod. Moved: kube-scheduler saw the pod bound elsewhere.
+    if (reason !== 'bound') this.onCapacityFreed({ nodeName: reservation.nodeName, cause: reason, hidden: reason !== 'moved' });
     return release;
   }
 
@@ -339,7 +386,7 @@ export class SchedulerCache {
   }
 
   private account(pod: PodRecord, sign: 1 | -1): void {
-    if (!pod.nodeName || pod.state === 'pending' || pod.state === 'inactive') return;
+    if (!counts(pod)) return;
     const info = this.infoOf(pod.nodeName);
     const target = pod.state === 'paused' ? info.paused : info.allocated;
     for (let r = 0; r < pod.request.length; r++) target[r]! += sign * pod.request[r]!;
@@ -355,4 +402,17 @@ export class SchedulerCache {
     info.reservedCount += sign;
     if (sign < 0) this.dropIfEmpty(info);
   }
+}
+
+/** Whether a pod record counts on its node (bound, and starting, running or paused). */
+function counts(pod: PodRecord): pod is PodRecord & { readonly nodeName: string } {
+  return pod.nodeName !== null && pod.state !== 'pending' && pod.state !== 'inactive';
+}
+
+/** Whether `next` counts less than `previous` on previous's node: not at all, elsewhere, or less in some dimension. */
+function countsLess(previous: PodRecord, next: PodRecord): boolean {
+  if (!counts(previous)) return false;
+  if (!counts(next) || next.nodeName !== previous.nodeName) return true;
+  for (let r = 0; r < previous.request.length; r++) if ((next.request[r] ?? 0) < previous.request[r]!) return true;
+  return false;
 }

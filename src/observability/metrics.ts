@@ -3,8 +3,9 @@
  * instances in one process, e.g. in tests, do not share state). Labels are bounded:
  * `verb` (filter, prioritize, other), `code` (HTTP status), `strategy` (4 values),
  * `result` (placed, no_fit, passthrough, error), `reason` (ReleaseReason), `kind` (node, pod),
- * `resource` (nodes, pods for watches; a configured dimension for pressure). The one per-node
- * series, sandbox_extender_node_pressure_ratio, is bounded by metrics.maxNodeSeries nodes.
+ * `resource` (nodes, pods for watches; a configured dimension for pressure), nudge `result`
+ * (requeued, failed). The one per-node series, sandbox_extender_node_pressure_ratio, is bounded by
+ * metrics.maxNodeSeries nodes.
  */
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -39,6 +40,7 @@ export class Metrics {
   readonly tlsReloads: Counter<'result'>;
   readonly startingLimitHeld: Counter;
   readonly eventLoopDelay: Histogram;
+  readonly podsNudged: Counter<'result'>;
 
   /**
    * @param pendingReservations read at scrape time.
@@ -138,6 +140,12 @@ export class Metrics {
       help:
         'Filter calls for own pods that placed the pod nowhere while the starting limit excluded at least one node that would otherwise fit ' +
         '(its only failure was the limit). A waiting pod counts once per Filter call, so each retry counts again.',
+      registers,
+    });
+    this.podsNudged = new Counter({
+      name: 'sandbox_extender_pods_nudged_total',
+      help: 'Pods rejected for capacity that the extender asked kube-scheduler to retry after capacity freed, by result (requeued, failed).',
+      labelNames: ['result'],
       registers,
     });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sandbox_extender_' });

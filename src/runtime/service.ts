@@ -29,6 +29,8 @@ export function buildService(config: Config, options: ServiceOptions = {}): { se
     chooseInFilter: config.chooseInFilter,
     recordOffers: options.bindVerb ?? false,
     offerTtlMs: ttlMs,
+    // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (clusterSource).
+    rejectedPods: options.clusterMode && config.requeue.enabled ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000 } : undefined,
   });
   const metrics = new Metrics(() => cache.size.reservations, {
     nodePressures: () => nodePressures(cache, config.metrics.maxNodeSeries),

@@ -3,15 +3,17 @@
  * - snapshot mode (`snapshot.path` / --snapshot): a `kubectl get nodes,pods -A -o json` file,
  *   re-read when it changes; for offline use and trials. No bind verb, no Events.
  * - cluster mode (otherwise): list+watch of Nodes and Pods through a kubeconfig; the bind verb
- *   creates Bindings and each decision is recorded as an Event on the pod.
+ *   creates Bindings, each decision is recorded as an Event on the pod, and pods rejected for
+ *   capacity are requeued when capacity frees where kube-scheduler cannot see it (requeue.*).
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, StorageV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Binder } from '../cluster/binder.js';
 import { ApiThread } from '../cluster/apiThread.js';
 import { EventRecorder, type PodEvent } from '../cluster/events.js';
-import { apiClient, loadKubeConfig, nodeSource, podSource } from '../cluster/kube.js';
+import { keepAliveConfiguration, loadKubeConfig, nodeSource, podSource } from '../cluster/kube.js';
 import { LiveSync, metricsObserver } from '../cluster/liveSync.js';
+import { Requeuer, requeueObjectWrite, type RequeueWrite } from '../cluster/requeuer.js';
 import type { Config } from '../config/schema.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import type { PlacementService } from '../core/placementService.js';
@@ -101,6 +103,7 @@ export async function clusterSource(config: Config, service: PlacementService, m
       pausedLabel: config.pausedLabel,
       watch: config.watch,
       events: config.events.enabled ? config.events : null,
+      requeue: config.requeue.enabled ? { namespace: config.requeue.namespace, name: config.requeue.name } : null,
       logLevel: config.logLevel,
     },
     metrics,
@@ -110,10 +113,14 @@ export async function clusterSource(config: Config, service: PlacementService, m
   );
   const server = await thread.started();
   logger.info({ server, thread: 'api' }, 'watching nodes and pods');
+  const requeuer = requeueOnFreedCapacity(service, (value) => thread.requeue(value), config, metrics, logger);
   return {
     notReady: () => thread.notReady(),
     readyDetails: () => thread.describe(),
-    stop: () => thread.stop(),
+    stop: async () => {
+      await requeuer?.stop();
+      await thread.stop();
+    },
     reload: () => undefined,
     bind: (request) => thread.bind(request),
     ...(config.events.enabled ? { onDecision: (n: DecisionNotice) => thread.recordEvent(noticeEvent(n)) } : {}),
@@ -121,7 +128,9 @@ export async function clusterSource(config: Config, service: PlacementService, m
 }
 
 function inProcessClusterSource(kc: KubeConfig, config: Config, service: PlacementService, metrics: Metrics, logger: Logger): CacheSource {
-  const api = apiClient(kc);
+  const configuration = keepAliveConfiguration(kc);
+  const api = new CoreV1Api(configuration);
+  const requeuer = requeueOnFreedCapacity(service, requeueObjectWrite(new StorageV1Api(configuration), config.requeue.namespace, config.requeue.name), config, metrics, logger);
   const live = new LiveSync(cacheUpdates(service.cache), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: service.cache.dims, pausedLabel: config.pausedLabel, ...config.watch }, metricsObserver(metrics), logger);
   metrics.watchHealth = () => live.health();
   live.start();
@@ -130,7 +139,10 @@ function inProcessClusterSource(kc: KubeConfig, config: Config, service: Placeme
   const source: CacheSource = {
     notReady: () => live.notReady(),
     readyDetails: () => live.describe(),
-    stop: () => live.stop(),
+    stop: async () => {
+      await requeuer?.stop();
+      await live.stop();
+    },
     reload: () => undefined,
     bind: (request) => binder.bind(request),
   };
@@ -141,4 +153,34 @@ function inProcessClusterSource(kc: KubeConfig, config: Config, service: Placeme
     logger,
   );
   return { ...source, onDecision: (n) => recorder.record(noticeEvent(n)) };
+}
+
+/**
+ * Cluster mode: capacity freed in the cache (SchedulerCache.onCapacityFreed) is noted for the pods
+ * Filter rejected (RejectedPods), and the Requeuer asks kube-scheduler to retry those that fit now,
+ * off the verbs' path, through `write` (on the API worker thread, or a client here). Null when
+ * requeue is disabled (the service then remembers no rejections).
+ */
+function requeueOnFreedCapacity(service: PlacementService, write: RequeueWrite, config: Config, metrics: Metrics, logger: Logger): Requeuer | null {
+  const rejected = service.rejectedPods;
+  if (!config.requeue.enabled || !rejected) return null;
+  const requeuer = new Requeuer(
+    write,
+    {
+      namespace: config.requeue.namespace,
+      name: config.requeue.name,
+      perSecond: config.requeue.perSecond,
+      take: () => rejected.takeNudges(),
+      failed: (targets) => rejected.nudgeFailed(targets),
+      now: () => Date.now(),
+      onNudged: (result, pods) => metrics.podsNudged.inc({ result }, pods),
+    },
+    logger,
+  );
+  service.cache.onCapacityFreed = (freed) => {
+    if (rejected.size === 0) return; // nobody waits
+    rejected.capacityFreed(freed, Date.now());
+    requeuer.wake();
+  };
+  return requeuer;
 }

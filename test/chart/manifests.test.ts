@@ -114,6 +114,17 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     ]);
   });
+
+  it('creates the requeue object and lets the extender patch that one object, nothing else of its kind', () => {
+    const config = parseYaml(byKindName('ConfigMap', '-extender')!.data!['config.yaml']!) as { requeue: { namespace: string; name: string } };
+    expect(config.requeue).toEqual({ namespace: 'kube-system', name: 'sandbox-extender-requeue' });
+    expect(objects.filter((o) => o.kind === 'CSIStorageCapacity').map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['kube-system/sandbox-extender-requeue']);
+    const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'sandbox-extender-requeue') as unknown as { rules: unknown[] };
+    expect(role.rules).toEqual([{ apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], resourceNames: ['sandbox-extender-requeue'], verbs: ['patch'] }]);
+    const binding = objects.find((o) => o.kind === 'RoleBinding' && o.metadata.name === 'sandbox-extender-requeue') as unknown as { roleRef: { name: string }; subjects: { kind: string; name: string }[] };
+    expect(binding.roleRef.name).toBe('sandbox-extender-requeue');
+    expect(binding.subjects.map((x) => `${x.kind}/${x.name}`)).toEqual(['ServiceAccount/sandbox-extender']);
+  });
 });
 
 describe('manifests/examples', () => {

@@ -35,9 +35,11 @@ describe('values.schema.json', () => {
       expect(full.properties).toHaveProperty([key]);
       expect(chart.properties).not.toHaveProperty([key]);
     }
-    for (const key of CHART_OWNED.server) {
-      expect(full.properties.server!.properties).toHaveProperty([key]);
-      expect(chart.properties.server!.properties).not.toHaveProperty([key]);
+    for (const group of ['server', 'requeue'] as const) {
+      for (const key of CHART_OWNED[group]) {
+        expect(full.properties[group]!.properties).toHaveProperty([key]);
+        expect(chart.properties[group]!.properties).not.toHaveProperty([key]);
+      }
     }
     expect(Object.keys(chart.properties).sort()).toEqual(Object.keys(full.properties).filter((k) => !CHART_OWNED.root.includes(k)).sort());
     expect(chart.additionalProperties).toBe(false);

@@ -4,7 +4,7 @@ import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import { cacheUpdates } from '../../src/core/sync.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
-const pod = (uid: string, nodeName: string | null) => ({ uid, key: `ns/${uid}`, nodeName, schedulerName: 's', request: [1000, 0], state: nodeName ? ('running' as const) : ('pending' as const), schedulingFailure: null });
+const pod = (uid: string, nodeName: string | null) => ({ uid, key: `ns/${uid}`, nodeName, schedulerName: 's', request: [1000, 0], state: nodeName ? ('running' as const) : ('pending' as const), terminal: false, schedulingFailure: null });
 
 describe('the main thread side of the API worker', () => {
   it('applies a batch of updates to the cache in the order they came (a listing, then events)', () => {

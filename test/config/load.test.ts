@@ -27,6 +27,7 @@ const DEFAULTS = {
   logLevel: 'info',
   watch: { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000, maxBrokenSeconds: 30 },
   events: { enabled: true, perSecond: 20, maxQueued: 1000, dedupeWindowSeconds: 600 },
+  requeue: { enabled: true, namespace: 'kube-system', name: 'sandbox-extender-requeue', perSecond: 2, maxPods: 10_000, raceWindowSeconds: 5 },
   metrics: { maxNodeSeries: 500 },
 };
 
@@ -123,6 +124,7 @@ describe('a full, valid file', () => {
         'watch: {pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000, maxBrokenSeconds: 5}',
         'events: {enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60}',
         'metrics: {maxNodeSeries: 50}',
+        'requeue: {enabled: false, namespace: sandbox-system, name: requeue, perSecond: 0.5, maxPods: 100, raceWindowSeconds: 0}',
       ].join('\n'),
     );
     expect(loadConfig(path)).toEqual({
@@ -143,6 +145,7 @@ describe('a full, valid file', () => {
       watch: { pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000, maxBrokenSeconds: 5 },
       events: { enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60 },
       metrics: { maxNodeSeries: 50 },
+      requeue: { enabled: false, namespace: 'sandbox-system', name: 'requeue', perSecond: 0.5, maxPods: 100, raceWindowSeconds: 0 },
     });
   });
 });

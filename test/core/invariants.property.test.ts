@@ -131,7 +131,7 @@ describe('placement invariants', () => {
         const cache = new SchedulerCache(DIMS, { ttlMs: 1000 });
         for (const n of ['a', 'b', 'c']) cache.upsertNode({ name: n, allocatable: [500_000, 500_000] });
         const service = new PlacementService(cache, new Placer('least_loaded', () => 0), { schedulerName: 's', chooseInFilter: false, recordOffers: false, offerTtlMs: 1000 });
-        const pod: PodRecord = { uid: 'u', key: 'ns/p', nodeName: null, schedulerName: 's', request, state: 'pending', schedulingFailure: null };
+        const pod: PodRecord = { uid: 'u', key: 'ns/p', nodeName: null, schedulerName: 's', request, state: 'pending', terminal: false, schedulingFailure: null };
         const out = service.filter(pod, { names }, 0);
         expect(out.scan.names).toEqual(names);
         // The reported failures are those of the decision, taken before its own reservation (if any) was made.
@@ -149,7 +149,7 @@ describe('scheduler cache invariants', () => {
   const state = fc.constantFrom<SandboxState>('pending', 'starting', 'running', 'paused', 'inactive');
   const op = fc.oneof(
     fc.record({ kind: fc.constant('assume' as const), uid, node, request: vector }),
-    fc.record({ kind: fc.constant('upsertPod' as const), uid, node: fc.option(node, { nil: null }), request: vector, state, failure: fc.constantFrom(null, 'Unschedulable: a', 'Unschedulable: b') }),
+    fc.record({ kind: fc.constant('upsertPod' as const), uid, node: fc.option(node, { nil: null }), request: vector, state, terminal: fc.boolean(), failure: fc.constantFrom(null, 'Unschedulable: a', 'Unschedulable: b') }),
     fc.record({ kind: fc.constant('deletePod' as const), uid: fc.constantFrom('u1', 'u2', 'u3', 'u9') }),
     fc.record({ kind: fc.constant('forget' as const), uid: fc.constantFrom('u1', 'u2', 'u3', 'u9') }),
     fc.record({ kind: fc.constant('finishBinding' as const), uid, node }),
@@ -170,7 +170,7 @@ describe('scheduler cache invariants', () => {
           if (o.kind === 'assume') c.assume({ uid: o.uid, key: o.uid, request: o.request }, o.node, now);
           else if (o.kind === 'upsertPod') {
             const nodeName = o.state === 'pending' ? null : o.node;
-            c.upsertPod({ uid: o.uid, key: o.uid, nodeName, schedulerName: 's', request: o.request, state: nodeName ? o.state : 'pending', schedulingFailure: nodeName ? null : o.failure });
+            c.upsertPod({ uid: o.uid, key: o.uid, nodeName, schedulerName: 's', request: o.request, state: nodeName ? o.state : 'pending', terminal: o.terminal, schedulingFailure: nodeName ? null : o.failure });
           } else if (o.kind === 'deletePod') c.deletePod(o.uid);
           else if (o.kind === 'forget') c.forget(o.uid);
           else if (o.kind === 'finishBinding') c.finishBinding(o.uid, o.node, now);
@@ -215,6 +215,53 @@ describe('scheduler cache invariants', () => {
         c.assume({ uid: 'tmp', key: 't', request }, node, 1);
         c.forget('tmp');
         expect(snapshot()).toEqual(before);
+      }),
+    );
+  });
+});
+
+describe('capacity freed', () => {
+  const uid = fc.constantFrom('u1', 'u2', 'u3');
+  const node = fc.constantFrom('n1', 'n2', 'n3');
+  const state = fc.constantFrom<SandboxState>('pending', 'starting', 'running', 'paused', 'inactive');
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('assume' as const), uid, node, request: vector }),
+    fc.record({ kind: fc.constant('upsertPod' as const), uid, node: fc.option(node, { nil: null }), request: vector, state, terminal: fc.boolean(), failure: fc.constantFrom(null, 'Unschedulable: a') }),
+    fc.record({ kind: fc.constant('deletePod' as const), uid }),
+    fc.record({ kind: fc.constant('forget' as const), uid }),
+    fc.record({ kind: fc.constant('finishBinding' as const), uid, node }),
+    fc.record({ kind: fc.constant('expire' as const), at: fc.nat(2_000) }),
+  );
+  const inUse = (c: SchedulerCache, name: string) => {
+    const info = c.nodeInfo(name);
+    return info ? [0, 1].map((r) => info.allocated[r]! + info.paused[r]! + info.reserved[r]!) : [0, 0];
+  };
+
+  it('whenever a node holds less in some dimension after a change, onCapacityFreed named it during that change', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const c = new SchedulerCache(DIMS, { ttlMs: 500, unconfirmedTtlMs: 100 });
+        for (const n of ['n1', 'n2', 'n3']) c.upsertNode({ name: n, allocatable: [1000, 1000] });
+        let freed: string[] = [];
+        c.onCapacityFreed = (f) => freed.push(f.nodeName);
+        let now = 0;
+        for (const o of ops) {
+          now += 10;
+          const before = ['n1', 'n2', 'n3'].map((n) => inUse(c, n));
+          freed = [];
+          if (o.kind === 'assume') c.assume({ uid: o.uid, key: o.uid, request: o.request }, o.node, now);
+          else if (o.kind === 'upsertPod') {
+            const nodeName = o.state === 'pending' ? null : o.node;
+            c.upsertPod({ uid: o.uid, key: o.uid, nodeName, schedulerName: 's', request: o.request, state: nodeName ? o.state : 'pending', terminal: o.terminal, schedulingFailure: nodeName ? null : o.failure });
+          } else if (o.kind === 'deletePod') c.deletePod(o.uid);
+          else if (o.kind === 'forget') c.forget(o.uid);
+          else if (o.kind === 'finishBinding') c.finishBinding(o.uid, o.node, now);
+          else c.expire(now + o.at);
+          ['n1', 'n2', 'n3'].forEach((n, i) => {
+            const after = inUse(c, n);
+            if (after.some((v, r) => v < before[i]![r]!)) expect({ op: o.kind, node: n, reported: freed.includes(n) }).toEqual({ op: o.kind, node: n, reported: true });
+          });
+        }
       }),
     );
   });

@@ -1,7 +1,7 @@
 import type { Pod } from '../../src/core/kube.js';
 import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../src/core/records.js';
 import type { Release } from '../../src/core/reservations.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { SchedulerCache, type CapacityFreed } from '../../src/core/schedulerCache.js';
 import { GiB, loadFixture, makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
@@ -346,5 +346,102 @@ describe('release when kube-scheduler gives up on the cycle (Unschedulable after
 
   it('a bound pod carries no scheduling failure', () => {
     expect(record(makePod('p').node('n1').obj()).schedulingFailure).toBeNull();
+  });
+});
+
+describe('SchedulerCache capacity freed (onCapacityFreed, the table in schedulerCache.ts)', () => {
+  const sandbox = (name: string) => makePod(name).req({ cpu: '2', memory: '4Gi' });
+  const failedScheduling = (name: string, message: string) =>
+    ({ ...sandbox(name).obj(), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] } }) as Pod;
+  function watched() {
+    const { c } = cacheWithNodes();
+    const freed: CapacityFreed[] = [];
+    c.onCapacityFreed = (f) => freed.push(f);
+    return { c, freed };
+  }
+
+  it('a paused pod in a terminal phase: deleted, or losing its label, frees capacity hidden from kube-scheduler', () => {
+    const { c, freed } = watched();
+    c.upsertPod(record(sandbox('a').node('n1').paused().phase('Succeeded').obj()));
+    c.upsertPod(record(sandbox('b').node('n1').paused().phase('Failed').obj()));
+    expect(freed).toEqual([]);
+    c.deletePod('uid-a');
+    c.upsertPod(record(sandbox('b').node('n1').phase('Failed').obj())); // paused label removed: paused → inactive
+    expect(freed).toEqual([
+      { nodeName: 'n1', cause: 'pod-deleted', hidden: true },
+      { nodeName: 'n1', cause: 'pod-updated', hidden: true },
+    ]);
+    expect(totals(c, 'n1')).toMatchObject({ paused: [0, 0], pausedCount: 0 });
+  });
+
+  it('a pod kube-scheduler sees (not terminal) frees capacity it sees: deleted, finished, paused one deleted', () => {
+    const { c, freed } = watched();
+    c.upsertPod(record(sandbox('run').node('n1').obj()));
+    c.upsertPod(record(sandbox('job').node('n1').obj()));
+    c.upsertPod(record(sandbox('held').node('n2').paused().obj()));
+    c.deletePod('uid-run');
+    c.upsertPod(record(sandbox('job').node('n1').phase('Succeeded').obj()));
+    c.deletePod('uid-held');
+    expect(freed).toEqual([
+      { nodeName: 'n1', cause: 'pod-deleted', hidden: false },
+      { nodeName: 'n1', cause: 'pod-updated', hidden: false },
+      { nodeName: 'n2', cause: 'pod-deleted', hidden: false },
+    ]);
+  });
+
+  it('changes that free nothing in the model say nothing: paused ↔ running, a paused pod going terminal, unbound pods', () => {
+    const { c, freed } = watched();
+    c.upsertPod(record(sandbox('p').node('n1').obj()));
+    c.upsertPod(record(sandbox('p').node('n1').paused().obj())); // running → paused: still counted
+    c.upsertPod(record(sandbox('p').node('n1').paused().phase('Succeeded').obj())); // paused counts whatever its phase
+    c.upsertPod(record(sandbox('q').node('n2').paused().obj()));
+    c.upsertPod(record(sandbox('q').node('n2').obj())); // un-paused while running: paused → allocated
+    c.upsertPod(record(sandbox('w').obj()));
+    c.deletePod('uid-w');
+    c.deletePod('uid-never-seen');
+    expect(freed).toEqual([]);
+  });
+
+  it('reservation releases: moved is seen (the pod bound elsewhere); deleted, unschedulable, unreserved, expired are hidden; bound frees nothing', () => {
+    const { c, freed } = watched();
+    const names = ['bound', 'moved', 'deleted', 'unsched', 'unreserved', 'expired'];
+    for (const name of names) {
+      c.upsertPod(record(sandbox(name).obj()));
+      c.assume(record(sandbox(name).obj()), 'n1', 0);
+    }
+    c.upsertPod(record(sandbox('bound').node('n1').obj()));
+    c.upsertPod(record(sandbox('moved').node('n2').obj()));
+    c.deletePod('uid-deleted');
+    c.upsertPod(record(failedScheduling('unsched', '0/2 nodes are available: 2 Insufficient cpu.')));
+    c.forget('uid-unreserved');
+    c.expire(TTL_MS);
+    expect(freed).toEqual([
+      { nodeName: 'n1', cause: 'moved', hidden: false },
+      { nodeName: 'n1', cause: 'deleted', hidden: true },
+      { nodeName: 'n1', cause: 'unschedulable', hidden: true },
+      { nodeName: 'n1', cause: 'unreserved', hidden: true },
+      { nodeName: 'n1', cause: 'expired', hidden: true },
+    ]);
+  });
+
+  it('a reservation replaced on another node frees the first: hidden when assumed again, seen when the bind verb moved it', () => {
+    const { c, freed } = watched();
+    const p = record(sandbox('p').obj());
+    c.upsertPod(p);
+    c.assume(p, 'n1', 0);
+    c.assume(p, 'n1', 1); // the same node again: nothing frees
+    c.assume(p, 'n2', 2);
+    c.finishBinding('uid-p', 'n1', 3);
+    expect(freed).toEqual([
+      { nodeName: 'n1', cause: 'replaced', hidden: true },
+      { nodeName: 'n2', cause: 'replaced', hidden: false },
+    ]);
+  });
+
+  it('records carry whether the pod is terminal', () => {
+    expect(record(sandbox('a').node('n1').phase('Succeeded').obj()).terminal).toBe(true);
+    expect(record(sandbox('b').node('n1').phase('Failed').obj()).terminal).toBe(true);
+    expect(record(sandbox('c').node('n1').obj()).terminal).toBe(false);
+    expect(record(sandbox('d').obj()).terminal).toBe(false);
   });
 });

@@ -105,6 +105,7 @@ must_fail "unknown strategy" "/extender/config/strategy': value must be one of" 
 must_fail "unknown extender setting" "additional properties 'bogus' not allowed" --set extender.config.bogus=1
 must_fail "chart-owned server.host" "additional properties 'host' not allowed" --set extender.config.server.host=0.0.0.0
 must_fail "chart-owned schedulerName" "additional properties 'schedulerName' not allowed" --set extender.config.schedulerName=x
+must_fail "chart-owned requeue object" "additional properties 'namespace' not allowed" --set extender.config.requeue.namespace=x
 must_fail "TTL 0" "/extender/config/placementReservationTtlSeconds': exclusiveMinimum" --set extender.config.placementReservationTtlSeconds=0
 must_fail "invalid dimension" "/extender/config/dimensions/0'" --set 'extender.config.dimensions[0]=not a resource'
 must_fail "repeated dimension" "must not repeat a resource" --set 'extender.config.dimensions={cpu,cpu}'

@@ -120,8 +120,19 @@ app.kubernetes.io/component: {{ include "sandbox-extender.component" . }}
 {{- end -}}
 
 {{/*
+The requeue object (a CSIStorageCapacity in the release namespace) and whether requeue is on
+(extender.config.requeue.enabled, default true): "true" or "".
+*/}}
+{{- define "sandbox-extender.requeueObject" -}}
+{{- printf "%s-requeue" (include "sandbox-extender.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- define "sandbox-extender.requeueEnabled" -}}
+{{- if dig "requeue" "enabled" true (default (dict) .Values.extender.config) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
 The extender's config file: extender.config from the values, plus the keys the chart owns (schedulerName,
-server.host/port/tls). chooseInFilter defaults by mode: scheduler mode runs its profile without score plugins,
+server.host/port/tls, requeue.namespace/name). chooseInFilter defaults by mode: scheduler mode runs its profile without score plugins,
 so Filter answers the chosen node alone (one call per pod); extender mode joins a kube-scheduler whose own
 score plugins must still weigh in, so Filter answers every feasible node and Prioritize scores them.
 Rendered as YAML; the extender validates it again at start-up.
@@ -131,7 +142,7 @@ Rendered as YAML; the extender validates it again at start-up.
 {{- if not (hasKey $config "chooseInFilter") -}}
 {{- $_ := set $config "chooseInFilter" (eq .Values.mode "scheduler") -}}
 {{- end -}}
-{{- $owned := dict "schedulerName" .Values.schedulerName -}}
+{{- $owned := dict "schedulerName" .Values.schedulerName "requeue" (dict "namespace" .Release.Namespace "name" (include "sandbox-extender.requeueObject" .)) -}}
 {{- if eq .Values.mode "scheduler" -}}
 {{- $_ := set $owned "server" (dict "host" "127.0.0.1" "port" (int .Values.extender.port)) -}}
 {{- else -}}

@@ -1,0 +1,191 @@
+import { Placer } from '../../src/core/placement.js';
+import { PlacementService } from '../../src/core/placementService.js';
+import { RejectedPods } from '../../src/core/rejections.js';
+import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/records.js';
+import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { makeNode, makePod } from '../fixtures/builders.js';
+
+const DIMS: Dimensions = { names: ['cpu', 'memory'] };
+const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused' };
+const RACE_WINDOW_MS = 5_000;
+const NODES = { names: ['n1', 'n2'] };
+
+/**
+ * Two nodes of 8 CPU / 32 GiB, each full with four paused Succeeded pods of 2 CPU (counted by the
+ * extender only), and a service that remembers rejections. Every freed capacity is noted at `clock.now`.
+ */
+function fullCluster(maxPods = 100) {
+  const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 });
+  for (const n of ['n1', 'n2']) cache.upsertNode(toNodeRecord(makeNode(n, { cpu: '8', memory: '32Gi' }), DIMS));
+  for (const n of ['n1', 'n2']) for (let i = 0; i < 4; i++) cache.upsertPod(paused(`${n}-p${i}`, n));
+  const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
+    schedulerName: 'sandbox-scheduler',
+    chooseInFilter: true,
+    recordOffers: false,
+    offerTtlMs: 600_000,
+    rejectedPods: { maxPods, raceWindowMs: RACE_WINDOW_MS },
+  });
+  const rejected = service.rejectedPods!;
+  const clock = { now: 0 };
+  cache.onCapacityFreed = (f) => rejected.capacityFreed(f, clock.now);
+  return { cache, service, rejected, clock };
+}
+const paused = (name: string, node: string, cpu = '2', phase = 'Succeeded') => toPodRecord(makePod(name).req({ cpu, memory: '4Gi' }).node(node).paused().phase(phase).obj(), DIMS, OPTIONS);
+const sandbox = (name: string, cpu = '2') => toPodRecord(makePod(name).req({ cpu, memory: '4Gi' }).obj(), DIMS, OPTIONS);
+const uids = (targets: readonly { uid: string }[]) => targets.map((t) => t.uid);
+
+describe('RejectedPods: which pods rejected for capacity are requeued when capacity frees', () => {
+  it('a paused Succeeded pod deleted: the pod rejected for capacity is nudged once, for the node that freed', () => {
+    const { cache, service, rejected } = fullCluster();
+    const filter = service.filter(sandbox('w'), NODES, 1_000);
+    expect(filter.result).toBe('no_fit');
+    expect(rejected.has('uid-w')).toBe(true);
+    expect(rejected.takeNudges()).toEqual([]); // nothing freed yet
+    cache.deletePod('uid-n2-p0');
+    expect(rejected.takeNudges()).toEqual([{ uid: 'uid-w', key: 'sandboxes/w', nodeName: 'n2' }]);
+    cache.deletePod('uid-n2-p1');
+    expect(rejected.takeNudges()).toEqual([]); // nudged already for this rejection
+  });
+
+  it('a paused Succeeded pod losing its label nudges as well (paused → inactive, hidden from kube-scheduler)', () => {
+    const { cache, service, rejected } = fullCluster();
+    service.filter(sandbox('w'), NODES, 1_000);
+    cache.upsertPod(toPodRecord(makePod('n1-p3').req({ cpu: '2', memory: '4Gi' }).node('n1').phase('Succeeded').obj(), DIMS, OPTIONS));
+    expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
+  });
+
+  it('only pods that fit the freed node now, each on its own; a 1-CPU room nudges no 2-CPU pod', () => {
+    const { cache, service, rejected } = fullCluster();
+    cache.deletePod('uid-n1-p0');
+    cache.upsertPod(paused('n1-small', 'n1', '1')); // n1: 6 + 1 = 7 of 8 CPU
+    rejected.takeNudges(); // (nobody waited yet)
+    service.filter(sandbox('big', '2'), NODES, 1_000);
+    service.filter(sandbox('small', '1'), { names: ['n2'] }, 1_000); // n2 full; n1 not offered to it
+    service.filter(sandbox('w2', '2'), NODES, 1_000);
+    expect(rejected.size).toBe(3);
+    cache.deletePod('uid-n2-p0'); // n2: 2 CPU free
+    // Each fits n2 on its own: kube-scheduler's next cycle decides between them.
+    expect(uids(rejected.takeNudges())).toEqual(['uid-big', 'uid-small', 'uid-w2']);
+    service.filter(sandbox('late', '4'), NODES, 2_000);
+    cache.deletePod('uid-n1-small'); // n1: 2 CPU free, not enough for 4
+    expect(rejected.takeNudges()).toEqual([]);
+  });
+
+  it('a freed node that was not among the pod’s candidates nudges nothing', () => {
+    const { cache, service, rejected } = fullCluster();
+    service.filter(sandbox('w'), { names: ['n1'] }, 1_000);
+    cache.deletePod('uid-n2-p0');
+    expect(rejected.takeNudges()).toEqual([]);
+    cache.deletePod('uid-n1-p0');
+    expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
+  });
+
+  it('a change kube-scheduler saw nudges only pods rejected within the race window before the extender applied it', () => {
+    const { cache, service, rejected, clock } = fullCluster();
+    for (const n of ['n1', 'n2']) cache.upsertPod(toPodRecord(makePod(`${n}-run`).req({ cpu: '2', memory: '4Gi' }).node(n).obj(), DIMS, OPTIONS));
+    for (const n of ['n1', 'n2']) cache.deletePod(`uid-${n}-p0`); // nodes full again, with one Running pod each
+    rejected.takeNudges();
+    service.filter(sandbox('early'), NODES, 0);
+    service.filter(sandbox('racing'), NODES, 20_000);
+    // The Running pod's deletion reaches the extender at 20.1 s: kube-scheduler saw it too and retried
+    // `early` itself (it waited in its unschedulable pool), while `racing` was rejected on the stale model.
+    clock.now = 20_100;
+    cache.deletePod('uid-n1-run');
+    expect(uids(rejected.takeNudges())).toEqual(['uid-racing']);
+    // At the window's edge: rejected exactly raceWindowMs before is still nudged, one ms earlier is not.
+    cache.upsertPod(toPodRecord(makePod('n1-run2').req({ cpu: '2', memory: '4Gi' }).node('n1').obj(), DIMS, OPTIONS)); // n1 full again
+    service.filter(sandbox('edge'), NODES, 30_000);
+    service.filter(sandbox('before-edge'), NODES, 29_999);
+    clock.now = 30_000 + RACE_WINDOW_MS;
+    cache.deletePod('uid-n2-run');
+    expect(uids(rejected.takeNudges())).toEqual(['uid-edge']);
+  });
+
+  it('a hidden change nudges whatever the rejection’s age; seen and hidden changes on one node merge', () => {
+    const { cache, service, rejected, clock } = fullCluster();
+    cache.upsertPod(toPodRecord(makePod('n1-run').req({ cpu: '2', memory: '4Gi' }).node('n1').obj(), DIMS, OPTIONS));
+    cache.deletePod('uid-n1-p0');
+    rejected.takeNudges();
+    service.filter(sandbox('old'), NODES, 0);
+    clock.now = 3_600_000;
+    cache.deletePod('uid-n1-run'); // seen, long after the rejection
+    cache.deletePod('uid-n1-p1'); // hidden
+    expect(uids(rejected.takeNudges())).toEqual(['uid-old']);
+  });
+
+  it('reservation releases hidden from kube-scheduler (expired, unreserved) nudge; moved within the window only', () => {
+    const { cache, service, rejected, clock } = fullCluster();
+    cache.deletePod('uid-n1-p0'); // 2 CPU free on n1 ...
+    rejected.takeNudges();
+    const holder = sandbox('holder');
+    cache.upsertPod(holder);
+    expect(service.filter(holder, NODES, 0).reserved).toBe('n1'); // ... reserved by `holder`
+    service.filter(sandbox('w'), NODES, 1);
+    expect(rejected.has('uid-w')).toBe(true);
+    cache.forget('uid-holder');
+    expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
+    // `w` comes back (kube-scheduler retried it) and is rejected again: eligible again.
+    service.filter(holder, NODES, 10);
+    service.filter(sandbox('w'), NODES, 11);
+    cache.expire(600_010);
+    expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
+    service.filter(holder, NODES, 20);
+    service.filter(sandbox('w'), NODES, 21);
+    clock.now = 21 + RACE_WINDOW_MS + 1;
+    cache.upsertPod(toPodRecord(makePod('holder').req({ cpu: '2', memory: '4Gi' }).node('n2').obj(), DIMS, OPTIONS)); // moved: bound elsewhere
+    expect(rejected.takeNudges()).toEqual([]); // n1 freed, but kube-scheduler saw the bind after `w` was rejected
+  });
+
+  it('is not told about rejections capacity cannot resolve: request above every allocatable, nodes unknown to the extender', () => {
+    const { service, rejected } = fullCluster();
+    expect(service.filter(sandbox('huge', '9'), NODES, 0).result).toBe('no_fit');
+    expect(service.filter(sandbox('elsewhere'), { names: ['ghost'] }, 0).result).toBe('no_fit');
+    expect(rejected.size).toBe(0);
+  });
+
+  it('forgets a pod a later Filter places, and at takeNudges one the cache sees bound or deleted', () => {
+    const { cache, service, rejected } = fullCluster();
+    for (const name of ['placed', 'bound', 'deleted', 'waiting']) service.filter(sandbox(name), NODES, 0);
+    expect(rejected.size).toBe(4);
+    cache.deletePod('uid-n1-p0');
+    cache.deletePod('uid-n1-p1');
+    cache.deletePod('uid-n1-p2');
+    expect(service.filter(sandbox('placed'), NODES, 1).result).toBe('placed');
+    expect(rejected.has('uid-placed')).toBe(false);
+    cache.upsertPod(toPodRecord(makePod('bound').req({ cpu: '2', memory: '4Gi' }).node('n1').obj(), DIMS, OPTIONS));
+    cache.deletePod('uid-deleted');
+    expect(uids(rejected.takeNudges())).toEqual(['uid-waiting']);
+    expect(rejected.size).toBe(1);
+  });
+
+  it('remembers at most maxPods, the oldest rejection dropped first; a repeated rejection moves to the end', () => {
+    const { cache, service, rejected } = fullCluster(2);
+    service.filter(sandbox('a'), NODES, 0);
+    service.filter(sandbox('b'), NODES, 1);
+    service.filter(sandbox('a'), NODES, 2);
+    service.filter(sandbox('c'), NODES, 3);
+    expect([rejected.has('uid-a'), rejected.has('uid-b'), rejected.has('uid-c')]).toEqual([true, false, true]);
+    cache.deletePod('uid-n1-p0');
+    expect(uids(rejected.takeNudges())).toEqual(['uid-a', 'uid-c']);
+  });
+
+  it('a failed requeue hands the pods back: the next freed capacity nudges them again', () => {
+    const { cache, service, rejected } = fullCluster();
+    service.filter(sandbox('w'), NODES, 0);
+    cache.deletePod('uid-n1-p0');
+    const first = rejected.takeNudges();
+    expect(uids(first)).toEqual(['uid-w']);
+    rejected.nudgeFailed(first);
+    expect(rejected.takeNudges()).toEqual([]); // nothing freed since
+    cache.deletePod('uid-n1-p1');
+    expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
+  });
+
+  it('is off unless the service is given rejectedPods; its options are checked', () => {
+    const cache = new SchedulerCache(DIMS, { ttlMs: 1000 });
+    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), { schedulerName: 's', chooseInFilter: true, recordOffers: false, offerTtlMs: 1000 });
+    expect(service.rejectedPods).toBeNull();
+    expect(() => new RejectedPods(cache, { maxPods: 0, raceWindowMs: 0 })).toThrow(/maxPods must be a positive integer/);
+    expect(() => new RejectedPods(cache, { maxPods: 1, raceWindowMs: -1 })).toThrow(/raceWindowMs must be ≥ 0/);
+  });
+});
