@@ -150,7 +150,7 @@ if (schedulerCm && config) {
 }
 
 // ---------------------------------------------------------------------------------------------- requeue object
-// The extender patches config.requeue's CSIStorageCapacity (docs/adr/0001-requeue-nudge.md): it must be rendered,
+// The extender patches config.requeue's CSIStorageCapacity (docs/adr/0006-requeue-nudge.md): it must be rendered,
 // and a Role bound to the extender's ServiceAccount must allow exactly `patch` on it.
 if (config?.requeue.enabled) {
   const { namespace: rns, name: rname } = config.requeue;

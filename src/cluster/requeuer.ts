@@ -1,6 +1,6 @@
 /**
  * Makes kube-scheduler retry the pods this extender rejected for capacity, once capacity frees where
- * kube-scheduler cannot see it (docs/adr/0001-requeue-nudge.md; which pods: core/rejections.ts).
+ * kube-scheduler cannot see it (docs/adr/0006-requeue-nudge.md; which pods: core/rejections.ts).
  *
  * The nudge is one merge patch of an annotation on a CSIStorageCapacity object the installation
  * creates for the purpose (the "requeue object", `requeue.namespace`/`requeue.name`): kube-scheduler

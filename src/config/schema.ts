@@ -130,7 +130,7 @@ export const configSchema = z
       .object({
         /**
          * Cluster mode: when capacity frees where kube-scheduler cannot see it, ask it to retry the pods
-         * this extender rejected for capacity (an update of the requeue object; docs/adr/0001-requeue-nudge.md).
+         * this extender rejected for capacity (an update of the requeue object; docs/adr/0006-requeue-nudge.md).
          */
         enabled: z.boolean().default(true),
         /** The requeue object: a CSIStorageCapacity that the installation creates and the extender may patch. */

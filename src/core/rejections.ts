@@ -1,6 +1,6 @@
 /**
  * The pods this extender rejected for capacity that may still be waiting, and which of them to
- * requeue once capacity frees (docs/adr/0001-requeue-nudge.md).
+ * requeue once capacity frees (docs/adr/0006-requeue-nudge.md).
  *
  * kube-scheduler puts a pod that an extender rejected into its unschedulable pool with the pseudo
  * plugin `Extender` as the rejector, and moves it back on any cluster event it receives (Kubernetes

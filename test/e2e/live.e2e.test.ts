@@ -435,7 +435,7 @@ describe('the extender in cluster mode (watch, bind, events) on fake nodes of 16
       { args: ['update', 'nodes'], want: false },
       { args: ['list', 'secrets', '--all-namespaces'], want: false },
       { args: ['create', 'leases.coordination.k8s.io', '-n', 'kube-system'], want: false },
-      // The requeue object (docs/adr/0001-requeue-nudge.md): that one object, patch only.
+      // The requeue object (docs/adr/0006-requeue-nudge.md): that one object, patch only.
       { args: ['patch', 'csistoragecapacities.storage.k8s.io/sandbox-extender-requeue', '-n', 'kube-system'], want: true },
       { args: ['patch', 'csistoragecapacities.storage.k8s.io/other', '-n', 'kube-system'], want: false },
       { args: ['create', 'csistoragecapacities.storage.k8s.io', '-n', 'kube-system'], want: false },

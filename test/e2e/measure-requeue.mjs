@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Measures, on the running e2e control plane, how long a pod that the extender alone rejected waits once room
-// frees in the extender's model, with each way of making kube-scheduler retry it (docs/adr/0001-requeue-nudge.md).
+// frees in the extender's model, with each way of making kube-scheduler retry it (docs/adr/0006-requeue-nudge.md).
 //
 // Start a one-node cluster first (the shape: 8 CPU / 32 GiB), e.g.
 //   CLUSTER_NODES=8/32Gi npm run cluster:up && node test/e2e/measure-requeue.mjs --rounds 5

@@ -1,5 +1,5 @@
 /**
- * Requeue after capacity frees where kube-scheduler cannot see it (issue 13; docs/adr/0001-requeue-nudge.md), on
+ * Requeue after capacity frees where kube-scheduler cannot see it (issue 13; docs/adr/0006-requeue-nudge.md), on
  * examples/cluster/heterogeneous.yaml (16, 64 and 192 CPUs, 4 GiB per CPU). Every node is filled with pods bound
  * directly (spec.nodeName): a large one of (allocatable − 2 CPU, − 4 GiB) and a small one of 2 CPU / 4 GiB, so a
  * new 2-CPU sandbox fits nowhere until one small pod goes.
