@@ -14,12 +14,15 @@
  * - a change kube-scheduler saw before the extender did: it retries the pod at once, the extender's
  *   watch still holds the old state and rejects it, and no later event comes.
  *
- * A pod is remembered when a Filter finds no node and at least one candidate failed with
- * InsufficientResource alone (capacity freeing can help there); a rejection where every failure is
- * unresolvable or a node unknown to the extender is not. {@link RejectedPods.takeNudges} picks, once
+ * A pod is remembered when a Filter finds no node and at least one candidate failed only with
+ * InsufficientResource or StartingLimit (capacity or a start slot freeing can help there); a rejection
+ * where every failure is unresolvable or a node unknown to the extender is not. A start slot frees
+ * when a starting pod turns Ready: kube-scheduler sees that update and may retry before the extender
+ * applied it (the race below). {@link RejectedPods.takeNudges} picks, once
  * per rejection, each remembered pod that
  * - had a node that freed among those candidates,
- * - fits that node now by the extender's fit rule (evaluation.ts dimensionFit), each pod on its own
+ * - fits that node now by the extender's fit rule (evaluation.ts dimensionFit) and the node is below
+ *   its starting limit (nodeInfo.ts atStartingLimit), each pod on its own
  *   (kube-scheduler's next cycle decides between pods competing for the same room), and
  * - for a change kube-scheduler saw, was rejected at most `raceWindowMs` before the extender applied
  *   it: a pod rejected earlier sat in kube-scheduler's unschedulable pool when the event reached it,
@@ -31,7 +34,7 @@
  * O(1) per freed capacity; takeNudges is O(remembered pods × nodes freed since the last call).
  */
 import { dimensionFit } from './evaluation.js';
-import { inUse } from './nodeInfo.js';
+import { atStartingLimit, inUse } from './nodeInfo.js';
 import { addToOfferSet, emptyOfferSet, offerIncludes } from './offers.js';
 import type { FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
@@ -56,7 +59,7 @@ interface Rejection {
   readonly uid: string;
   readonly key: string;
   readonly request: readonly number[];
-  /** Candidates that failed with InsufficientResource alone (NodeInfo ids). */
+  /** Candidates that failed only with InsufficientResource or StartingLimit (NodeInfo ids). */
   readonly candidates: Uint32Array;
   readonly rejectedAtMs: number;
   /** Picked by takeNudges since this rejection. */
@@ -99,13 +102,13 @@ export class RejectedPods {
 
   /**
    * A Filter found no node for `pod` at `nowMs`; `failed` is its list of candidates and their failures.
-   * @returns whether the pod is remembered (some candidate failed with InsufficientResource alone).
+   * @returns whether the pod is remembered (some candidate failed only with InsufficientResource or StartingLimit).
    */
   remember(pod: Pick<PodRecord, 'uid' | 'key' | 'request'>, failed: readonly (readonly [string, readonly FitFailure[]])[], nowMs: number): boolean {
     this.byUid.delete(pod.uid);
     let candidates: Uint32Array | null = null;
     for (const [name, failures] of failed) {
-      if (failures.length === 0 || !failures.every((f) => f.code === 'InsufficientResource')) continue;
+      if (failures.length === 0 || !failures.every((f) => f.code === 'InsufficientResource' || f.code === 'StartingLimit')) continue;
       const info = this.cache.nodeInfo(name);
       if (!info) continue;
       candidates ??= emptyOfferSet(this.cache.nodeIdBound);
@@ -171,9 +174,10 @@ export class RejectedPods {
     }
   }
 
-  /** The extender's fit rule on the node's current totals (no own reservation: the pod was rejected). */
+  /** The extender's fit rule and starting limit on the node's current totals (no own reservation: the pod was rejected). */
   private fitsNow(request: readonly number[], nodeName: string): boolean {
     const info = this.cache.nodeInfo(nodeName)!;
+    if (atStartingLimit(info)) return false;
     const allocatable = info.allocatable!;
     for (let r = 0; r < request.length; r++) {
       if (dimensionFit(request[r]!, inUse(info, r) + request[r]!, allocatable[r]!) !== 0) return false;

@@ -36,7 +36,8 @@
  *
  *   pod record (state, terminal) on node N ─ deletePod ────────────────────► pod-deleted on N
  *                                          └ upsertPod counting less on N ──► pod-updated on N
- *        (finished, unpaused while terminal, resized down; paused → running frees nothing)
+ *        (finished, unpaused while terminal, resized down, starting → Ready: a start slot;
+ *        paused → running frees nothing)
  *        hidden when the record was terminal: a paused Succeeded/Failed pod, which kube-scheduler's
  *        informer never holds (records.ts PodRecord.terminal); seen otherwise
  *   reservation on N released ─ moved ..................................... seen (the pod's bind)
@@ -409,10 +410,14 @@ function counts(pod: PodRecord): pod is PodRecord & { readonly nodeName: string 
   return pod.nodeName !== null && pod.state !== 'pending' && pod.state !== 'inactive';
 }
 
-/** Whether `next` counts less than `previous` on previous's node: not at all, elsewhere, or less in some dimension. */
+/**
+ * Whether `next` counts less than `previous` on previous's node: not at all, elsewhere, less in some
+ * dimension, or no longer starting (a start slot frees for the starting limit, startingLimit.ts).
+ */
 function countsLess(previous: PodRecord, next: PodRecord): boolean {
   if (!counts(previous)) return false;
   if (!counts(next) || next.nodeName !== previous.nodeName) return true;
+  if (previous.state === 'starting' && next.state !== 'starting') return true;
   for (let r = 0; r < previous.request.length; r++) if ((next.request[r] ?? 0) < previous.request[r]!) return true;
   return false;
 }

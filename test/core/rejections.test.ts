@@ -101,6 +101,61 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     expect(uids(rejected.takeNudges())).toEqual(['uid-edge']);
   });
 
+  it('a start slot freeing nudges a pod held by the starting limit once the node is below its limit', () => {
+    // One node of 8 CPU with room, limit 1 starting sandbox: a starting pod holds the slot.
+    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } });
+    cache.upsertNode(toNodeRecord(makeNode('n1', { cpu: '8', memory: '32Gi' }), DIMS));
+    const starting = (ready: boolean) => toPodRecord(makePod('s').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready }).obj(), DIMS, OPTIONS);
+    cache.upsertPod(starting(false));
+    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
+      schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: false, offerTtlMs: 600_000,
+      rejectedPods: { maxPods: 10, raceWindowMs: RACE_WINDOW_MS },
+    });
+    const rejected = service.rejectedPods!;
+    const clock = { now: 0 };
+    cache.onCapacityFreed = (f) => rejected.capacityFreed(f, clock.now);
+    const held = service.filter(sandbox('w'), { names: ['n1'] }, 1_000);
+    expect(held.failed).toEqual([['n1', [{ code: 'StartingLimit', starting: 1, limit: 1 }]]]);
+    expect(rejected.has('uid-w')).toBe(true);
+    // Another reservation takes the slot back before the Ready update is applied: no nudge (still at the limit).
+    clock.now = 1_100;
+    expect(cache.assume({ uid: 'uid-x', key: 'sandboxes/x', request: [1000, 1024] }, 'n1', 1_050)).toBe('assumed');
+    cache.upsertPod(starting(true));
+    expect(rejected.takeNudges()).toEqual([]);
+    // The reservation is released (unreserved): the slot frees, hidden from kube-scheduler: w is nudged once.
+    cache.forget('uid-x');
+    expect(rejected.takeNudges()).toEqual([{ uid: 'uid-w', key: 'sandboxes/w', nodeName: 'n1' }]);
+  });
+
+  it('a Ready update (seen by kube-scheduler) nudges pods held by the limit within the race window only; running → running frees nothing', () => {
+    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } });
+    cache.upsertNode(toNodeRecord(makeNode('n1', { cpu: '8', memory: '32Gi' }), DIMS));
+    const freed: string[] = [];
+    cache.onCapacityFreed = (f) => freed.push(`${f.nodeName}:${f.cause}:${f.hidden}`);
+    const pod = makePod('s').req({ cpu: '2', memory: '4Gi' });
+    cache.upsertPod(toPodRecord(pod.node('n1', { ready: false }).obj(), DIMS, OPTIONS));
+    cache.upsertPod(toPodRecord(pod.node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    expect(freed).toEqual(['n1:pod-updated:false']); // starting → running: the start slot frees, kube-scheduler sees the update
+    cache.upsertPod(toPodRecord(pod.node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    expect(freed).toHaveLength(1); // running → running: nothing frees
+    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
+      schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: false, offerTtlMs: 600_000,
+      rejectedPods: { maxPods: 10, raceWindowMs: RACE_WINDOW_MS },
+    });
+    const rejected = service.rejectedPods!;
+    cache.onCapacityFreed = (f) => rejected.capacityFreed(f, 10_000 + RACE_WINDOW_MS + 1);
+    cache.upsertPod(toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
+    expect(service.filter(sandbox('w'), { names: ['n1'] }, 10_000).result).toBe('no_fit');
+    cache.upsertPod(toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    expect(rejected.takeNudges()).toEqual([]); // kube-scheduler retried w on that update after the extender applied it
+    // Within the window: kube-scheduler retried w on the Ready update before the extender applied it.
+    cache.upsertPod(toPodRecord(makePod('u').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
+    expect(service.filter(sandbox('w'), { names: ['n1'] }, 20_000).result).toBe('no_fit');
+    cache.onCapacityFreed = (f) => rejected.capacityFreed(f, 20_100);
+    cache.upsertPod(toPodRecord(makePod('u').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
+  });
+
   it('a hidden change nudges whatever the rejection’s age; seen and hidden changes on one node merge', () => {
     const { cache, service, rejected, clock } = fullCluster();
     cache.upsertPod(toPodRecord(makePod('n1-run').req({ cpu: '2', memory: '4Gi' }).node('n1').obj(), DIMS, OPTIONS));
