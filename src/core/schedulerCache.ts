@@ -43,7 +43,8 @@
  *   reservation on N released ─ moved ..................................... seen (the pod's bind)
  *                             ├ deleted, unschedulable, unreserved, expired . hidden
  *                             └ bound: the requests now count through the pod; only what it
- *                               counts less than was reserved frees ......... seen
+ *                               counts less than was reserved frees, and the start
+ *                               slot when the pod is not starting ............ seen
  *   reservation replaced by one elsewhere (or smaller) ─ assume again ──────► replaced on N, hidden
  *                                                     └ finishBinding ────► replaced on N, seen (the bind)
  *
@@ -237,8 +238,9 @@ export class SchedulerCache {
     if (pod.nodeName) {
       const sameNode = reservation.nodeName === pod.nodeName;
       const release = this.release(reservation, sameNode ? 'bound' : 'moved');
-      // Bound where reserved: the requests now count through the pod, unless it counts less than was reserved.
-      if (sameNode && (!counts(pod) || reservation.request.some((q, r) => (pod.request[r] ?? 0) < q))) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', hidden: false });
+      // Bound where reserved: the requests now count through the pod, unless it counts less than was reserved
+      // or is no longer starting (already Ready, or paused: the reservation's start slot frees).
+      if (sameNode && (!counts(pod) || pod.state !== 'starting' || reservation.request.some((q, r) => (pod.request[r] ?? 0) < q))) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', hidden: false });
       return release;
     }
     if (pod.schedulingFailure !== null && pod.schedulingFailure !== reservation.failureMark) return this.release(reservation, 'unschedulable');

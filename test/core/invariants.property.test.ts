@@ -143,20 +143,40 @@ describe('placement invariants', () => {
   });
 });
 
-describe('scheduler cache invariants', () => {
+/** Random operations on a SchedulerCache over pods u1–u3 and nodes n1–n3 (`withNodes`: Node updates and deletions too). */
+function cacheOps({ withNodes }: { withNodes: boolean }) {
   const uid = fc.constantFrom('u1', 'u2', 'u3');
   const node = fc.constantFrom('n1', 'n2', 'n3');
   const state = fc.constantFrom<SandboxState>('pending', 'starting', 'running', 'paused', 'inactive');
-  const op = fc.oneof(
+  const ops = [
     fc.record({ kind: fc.constant('assume' as const), uid, node, request: vector }),
     fc.record({ kind: fc.constant('upsertPod' as const), uid, node: fc.option(node, { nil: null }), request: vector, state, terminal: fc.boolean(), failure: fc.constantFrom(null, 'Unschedulable: a', 'Unschedulable: b') }),
     fc.record({ kind: fc.constant('deletePod' as const), uid: fc.constantFrom('u1', 'u2', 'u3', 'u9') }),
     fc.record({ kind: fc.constant('forget' as const), uid: fc.constantFrom('u1', 'u2', 'u3', 'u9') }),
     fc.record({ kind: fc.constant('finishBinding' as const), uid, node }),
-    fc.record({ kind: fc.constant('upsertNode' as const), node }),
-    fc.record({ kind: fc.constant('deleteNode' as const), node }),
     fc.record({ kind: fc.constant('expire' as const), at: fc.nat(2_000) }),
-  );
+  ];
+  const nodeOps = [fc.record({ kind: fc.constant('upsertNode' as const), node }), fc.record({ kind: fc.constant('deleteNode' as const), node })];
+  return withNodes ? fc.oneof(...ops, ...nodeOps) : fc.oneof(...ops);
+}
+type CacheOp = ReturnType<typeof cacheOps> extends fc.Arbitrary<infer T> ? T : never;
+
+/** Applies one operation of cacheOps to `c` at `now` (ms). */
+function applyCacheOp(c: SchedulerCache, o: CacheOp, now: number): void {
+  if (o.kind === 'assume') c.assume({ uid: o.uid, key: o.uid, request: o.request }, o.node, now);
+  else if (o.kind === 'upsertPod') {
+    const nodeName = o.state === 'pending' ? null : o.node;
+    c.upsertPod({ uid: o.uid, key: o.uid, nodeName, schedulerName: 's', request: o.request, state: nodeName ? o.state : 'pending', terminal: o.terminal, schedulingFailure: nodeName ? null : o.failure });
+  } else if (o.kind === 'deletePod') c.deletePod(o.uid);
+  else if (o.kind === 'forget') c.forget(o.uid);
+  else if (o.kind === 'finishBinding') c.finishBinding(o.uid, o.node, now);
+  else if (o.kind === 'upsertNode') c.upsertNode({ name: o.node, allocatable: [1000, 1000] });
+  else if (o.kind === 'deleteNode') c.deleteNode(o.node);
+  else c.expire(now + o.at);
+}
+
+describe('scheduler cache invariants', () => {
+  const op = cacheOps({ withNodes: true });
 
   it('every NodeInfo always equals the sums of the pods bound to it and the reservations held on it, and exists only while it says something', () => {
     fc.assert(
@@ -167,16 +187,7 @@ describe('scheduler cache invariants', () => {
         let now = 0;
         for (const o of ops) {
           now += 10;
-          if (o.kind === 'assume') c.assume({ uid: o.uid, key: o.uid, request: o.request }, o.node, now);
-          else if (o.kind === 'upsertPod') {
-            const nodeName = o.state === 'pending' ? null : o.node;
-            c.upsertPod({ uid: o.uid, key: o.uid, nodeName, schedulerName: 's', request: o.request, state: nodeName ? o.state : 'pending', terminal: o.terminal, schedulingFailure: nodeName ? null : o.failure });
-          } else if (o.kind === 'deletePod') c.deletePod(o.uid);
-          else if (o.kind === 'forget') c.forget(o.uid);
-          else if (o.kind === 'finishBinding') c.finishBinding(o.uid, o.node, now);
-          else if (o.kind === 'upsertNode') c.upsertNode({ name: o.node, allocatable: [1000, 1000] });
-          else if (o.kind === 'deleteNode') c.deleteNode(o.node);
-          else c.expire(now + o.at);
+          applyCacheOp(c, o, now);
           const pods = [...c.podUids()].map((u) => c.pod(u)!);
           const reservations = [...c.reservations()];
           for (const name of ['n1', 'n2', 'n3']) {
@@ -221,23 +232,14 @@ describe('scheduler cache invariants', () => {
 });
 
 describe('capacity freed', () => {
-  const uid = fc.constantFrom('u1', 'u2', 'u3');
-  const node = fc.constantFrom('n1', 'n2', 'n3');
-  const state = fc.constantFrom<SandboxState>('pending', 'starting', 'running', 'paused', 'inactive');
-  const op = fc.oneof(
-    fc.record({ kind: fc.constant('assume' as const), uid, node, request: vector }),
-    fc.record({ kind: fc.constant('upsertPod' as const), uid, node: fc.option(node, { nil: null }), request: vector, state, terminal: fc.boolean(), failure: fc.constantFrom(null, 'Unschedulable: a') }),
-    fc.record({ kind: fc.constant('deletePod' as const), uid }),
-    fc.record({ kind: fc.constant('forget' as const), uid }),
-    fc.record({ kind: fc.constant('finishBinding' as const), uid, node }),
-    fc.record({ kind: fc.constant('expire' as const), at: fc.nat(2_000) }),
-  );
+  const op = cacheOps({ withNodes: false });
   const inUse = (c: SchedulerCache, name: string) => {
     const info = c.nodeInfo(name);
-    return info ? [0, 1].map((r) => info.allocated[r]! + info.paused[r]! + info.reserved[r]!) : [0, 0];
+    // Each dimension in use, then the sandboxes starting (a start slot for the starting limit).
+    return info ? [...[0, 1].map((r) => info.allocated[r]! + info.paused[r]! + info.reserved[r]!), info.starting + info.reservedCount] : [0, 0, 0];
   };
 
-  it('whenever a node holds less in some dimension after a change, onCapacityFreed named it during that change', () => {
+  it('whenever a node holds less in some dimension, or starts fewer sandboxes, after a change, onCapacityFreed named it during that change', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
         const c = new SchedulerCache(DIMS, { ttlMs: 500, unconfirmedTtlMs: 100 });
@@ -249,20 +251,14 @@ describe('capacity freed', () => {
           now += 10;
           const before = ['n1', 'n2', 'n3'].map((n) => inUse(c, n));
           freed = [];
-          if (o.kind === 'assume') c.assume({ uid: o.uid, key: o.uid, request: o.request }, o.node, now);
-          else if (o.kind === 'upsertPod') {
-            const nodeName = o.state === 'pending' ? null : o.node;
-            c.upsertPod({ uid: o.uid, key: o.uid, nodeName, schedulerName: 's', request: o.request, state: nodeName ? o.state : 'pending', terminal: o.terminal, schedulingFailure: nodeName ? null : o.failure });
-          } else if (o.kind === 'deletePod') c.deletePod(o.uid);
-          else if (o.kind === 'forget') c.forget(o.uid);
-          else if (o.kind === 'finishBinding') c.finishBinding(o.uid, o.node, now);
-          else c.expire(now + o.at);
+          applyCacheOp(c, o, now);
           ['n1', 'n2', 'n3'].forEach((n, i) => {
             const after = inUse(c, n);
             if (after.some((v, r) => v < before[i]![r]!)) expect({ op: o.kind, node: n, reported: freed.includes(n) }).toEqual({ op: o.kind, node: n, reported: true });
           });
         }
       }),
+      { numRuns: 400 },
     );
   });
 });

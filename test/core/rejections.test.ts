@@ -138,6 +138,15 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     expect(freed).toEqual(['n1:pod-updated:false']); // starting → running: the start slot frees, kube-scheduler sees the update
     cache.upsertPod(toPodRecord(pod.node('n1', { ready: true }).obj(), DIMS, OPTIONS));
     expect(freed).toHaveLength(1); // running → running: nothing frees
+    // A reservation whose pod is first seen bound and already Ready: its start slot frees with the bind.
+    cache.assume({ uid: 'uid-v', key: 'sandboxes/v', request: [2000, 4 * 1024 ** 3] }, 'n1', 0);
+    cache.upsertPod(toPodRecord(makePod('v').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    expect(freed).toEqual(['n1:pod-updated:false', 'n1:bound:false']);
+    cache.assume({ uid: 'uid-y', key: 'sandboxes/y', request: [2000, 4 * 1024 ** 3] }, 'n1', 0);
+    cache.upsertPod(toPodRecord(makePod('y').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
+    expect(freed).toHaveLength(2); // bound and starting: the reservation's slot is the pod's now
+    cache.deletePod('uid-y');
+    cache.deletePod('uid-v');
     const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
       schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: false, offerTtlMs: 600_000,
       rejectedPods: { maxPods: 10, raceWindowMs: RACE_WINDOW_MS },
