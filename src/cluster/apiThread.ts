@@ -9,7 +9,7 @@
  *                  round: requeuer.ts), stop
  *   worker → main  updates [batch of CacheUpdates calls, in order], observer (started / restarted /
  *                  listed), health (each watch's freshness, with the time it was read), bound {id,
- *                  outcome}, requeued {id, status, error}, eventOutcome, started, failed (at start-up), stopped
+ *                  outcome}, requeued {id, status, error}, eventOutcomes, started, failed (at start-up), stopped
  * The main thread ages the last health it got by the time since: a worker that stops reporting looks
  * like a watch that stopped delivering, and the cache goes stale (not ready) after maxBrokenSeconds.
  */
@@ -22,13 +22,15 @@ import type { Metrics } from '../observability/metrics.js';
 import type { EventOutcome, PodEvent } from './events.js';
 import { NOT_SYNCED, describeHealth, metricsObserver, staleness, type SyncObserver } from './liveSync.js';
 import type { WatchHealth } from './reflector.js';
+import { TurnBatch } from './turnBatch.js';
 
 /** One CacheUpdates call: its method name and argument. */
 export type Update = { [K in keyof CacheUpdates]: readonly [K, Parameters<CacheUpdates[K]>[0]] }[keyof CacheUpdates];
 
 export type ToWorker =
   | { readonly t: 'bind'; readonly id: number; readonly request: BindRequest }
-  | { readonly t: 'event'; readonly event: PodEvent }
+  /** Events recorded since the last message (ApiThread.recordEvent batches them per turn of the event loop). */
+  | { readonly t: 'events'; readonly events: readonly PodEvent[] }
   | { readonly t: 'requeue'; readonly id: number; readonly value: string }
   | { readonly t: 'stop' };
 
@@ -39,7 +41,8 @@ export type FromWorker =
   | { readonly t: 'bound'; readonly id: number; readonly outcome: BindOutcome }
   /** error null: written; otherwise the failure and its HTTP status, if any. */
   | { readonly t: 'requeued'; readonly id: number; readonly status: number | null; readonly error: string | null }
-  | { readonly t: 'eventOutcome'; readonly outcome: EventOutcome }
+  /** The outcomes of Events, batched per turn of the worker's event loop. */
+  | { readonly t: 'eventOutcomes'; readonly outcomes: readonly EventOutcome[] }
   | { readonly t: 'started'; readonly server: string }
   | { readonly t: 'failed'; readonly error: string }
   | { readonly t: 'stopped' };
@@ -87,6 +90,7 @@ export class ApiThread {
   private readonly pendingBinds = new Map<number, (outcome: BindOutcome) => void>();
   private nextBindId = 0;
   private readonly pendingRequeues = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  private readonly events = new TurnBatch<PodEvent>((events) => this.post({ t: 'events', events }));
   private nextRequeueId = 0;
   private health: { atMs: number; health: readonly WatchHealth[] } | null = null;
   private stopping = false;
@@ -144,8 +148,8 @@ export class ApiThread {
         else pending?.reject(new RequeueWriteError(message.error, message.status ?? undefined));
         break;
       }
-      case 'eventOutcome':
-        this.metrics.events.inc({ outcome: message.outcome });
+      case 'eventOutcomes':
+        for (const outcome of message.outcomes) this.metrics.events.inc({ outcome });
         break;
       case 'started':
         this.startedOrFailed?.resolve(message.server);
@@ -210,9 +214,14 @@ export class ApiThread {
     });
   }
 
-  /** Queues an Event on the worker (rate-limited and deduplicated there). */
+  /**
+   * Queues an Event on the worker (rate-limited and deduplicated there). Events are posted in one
+   * message per turn of the event loop (setImmediate), after the verb that made them has written its
+   * reply: a decision's reply never waits for the message to the worker, and a burst posts one
+   * message for all the decisions of a turn.
+   */
   recordEvent(event: PodEvent): void {
-    if (!this.stopping) this.post({ t: 'event', event });
+    if (!this.stopping) this.events.push(event);
   }
 
   private post(message: ToWorker): void {
@@ -222,6 +231,7 @@ export class ApiThread {
   /** Stops the watches and the worker; resolves when it has ended. */
   stop(): Promise<void> {
     if (this.stopped) return this.stopped;
+    this.events.flush(); // Events recorded before the stop reach the worker ahead of it, as each did unbatched
     this.stopping = true;
     this.stopped = new Promise<void>((resolve) => {
       this.resolveStopped = resolve;

@@ -10,10 +10,11 @@ import { pino } from 'pino';
 import type { CacheUpdates } from '../core/sync.js';
 import type { ApiWorkerData, FromWorker, ToWorker, Update } from './apiThread.js';
 import { Binder } from './binder.js';
-import { EventRecorder } from './events.js';
+import { EventRecorder, type EventOutcome } from './events.js';
 import { keepAliveConfiguration, nodeSource, podSource, statusOf } from './kube.js';
 import { LiveSync, type SyncObserver } from './liveSync.js';
 import { requeueObjectWrite } from './requeuer.js';
+import { TurnBatch } from './turnBatch.js';
 
 /** How often the watches' health is reported (ms). */
 const HEALTH_EVERY_MS = 500;
@@ -59,8 +60,9 @@ function start(): void {
   const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, ...data.watch }, observer, logger);
   const binder = new Binder(api);
   const events = data.events;
+  const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }));
   const recorder = events
-    ? new EventRecorder(api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => post({ t: 'eventOutcome', outcome }) }, logger)
+    ? new EventRecorder(api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => outcomes.push(outcome) }, logger)
     : null;
   const reportHealth = () => post({ t: 'health', atMs: Date.now(), health: live.health() });
   const healthTimer = setInterval(reportHealth, HEALTH_EVERY_MS);
@@ -69,8 +71,8 @@ function start(): void {
       case 'bind':
         void binder.bind(message.request).then((outcome) => post({ t: 'bound', id: message.id, outcome }));
         break;
-      case 'event':
-        recorder?.record(message.event);
+      case 'events':
+        for (const event of message.events) recorder?.record(event);
         break;
       case 'requeue':
         if (!requeue) post({ t: 'requeued', id: message.id, status: null, error: 'requeue is not configured on the API worker' });

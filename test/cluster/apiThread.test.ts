@@ -1,4 +1,5 @@
 import { agedHealth, applyUpdates, type Update } from '../../src/cluster/apiThread.js';
+import { TurnBatch } from '../../src/cluster/turnBatch.js';
 import type { WatchHealth } from '../../src/cluster/reflector.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import { cacheUpdates } from '../../src/core/sync.js';
@@ -23,6 +24,20 @@ describe('the main thread side of the API worker', () => {
     expect(cache.nodeInfo('n1')).toMatchObject({ allocated: [1000, 0], running: 1 });
     expect([...cache.nodeNames()]).toEqual(['n1']);
     expect(cache.wasDeleted('gone') && cache.wasDeleted('a')).toBe(true);
+  });
+
+  it('batches Events per turn of the event loop: none sent during the turn, one message after it, in order', async () => {
+    const sent: string[][] = [];
+    const batch = new TurnBatch<string>((items) => sent.push([...items]));
+    batch.push('a');
+    batch.push('b');
+    expect(sent).toEqual([]); // the verb's reply goes out first
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toEqual([['a', 'b']]);
+    batch.push('c');
+    batch.flush(); // at stop: at once
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toEqual([['a', 'b'], ['c']]);
   });
 
   it('ages the worker’s last health report by the time since it was read: a silent worker looks stale', () => {
