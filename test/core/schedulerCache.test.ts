@@ -402,20 +402,22 @@ describe('SchedulerCache capacity freed (onCapacityFreed, the table in scheduler
     expect(freed).toEqual([]);
   });
 
-  it('reservation releases: moved is seen (the pod bound elsewhere); deleted, unschedulable, unreserved, expired are hidden; bound frees nothing', () => {
+  it('reservation releases: moved is seen (the pod bound elsewhere); deleted, unschedulable, unreserved, expired are hidden; bound and starting frees nothing, bound and Ready its start slot (seen)', () => {
     const { c, freed } = watched();
-    const names = ['bound', 'moved', 'deleted', 'unsched', 'unreserved', 'expired'];
+    const names = ['bound', 'bound-ready', 'moved', 'deleted', 'unsched', 'unreserved', 'expired'];
     for (const name of names) {
       c.upsertPod(record(sandbox(name).obj()));
       c.assume(record(sandbox(name).obj()), 'n1', 0);
     }
-    c.upsertPod(record(sandbox('bound').node('n1').obj()));
+    c.upsertPod(record(sandbox('bound').node('n1', { ready: false }).obj()));
+    c.upsertPod(record(sandbox('bound-ready').node('n1').obj()));
     c.upsertPod(record(sandbox('moved').node('n2').obj()));
     c.deletePod('uid-deleted');
     c.upsertPod(record(failedScheduling('unsched', '0/2 nodes are available: 2 Insufficient cpu.')));
     c.forget('uid-unreserved');
     c.expire(TTL_MS);
     expect(freed).toEqual([
+      { nodeName: 'n1', cause: 'bound', hidden: false },
       { nodeName: 'n1', cause: 'moved', hidden: false },
       { nodeName: 'n1', cause: 'deleted', hidden: true },
       { nodeName: 'n1', cause: 'unschedulable', hidden: true },
