@@ -9,6 +9,9 @@ const shared = {
   modulePathIgnorePatterns: ['<rootDir>/.e2e/', '<rootDir>/.e2e-bench/', '<rootDir>/.stryker-tmp/'],
 };
 export default {
+  // A generous bound, not a speed check: a loaded, shared machine must not fail a test that would pass (the
+  // heavy unit tests, a 10 MB body or a CLI process, take seconds there). e2e tests set their own.
+  testTimeout: 60_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/test/e2e/'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },

@@ -284,7 +284,7 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     });
     return;
   }
-  const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 20_000 });
+  const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
 
   it('replay with the defaults prints the summary line and exits 0', () => {
     const result = run('replay');

@@ -223,7 +223,7 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     });
     return;
   }
-  const run = (args: string[], env: NodeJS.ProcessEnv = process.env) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 20_000, env });
+  const run = (args: string[], env: NodeJS.ProcessEnv = process.env) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env });
   const pod = () => writePod('cli-pod.json', makePod('cli').req({ cpu: '1', memory: '1Gi' }).obj());
 
   it('two --snapshot files are merged; exit 0', () => {
@@ -294,7 +294,7 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     const fromDist = run(['--version']);
     expect([fromDist.status, fromDist.stdout]).toEqual([0, `${version}\n`]);
-    const fromBin = spawnSync(process.execPath, [BIN, '--version'], { cwd: tmpdir(), encoding: 'utf8', timeout: 20_000 });
+    const fromBin = spawnSync(process.execPath, [BIN, '--version'], { cwd: tmpdir(), encoding: 'utf8', timeout: 60_000 });
     expect([fromBin.status, fromBin.stdout]).toEqual([0, `${version}\n`]);
   });
 });
