@@ -8,7 +8,10 @@
  * A block with `$ ` lines is a transcript (each command's stdout is compared with the lines after it, `...`
  * standing for any lines); any other block is a bash script that must exit 0.
  */
-import { allRunnableBlocks, matchesTranscript, runBlock, runnableBlocks, stepsOf } from './runnable.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { allRunnableBlocks, isRunning, matchesTranscript, runBlock, runnableBlocks, stepsOf } from './runnable.js';
 
 describe('runnable blocks: the markers and the transcript format', () => {
   it('finds a marked block and its tier; a marker without a block, or of an unknown tier, is an error', () => {
@@ -29,6 +32,15 @@ describe('runnable blocks: the markers and the transcript format', () => {
     expect(stepsOf('# a comment\necho a')).toEqual([{ command: '# a comment\necho a', expected: null }]);
   });
 
+  it('a command ending in ` &` (a comment may follow) is a background step with no expected output', () => {
+    expect(stepsOf('$ serve --port 1 &   # in the background\n$ a && b\nout\n$ x 2>&1')).toEqual([
+      { command: 'serve --port 1', expected: [], background: true },
+      { command: 'a && b', expected: ['out'] },
+      { command: 'x 2>&1', expected: [] },
+    ]);
+    expect(() => stepsOf('$ serve &\nsome output')).toThrow('a background command (ending in " &") has no expected output: serve &');
+  });
+
   it('`...` stands for any number of lines, and only there', () => {
     expect(matchesTranscript(['...', 'last'], ['a', 'b', 'last'])).toBe(true);
     expect(matchesTranscript(['...', 'last'], ['last'])).toBe(true);
@@ -45,6 +57,30 @@ describe('runnable blocks: the markers and the transcript format', () => {
     expect([wrong!.status, wrong!.matches]).toEqual([0, false]);
     const [failing] = runBlock({ where: 't', tier: 'unit', body: 'true\nfalse\necho never' }, {}, 10_000);
     expect([failing!.status, failing!.stdout]).toEqual([1, '']);
+  });
+
+  it('a background command runs while the next commands do and is stopped when the block ends, also after a failure', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runnable-bg-'));
+    try {
+      for (const [last, status] of [['true', 0], ['false', 1]] as const) {
+        const pidFile = join(dir, `pid-${status}`);
+        const body = [
+          `$ bash -c 'echo $$ > ${pidFile}; exec sleep 300' &`,
+          `$ while [ ! -s ${pidFile} ]; do sleep 0.05; done; kill -0 "$(cat ${pidFile})" && echo alive`,
+          'alive',
+          `$ ${last}`,
+        ].join('\n');
+        const results = runBlock({ where: 't', tier: 'unit', body }, {}, 10_000);
+        expect(results.map((r) => [r.command, r.status, r.matches])).toEqual([
+          [`bash -c 'echo $$ > ${pidFile}; exec sleep 300'`, 0, null],
+          [expect.stringContaining('echo alive'), 0, true],
+          [last, status, true],
+        ]);
+        expect(isRunning(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
