@@ -82,6 +82,16 @@ describe('runnable blocks: the markers and the transcript format', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a background command that ends before the block does (say its port was taken) fails the block', () => {
+    const results = runBlock({ where: 't', tier: 'unit', body: '$ exit 3 &\n$ sleep 0.5' }, {}, 10_000);
+    expect(results.map((r) => [r.command, r.status])).toEqual([
+      ['exit 3', 0],
+      ['sleep 0.5', 0],
+      ['exit 3', null],
+    ]);
+    expect(results[2]!.stderr).toBe('the background command ended before the block did');
+  });
 });
 
 describe('the runnable blocks of the documentation (unit tier)', () => {

@@ -140,20 +140,22 @@ export interface StepResult {
 
 /**
  * Runs the steps of a block from the repository root in a clean environment (see the header), in order, up to the
- * first that fails; then stops what the block started in the background.
+ * first that fails; then stops what the block started in the background. A background command that ended by
+ * itself before that (say its port was taken) is a failed step of its own, added at the end: the commands after it
+ * may have been answered by someone else. (One that fails only after the block's last command is not seen.)
  */
 export function runBlock(block: RunnableBlock, extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): StepResult[] {
   const home = mkdtempSync(join(tmpdir(), 'runnable-home-'));
-  const background: number[] = [];
+  const background: { pid: number; command: string }[] = [];
+  const results: StepResult[] = [];
   try {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: home, ...extraEnv };
-    const results: StepResult[] = [];
     for (const step of stepsOf(block.body)) {
       if (step.background) {
         // Its own process group (detached), so that stopping it stops what it started too.
         const child = spawn('bash', ['-euo', 'pipefail', '-c', step.command], { cwd: ROOT, env, stdio: 'ignore', detached: true });
         child.unref();
-        if (child.pid !== undefined) background.push(child.pid);
+        if (child.pid !== undefined) background.push({ pid: child.pid, command: step.command });
         results.push({ command: step.command, status: child.pid === undefined ? null : 0, stdout: '', stderr: '', matches: null });
         if (child.pid === undefined) break;
         continue;
@@ -163,11 +165,15 @@ export function runBlock(block: RunnableBlock, extraEnv: NodeJS.ProcessEnv = {},
       results.push({ command: step.command, status: r.status, stdout: r.stdout, stderr: r.stderr, matches });
       if (r.status !== 0 || matches === false) break;
     }
-    return results;
   } finally {
-    for (const pid of background) stopGroup(pid);
+    for (const { pid, command } of background) {
+      const endedEarly = !isRunning(pid);
+      stopGroup(pid);
+      if (endedEarly) results.push({ command, status: null, stdout: '', stderr: 'the background command ended before the block did', matches: null });
+    }
     rmSync(home, { recursive: true, force: true });
   }
+  return results;
 }
 
 /** Whether process `pid` still runs (a zombie, which this process reaps later, does not). */
