@@ -11,7 +11,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { allRunnableBlocks, isRunning, matchesTranscript, runBlock, runnableBlocks, stepsOf } from './runnable.js';
+import { ROOT, allRunnableBlocks, isRunning, matchesTranscript, runBlock, runnableBlocks, stepsOf } from './runnable.js';
 
 describe('runnable blocks: the markers and the transcript format', () => {
   it('finds a marked block and its tier; a marker without a block, or of an unknown tier, is an error', () => {
@@ -98,10 +98,20 @@ describe('the runnable blocks of the documentation (unit tier)', () => {
   const blocks = allRunnableBlocks();
   const unit = blocks.filter((b) => b.tier === 'unit');
 
-  it("the README's quick-start checks are marked", () => {
+  it("the README's quick start (the verbs over HTTP, the replay) and its rank example are marked", () => {
     expect(unit.filter((b) => b.where.startsWith('README.md:')).map((b) => b.body.split('\n')[0])).toEqual(
-      expect.arrayContaining(['$ node bin/sandbox-extender.js replay']),
+      expect.arrayContaining([
+        '$ node bin/sandbox-extender.js serve --snapshot examples/snapshot.json &    # `kill %1` stops it',
+        '$ node bin/sandbox-extender.js replay',
+        '$ node bin/sandbox-extender.js rank --snapshot examples/snapshot.json --pod examples/pod.json',
+      ]),
     );
+  });
+
+  it('`npm start` is the build and the serve command of the quick start', () => {
+    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
+    expect(start).toBe('npm run build --silent && node dist/src/cli/main.js serve --snapshot examples/snapshot.json');
+    expect(readFileSync(join(ROOT, 'bin', 'sandbox-extender.js'), 'utf8')).toContain("import '../dist/src/cli/main.js';");
   });
 
   it.each(unit.map((b) => [b.where, b] as const))('%s', (_where, block) => {
