@@ -83,6 +83,12 @@ describe('runnable blocks: the markers and the transcript format', () => {
     }
   });
 
+  it("the extender's default port in a block's commands is replaced by a free one, not in its expected output", () => {
+    const [step] = runBlock({ where: 't', tier: 'unit', body: '$ echo "port 8888"\nport 8888' }, {}, 10_000);
+    const port = Number(/^port (\d+)$/.exec(step!.stdout.trim())?.[1]);
+    expect([Number.isInteger(port) && port > 0 && port !== 8888, step!.command, step!.matches]).toEqual([true, `echo "port ${port}"`, false]);
+  });
+
   it('a background command that ends before the block does (say its port was taken) fails the block', () => {
     const results = runBlock({ where: 't', tier: 'unit', body: '$ exit 3 &\n$ sleep 0.5' }, {}, 10_000);
     expect(results.map((r) => [r.command, r.status])).toEqual([
@@ -101,7 +107,7 @@ describe('the runnable blocks of the documentation (unit tier)', () => {
   it("the README's quick start (the verbs over HTTP, the replay) and its rank example are marked", () => {
     expect(unit.filter((b) => b.where.startsWith('README.md:')).map((b) => b.body.split('\n')[0])).toEqual(
       expect.arrayContaining([
-        '$ node bin/sandbox-extender.js serve --snapshot examples/snapshot.json &    # `kill %1` stops it',
+        '$ node bin/sandbox-extender.js serve --snapshot examples/snapshot.json --port 8888 &    # `kill %1` stops it',
         '$ node bin/sandbox-extender.js replay',
         '$ node bin/sandbox-extender.js rank --snapshot examples/snapshot.json --pod examples/pod.json',
       ]),

@@ -14,7 +14,10 @@
  *   compared; `#` comments are comments).
  *
  * Blocks run from the repository root, in an environment with only PATH, LANG and a fresh empty HOME (plus what
- * the tier adds, e.g. the cluster's KUBECONFIG), so they cannot lean on the writer's shell.
+ * the tier adds, e.g. the cluster's KUBECONFIG), so they cannot lean on the writer's shell. A block that uses the
+ * extender's default port 8888 runs with a port that was free a moment before instead (every `8888` in its
+ * commands, not in the expected output, is replaced), so that runs on one machine at once do not meet on it; its
+ * `serve` must therefore name the port (`--port 8888`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -129,7 +132,7 @@ export function matchesTranscript(expected: readonly string[], actual: readonly 
 }
 
 export interface StepResult {
-  /** the command as written (a background one without its `&`) */
+  /** the command run: as written, a background one without its `&`, the port 8888 replaced (see the header) */
   readonly command: string;
   readonly status: number | null;
   readonly stdout: string;
@@ -148,9 +151,11 @@ export function runBlock(block: RunnableBlock, extraEnv: NodeJS.ProcessEnv = {},
   const home = mkdtempSync(join(tmpdir(), 'runnable-home-'));
   const background: { pid: number; command: string }[] = [];
   const results: StepResult[] = [];
+  const port = block.body.includes(DEFAULT_PORT) ? String(freePort()) : DEFAULT_PORT;
   try {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: home, ...extraEnv };
-    for (const step of stepsOf(block.body)) {
+    for (const written of stepsOf(block.body)) {
+      const step = { ...written, command: written.command.replaceAll(DEFAULT_PORT, port) };
       if (step.background) {
         // Its own process group (detached), so that stopping it stops what it started too.
         const child = spawn('bash', ['-euo', 'pipefail', '-c', step.command], { cwd: ROOT, env, stdio: 'ignore', detached: true });
@@ -174,6 +179,18 @@ export function runBlock(block: RunnableBlock, extraEnv: NodeJS.ProcessEnv = {},
     rmSync(home, { recursive: true, force: true });
   }
   return results;
+}
+
+/** The extender's default port (src/config/schema.ts), which blocks running a server are written with. */
+const DEFAULT_PORT = '8888';
+
+/** A loopback TCP port that is free now (the kernel's pick for port 0, asked of a child process). */
+export function freePort(): number {
+  const script = "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); });";
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  const port = Number(r.stdout.trim());
+  if (r.status !== 0 || !Number.isInteger(port) || port <= 0) throw new Error(`no free port: ${r.stderr}`);
+  return port;
 }
 
 /** Whether process `pid` still runs (a zombie, which this process reaps later, does not). */
