@@ -31,7 +31,7 @@ export function chartConfigSchema(configJsonSchema) {
   }
   if (Array.isArray(schema.required)) schema.required = schema.required.filter((k) => !CHART_OWNED.root.includes(k));
   schema.description =
-    "The extender's config file (README: Configuration), generated from src/config/schema.ts by scripts/values-schema.mjs. " +
+    "The extender's config file (docs/configuration.md), generated from src/config/schema.ts by scripts/values-schema.mjs. " +
     `The chart sets ${CHART_OWNED.root.join(', ')}, server.${CHART_OWNED.server.join('/')} and requeue.${CHART_OWNED.requeue.join('/')} itself.`;
   return schema;
 }

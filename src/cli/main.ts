@@ -58,7 +58,7 @@ program
   .description('serve the extender verbs; cluster mode (list+watch through a kubeconfig) unless --snapshot is given')
   .option('--snapshot <file>', 'offline mode: a snapshot file (kubectl get nodes,pods -A -o json|yaml), re-read when it changes')
   .option('--kubeconfig <file>', 'cluster mode: kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
-  .option('--config <file>', 'YAML config file (see README: Configuration)')
+  .option('--config <file>', 'YAML config file (see docs/configuration.md)')
   .option('--port <n>', 'port to listen on (default 8888)', integer('--port', 0, 65535))
   .option('--host <address>', 'address to listen on (default 127.0.0.1)')
   .addOption(new Option('--strategy <name>', 'placement strategy').choices(STRATEGIES))

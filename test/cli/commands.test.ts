@@ -312,7 +312,7 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     expect(result.stderr).toMatch(/- logLevel: Invalid option/);
   });
 
-  // Regression: a missing snapshot exited 1 although the README lists a missing file named by an option under 2.
+  // Regression: a missing snapshot exited 1 although docs/cli.md (exit codes) lists a missing file named by an option under 2.
   it('a missing snapshot exits 2 (bad input)', () => {
     const result = run('rank', '--snapshot', join(dir, 'nope.json'), '--pod', 'examples/pod.json');
     expect(result.status).toBe(2);

@@ -8,7 +8,10 @@
  * A block with `$ ` lines is a transcript (each command's stdout is compared with the lines after it, `...`
  * standing for any lines); any other block is a bash script that must exit 0.
  */
-import { allRunnableBlocks, matchesTranscript, runBlock, runnableBlocks, stepsOf } from './runnable.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, allRunnableBlocks, isRunning, matchesTranscript, runBlock, runnableBlocks, stepsOf } from './runnable.js';
 
 describe('runnable blocks: the markers and the transcript format', () => {
   it('finds a marked block and its tier; a marker without a block, or of an unknown tier, is an error', () => {
@@ -29,6 +32,15 @@ describe('runnable blocks: the markers and the transcript format', () => {
     expect(stepsOf('# a comment\necho a')).toEqual([{ command: '# a comment\necho a', expected: null }]);
   });
 
+  it('a command ending in ` &` (a comment may follow) is a background step with no expected output', () => {
+    expect(stepsOf('$ serve --port 1 &   # in the background\n$ a && b\nout\n$ x 2>&1')).toEqual([
+      { command: 'serve --port 1', expected: [], background: true },
+      { command: 'a && b', expected: ['out'] },
+      { command: 'x 2>&1', expected: [] },
+    ]);
+    expect(() => stepsOf('$ serve &\nsome output')).toThrow('a background command (ending in " &") has no expected output: serve &');
+  });
+
   it('`...` stands for any number of lines, and only there', () => {
     expect(matchesTranscript(['...', 'last'], ['a', 'b', 'last'])).toBe(true);
     expect(matchesTranscript(['...', 'last'], ['last'])).toBe(true);
@@ -46,16 +58,66 @@ describe('runnable blocks: the markers and the transcript format', () => {
     const [failing] = runBlock({ where: 't', tier: 'unit', body: 'true\nfalse\necho never' }, {}, 10_000);
     expect([failing!.status, failing!.stdout]).toEqual([1, '']);
   });
+
+  it('a background command runs while the next commands do and is stopped when the block ends, also after a failure', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runnable-bg-'));
+    try {
+      for (const [last, status] of [['true', 0], ['false', 1]] as const) {
+        const pidFile = join(dir, `pid-${status}`);
+        const body = [
+          `$ bash -c 'echo $$ > ${pidFile}; exec sleep 300' &`,
+          `$ while [ ! -s ${pidFile} ]; do sleep 0.05; done; kill -0 "$(cat ${pidFile})" && echo alive`,
+          'alive',
+          `$ ${last}`,
+        ].join('\n');
+        const results = runBlock({ where: 't', tier: 'unit', body }, {}, 10_000);
+        expect(results.map((r) => [r.command, r.status, r.matches])).toEqual([
+          [`bash -c 'echo $$ > ${pidFile}; exec sleep 300'`, 0, null],
+          [expect.stringContaining('echo alive'), 0, true],
+          [last, status, true],
+        ]);
+        expect(isRunning(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the extender's default port in a block's commands is replaced by a free one, not in its expected output", () => {
+    const [step] = runBlock({ where: 't', tier: 'unit', body: '$ echo "port 8888"\nport 8888' }, {}, 10_000);
+    const port = Number(/^port (\d+)$/.exec(step!.stdout.trim())?.[1]);
+    expect([Number.isInteger(port) && port > 0 && port !== 8888, step!.command, step!.matches]).toEqual([true, `echo "port ${port}"`, false]);
+  });
+
+  it('a background command that ends before the block does (say its port was taken) fails the block', () => {
+    const results = runBlock({ where: 't', tier: 'unit', body: '$ exit 3 &\n$ sleep 0.5' }, {}, 10_000);
+    expect(results.map((r) => [r.command, r.status])).toEqual([
+      ['exit 3', 0],
+      ['sleep 0.5', 0],
+      ['exit 3', null],
+    ]);
+    expect(results[2]!.stderr).toBe('the background command ended before the block did');
+  });
 });
 
 describe('the runnable blocks of the documentation (unit tier)', () => {
   const blocks = allRunnableBlocks();
   const unit = blocks.filter((b) => b.tier === 'unit');
 
-  it("the README's quick-start checks are marked", () => {
+  it("the README's quick start (the verbs over HTTP, the replay) and its rank example are marked", () => {
     expect(unit.filter((b) => b.where.startsWith('README.md:')).map((b) => b.body.split('\n')[0])).toEqual(
-      expect.arrayContaining(['$ node bin/sandbox-extender.js replay']),
+      expect.arrayContaining([
+        '$ node bin/sandbox-extender.js serve --snapshot examples/snapshot.json --port 8888 &    # `kill %1` stops it',
+        '$ node bin/sandbox-extender.js replay',
+        '$ node bin/sandbox-extender.js rank --snapshot examples/snapshot.json --pod examples/pod.json',
+      ]),
     );
+  });
+
+  it('`npm start` is the build and the serve command of the quick start', () => {
+    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
+    expect(start).toBe('npm run build --silent && node dist/src/cli/main.js serve --snapshot examples/snapshot.json');
+    expect(readFileSync(join(ROOT, 'bin', 'sandbox-extender.js'), 'utf8')).toContain("import '../dist/src/cli/main.js';");
   });
 
   it.each(unit.map((b) => [b.where, b] as const))('%s', (_where, block) => {

@@ -6,14 +6,20 @@
  *
  * - a transcript: lines starting with `$ ` are commands (a trailing `\` continues one on the next line), the lines
  *   after each are its expected stdout, compared line by line without trailing blanks; a line `...` stands for
- *   any number of lines. Each command must exit 0.
+ *   any number of lines. Each command must exit 0. A command ending in ` &` (a `# comment` may follow) is started
+ *   in the background, as a shell would: its output is discarded, nothing is expected after it, and it is stopped
+ *   (SIGTERM to its process group, SIGKILL after 5 s) when the block ends, whatever the outcome. The commands
+ *   after it wait for it themselves (e.g. `curl --retry-connrefused`), as a reader would.
  * - a script: no `$ ` line; the whole block runs with `bash -euo pipefail` and must exit 0 (its output is not
  *   compared; `#` comments are comments).
  *
  * Blocks run from the repository root, in an environment with only PATH, LANG and a fresh empty HOME (plus what
- * the tier adds, e.g. the cluster's KUBECONFIG), so they cannot lean on the writer's shell.
+ * the tier adds, e.g. the cluster's KUBECONFIG), so they cannot lean on the writer's shell. A block that uses the
+ * extender's default port 8888 runs with a port that was free a moment before instead (every `8888` in its
+ * commands, not in the expected output, is replaced), so that runs on one machine at once do not meet on it; its
+ * `serve` must therefore name the port (`--port 8888`).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -76,7 +82,12 @@ export interface Step {
   readonly command: string;
   /** null: a script (no output compared) */
   readonly expected: readonly string[] | null;
+  /** true: a transcript command ending in ` &`, started in the background (`command` without the `&`) */
+  readonly background?: true;
 }
+
+/** A transcript command ending in ` &`, optionally followed by a `# comment`: the command before the `&`. */
+const BACKGROUND = /^(.*?\S)\s+&\s*(?:#[^'"]*)?$/;
 
 /** A block as its steps: the commands of a transcript with their expected output, or the one script. */
 export function stepsOf(body: string): Step[] {
@@ -92,7 +103,13 @@ export function stepsOf(body: string): Step[] {
       steps.push({ command, expected: [] });
     } else steps.at(-1)!.expected.push(line);
   }
-  return steps.map((s) => ({ command: s.command, expected: trimEnd(s.expected) }));
+  return steps.map((s) => {
+    const expected = trimEnd(s.expected);
+    const background = BACKGROUND.exec(s.command);
+    if (!background || s.command.endsWith('&&')) return { command: s.command, expected };
+    if (expected.length > 0) throw new Error(`a background command (ending in " &") has no expected output: ${s.command}`);
+    return { command: background[1]!, expected, background: true };
+  });
 }
 
 function trimEnd(lines: readonly string[]): string[] {
@@ -115,28 +132,91 @@ export function matchesTranscript(expected: readonly string[], actual: readonly 
 }
 
 export interface StepResult {
+  /** the command run: as written, a background one without its `&`, the port 8888 replaced (see the header) */
   readonly command: string;
   readonly status: number | null;
   readonly stdout: string;
   readonly stderr: string;
-  /** null for a script */
+  /** null for a script or a background command */
   readonly matches: boolean | null;
 }
 
-/** Runs the steps of a block from the repository root in a clean environment (see the header), in order. */
+/**
+ * Runs the steps of a block from the repository root in a clean environment (see the header), in order, up to the
+ * first that fails; then stops what the block started in the background. A background command that ended by
+ * itself before that (say its port was taken) is a failed step of its own, added at the end: the commands after it
+ * may have been answered by someone else. (One that fails only after the block's last command is not seen.)
+ */
 export function runBlock(block: RunnableBlock, extraEnv: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): StepResult[] {
   const home = mkdtempSync(join(tmpdir(), 'runnable-home-'));
+  const background: { pid: number; command: string }[] = [];
+  const results: StepResult[] = [];
+  const port = block.body.includes(DEFAULT_PORT) ? String(freePort()) : DEFAULT_PORT;
   try {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: home, ...extraEnv };
-    const results: StepResult[] = [];
-    for (const step of stepsOf(block.body)) {
+    for (const written of stepsOf(block.body)) {
+      const step = { ...written, command: written.command.replaceAll(DEFAULT_PORT, port) };
+      if (step.background) {
+        // Its own process group (detached), so that stopping it stops what it started too.
+        const child = spawn('bash', ['-euo', 'pipefail', '-c', step.command], { cwd: ROOT, env, stdio: 'ignore', detached: true });
+        child.unref();
+        if (child.pid !== undefined) background.push({ pid: child.pid, command: step.command });
+        results.push({ command: step.command, status: child.pid === undefined ? null : 0, stdout: '', stderr: '', matches: null });
+        if (child.pid === undefined) break;
+        continue;
+      }
       const r = spawnSync('bash', ['-euo', 'pipefail', '-c', step.command], { cwd: ROOT, env, encoding: 'utf8', timeout: timeoutMs });
       const matches = step.expected === null ? null : matchesTranscript(step.expected, trimEnd(r.stdout.split('\n')));
       results.push({ command: step.command, status: r.status, stdout: r.stdout, stderr: r.stderr, matches });
       if (r.status !== 0 || matches === false) break;
     }
-    return results;
   } finally {
+    for (const { pid, command } of background) {
+      const endedEarly = !isRunning(pid);
+      stopGroup(pid);
+      if (endedEarly) results.push({ command, status: null, stdout: '', stderr: 'the background command ended before the block did', matches: null });
+    }
     rmSync(home, { recursive: true, force: true });
   }
+  return results;
+}
+
+/** The extender's default port (src/config/schema.ts), which blocks running a server are written with. */
+const DEFAULT_PORT = '8888';
+
+/** A loopback TCP port that is free now (the kernel's pick for port 0, asked of a child process). */
+export function freePort(): number {
+  const script = "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); });";
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  const port = Number(r.stdout.trim());
+  if (r.status !== 0 || !Number.isInteger(port) || port <= 0) throw new Error(`no free port: ${r.stderr}`);
+  return port;
+}
+
+/** Whether process `pid` still runs (a zombie, which this process reaps later, does not). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true; // no /proc: kill(0) is all there is
+  }
+}
+
+/** SIGTERM to the process group led by `pid`, then waits up to 5 s for the leader to end, then SIGKILL. */
+function stopGroup(pid: number): void {
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, s);
+    } catch {
+      // already gone
+    }
+  };
+  signal('SIGTERM');
+  for (let i = 0; i < 50 && isRunning(pid); i++) spawnSync('sleep', ['0.1']);
+  signal('SIGKILL');
 }

@@ -1,5 +1,5 @@
 /**
- * The README's `rank` example is the command's real output (lines compared without trailing blanks).
+ * The `rank` example of docs/cli.md is the command's real output (lines compared without trailing blanks).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -7,10 +7,10 @@ import { parseConfig } from '../../src/config/load.js';
 import { rankCommand } from '../../src/cli/commands.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const page = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
 
-describe('README rank example', () => {
-  const block = [...readme.matchAll(/```\n\$ node bin\/sandbox-extender\.js rank ([\s\S]*?)```/g)].map((m) => m[1]!)[0] ?? '';
+describe('docs/cli.md rank example', () => {
+  const block = [...page.matchAll(/```\n\$ node bin\/sandbox-extender\.js rank ([\s\S]*?)```/g)].map((m) => m[1]!)[0] ?? '';
   const [command, ...output] = block.replace(/\\\n\s*/g, '').trimEnd().split('\n');
   const args = command!.trim().split(/\s+/);
   const values = (flag: string) => args.flatMap((a, i) => (a === flag ? [args[i + 1]!] : []));
@@ -26,7 +26,7 @@ describe('README rank example', () => {
   });
 
   it('the GPU excerpt is the head of that command’s output', () => {
-    const excerpt = [...readme.matchAll(/gets these lines\nabove its table, and only `dgx-h100-07` fits:\n\n```\n([\s\S]*?)```/g)].map((m) => m[1]!)[0] ?? '';
+    const excerpt = [...page.matchAll(/gets these lines\nabove its table, and only `dgx-h100-07` fits:\n\n```\n([\s\S]*?)```/g)].map((m) => m[1]!)[0] ?? '';
     const actual = rankCommand(parseConfig({}), values('--snapshot').map((p) => ROOT + p), ROOT + 'test/fixtures/pods/gpu-nvidia-hugepages.json').split('\n');
     const lines = excerpt.trimEnd().split('\n');
     expect(lines).toEqual(actual.slice(1, 1 + lines.length));
