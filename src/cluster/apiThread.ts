@@ -5,11 +5,11 @@
  * records to the scheduler cache (microseconds each) and forwards Events and Bindings.
  *
  * Messages (structured clones; records and listings are plain data):
- *   main → worker  bind {id, request}, event {event}, requeue {id, value} (the write of a Requeuer
- *                  round: requeuer.ts), stop
+ *   main → worker  bind {id, request}, events [the Events of one turn of the event loop: turnBatch.ts],
+ *                  requeue {id, value} (the write of a Requeuer round: requeuer.ts), stop
  *   worker → main  updates [batch of CacheUpdates calls, in order], observer (started / restarted /
  *                  listed), health (each watch's freshness, with the time it was read), bound {id,
- *                  outcome}, requeued {id, status, error}, eventOutcomes, started, failed (at start-up), stopped
+ *                  outcome}, requeued {id, status, error}, eventOutcomes [per turn], started, failed (at start-up), stopped
  * The main thread ages the last health it got by the time since: a worker that stops reporting looks
  * like a watch that stopped delivering, and the cache goes stale (not ready) after maxBrokenSeconds.
  */
