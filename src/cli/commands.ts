@@ -69,7 +69,7 @@ function formatPressure(p: number): string {
  * Output: a title line with the pod's requests, notes (another scheduler's pod, the record left
  * out, requested resources outside `dimensions`), the table, then a summary line; every quantity in
  * the units of core/reasons.ts formatAmount.
- * @throws SnapshotError for an unreadable file or when no file holds a Node; UsageError /
+ * @throws SnapshotError for an unreadable file or when no file holds a Node that can be read; UsageError /
  *   QuantityError / ObjectError for an unusable pod file.
  */
 export function rankCommand(config: Config, snapshotPaths: string | readonly string[], podPath: string): string {
@@ -89,6 +89,7 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   const ownRecords = merged.pods.filter(own);
   for (const p of ownRecords) notes.push(`note: the pod's own record in the snapshot${p.spec?.nodeName ? ` (bound to ${p.spec.nodeName})` : ''} is left out; the pod is ranked as if it were pending`);
   const sync = syncModel(service.cache, merged.nodes, merged.pods.filter((p) => !own(p)), options);
+  if (sync.nodes === 0) throw new SnapshotError(`${paths.join(', ')}: no usable Node object (${sync.errors.filter((e) => e.startsWith('node ')).slice(0, 3).join('; ')})`);
   if (pod.spec?.nodeName && ownRecords.length === 0) notes.push(`note: the pod file is bound to ${pod.spec.nodeName} (spec.nodeName); ranked as if it were pending`);
   if (!service.ownsSchedulerName(record.schedulerName)) {
     notes.push(

@@ -8,7 +8,10 @@ import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration,
 import type { Node, Pod } from '../core/kube.js';
 import type { ResourceSource } from './reflector.js';
 
-/** Thrown when no kubeconfig can be found ($KUBECONFIG unset, no ~/.kube/config, not in a cluster). */
+/**
+ * Thrown when no usable kubeconfig can be found ($KUBECONFIG unset, no ~/.kube/config, not in a
+ * cluster), the one named cannot be read, or it names no cluster: a usage error (the CLI exits 2).
+ */
 export class NoKubeConfigError extends Error {
   override readonly name = 'NoKubeConfigError';
 }
@@ -23,8 +26,13 @@ export class NoKubeConfigError extends Error {
  */
 export function loadKubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else {
+  if (path) {
+    try {
+      kc.loadFromFile(path);
+    } catch (err) {
+      throw new NoKubeConfigError(`cannot read the kubeconfig ${path}: ${(err as Error).message}`);
+    }
+  } else {
     kc.loadFromDefault();
     if (isLocalhostFallback(kc)) {
       throw new NoKubeConfigError(
@@ -33,7 +41,7 @@ export function loadKubeConfig(path?: string): KubeConfig {
       );
     }
   }
-  if (!kc.getCurrentCluster()) throw new Error(`no cluster in the kubeconfig${path ? ` ${path}` : ''} (or in-cluster environment)`);
+  if (!kc.getCurrentCluster()) throw new NoKubeConfigError(`no cluster in the kubeconfig${path ? ` ${path}` : ''} (or in-cluster environment)`);
   return kc;
 }
 

@@ -112,7 +112,8 @@ function sniff(path: string): { bom: boolean; json: boolean } {
  * Reads a snapshot file into records (see the module header): JSON as a stream, YAML whole. Items of
  * unknown kind are ignored; an item without `kind` takes the list's (NodeList, PodList).
  * @returns the records and the lines for objects that could not be read (their old state is kept).
- * @throws SnapshotError when the file cannot be read, is not valid JSON/YAML, is not a v1 List, or holds no Node.
+ * @throws SnapshotError when the file cannot be read, is not valid JSON/YAML, is not a v1 List, or holds no Node
+ *   that can be read (every Node object skipped).
  */
 export async function readSnapshotRecords(path: string, dims: Dimensions, options: PodRecordOptions): Promise<ListingReader> {
   const reader = new ListingReader(dims, options);
@@ -157,5 +158,8 @@ export async function readSnapshotRecords(path: string, dims: Dimensions, option
   const listKind = kind === 'NodeList' ? 'Node' : kind === 'PodList' ? 'Pod' : undefined;
   for (const item of untyped) add(item, listKind);
   if (reader.nodes.length + reader.keptNodes.size === 0) throw new SnapshotError(`${path}: no Node objects (${EXPECTED}); not applied`);
+  // Nodes that could not be read are "kept as they are" in a relist, but a file in which no Node is
+  // usable would replace the model with none: refused, as a file without nodes is.
+  if (reader.nodes.length === 0) throw new SnapshotError(`${path}: no usable Node object (${reader.errors.filter((e) => e.startsWith('node ')).slice(0, 3).join('; ')}); not applied`);
   return reader;
 }

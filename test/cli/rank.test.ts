@@ -238,6 +238,7 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     ['a snapshot without nodes (pods only)', () => ['--snapshot', PODS], /^sandbox-extender: .*kubectl-get-pods-all-namespaces\.json: no Node objects/],
     ['a second snapshot file missing', () => ['--snapshot', NODES, '--snapshot', join(dir, 'missing-2.json')], /missing-2\.json: cannot read: ENOENT/],
     ['a snapshot that is not a List', () => ['--snapshot', writePod('not-a-list.json', { kind: 'Pod' })], /expected a v1 List of Nodes and Pods/],
+    ['a snapshot whose Nodes cannot be read', () => ['--snapshot', writePod('unusable-nodes.json', { kind: 'List', items: [null, 5, { kind: 'Node' }] })], /unusable-nodes\.json: no usable Node object \(node <unnamed>: /],
   ])('%s exits 2', (_name, snapshotArgs, message) => {
     const result = run(['rank', ...snapshotArgs(), '--pod', pod()]);
     expect(result.stdout).toBe('');
@@ -288,6 +289,14 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
       'sandbox-extender: no kubeconfig found: $KUBECONFIG is not set, ~/.kube/config does not exist and this is not a pod with a service account; ' +
         'pass --kubeconfig FILE (or `kubeconfig` in the config file) for cluster mode, or --snapshot FILE for offline mode\n',
     );
+  });
+
+  it('serve --kubeconfig naming a missing file exits 2 with the path', () => {
+    const missing = join(dir, 'no-kubeconfig');
+    const result = run(['serve', '--port', '0', '--kubeconfig', missing]);
+    expect(result.error).toBeUndefined();
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^sandbox-extender: cannot read the kubeconfig ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`));
   });
 
   it('--version prints the package version from dist/ and from the bin entry point', () => {

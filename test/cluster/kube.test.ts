@@ -43,6 +43,15 @@ describe('loadKubeConfig', () => {
     expect(() => loadKubeConfig()).toThrow(NoKubeConfigError);
   });
 
+  it('a named kubeconfig that is missing or names no cluster → NoKubeConfigError with the path (the CLI exits 2)', () => {
+    const missing = join(dir, 'none');
+    expect(() => loadKubeConfig(missing)).toThrow(NoKubeConfigError);
+    expect(() => loadKubeConfig(missing)).toThrow(`cannot read the kubeconfig ${missing}: ENOENT`);
+    const empty = join(dir, 'empty-kubeconfig');
+    writeFileSync(empty, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+    expect(() => loadKubeConfig(empty)).toThrow(new NoKubeConfigError(`no cluster in the kubeconfig ${empty} (or in-cluster environment)`));
+  });
+
   it('~/.kube/config is used when present', () => {
     mkdirSync(join(dir, '.kube'));
     writeFileSync(join(dir, '.kube', 'config'), KUBECONFIG);

@@ -216,6 +216,11 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
     ['items that are an object', () => JSON.stringify({ kind: 'List', items: { a: exampleList().items[0] } }), /expected a v1 List .*got kind "List"/],
     ['a ConfigMap', () => JSON.stringify({ kind: 'ConfigMap', data: {} }), /got kind "ConfigMap"/],
     ['no nodes', () => JSON.stringify({ kind: 'List', items: exampleList().items.filter((i) => i.kind === 'Pod') }), /no Node objects .*not applied$/],
+    [
+      'nodes none of which can be read (the model would be emptied)',
+      () => JSON.stringify({ kind: 'List', items: [{ kind: 'Node', metadata: { name: 'n' }, status: { allocatable: { cpu: '1e400x' } } }, ...exampleList().items.filter((i) => i.kind === 'Pod')] }),
+      /: no usable Node object \(node n: .*invalid quantity "1e400x".*\); not applied$/,
+    ],
   ])('refuses %s with a SnapshotError naming the file', async (_what, text, message) => {
     expect(await rejection(text())).toMatch(message);
   });
