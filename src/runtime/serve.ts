@@ -48,11 +48,21 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
     { maxRequestBodyBytes: config.server.maxRequestBodyBytes, readyDetails: source.readyDetails },
   );
-  const { server, stop: stopTlsWatch } = createListener(config, app, metrics, logger);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.server.port, config.server.host, () => resolve());
-  });
+  let listener: ReturnType<typeof createListener> | undefined;
+  try {
+    listener = createListener(config, app, metrics, logger);
+    const starting = listener.server;
+    await new Promise<void>((resolve, reject) => {
+      starting.once('error', reject);
+      starting.listen(config.server.port, config.server.host, () => resolve());
+    });
+  } catch (err) {
+    // Nothing listens: stop what was started for it (the snapshot watch, or the watches and the API worker).
+    listener?.stop();
+    await source.stop();
+    throw err;
+  }
+  const { server, stop: stopTlsWatch } = listener;
   server.keepAliveTimeout = config.server.keepAliveTimeoutSeconds * 1000;
   server.headersTimeout = server.keepAliveTimeout + 5000;
   const sweep = setInterval(() => service.cache.expire(now()), sweepIntervalMs(config, clusterMode));

@@ -7,23 +7,33 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Logger } from 'pino';
+import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
 
 type TlsConfig = NonNullable<Config['server']['tls']>;
 
+/** Reads one TLS file. @throws ConfigError naming the key (`server.tls.certFile` …) and the path. */
+function readTlsFile(key: keyof TlsConfig, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new ConfigError('server.tls', [`server.tls.${key}: cannot read ${path}: ${(err as Error).message}`]);
+  }
+}
+
 function secureContext(tls: TlsConfig) {
   return {
-    cert: readFileSync(tls.certFile),
-    key: readFileSync(tls.keyFile),
-    ...(tls.clientCaFile ? { ca: readFileSync(tls.clientCaFile) } : {}),
+    cert: readTlsFile('certFile', tls.certFile),
+    key: readTlsFile('keyFile', tls.keyFile),
+    ...(tls.clientCaFile ? { ca: readTlsFile('clientCaFile', tls.clientCaFile) } : {}),
   };
 }
 
 /**
  * The HTTP(S) server for `app`, and a function that stops its certificate watch.
- * @throws when a TLS file cannot be read.
+ * @throws ConfigError when a TLS file cannot be read (the CLI exits 2).
  */
 export function createListener(config: Config, app: RequestListener, metrics: Metrics, logger: Logger): { server: Server; stop: () => void } {
   const tls = config.server.tls;

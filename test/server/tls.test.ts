@@ -9,7 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseConfig } from '../../src/config/load.js';
+import { ConfigError, parseConfig } from '../../src/config/load.js';
 import { serve, type RunningServer } from '../../src/runtime/serve.js';
 
 let dir: string;
@@ -107,5 +107,24 @@ describe('HTTPS with client-certificate verification', () => {
     }
     expect(cn).toBe('server-renewed');
     expect(await server.metrics.registry.getSingleMetricAsString('sandbox_extender_tls_reloads_total')).toMatch(/result="ok"} [1-9]/);
+  });
+});
+
+describe('TLS files that cannot be read', () => {
+  it('fail at start with a ConfigError naming the key and the path (the CLI exits 2), before anything listens', async () => {
+    const missing = join(dir, 'no-such.key');
+    const config = parseConfig({
+      snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
+      server: { port: 0, tls: { certFile: file('server.crt'), keyFile: missing } },
+    });
+    const err = await serve(config, pino({ level: 'silent' })).then(
+      async (s) => {
+        await s.close();
+        return null;
+      },
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(new RegExp(`server\\.tls\\.keyFile: cannot read ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`));
   });
 });
