@@ -21,16 +21,16 @@
  * Prints one table per node count with the ratios sandbox/stock, and writes a JSON file (.e2e-bench/).
  * Never part of CI. Run with `npm run bench:cluster -- --help` for the options.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/kube.js';
+import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
 import {
   cpuShares,
   fmt,
@@ -60,9 +60,6 @@ import {
   type Soundness,
 } from './clusterStats.js';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const E2E_DIR = join(REPO_ROOT, 'test', 'e2e');
-const STATE_DIR = process.env.SANDBOX_E2E_STATE ? resolve(process.env.SANDBOX_E2E_STATE) : join(REPO_ROOT, '.e2e');
 const NAMESPACE = 'bench';
 const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
@@ -95,43 +92,10 @@ interface Options {
 
 /** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
 const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 // ------------------------------------------------------------------------------------------ cluster scripts
 
-/** Runs a test/e2e script; its stderr (progress) is echoed prefixed; resolves to its stdout. */
-function script(name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  return new Promise((ok, bad) => {
-    const child = spawn('bash', [join(E2E_DIR, name), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    let partial = '';
-    child.stderr.on('data', (d: Buffer) => {
-      const lines = (partial + d.toString()).split('\n');
-      partial = lines.pop() ?? '';
-      for (const l of lines) if (l.trim()) process.stderr.write(`  ${name}: ${l}\n`);
-    });
-    child.on('error', bad);
-    child.on('close', (code) => (code === 0 ? ok(stdout) : bad(new Error(`${name} ${args.join(' ')} exited with ${code}`))));
-  });
-}
 
-type ClusterEnv = Record<string, string>;
-
-function readClusterEnv(): ClusterEnv {
-  const file = join(STATE_DIR, 'cluster.env');
-  if (!existsSync(file)) throw new Error(`${file} not found: is the e2e cluster up?`);
-  const env: ClusterEnv = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (m) env[m[1]!] = m[2]!;
-  }
-  for (const key of ['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'DEFAULT_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']) {
-    if (!env[key]) throw new Error(`${file} has no ${key}`);
-  }
-  return env;
-}
 
 // ------------------------------------------------------------------------------------------ API access
 
@@ -954,7 +918,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string): Pro
   }
   const sampler = new CpuSampler();
   try {
-    const env = readClusterEnv();
+    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'DEFAULT_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
     const kube = await Kube.connect(env.KUBECONFIG!, opts.concurrency);
     const actualNodes = (await kube.nodes()).length;
     const untaint = await untaintNodes(kube);

@@ -16,18 +16,15 @@
  * brings the cluster up and down itself unless --reuse. `--help` lists the options.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { formatColumns, median, parsePrometheusText, sumSamples } from './clusterStats.js';
+import { log, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const E2E_DIR = join(REPO_ROOT, 'test', 'e2e');
-const STATE_DIR = process.env.SANDBOX_E2E_STATE ? resolve(process.env.SANDBOX_E2E_STATE) : join(REPO_ROOT, '.e2e');
 const NAMESPACE = 'bench-starting';
 
 type Setup = 'limit off' | 'limit on' | 'default';
@@ -45,31 +42,8 @@ interface Options {
   reuse: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-/** Runs a test/e2e script, its progress (stderr) echoed; resolves to its stdout. */
-function script(name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  return new Promise((ok, bad) => {
-    const child = spawn('bash', [join(E2E_DIR, name), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => process.stderr.write(d));
-    child.on('error', bad);
-    child.on('close', (code) => (code === 0 ? ok(stdout) : bad(new Error(`${name} ${args.join(' ')} exited with ${code}`))));
-  });
-}
 
-function clusterEnv(): Record<string, string> {
-  const file = join(STATE_DIR, 'cluster.env');
-  if (!existsSync(file)) throw new Error(`${file} not found: is the e2e cluster up?`);
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z_0-9]+)=(.*)$/.exec(line);
-    if (m) env[m[1]!] = m[2]!;
-  }
-  return env;
-}
 
 /** The admin client with one keep-alive agent (client-node's own authentication opens a TLS connection per request). */
 async function connect(kubeconfig: string, concurrency: number): Promise<{ api: CoreV1Api; watch: Watch }> {
@@ -340,7 +314,7 @@ async function main(): Promise<void> {
   if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay });
   const results: RunResult[] = [];
   try {
-    const env = clusterEnv();
+    const env = readClusterEnv();
     if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
     const k = await connect(env.KUBECONFIG!, o.concurrency);
     const nodeNames = await waitNodesUntainted(env);

@@ -7,24 +7,13 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseConfig } from '../../src/config/load.js';
-import { Metrics } from '../../src/observability/metrics.js';
-import { CHART, MANIFESTS, REPO, readYaml } from './chartFiles.js';
+import { CHART, MANIFESTS, REPO, readYaml, exposedNames } from './chartFiles.js';
 
 interface Rule { alert: string; expr: string; for: string; labels: Record<string, string>; annotations: Record<string, string> }
 const file = readYaml<{ groups: { name: string; rules: Rule[] }[] }>(`${MANIFESTS}prometheus-rules.yaml`);
 const rules = file.groups.flatMap((g) => g.rules);
 const byName = new Map(rules.map((r) => [r.alert, r]));
 const values = readYaml<{ schedulerName: string; schedulerExtender: { httpTimeout: string }; prometheusRule: { alerts: { verbLatency: { timeoutShare: number } } } }>(`${CHART}values.yaml`);
-
-async function exposedNames(): Promise<Set<string>> {
-  const metrics = new Metrics(() => 0, { defaultMetrics: false });
-  const names = new Set<string>();
-  for (const m of await metrics.registry.getMetricsAsJSON()) {
-    if (String(m.type) === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(m.name + s);
-    else names.add(m.name);
-  }
-  return names;
-}
 
 /** The number an expression compares against at its end (`... > 30`). */
 const threshold = (alert: string) => Number(/[<>]=? *([0-9.]+)\s*$/.exec(byName.get(alert)!.expr)?.[1]);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { Metrics } from '../../src/observability/metrics.js';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const CHART = `${REPO}charts/sandbox-extender/`;
@@ -55,4 +56,16 @@ export interface KubeSchedulerConfiguration {
   percentageOfNodesToScore?: number;
   profiles: { schedulerName: string; plugins?: { score?: { disabled?: { name: string }[] } } }[];
   extenders: ExtenderBlock[];
+}
+
+/** Sample names the extender's registry exposes (what a dashboard or alert may query): histograms as _bucket, _sum and _count. */
+export async function exposedNames(): Promise<Set<string>> {
+  const metrics = new Metrics(() => 0, { defaultMetrics: false });
+  const names = new Set<string>();
+  for (const m of await metrics.registry.getMetricsAsJSON()) {
+    // The runtime value is the string 'histogram', whatever the typings say.
+    if (String(m.type) === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(m.name + s);
+    else names.add(m.name);
+  }
+  return names;
 }

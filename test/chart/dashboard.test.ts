@@ -3,8 +3,7 @@
  * query uses only metric names the extender defines (src/observability/metrics.ts), so a renamed metric fails here.
  * That every query returns data from a real Prometheus is test/e2e/prometheus.e2e.test.ts.
  */
-import { Metrics } from '../../src/observability/metrics.js';
-import { CHART, readText } from './chartFiles.js';
+import { CHART, readText, exposedNames } from './chartFiles.js';
 
 interface Panel {
   id: number;
@@ -26,18 +25,6 @@ const queries = [
   ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}" ${t.refId}`, expr: t.expr }))),
   ...dashboard.templating.list.filter((v) => v.definition).map((v) => ({ where: `variable ${v.name}`, expr: v.definition! })),
 ];
-
-/** Sample names the registry exposes: histograms as _bucket, _sum and _count. */
-async function exposedNames(): Promise<Set<string>> {
-  const metrics = new Metrics(() => 0, { defaultMetrics: false });
-  const names = new Set<string>();
-  for (const m of await metrics.registry.getMetricsAsJSON()) {
-    // The runtime value is the string 'histogram', whatever the typings say.
-    if (String(m.type) === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(m.name + s);
-    else names.add(m.name);
-  }
-  return names;
-}
 
 describe('Grafana dashboard', () => {
   it('is a dashboard with unique panel ids and a Prometheus data-source variable', () => {
