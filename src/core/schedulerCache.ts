@@ -238,9 +238,9 @@ export class SchedulerCache {
     if (pod.nodeName) {
       const sameNode = reservation.nodeName === pod.nodeName;
       const release = this.release(reservation, sameNode ? 'bound' : 'moved');
-      // Bound where reserved: the requests now count through the pod, unless it counts less than was reserved
-      // or is no longer starting (already Ready, or paused: the reservation's start slot frees).
-      if (sameNode && (!counts(pod) || pod.state !== 'starting' || reservation.request.some((q, r) => (pod.request[r] ?? 0) < q))) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', hidden: false });
+      // Bound where reserved: the requests now count through the pod, unless it counts less than the reservation
+      // did (a reservation counts as a starting sandbox: a pod already Ready or paused frees its start slot).
+      if (sameNode && countsLess(asStarting(reservation), pod)) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', hidden: false });
       return release;
     }
     if (pod.schedulingFailure !== null && pod.schedulingFailure !== reservation.failureMark) return this.release(reservation, 'unschedulable');
@@ -335,8 +335,7 @@ export class SchedulerCache {
     this.accountReservation(reservation, +1); // before taking the previous one off, so a NodeInfo held by both is never dropped
     if (!previous) return;
     this.accountReservation(previous, -1);
-    const less = previous.nodeName !== reservation.nodeName || previous.request.some((q, r) => (reservation.request[r] ?? 0) < q);
-    if (less) this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'replaced', hidden: replacedHidden });
+    if (countsLess(asStarting(previous), asStarting(reservation))) this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'replaced', hidden: replacedHidden });
   }
 
   private release(reservation: Reservation, reason: ReleaseReason): Release {
@@ -407,8 +406,16 @@ export class SchedulerCache {
   }
 }
 
+/** What countsLess compares: where a pod (or a reservation) counts, in which state, and its requests. */
+type Counted = Pick<PodRecord, 'nodeName' | 'state' | 'request'>;
+
+/** A reservation as it counts on its node: a starting sandbox with its requests. */
+function asStarting(reservation: Reservation): Counted {
+  return { nodeName: reservation.nodeName, state: 'starting', request: reservation.request };
+}
+
 /** Whether a pod record counts on its node (bound, and starting, running or paused). */
-function counts(pod: PodRecord): pod is PodRecord & { readonly nodeName: string } {
+function counts<T extends Counted>(pod: T): pod is T & { readonly nodeName: string } {
   return pod.nodeName !== null && pod.state !== 'pending' && pod.state !== 'inactive';
 }
 
@@ -416,7 +423,7 @@ function counts(pod: PodRecord): pod is PodRecord & { readonly nodeName: string 
  * Whether `next` counts less than `previous` on previous's node: not at all, elsewhere, less in some
  * dimension, or no longer starting (a start slot frees for the starting limit, startingLimit.ts).
  */
-function countsLess(previous: PodRecord, next: PodRecord): boolean {
+function countsLess(previous: Counted, next: Counted): boolean {
   if (!counts(previous)) return false;
   if (!counts(next) || next.nodeName !== previous.nodeName) return true;
   if (previous.state === 'starting' && next.state !== 'starting') return true;
