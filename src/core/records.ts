@@ -5,7 +5,7 @@
  * Vectors are plain `number[]` indexed like `Dimensions.names`, in scheduler units: cpu in
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
-import type { Node, Pod } from './kube.js';
+import type { Node, Pod } from './kubeObjects.js';
 import { nodeAllocatableExact, podRequestOptions, podRequestsExact, schedulerAmount } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */

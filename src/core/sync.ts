@@ -11,7 +11,7 @@
  * cache held for it before is kept, so one bad object never loses state.
  */
 import type { SchedulerCache } from './schedulerCache.js';
-import type { Node, Pod } from './kube.js';
+import type { Node, Pod } from './kubeObjects.js';
 import { podKey, toNodeRecord, toPodRecord, type Dimensions, type NodeRecord, type PodRecord, type PodRecordOptions } from './records.js';
 import type { Release } from './reservations.js';
 

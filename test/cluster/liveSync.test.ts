@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { LiveSync, NOT_SYNCED, metricsObserver } from '../../src/cluster/liveSync.js';
 import { cacheUpdates } from '../../src/core/sync.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import type { Node, Pod } from '../../src/core/kube.js';
+import type { Node, Pod } from '../../src/core/kubeObjects.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { EXPIRED, scriptedDriver, status } from './watchDrivers.js';

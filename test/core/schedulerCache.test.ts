@@ -1,4 +1,4 @@
-import type { Pod } from '../../src/core/kube.js';
+import type { Pod } from '../../src/core/kubeObjects.js';
 import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../src/core/records.js';
 import type { Release } from '../../src/core/reservations.js';
 import { SchedulerCache, type CapacityFreed } from '../../src/core/schedulerCache.js';

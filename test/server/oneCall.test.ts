@@ -5,7 +5,7 @@
  * 0.1354 on node-16 / 64 / 192, so least_loaded chooses node-192 with node-64 the runner-up.
  */
 import request from 'supertest';
-import type { Pod } from '../../src/core/kube.js';
+import type { Pod } from '../../src/core/kubeObjects.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
 import { makePod } from '../fixtures/builders.js';
 import { makeHarness, modelState, namesArgs, nodesArgs, exampleNodes, NODE_16, NODE_192, NODE_64, SNAPSHOT_PATH } from './harness.js';
