@@ -11,7 +11,7 @@ import type { CacheUpdates } from '../core/sync.js';
 import type { ApiWorkerData, FromWorker, ToWorker, Update } from './apiThread.js';
 import { Binder } from './binder.js';
 import { EventRecorder, type EventOutcome } from './events.js';
-import { keepAliveConfiguration, nodeSource, podSource, statusOf } from './kube.js';
+import { keepAliveConfiguration, nodeSource, podSource, statusOf } from './kubeClient.js';
 import { LiveSync, type SyncObserver } from './liveSync.js';
 import { requeueObjectWrite } from './requeuer.js';
 import { TurnBatch } from './turnBatch.js';

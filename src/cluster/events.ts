@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
-import { statusOf } from './kube.js';
+import { statusOf } from './kubeClient.js';
 
 /** Closed set of event reasons. */
 export type EventReason = 'ProjectedPlacement' | 'ProjectedPlacementFailed' | 'ReservationExpired' | 'BindFailed';

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { Binder } from '../cluster/binder.js';
 import { ApiThread } from '../cluster/apiThread.js';
 import { EventRecorder, type PodEvent } from '../cluster/events.js';
-import { keepAliveConfiguration, loadKubeConfig, nodeSource, podSource } from '../cluster/kube.js';
+import { keepAliveConfiguration, loadKubeConfig, nodeSource, podSource } from '../cluster/kubeClient.js';
 import { LiveSync, metricsObserver } from '../cluster/liveSync.js';
 import { Requeuer, requeueObjectWrite, type RequeueWrite } from '../cluster/requeuer.js';
 import type { Config } from '../config/schema.js';
