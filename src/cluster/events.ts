@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
-import { statusOf } from './kubeClient.js';
+import { statusOf } from './apiStatus.js';
 
 /** Closed set of event reasons. */
 export type EventReason = 'ProjectedPlacement' | 'ProjectedPlacementFailed' | 'ReservationExpired' | 'BindFailed';

@@ -133,11 +133,3 @@ export function nodeSource(kc: KubeConfig, api: CoreV1Api): ResourceSource<Node>
     return { items: page.items as unknown as Node[], resourceVersion: page.metadata?.resourceVersion ?? '', continueToken: page.metadata?._continue };
   });
 }
-
-/** The HTTP status of a client-node ApiException (or a watch error), if any. */
-export function statusOf(err: unknown): number | undefined {
-  const e = err as { code?: unknown; statusCode?: unknown } | null;
-  if (typeof e?.code === 'number') return e.code;
-  if (typeof e?.statusCode === 'number') return e.statusCode;
-  return undefined;
-}
