@@ -117,21 +117,6 @@ function replacePods(cache: SchedulerCache, reader: PodListing): Release[] {
   return releases;
 }
 
-/** Makes the cache's nodes exactly `nodes` (a node list or relist). @returns one line per skipped object. */
-export function syncNodes(cache: SchedulerCache, nodes: readonly Node[]): string[] {
-  const reader = new ListingReader(cache.dims, { pausedLabel: '' });
-  for (const node of nodes) reader.addNode(node);
-  replaceNodes(cache, reader);
-  return reader.errors;
-}
-
-/** Makes the cache's pods exactly `pods` (a pod list or relist). */
-export function syncPods(cache: SchedulerCache, pods: readonly Pod[], options: PodRecordOptions): { errors: string[]; releases: Release[] } {
-  const reader = new ListingReader(cache.dims, options);
-  for (const pod of pods) reader.addPod(pod);
-  return { errors: reader.errors, releases: replacePods(cache, reader) };
-}
-
 /** Applies a full listing of both kinds, read already (the snapshot file). */
 export function applyListing(cache: SchedulerCache, reader: ListingReader): SyncResult {
   replaceNodes(cache, reader);
