@@ -4,9 +4,10 @@
  * (`rank` loads this, not the HTTP edge).
  */
 import type { Config } from '../config/schema.js';
-import { currentPressure, maxPressure } from '../core/nodeInfo.js';
+import { currentPressure } from '../core/nodeInfo.js';
 import { Placer } from '../core/placement.js';
 import { PlacementService } from '../core/placementService.js';
+import { byPressureDescending, maxPressure } from '../core/pressure.js';
 import { SchedulerCache } from '../core/schedulerCache.js';
 import { Metrics } from '../observability/metrics.js';
 import { randomSource } from '../random.js';
@@ -45,9 +46,9 @@ function* nodePressures(cache: SchedulerCache, limit: number): Generator<readonl
   if (limit <= 0) return;
   const rows = [...cache.nodeInfos()].filter((info) => info.hasNode).map((info) => {
     const pressure = currentPressure(info);
-    return { name: info.name, pressure, max: maxPressure(pressure) ?? 0 };
+    return { name: info.name, pressure, max: maxPressure(pressure) };
   });
-  rows.sort((a, b) => b.max - a.max || (a.name < b.name ? -1 : 1));
+  rows.sort((a, b) => byPressureDescending(a.max, b.max) || (a.name < b.name ? -1 : 1));
   for (const row of rows.slice(0, limit)) {
     for (let r = 0; r < row.pressure.length; r++) if (!Number.isNaN(row.pressure[r]!)) yield [row.name, cache.dims.names[r]!, row.pressure[r]!];
   }
