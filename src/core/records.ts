@@ -40,7 +40,7 @@ export interface PodRecord {
    * The pod's phase is Succeeded or Failed. kube-scheduler does not watch such pods at all (its pod
    * informer selects `status.phase!=Succeeded,status.phase!=Failed`; Kubernetes v1.36
    * pkg/scheduler/scheduler.go: newPodInformer), so what frees when a terminal paused pod goes away
-   * or loses its paused label is invisible to it (see SchedulerCache.onCapacityFreed).
+   * or loses its paused label is invisible to it (see rejections.ts seenByScheduler).
    */
   readonly terminal: boolean;
   /**
