@@ -20,10 +20,10 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
-import { applyNode, applyPod, syncModel } from '../src/core/sync.js';
 import { buildService } from '../src/runtime/service.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
+import { feedThroughInformer } from './informer.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
@@ -78,14 +78,15 @@ function median(samples: readonly number[]): number {
 type Mode = 'NodeNames' | 'Nodes';
 type Cycle = 'one call' | 'two calls';
 
-function setup(size: number, chooseInFilter: boolean) {
+async function setup(size: number, chooseInFilter: boolean) {
   const config = parseConfig({ chooseInFilter });
   // As in cluster mode with the bind verb: each request's candidates are recorded for the bind check.
-  const { service, metrics } = buildService(config, { clusterMode: true, bindVerb: true });
+  const { service, metrics, updates } = buildService(config, { clusterMode: true, bindVerb: true });
   const nodes = Array.from({ length: size }, (_, i) => node(i));
-  const pods: Pod[] = [];
-  for (let i = 0; i < size * PODS_PER_NODE; i++) pods.push(pod(`bound-${i}`, nodes[i % size]!.metadata!.name));
-  syncModel(service.cache, nodes, pods, { pausedLabel: config.pausedLabel });
+  // The cache filled as in cluster mode: the informer side's initial lists.
+  await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { listed: { count: size, object: (i) => nodes[i]! } }, {
+    listed: { count: size * PODS_PER_NODE, object: (i) => pod(`bound-${i}`, nodes[i % size]!.metadata!.name) },
+  });
   // The clock stands still, so the incoming pod's reservation is replaced each call, never expired or piled up.
   const deps: VerbDeps = { service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 };
   return { deps, nodes };
@@ -128,8 +129,8 @@ function interleaved(verbs: () => unknown, floor: () => unknown): { verbsMs: num
   return { verbsMs: median(v), floorMs: median(f), ratio: median(ratios) };
 }
 
-function inProcessRow(size: number, mode: Mode, cycle: Cycle): string[] {
-  const { deps, nodes } = setup(size, cycle === 'one call');
+async function inProcessRow(size: number, mode: Mode, cycle: Cycle): Promise<string[]> {
+  const { deps, nodes } = await setup(size, cycle === 'one call');
   const text = requestText(nodes, mode);
   const run = cycleOf(cycle, deps, text);
   const replies = run().map((r) => JSON.parse(r) as unknown);
@@ -180,7 +181,7 @@ async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
 
 /** express vs bare node:http for the one-call cycle over node names, interleaved. */
 async function httpRow(size: number): Promise<string[]> {
-  const { deps, nodes } = setup(size, true);
+  const { deps, nodes } = await setup(size, true);
   const text = requestText(nodes, 'NodeNames');
   const express = createApp(deps, { maxRequestBodyBytes: 256 * 1024 * 1024 }).listen(0, '127.0.0.1');
   await new Promise((resolve) => express.once('listening', resolve));
@@ -218,20 +219,19 @@ function table(rows: string[][]): string {
 }
 
 /**
- * Memory of the model alone at Kubernetes' limits: objects are converted one at a time, as the
- * watch delivers them, and dropped; heap and RSS are read after a full GC (run with --expose-gc).
+ * Memory of the model alone at Kubernetes' limits: every object delivered as a watch event through
+ * production's informer side (bench/informer.ts), converted to a record and dropped; heap and RSS are
+ * read after a full GC (run with --expose-gc).
  */
-function modelAtLimits(nodeCount: number, podCount: number): string {
+async function modelAtLimits(nodeCount: number, podCount: number): Promise<string> {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const before = process.memoryUsage();
   const config = parseConfig({});
-  const { service } = buildService(config);
-  const options = { pausedLabel: config.pausedLabel };
-  const start = performance.now();
-  for (let i = 0; i < nodeCount; i++) applyNode(service.cache, 'ADDED', node(i));
-  for (let i = 0; i < podCount; i++) applyPod(service.cache, 'ADDED', pod(`bound-${i}`, nodeName(i % nodeCount)), options);
-  const ms = performance.now() - start;
+  const { service, updates } = buildService(config);
+  const ms = await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { watched: { count: nodeCount, object: node } }, {
+    watched: { count: podCount, object: (i) => pod(`bound-${i}`, nodeName(i % nodeCount)) },
+  });
   gc?.();
   const after = process.memoryUsage();
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
@@ -249,7 +249,7 @@ async function main(): Promise<void> {
   const rows = [['nodes', 'mode', 'cycle', 'body', 'floor ms', 'verbs ms', 'verbs/floor']];
   for (const size of SIZES) {
     for (const mode of ['NodeNames', 'Nodes'] as const) {
-      for (const cycle of ['one call', 'two calls'] as const) rows.push(inProcessRow(size, mode, cycle));
+      for (const cycle of ['one call', 'two calls'] as const) rows.push(await inProcessRow(size, mode, cycle));
     }
   }
   console.log(table(rows));
@@ -257,7 +257,7 @@ async function main(): Promise<void> {
   const httpRows = [['nodes', 'node:http ms', 'express ms', 'express cost ms', 'express/bare']];
   for (const size of SIZES) httpRows.push(await httpRow(size));
   console.log(table(httpRows));
-  console.log(`\n${modelAtLimits(5000, 150_000)}`);
+  console.log(`\n${await modelAtLimits(5000, 150_000)}`);
 }
 
 await main();
