@@ -182,7 +182,7 @@ async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
 async function httpRow(size: number): Promise<string[]> {
   const { deps, nodes } = setup(size, true);
   const text = requestText(nodes, 'NodeNames');
-  const express = createApp(deps, { maxRequestBodyBytes: 256 * 1024 * 1024 }).listen(0, '127.0.0.1');
+  const express = createServer(createApp(deps, { maxRequestBodyBytes: 256 * 1024 * 1024 })).listen(0, '127.0.0.1');
   await new Promise((resolve) => express.once('listening', resolve));
   const expressPort = (express.address() as AddressInfo).port;
   const bare = bareServer(deps);
