@@ -593,7 +593,6 @@ describe('health, readiness, metrics and unknown routes', () => {
 
   it.each([
     ['GET', '/nope'],
-    ['GET', '/filter'],
     ['POST', '/preempt'],
   ])('%s %s → 404 with a JSON Error naming the verbs', async (method, path) => {
     const h = makeHarness();
@@ -601,6 +600,22 @@ describe('health, readiness, metrics and unknown routes', () => {
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual({ Error: `sandbox-extender: no route for ${method} ${path}; the verbs are POST /filter, /prioritize and /bind` });
+  });
+
+  it.each([
+    ['GET', '/filter'],
+    ['PUT', '/Prioritize/'],
+    ['DELETE', '/bind'],
+  ])('%s %s → 405 with Allow: POST and a JSON Error; counted under its verb', async (method, path) => {
+    const h = makeHarness();
+    const res = await request(h.app)[method.toLowerCase() as 'get' | 'put' | 'delete'](path);
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST');
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const verb = path.replace(/\//g, '').toLowerCase();
+    expect(res.body).toEqual({ Error: `sandbox-extender: ${method} /${verb}: the verbs are called with POST` });
+    expect(res.text.endsWith('}\n')).toBe(true);
+    expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_http_requests_total')).toContain(`{verb="${verb}",code="405"} 1`);
   });
 
   it('/metrics: requests by verb and code, latency histogram, placements by strategy/result, pending reservations', async () => {
