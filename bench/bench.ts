@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
-import type { Node, Pod } from '../src/core/kube.js';
+import type { Node, Pod } from '../src/core/kubeObjects.js';
 import { applyNode, applyPod, syncModel } from '../src/core/sync.js';
 import { buildService } from '../src/runtime/service.js';
 import { createApp } from '../src/server/app.js';

@@ -29,7 +29,7 @@ import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { CoreV1Api, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import type { Node, Pod } from '../src/core/kube.js';
+import type { Node, Pod } from '../src/core/kubeObjects.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
 import {
   cpuSecondsPerThousand,

@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/load.js';
-import type { Node, Pod } from '../src/core/kube.js';
+import type { Node, Pod } from '../src/core/kubeObjects.js';
 import { applyNode, applyPod } from '../src/core/sync.js';
 import { buildService } from '../src/runtime/service.js';
 

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from '../core/candidacy.js';
-import type { Node, Pod } from '../core/kube.js';
+import type { Node, Pod } from '../core/kubeObjects.js';
 import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
 import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/podRequests.js';
 import { formatFailure, formatAmount, type FitFailure } from '../core/reasons.js';

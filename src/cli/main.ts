@@ -12,7 +12,7 @@ import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
 import { serve } from '../runtime/serve.js';
 import { QuantityError } from '../core/quantity.js';
 import { ObjectError } from '../core/records.js';
-import { NoKubeConfigError } from '../cluster/kube.js';
+import { NoKubeConfigError } from '../cluster/kubeClient.js';
 import { SnapshotError } from '../snapshot/snapshotFile.js';
 import { DEFAULT_REPLAY_STRATEGIES, packageVersion, rankCommand, replayCommand, UsageError } from './commands.js';
 

@@ -10,7 +10,7 @@
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
-import { statusOf } from './kube.js';
+import { statusOf } from './apiStatus.js';
 
 export interface BindApi {
   createNamespacedPodBinding: CoreV1Api['createNamespacedPodBinding'];

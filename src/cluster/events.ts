@@ -8,10 +8,10 @@ import { hostname } from 'node:os';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
-import { statusOf } from './kube.js';
+import { statusOf } from './apiStatus.js';
 
-/** Closed set of event reasons. */
-export type EventReason = 'ProjectedPlacement' | 'ProjectedPlacementFailed' | 'ReservationExpired' | 'BindFailed';
+/** The reasons of the Events the extender records: a placement decision, or none possible (runtime/sources.ts noticeEvent). */
+export type EventReason = 'ProjectedPlacement' | 'ProjectedPlacementFailed';
 
 export interface PodEvent {
   readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };

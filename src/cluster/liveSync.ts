@@ -10,7 +10,7 @@
  * watch is not broken (see Reflector: health).
  */
 import type { Logger } from 'pino';
-import type { Node, Pod } from '../core/kube.js';
+import type { Node, Pod } from '../core/kubeObjects.js';
 import { podKey, toNodeRecord, toPodRecord, type Dimensions } from '../core/records.js';
 import { ListingReader, type CacheUpdates } from '../core/sync.js';
 import type { Metrics } from '../observability/metrics.js';

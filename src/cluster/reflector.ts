@@ -33,6 +33,7 @@
  * for HEALTHY_WATCH_MS; a quiet watch, or one the server ends at its timeout, is never broken.
  */
 import pRetry from 'p-retry';
+import { statusOf } from './apiStatus.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -124,20 +125,13 @@ type WatchEnd =
   | { readonly kind: 'failed'; readonly error: unknown }
   | { readonly kind: 'stopped' };
 
-function statusCodeOf(err: unknown): number | undefined {
-  const e = err as { statusCode?: unknown; code?: unknown } | null;
-  if (typeof e?.statusCode === 'number') return e.statusCode;
-  if (typeof e?.code === 'number') return e.code;
-  return undefined;
-}
-
 /**
  * A failure as one line for logs and /readyz: `HTTP 403: <the Status message>` for a refused request
  * (client-node's ApiException carries the code and the Status body; its own message spans lines),
  * else the error's message.
  */
 export function describeFailure(err: unknown): string {
-  const code = statusCodeOf(err);
+  const code = statusOf(err);
   const message = err instanceof Error ? err.message : String(err);
   if (code === undefined) return message;
   let detail = message && !message.startsWith('HTTP-Code') ? message : '';
@@ -353,7 +347,7 @@ export class Reflector<T> {
       const onDone = (err: unknown) => {
         if (ended) return;
         if (err === null || err === undefined) end({ kind: 'closed', delivered, openMs: this.now() - openedAt });
-        else if (statusCodeOf(err) === 410) end({ kind: 'expired', how: 'HTTP 410 on the watch request', delivered });
+        else if (statusOf(err) === 410) end({ kind: 'expired', how: 'HTTP 410 on the watch request', delivered });
         else end({ kind: 'failed', error: err });
       };
       const onEvent = (type: string, object: unknown) => {
@@ -398,7 +392,7 @@ export class Reflector<T> {
       case 'BOOKMARK':
         break;
       case 'ERROR':
-        if (statusCodeOf(object) === 410) return { kind: 'expired', how: describeStatus(object, ' in the stream'), delivered: 0 };
+        if (statusOf(object) === 410) return { kind: 'expired', how: describeStatus(object, ' in the stream'), delivered: 0 };
         return { kind: 'failed', error: Object.assign(new Error(`watch ${this.resource}: ${describeStatus(object)}`), { status: object }) };
       default:
         return null;

@@ -23,7 +23,7 @@ import pRetry, { AbortError } from 'p-retry';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
 import type { NudgeTarget } from '../core/rejections.js';
-import { statusOf } from './kube.js';
+import { statusOf } from './apiStatus.js';
 
 /** The annotation the nudge writes: when, and which round (unique, so every nudge is an update). */
 export const REQUEUE_ANNOTATION = 'sandbox-extender.io/requeued-at';

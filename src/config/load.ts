@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { isRecord } from '../core/kube.js';
+import { isRecord } from '../core/kubeObjects.js';
 import { configSchema, type Config, type ConfigInput } from './schema.js';
 
 /** Thrown when the configuration is invalid; `issues` lists every problem as `path: message`. */

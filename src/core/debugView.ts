@@ -4,7 +4,8 @@
  * name in natural order (`node-16` before `node-64` before `node-192`), or by current pressure,
  * highest first.
  */
-import { currentPressure, maxPressure, type NodeInfo } from './nodeInfo.js';
+import { currentPressure, type NodeInfo } from './nodeInfo.js';
+import { byPressureDescending, maxPressure } from './pressure.js';
 import type { SchedulerCache } from './schedulerCache.js';
 
 export type PerResource = Record<string, number>;
@@ -28,6 +29,7 @@ export interface NodeView {
   readonly reserved: PerResource;
   /** (allocated + paused + reserved) / allocatable per resource; absent where allocatable is 0 or unknown. */
   readonly pressure: PerResource;
+  /** The highest of `pressure`; null (JSON has no NaN) when the node has no pressure. */
   readonly maxPressure: number | null;
   /**
    * Sandbox counts: `starting` bound and not Ready, `reserved` reservations held (each one more
@@ -43,6 +45,11 @@ export type NodeOrder = 'name' | 'pressure';
 
 /** Natural order of names: digit runs compare as numbers (`node-16` < `node-64` < `node-192`). */
 const compareNames = new Intl.Collator('en', { numeric: true }).compare;
+
+/** A pressure as JSON shows it: NaN (no value, pressure.ts) as null. */
+function noValueAsNull(p: number): number | null {
+  return Number.isNaN(p) ? null : p;
+}
 
 function perResource(names: readonly string[], values: readonly number[]): PerResource {
   return Object.fromEntries(names.map((n, i) => [n, values[i]!]));
@@ -72,7 +79,7 @@ function reservationsByNode(cache: SchedulerCache, nowMs: number, only?: string)
 export function debugNodes(cache: SchedulerCache, nowMs: number, order: NodeOrder = 'name'): NodeView[] {
   const byNode = reservationsByNode(cache, nowMs);
   const views = [...cache.nodeInfos()].map((info) => nodeView(cache, info, byNode.get(info.name) ?? []));
-  if (order === 'pressure') return views.sort((a, b) => (b.maxPressure ?? -1) - (a.maxPressure ?? -1) || compareNames(a.name, b.name));
+  if (order === 'pressure') return views.sort((a, b) => byPressureDescending(a.maxPressure ?? NaN, b.maxPressure ?? NaN) || compareNames(a.name, b.name));
   return views.sort((a, b) => compareNames(a.name, b.name));
 }
 
@@ -92,7 +99,7 @@ function nodeView(cache: SchedulerCache, info: NodeInfo, reservations: Reservati
     paused: perResource(dims, info.paused),
     reserved: perResource(dims, info.reserved),
     pressure: Object.fromEntries(dims.map((d, i) => [d, pressure[i]!]).filter(([, p]) => !Number.isNaN(p))),
-    maxPressure: maxPressure(pressure),
+    maxPressure: noValueAsNull(maxPressure(pressure)),
     sandboxes: {
       starting: info.starting,
       running: info.running,

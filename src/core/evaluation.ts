@@ -1,6 +1,7 @@
 /**
  * The capacity filter and projected pressure of one candidate node for one pod: the single place
- * where the formula and the fit rule are written. The hot path (scan.ts) applies the same two
+ * where the fit rule is written, and where the projected pressure is taken (each ratio from
+ * pressure.ts pressureRatio). The hot path (scan.ts) applies the same two
  * functions to thousands of candidates without allocating; {@link evaluateCandidate} applies them to
  * one node and keeps every detail, for the chosen node, the runner-up, failing nodes, the bind check
  * and the ranked view.
@@ -23,6 +24,7 @@
  * may (resolvable: it clears as they become Ready).
  */
 import { atStartingLimit, inUse, startingCount, type NodeInfo, type OwnReservation } from './nodeInfo.js';
+import { pressureRatio } from './pressure.js';
 import type { FitFailure } from './reasons.js';
 import type { Dimensions } from './records.js';
 
@@ -36,7 +38,7 @@ export interface Evaluation {
   readonly inUse: readonly number[];
   /** Projected pressure per dimension; NaN where the node has none of that resource or capacity is unknown. */
   readonly projected: readonly number[];
-  /** max over dimensions of `projected`; NaN when capacity is unknown. */
+  /** max over dimensions of `projected`; NaN (no value) when capacity is unknown. */
   readonly pressure: number;
   /** Starting sandboxes, including pending reservations (not the pod's own). */
   readonly starting: number;
@@ -91,7 +93,7 @@ export function evaluateCandidate(
     const a = allocatable[r]!;
     const q = request[r]!;
     const total = used[r]! + q;
-    const p = a > 0 ? total / a : NaN;
+    const p = pressureRatio(total, a);
     projected.push(p);
     if (p > pressure) pressure = p;
     const fit = dimensionFit(q, total, a);

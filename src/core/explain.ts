@@ -3,6 +3,7 @@
  * Pure: text from evaluations (whose integers say exactly what was in use before the pod), no I/O.
  */
 import type { Evaluation } from './evaluation.js';
+import { pressureRatio } from './pressure.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import type { Dimensions } from './records.js';
 
@@ -18,7 +19,7 @@ function pressureChange(e: Evaluation, dims: Dimensions): string {
   const allocatable = e.allocatable;
   if (!e.capacityKnown || !allocatable) return 'capacity unknown';
   return dims.names
-    .map((name, r) => (allocatable[r]! > 0 ? `${name} ${fixed(e.inUse[r]! / allocatable[r]!)}→${fixed(e.projected[r]!)}` : null))
+    .map((name, r) => (Number.isNaN(e.projected[r]!) ? null : `${name} ${fixed(pressureRatio(e.inUse[r]!, allocatable[r]!))}→${fixed(e.projected[r]!)}`))
     .filter((s) => s !== null)
     .join(', ');
 }

@@ -9,11 +9,12 @@
  *   paused_r    = Σ request_r of pods bound to the node in state paused (whatever their phase)
  *   reserved_r  = Σ request_r of the reservations held on the node
  *   inUse_r     = allocated_r + paused_r + reserved_r
- *   pressure_r  = inUse_r / allocatable_r   (undefined where allocatable_r is 0 or unknown)
+ *   pressure_r  = inUse_r / allocatable_r   (pressure.ts; no value where allocatable_r is 0 or unknown)
  * plus the counts of starting, running and paused sandboxes and of reservations (each reservation is
  * one more starting sandbox), and the node's starting limit (startingLimit.ts). The SchedulerCache owns and updates these records; everything else
  * (placement, explanations, the debug view, metrics, the replay) reads them through this interface.
  */
+import { pressureRatio } from './pressure.js';
 
 /** What the extender knows of one node name (read-only view; the cache updates it in place). */
 export interface NodeInfo {
@@ -67,20 +68,10 @@ export function atStartingLimit(info: NodeInfo, own?: OwnReservation): boolean {
 }
 
 /**
- * Current pressure per dimension, inUse_r / allocatable_r; NaN where allocatable_r is 0 or the
- * capacity is unknown.
+ * Current pressure per dimension, pressureRatio(inUse_r, allocatable_r) (pressure.ts): NaN where the
+ * node has none of the resource or its capacity is unknown.
  */
 export function currentPressure(info: NodeInfo): number[] {
   const allocatable = info.allocatable;
-  return info.allocated.map((_, r) => {
-    const a = allocatable?.[r] ?? 0;
-    return a > 0 ? inUse(info, r) / a : NaN;
-  });
-}
-
-/** max over dimensions of {@link currentPressure}, ignoring NaN; null when no dimension has a value. */
-export function maxPressure(pressure: readonly number[]): number | null {
-  let max: number | null = null;
-  for (const p of pressure) if (!Number.isNaN(p) && (max === null || p > max)) max = p;
-  return max;
+  return info.allocated.map((_, r) => pressureRatio(inUse(info, r), allocatable?.[r] ?? 0));
 }

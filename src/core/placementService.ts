@@ -144,7 +144,7 @@ export class PlacementService {
 
   /** Unreserve: the answer carrying a decision could not be delivered; its reservation goes. */
   unreserve(uid: string): void {
-    this.cache.forget(uid, 'unreserved');
+    this.cache.forget(uid);
   }
 
   /**

@@ -21,7 +21,7 @@
  * NodeInfo's non-zero totals), and `limits` (the API server's `SetDefaults_Pod` already copied limits into
  * missing requests, so only `requests` are read). Whether a pod is terminal is the caller's concern.
  */
-import { isRecord, type Container, type ContainerStatus, type Node, type Pod } from './kube.js';
+import { isRecord, type Container, type ContainerStatus, type Node, type Pod } from './kubeObjects.js';
 import { MAX_SAFE_INTEGER_BIG, QuantityError, milliValue, parseQuantityValue, toSafeInteger, value } from './quantity.js';
 
 /** Resource name → scheduler units: cpu in millicores, everything else bytes or counts (safe integers). */

@@ -5,7 +5,7 @@
  * Vectors are plain `number[]` indexed like `Dimensions.names`, in scheduler units: cpu in
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
-import type { Node, Pod } from './kube.js';
+import type { Node, Pod } from './kubeObjects.js';
 import { nodeAllocatableExact, podRequestOptions, podRequestsExact, schedulerAmount } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
@@ -40,7 +40,7 @@ export interface PodRecord {
    * The pod's phase is Succeeded or Failed. kube-scheduler does not watch such pods at all (its pod
    * informer selects `status.phase!=Succeeded,status.phase!=Failed`; Kubernetes v1.36
    * pkg/scheduler/scheduler.go: newPodInformer), so what frees when a terminal paused pod goes away
-   * or loses its paused label is invisible to it (see SchedulerCache.onCapacityFreed).
+   * or loses its paused label is invisible to it (see rejections.ts seenByScheduler).
    */
   readonly terminal: boolean;
   /**

@@ -8,11 +8,25 @@
  * NewFramework registers a defaultEnqueueExtension for it with every event and no queueing hint).
  * Two kinds of freed capacity reach no such event, and the pod then waits for the pool's flush
  * (5 minutes; pkg/scheduler/backend/queue/scheduling_queue.go: flushUnschedulablePodsLeftover):
- * - capacity that frees only in the extender's model (SchedulerCache.onCapacityFreed with `hidden`):
- *   a paused pod in a terminal phase deleted or un-paused (kube-scheduler's informer never holds
- *   terminal pods), a reservation released without a pod event;
+ * - capacity that frees only in the extender's model (hidden, below): a paused pod in a terminal
+ *   phase deleted or un-paused (kube-scheduler's informer never holds terminal pods), a reservation
+ *   released without a pod event;
  * - a change kube-scheduler saw before the extender did: it retries the pod at once, the extender's
  *   watch still holds the old state and rejects it, and no later event comes.
+ *
+ * Which of the cache's facts (SchedulerCache CapacityFreed, the table in schedulerCache.ts)
+ * kube-scheduler sees ({@link seenByScheduler}):
+ *
+ *   pod-deleted, pod-updated ........ seen, unless the pod record was terminal (podTerminal): a pod
+ *                                     Succeeded or Failed is not in kube-scheduler's informer (its
+ *                                     pod informer selects status.phase!=Succeeded,Failed; Kubernetes
+ *                                     v1.36 pkg/scheduler/scheduler.go: newPodInformer; records.ts
+ *                                     PodRecord.terminal), so such a paused pod deleted or un-paused is hidden
+ *   bound, moved .................... seen: the pod's own bind (to the reserved node, or elsewhere)
+ *   binding-finished ................ seen: the Binding the bind verb just created shows the pod bound
+ *   deleted, unschedulable,
+ *   unreserved, expired, reassumed .. hidden: only the extender's model changed (an unbound pod's
+ *                                     deletion or failure moves no other pod in kube-scheduler's queue)
  *
  * A pod is remembered when a Filter finds no node and at least one candidate failed only with
  * InsufficientResource or StartingLimit (capacity or a start slot freeing can help there); a rejection
@@ -39,6 +53,25 @@ import { addToOfferSet, emptyOfferSet, offerIncludes } from './offers.js';
 import type { FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
 import type { CapacityFreed, SchedulerCache } from './schedulerCache.js';
+
+/** Whether kube-scheduler sees the change that freed capacity (an event of it reaches its queue): the table in the module header. */
+export function seenByScheduler(freed: CapacityFreed): boolean {
+  switch (freed.cause) {
+    case 'pod-deleted':
+    case 'pod-updated':
+      return !freed.podTerminal;
+    case 'bound':
+    case 'moved':
+    case 'binding-finished':
+      return true;
+    case 'deleted':
+    case 'unschedulable':
+    case 'unreserved':
+    case 'expired':
+    case 'reassumed':
+      return false;
+  }
+}
 
 export interface RejectedPodsOptions {
   /** How many rejected pods are remembered (> 0); the oldest rejection is dropped first. */
@@ -125,11 +158,11 @@ export class RejectedPods {
     this.byUid.delete(uid);
   }
 
-  /** Capacity freed in the cache (SchedulerCache.onCapacityFreed) at `nowMs`. O(1). */
+  /** Capacity freed in the cache (SchedulerCache's capacityFreed listener), applied by the extender at `nowMs`. O(1). */
   capacityFreed(freed: CapacityFreed, nowMs: number): void {
     let entry = this.freed.get(freed.nodeName);
     if (!entry) this.freed.set(freed.nodeName, (entry = { hidden: false, seenAtMs: Infinity }));
-    if (freed.hidden) entry.hidden = true;
+    if (!seenByScheduler(freed)) entry.hidden = true;
     else entry.seenAtMs = Math.min(entry.seenAtMs, nowMs);
   }
 

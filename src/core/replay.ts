@@ -12,8 +12,9 @@
  * strategies and of the cache: the smallest P such that Σ_n k_n(P) ≥ N, where k_n(P) is how many pods node n takes
  * without its pressure exceeding P (found by bisection on P, then read back exactly).
  */
-import { currentPressure, maxPressure } from './nodeInfo.js';
+import { currentPressure } from './nodeInfo.js';
 import { Placer } from './placement.js';
+import { maxPressure, pressureRatio } from './pressure.js';
 import type { Dimensions, NodeRecord } from './records.js';
 import { CandidateScan } from './scan.js';
 import { SchedulerCache } from './schedulerCache.js';
@@ -57,7 +58,7 @@ export function replay(spec: ReplaySpec, strategy: Strategy, random: () => numbe
     counts.set(names[chosen]!, counts.get(names[chosen]!)! + 1);
   }
   const podsPerNode = spec.nodes.map((n) => counts.get(n.name)!);
-  const peakPressure = Math.max(0, ...names.map((name) => maxPressure(currentPressure(cache.nodeInfo(name)!)) ?? 0));
+  const peakPressure = maxPressure([0, ...names.map((name) => maxPressure(currentPressure(cache.nodeInfo(name)!)))]);
   return { strategy, placed: spec.podCount - unplaced, unplaced, peakPressure, podsPerNode };
 }
 
@@ -65,7 +66,8 @@ export function replay(spec: ReplaySpec, strategy: Strategy, random: () => numbe
 export function pressureWith(allocatable: readonly number[], request: readonly number[], k: number): number {
   let p = 0;
   for (let r = 0; r < allocatable.length; r++) {
-    if (allocatable[r]! > 0) p = Math.max(p, (k * request[r]!) / allocatable[r]!);
+    const ratio = pressureRatio(k * request[r]!, allocatable[r]!);
+    if (ratio > p) p = ratio;
   }
   return p;
 }

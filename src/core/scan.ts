@@ -11,6 +11,7 @@
 import { dimensionFit, evaluateCandidate, type Evaluation } from './evaluation.js';
 import { addToOfferSet } from './offers.js';
 import { inUse, startingCount, type NodeInfo, type OwnReservation } from './nodeInfo.js';
+import { pressureRatio } from './pressure.js';
 import type { Dimensions } from './records.js';
 
 /** Fit status of a candidate. */
@@ -96,7 +97,8 @@ export class CandidateScan {
       for (let r = 0; r < dimCount; r++) {
         const a = allocatable[r]!;
         const total = (info === undefined ? 0 : inUse(info, r, own)) + request[r]!;
-        if (a > 0 && total / a > pressure) pressure = total / a;
+        const p = pressureRatio(total, a);
+        if (p > pressure) pressure = p;
         if (fit === 0 && ignoreCapacity !== true) fit = dimensionFit(request[r]!, total, a);
       }
       this.pressure[i] = pressure;

@@ -3,10 +3,11 @@
  * bound to each node and the reservations (placements decided, not yet seen bound). Shaped like
  * kube-scheduler's cache (Kubernetes v1.36 pkg/scheduler/backend/cache/cache.go: AssumePod,
  * FinishBinding, ForgetPod, AddPod/UpdatePod/RemovePod, cleanupAssumedPods): the informer side
- * (upsertPod, deletePod, upsertNode, deleteNode) and the decision side (assume, finishBinding,
- * forget, expire) meet here and nowhere else. Every change costs O(dimensions) (plus O(log n) for a
- * reservation's deadline), so the cache keeps up with watches at Kubernetes' limits (5,000 nodes,
- * 150,000 pods). Callers read it through NodeInfo views and lookups; they never mutate it.
+ * (upsertPod, deletePod, upsertNode, deleteNode; reached through sync.ts CacheUpdates) and the
+ * decision side (assume, finishBinding, forget, expire; reached through PlacementService) meet here
+ * and nowhere else. Everyone else reads it through the read-only SchedulerCacheView (cacheView.ts).
+ * Every change costs O(dimensions) (plus O(log n) for a reservation's deadline), so the cache keeps
+ * up with watches at Kubernetes' limits (5,000 nodes, 150,000 pods).
  *
  * Reservation lifecycle of one pod UID (clock passed in as `nowMs`; ttl = placementReservationTtl,
  * unconfirmedTtl = the shorter lifetime of a reservation for a pod the cache has never seen):
@@ -17,11 +18,15 @@
  *      │          pod never seen: deadline now + unconfirmedTtl, until upsertPod shows it
  *      │                                          (then reservedAt + ttl)
  *      │
- *   Assumed ── assume(pod, node') ──────────────► Assumed(node'), new deadline (a retried cycle; never doubled)
- *   Assumed ── finishBinding(uid, node') ───────► BindingFinished(node'), deadline now + ttl
+ *   Assumed ─────────── assume(pod, node') ───────► Assumed(node'), new deadline (a retried cycle; never doubled)
+ *   Assumed ─────────── finishBinding(uid, node') ► BindingFinished(node'), deadline now + ttl
+ *   BindingFinished ─── assume(pod, node') ───────► Assumed(node'), new deadline (kube-scheduler retried the pod)
+ *   BindingFinished ─── finishBinding(uid, node') ► BindingFinished(node'), deadline now + ttl (a retried bind)
  *   (absent) ─ finishBinding(uid, node), the pod seen unbound ─► BindingFinished(node) with the pod's request
+ *   Assumed | BindingFinished, pod first seen (unbound, no new failure) ─► the same, podSeen
+ *      (an Assumed one's deadline becomes reservedAt + ttl; a BindingFinished one keeps its own)
  *
- *   Assumed | BindingFinished ──► released, back to (absent):
+ *   Assumed | BindingFinished ──► released, back to (absent); the transition names the reason:
  *      upsertPod shows it bound to the same node .......... bound
  *      upsertPod shows it bound to another node ........... moved
  *      deletePod (a watch DELETED, or gone from a relist) . deleted
@@ -30,23 +35,19 @@
  *      forget(uid) (the reply carrying the decision failed) unreserved
  *      expire(now) past its deadline ...................... expired
  *
- * Capacity freed on a node (onCapacityFreed, called once the change is applied), and whether
- * kube-scheduler can see it — it requeues pods an extender rejected on any cluster event it
- * receives, so what it cannot see leaves them waiting for its 5-minute unschedulable-pool flush:
+ * Capacity freed on a node: the facts the cache reports (CacheListeners.capacityFreed, once the change
+ * is applied). Whether kube-scheduler can see each change is the requeue's question, answered where
+ * requeue lives (rejections.ts seenByScheduler):
  *
- *   pod record (state, terminal) on node N ─ deletePod ────────────────────► pod-deleted on N
- *                                          └ upsertPod counting less on N ──► pod-updated on N
- *        (finished, unpaused while terminal, resized down, starting → Ready: a start slot;
- *        paused → running frees nothing)
- *        hidden when the record was terminal: a paused Succeeded/Failed pod, which kube-scheduler's
- *        informer never holds (records.ts PodRecord.terminal); seen otherwise
- *   reservation on N released ─ moved ..................................... seen (the pod's bind)
- *                             ├ deleted, unschedulable, unreserved, expired . hidden
- *                             └ bound: the requests now count through the pod; only what it
- *                               counts less than was reserved frees, and the start
- *                               slot when the pod is not starting ............ seen
- *   reservation replaced by one elsewhere (or smaller) ─ assume again ──────► replaced on N, hidden
- *                                                     └ finishBinding ────► replaced on N, seen (the bind)
+ *   pod record counting on node N ─ deletePod ──────────────────► pod-deleted on N
+ *                                 └ upsertPod counting less on N ─► pod-updated on N
+ *        (finished, unpaused while terminal, resized down, bound elsewhere, starting → Ready: a start
+ *        slot; paused → running frees nothing); `podTerminal`: the record was in a terminal phase
+ *   reservation on N released ─ bound: only when the pod counts less than the reservation did (a
+ *                             │ reservation counts as a starting sandbox) ........................ bound on N
+ *                             └ moved, deleted, unschedulable, unreserved, expired ............... that reason on N
+ *   reservation on N replaced by one elsewhere (or smaller) ─ assume again ─────► reassumed on N
+ *                                                         └ finishBinding ─────► binding-finished on N
  *
  * Node totals live in one NodeInfo per node name (see nodeInfo.ts); pods bound to a node the cache
  * has not seen yet count under its name and show up once the Node object arrives.
@@ -75,15 +76,34 @@ export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request'> & { readonly
 /** What assume did: `assumed`, or why it did not (`bound`: the cache sees the pod bound; `deleted`: seen deleted). */
 export type AssumeResult = 'assumed' | 'bound' | 'deleted';
 
-/** What freed capacity on a node (see the table in the module header). */
-export type FreedCause = 'pod-deleted' | 'pod-updated' | 'replaced' | ReleaseReason;
+/**
+ * What freed capacity on a node: the cache's transition (see the table in the module header). A pod
+ * record counting less (`pod-updated`) or gone (`pod-deleted`); a reservation released (its
+ * ReleaseReason); a reservation replaced by assume (`reassumed`) or by finishBinding (`binding-finished`).
+ */
+export type FreedCause = 'pod-deleted' | 'pod-updated' | 'reassumed' | 'binding-finished' | ReleaseReason;
 
-/** Capacity freed on `nodeName`; `hidden`: by a change kube-scheduler cannot see (see the module header). */
+/** Capacity freed on `nodeName` by `cause`. */
 export interface CapacityFreed {
   readonly nodeName: string;
   readonly cause: FreedCause;
-  readonly hidden: boolean;
+  /** pod-deleted and pod-updated: the pod record was in a terminal phase (PodRecord.terminal); false for every other cause. */
+  readonly podTerminal: boolean;
 }
+
+/**
+ * Who the cache tells of what happens, fixed when it is made: one listener of each kind (a listener
+ * fans out itself if it must). Both run inside informer updates and verbs (expiry), so they must be
+ * cheap and must not call back into the cache.
+ */
+export interface CacheListeners {
+  /** Every reservation released, whatever the reason (e.g. to count it). */
+  readonly released?: (release: Release) => void;
+  /** Capacity freed on a node (see the module header), after the change is applied. */
+  readonly capacityFreed?: (freed: CapacityFreed) => void;
+}
+
+const IGNORE = (): void => {};
 
 interface MutableNodeInfo {
   readonly name: string;
@@ -115,21 +135,17 @@ export class SchedulerCache {
   /** Index of cpu in the dimensions (-1: not tracked, so perCore cannot apply). */
   private readonly cpuIndex: number;
 
-  /** Called for every reservation released, whatever the reason (e.g. to count it). */
-  onRelease: (release: Release) => void = () => {};
-
-  /**
-   * Called whenever capacity frees on a node (see the module header), after the change is applied.
-   * It runs inside informer updates and verbs (expiry), so it must be cheap and must not call back
-   * into the cache.
-   */
-  onCapacityFreed: (freed: CapacityFreed) => void = () => {};
+  private readonly onReleased: (release: Release) => void;
+  private readonly onCapacityFreed: (freed: CapacityFreed) => void;
 
   /** @throws RangeError when a TTL is not positive, unconfirmedTtlMs exceeds ttlMs, or the starting limit is invalid (checkStartingLimit). */
   constructor(
     readonly dims: Dimensions,
     options: SchedulerCacheOptions,
+    listeners: CacheListeners = {},
   ) {
+    this.onReleased = listeners.released ?? IGNORE;
+    this.onCapacityFreed = listeners.capacityFreed ?? IGNORE;
     this.ttlMs = options.ttlMs;
     this.unconfirmedTtlMs = options.unconfirmedTtlMs ?? options.ttlMs;
     this.rememberDeletedPods = options.rememberDeletedPods ?? 10_000;
@@ -232,7 +248,7 @@ export class SchedulerCache {
     if (previous) this.account(previous, -1);
     this.pods.set(pod.uid, pod);
     this.account(pod, +1);
-    if (previous && countsLess(previous, pod)) this.onCapacityFreed({ nodeName: previous.nodeName as string, cause: 'pod-updated', hidden: previous.terminal });
+    if (previous && countsLess(previous, pod)) this.onCapacityFreed({ nodeName: previous.nodeName as string, cause: 'pod-updated', podTerminal: previous.terminal });
     const reservation = this.ledger.get(pod.uid);
     if (!reservation) return null;
     if (pod.nodeName) {
@@ -240,7 +256,7 @@ export class SchedulerCache {
       const release = this.release(reservation, sameNode ? 'bound' : 'moved');
       // Bound where reserved: the requests now count through the pod, unless it counts less than the reservation
       // did (a reservation counts as a starting sandbox: a pod already Ready or paused frees its start slot).
-      if (sameNode && countsLess(asStarting(reservation), pod)) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', hidden: false });
+      if (sameNode && countsLess(asStarting(reservation), pod)) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', podTerminal: false });
       return release;
     }
     if (pod.schedulingFailure !== null && pod.schedulingFailure !== reservation.failureMark) return this.release(reservation, 'unschedulable');
@@ -257,7 +273,7 @@ export class SchedulerCache {
     if (previous) {
       this.account(previous, -1);
       this.pods.delete(uid);
-      if (counts(previous)) this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'pod-deleted', hidden: previous.terminal });
+      if (counts(previous)) this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'pod-deleted', podTerminal: previous.terminal });
     }
     this.deleted.delete(uid);
     this.deleted.add(uid);
@@ -287,7 +303,7 @@ export class SchedulerCache {
       bindingFinished: false,
       podSeen: known !== undefined,
       failureMark: pod.schedulingFailure ?? null,
-    }, true);
+    }, 'reassumed');
     return 'assumed';
   }
 
@@ -312,14 +328,14 @@ export class SchedulerCache {
       bindingFinished: true,
       podSeen: known !== undefined,
       failureMark: held ? held.failureMark : known!.schedulingFailure,
-    }, false); // the Binding just created shows the pod bound, which kube-scheduler sees
+    }, 'binding-finished');
     return true;
   }
 
-  /** Releases the reservation of `uid` (kube-scheduler's ForgetPod / Unreserve), as `unreserved` unless told otherwise. */
-  forget(uid: string, reason: ReleaseReason = 'unreserved'): Release | null {
+  /** Releases the reservation of `uid` as `unreserved` (kube-scheduler's ForgetPod / Unreserve: the decision was not carried out). */
+  forget(uid: string): Release | null {
     const reservation = this.ledger.get(uid);
-    return reservation ? this.release(reservation, reason) : null;
+    return reservation ? this.release(reservation, 'unreserved') : null;
   }
 
   /** Releases every reservation whose deadline is ≤ `nowMs` (as `expired`), earliest first. */
@@ -329,13 +345,13 @@ export class SchedulerCache {
 
   // ------------------------------------------------------------------------------------ internals
 
-  /** Writes a reservation; `replacedHidden`: whether room freed by replacing one elsewhere is hidden from kube-scheduler. */
-  private put(reservation: Reservation, replacedHidden: boolean): void {
+  /** Writes a reservation; `replacedBy`: the transition, named when room frees by replacing the pod's earlier one. */
+  private put(reservation: Reservation, replacedBy: 'reassumed' | 'binding-finished'): void {
     const previous = this.ledger.put(reservation);
     this.accountReservation(reservation, +1); // before taking the previous one off, so a NodeInfo held by both is never dropped
     if (!previous) return;
     this.accountReservation(previous, -1);
-    if (countsLess(asStarting(previous), asStarting(reservation))) this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'replaced', hidden: replacedHidden });
+    if (countsLess(asStarting(previous), asStarting(reservation))) this.onCapacityFreed({ nodeName: previous.nodeName, cause: replacedBy, podTerminal: false });
   }
 
   private release(reservation: Reservation, reason: ReleaseReason): Release {
@@ -347,9 +363,9 @@ export class SchedulerCache {
   private released(reservation: Reservation, reason: ReleaseReason): Release {
     this.accountReservation(reservation, -1);
     const release = { reservation, reason };
-    this.onRelease(release);
-    // Bound: the requests now count through the pod. Moved: kube-scheduler saw the pod bound elsewhere.
-    if (reason !== 'bound') this.onCapacityFreed({ nodeName: reservation.nodeName, cause: reason, hidden: reason !== 'moved' });
+    this.onReleased(release);
+    // Bound: the requests now count through the pod (upsertPod reports what it counts less than the reservation did).
+    if (reason !== 'bound') this.onCapacityFreed({ nodeName: reservation.nodeName, cause: reason, podTerminal: false });
     return release;
   }
 

@@ -65,8 +65,3 @@ export function startingLimitOf(config: StartingLimitConfig, milliCpu: number | 
   }
   return limit;
 }
-
-/** Whether any limit is configured. */
-export function startingLimitEnabled(config: StartingLimitConfig | undefined): boolean {
-  return config !== undefined && (config.perNode !== undefined || config.perCore !== undefined);
-}

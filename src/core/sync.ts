@@ -11,7 +11,7 @@
  * cache held for it before is kept, so one bad object never loses state.
  */
 import type { SchedulerCache } from './schedulerCache.js';
-import type { Node, Pod } from './kube.js';
+import type { Node, Pod } from './kubeObjects.js';
 import { podKey, toNodeRecord, toPodRecord, type Dimensions, type NodeRecord, type PodRecord, type PodRecordOptions } from './records.js';
 import type { Release } from './reservations.js';
 
@@ -115,21 +115,6 @@ function replacePods(cache: SchedulerCache, reader: PodListing): Release[] {
     if (release) releases.push(release);
   }
   return releases;
-}
-
-/** Makes the cache's nodes exactly `nodes` (a node list or relist). @returns one line per skipped object. */
-export function syncNodes(cache: SchedulerCache, nodes: readonly Node[]): string[] {
-  const reader = new ListingReader(cache.dims, { pausedLabel: '' });
-  for (const node of nodes) reader.addNode(node);
-  replaceNodes(cache, reader);
-  return reader.errors;
-}
-
-/** Makes the cache's pods exactly `pods` (a pod list or relist). */
-export function syncPods(cache: SchedulerCache, pods: readonly Pod[], options: PodRecordOptions): { errors: string[]; releases: Release[] } {
-  const reader = new ListingReader(cache.dims, options);
-  for (const pod of pods) reader.addPod(pod);
-  return { errors: reader.errors, releases: replacePods(cache, reader) };
 }
 
 /** Applies a full listing of both kinds, read already (the snapshot file). */

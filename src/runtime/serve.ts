@@ -11,7 +11,7 @@ import { startEventLoopSampler, type Metrics } from '../observability/metrics.js
 import { createApp } from '../server/app.js';
 import { createListener } from '../server/listen.js';
 import { buildService } from './service.js';
-import { clusterSource, snapshotSource } from './sources.js';
+import { clusterSource, snapshotSource, type CacheSource } from './sources.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -41,8 +41,11 @@ function sweepIntervalMs(config: Config, clusterMode: boolean): number {
  */
 export async function serve(config: Config, logger: Logger, onFatal: (err: Error) => void = () => process.exit(1)): Promise<RunningServer> {
   const clusterMode = !config.snapshot.path;
-  const { service, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode });
-  const source = config.snapshot.path ? await snapshotSource(config.snapshot.path, config, service, metrics, logger) : await clusterSource(config, service, metrics, logger, onFatal);
+  // Capacity freed in the cache goes to the source's requeue (cluster mode), which the source makes once it
+  // has its API client; until then nothing can be waiting for it (no verb is answered before the server listens).
+  let source: CacheSource | undefined = undefined;
+  const { service, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode, capacityFreed: (freed) => source?.capacityFreed?.(freed) });
+  source = config.snapshot.path ? await snapshotSource(config.snapshot.path, config, service, metrics, logger) : await clusterSource(config, service, metrics, logger, onFatal);
   const now = () => Date.now();
   const app = createApp(
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },

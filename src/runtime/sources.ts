@@ -11,12 +11,13 @@ import type { Logger } from 'pino';
 import { Binder } from '../cluster/binder.js';
 import { ApiThread } from '../cluster/apiThread.js';
 import { EventRecorder, type PodEvent } from '../cluster/events.js';
-import { keepAliveConfiguration, loadKubeConfig, nodeSource, podSource } from '../cluster/kube.js';
+import { keepAliveConfiguration, loadKubeConfig, nodeSource, podSource } from '../cluster/kubeClient.js';
 import { LiveSync, metricsObserver } from '../cluster/liveSync.js';
 import { Requeuer, requeueObjectWrite, type RequeueWrite } from '../cluster/requeuer.js';
 import type { Config } from '../config/schema.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import type { PlacementService } from '../core/placementService.js';
+import type { CapacityFreed } from '../core/schedulerCache.js';
 import { applyListing, cacheUpdates } from '../core/sync.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -33,6 +34,8 @@ export interface CacheSource {
   readonly reload: () => void;
   readonly bind?: (request: BindRequest) => Promise<BindOutcome>;
   readonly onDecision?: (notice: DecisionNotice) => void;
+  /** Capacity freed in the cache (its capacityFreed listener): the requeue (cluster mode with requeue.enabled). */
+  readonly capacityFreed?: (freed: CapacityFreed) => void;
 }
 
 /**
@@ -113,24 +116,25 @@ export async function clusterSource(config: Config, service: PlacementService, m
   );
   const server = await thread.started();
   logger.info({ server, thread: 'api' }, 'watching nodes and pods');
-  const requeuer = requeueOnFreedCapacity(service, (value) => thread.requeue(value), config, metrics, logger);
+  const requeue = requeueOnFreedCapacity(service, (value) => thread.requeue(value), config, metrics, logger);
   return {
     notReady: () => thread.notReady(),
     readyDetails: () => thread.describe(),
     stop: async () => {
-      await requeuer?.stop();
+      await requeue?.requeuer.stop();
       await thread.stop();
     },
     reload: () => undefined,
     bind: (request) => thread.bind(request),
     ...(config.events.enabled ? { onDecision: (n: DecisionNotice) => thread.recordEvent(noticeEvent(n)) } : {}),
+    ...(requeue ? { capacityFreed: requeue.capacityFreed } : {}),
   };
 }
 
 function inProcessClusterSource(kc: KubeConfig, config: Config, service: PlacementService, metrics: Metrics, logger: Logger): CacheSource {
   const configuration = keepAliveConfiguration(kc);
   const api = new CoreV1Api(configuration);
-  const requeuer = requeueOnFreedCapacity(service, requeueObjectWrite(new StorageV1Api(configuration), config.requeue.namespace, config.requeue.name), config, metrics, logger);
+  const requeue = requeueOnFreedCapacity(service, requeueObjectWrite(new StorageV1Api(configuration), config.requeue.namespace, config.requeue.name), config, metrics, logger);
   const live = new LiveSync(cacheUpdates(service.cache), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: service.cache.dims, pausedLabel: config.pausedLabel, ...config.watch }, metricsObserver(metrics), logger);
   metrics.watchHealth = () => live.health();
   live.start();
@@ -140,11 +144,12 @@ function inProcessClusterSource(kc: KubeConfig, config: Config, service: Placeme
     notReady: () => live.notReady(),
     readyDetails: () => live.describe(),
     stop: async () => {
-      await requeuer?.stop();
+      await requeue?.requeuer.stop();
       await live.stop();
     },
     reload: () => undefined,
     bind: (request) => binder.bind(request),
+    ...(requeue ? { capacityFreed: requeue.capacityFreed } : {}),
   };
   if (!config.events.enabled) return source;
   const recorder = new EventRecorder(
@@ -156,12 +161,18 @@ function inProcessClusterSource(kc: KubeConfig, config: Config, service: Placeme
 }
 
 /**
- * Cluster mode: capacity freed in the cache (SchedulerCache.onCapacityFreed) is noted for the pods
- * Filter rejected (RejectedPods), and the Requeuer asks kube-scheduler to retry those that fit now,
- * off the verbs' path, through `write` (on the API worker thread, or a client here). Null when
+ * Cluster mode: capacity freed in the cache (`capacityFreed`, the cache's listener) is noted for the
+ * pods Filter rejected (RejectedPods), and the Requeuer asks kube-scheduler to retry those that fit
+ * now, off the verbs' path, through `write` (on the API worker thread, or a client here). Null when
  * requeue is disabled (the service then remembers no rejections).
  */
-function requeueOnFreedCapacity(service: PlacementService, write: RequeueWrite, config: Config, metrics: Metrics, logger: Logger): Requeuer | null {
+function requeueOnFreedCapacity(
+  service: PlacementService,
+  write: RequeueWrite,
+  config: Config,
+  metrics: Metrics,
+  logger: Logger,
+): { readonly requeuer: Requeuer; readonly capacityFreed: (freed: CapacityFreed) => void } | null {
   const rejected = service.rejectedPods;
   if (!config.requeue.enabled || !rejected) return null;
   const requeuer = new Requeuer(
@@ -177,10 +188,10 @@ function requeueOnFreedCapacity(service: PlacementService, write: RequeueWrite, 
     },
     logger,
   );
-  service.cache.onCapacityFreed = (freed) => {
+  const capacityFreed = (freed: CapacityFreed) => {
     if (rejected.size === 0) return; // nobody waits
     rejected.capacityFreed(freed, Date.now());
     requeuer.wake();
   };
-  return requeuer;
+  return { requeuer, capacityFreed };
 }

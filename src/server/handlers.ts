@@ -23,7 +23,7 @@
 import type { Logger } from 'pino';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import { explainNoFit, explainPlacement } from '../core/explain.js';
-import type { Node, Pod } from '../core/kube.js';
+import type { Node, Pod } from '../core/kubeObjects.js';
 import type { Candidates, Decision, PlacementService } from '../core/placementService.js';
 import { formatFailure, isUnresolvable, onlyStartingLimit } from '../core/reasons.js';
 import { toNodeRecord, toPodRecord, type PodRecord } from '../core/records.js';

@@ -7,7 +7,7 @@
  * Nested Kubernetes objects (Pod, NodeList, Node) use the usual camelCase JSON.
  */
 import { z } from 'zod';
-import type { Node, Pod } from '../core/kube.js';
+import type { Node, Pod } from '../core/kubeObjects.js';
 
 const metadata = z.looseObject({
   name: z.string().min(1, 'must not be empty'),

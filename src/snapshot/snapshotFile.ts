@@ -11,7 +11,7 @@
 import { closeSync, createReadStream, openSync, readFileSync, readSync } from 'node:fs';
 import { JSONParser } from '@streamparser/json-node';
 import { parse as parseYaml } from 'yaml';
-import type { Node, Pod } from '../core/kube.js';
+import type { Node, Pod } from '../core/kubeObjects.js';
 import type { Dimensions, PodRecordOptions } from '../core/records.js';
 import { ListingReader } from '../core/sync.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseConfig } from '../../src/config/load.js';
 import { mergeListings, packageVersion, rankCommand, untrackedRequests } from '../../src/cli/commands.js';
-import type { Pod } from '../../src/core/kube.js';
+import type { Pod } from '../../src/core/kubeObjects.js';
 import { loadFixture, makePod } from '../fixtures/builders.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

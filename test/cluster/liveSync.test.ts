@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { LiveSync, NOT_SYNCED, metricsObserver } from '../../src/cluster/liveSync.js';
 import { cacheUpdates } from '../../src/core/sync.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import type { Node, Pod } from '../../src/core/kube.js';
+import type { Node, Pod } from '../../src/core/kubeObjects.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { EXPIRED, scriptedDriver, status } from './watchDrivers.js';
@@ -19,7 +19,8 @@ const OPTIONS = { dims: { names: ['cpu', 'memory'] }, pausedLabel: 'sandbox-exte
 
 function setup() {
   const clock = { now: 5_000_000 };
-  const cache = new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 });
+  const released: string[] = [];
+  const cache = new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 }, { released: (r) => released.push(`${r.reservation.uid}:${r.reason}`) });
   const metrics = new Metrics(() => cache.size.reservations, { defaultMetrics: false });
   const nodes = scriptedDriver<Node>();
   nodes.queueLists({ items: [makeNode('n1', { cpu: '16', memory: '64Gi' })], resourceVersion: '1' });
@@ -30,7 +31,7 @@ function setup() {
     const text = await metrics.registry.getSingleMetricAsString(name);
     return Object.fromEntries([...text.matchAll(/resource="(\w+)"} (\S+)/g)].map((m) => [m[1], Number(m[2])]));
   };
-  return { clock, cache, metrics, nodes, pods, live, gauge };
+  return { clock, cache, released, metrics, nodes, pods, live, gauge };
 }
 
 const watching = (driver: { watches: unknown[] }, n = 1) => () => driver.watches.length >= n;
@@ -55,13 +56,11 @@ describe('LiveSync', () => {
     t.pods.queueLists({ items: [makePod('p').req({ cpu: '2' }).obj()], resourceVersion: '3' });
     t.live.start();
     await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
-    const released: string[] = [];
-    t.cache.onRelease = (r) => released.push(r.reason);
     t.cache.assume({ uid: 'uid-p', key: 'sandboxes/p', request: [2000, 0] }, 'n1', 0);
     t.pods.watches[0]!.send('MODIFIED', { ...makePod('p').req({ cpu: '2' }).node('n1').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '4' } });
     expect(t.cache.size.reservations).toBe(0);
     expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
-    expect(released).toEqual(['bound']);
+    expect(t.released).toEqual(['uid-p:bound']);
     await t.live.stop();
   });
 
@@ -71,15 +70,13 @@ describe('LiveSync', () => {
       { items: [makePod('gone').req({ cpu: '2' }).obj(), makePod('stays').req({ cpu: '1' }).node('n1').obj()], resourceVersion: '3' },
       { items: [makePod('stays').req({ cpu: '1' }).node('n1').obj()], resourceVersion: '90' },
     );
-    const released: string[] = [];
-    t.cache.onRelease = (r) => released.push(`${r.reservation.uid}:${r.reason}`);
     t.live.start();
     await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
     t.cache.assume({ uid: 'uid-gone', key: 'sandboxes/gone', request: [2000, 0] }, 'n1', 0);
     t.pods.watches[0]!.send('ERROR', EXPIRED);
     await until(watching(t.pods, 2), 'the watch after the relist');
     expect(t.pods.watches[1]!.fromVersion).toBe('90');
-    expect(released).toEqual(['uid-gone:deleted']);
+    expect(t.released).toEqual(['uid-gone:deleted']);
     expect([...t.cache.podUids()]).toEqual(['uid-stays']);
     expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_lists_total')).toMatch(/resource="pods",kind="relist"} 1/);
     // A relist is not a restart: the counter (exported at 0 from the start) stays at 0.

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { keepAliveConfiguration } from '../../src/cluster/kube.js';
+import { keepAliveConfiguration } from '../../src/cluster/kubeClient.js';
 import { REQUEUE_ANNOTATION, Requeuer, requeueObjectWrite, type NudgeResult } from '../../src/cluster/requeuer.js';
 import type { NudgeTarget } from '../../src/core/rejections.js';
 

@@ -18,7 +18,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AbortError, ApiException, KubeConfig } from '@kubernetes/client-node';
-import { apiClient, nodeSource } from '../../src/cluster/kube.js';
+import { apiClient, nodeSource } from '../../src/cluster/kubeClient.js';
 import type { ListPage, ResourceSource } from '../../src/cluster/reflector.js';
 
 export interface Obj {

@@ -32,6 +32,19 @@ describe('debug view', () => {
     expect(view).toMatchObject({ reserved: { cpu: 4000, memory: 0 }, sandboxes: { reserved: 4, starting: 0 }, pressure: { cpu: 4000 / 64000, memory: 0 } });
   });
 
+  it('a node without pressure (capacity unknown) shows null and no per-resource pressure, and comes last by pressure', () => {
+    const c = cache();
+    c.upsertNode({ name: 'node-1', allocatable: null });
+    c.assume({ uid: 'u1', key: 'ns/a', request: [8_000, 0] }, 'node-1', 0);
+    expect(debugNodes(c, 0, 'pressure').map((n) => [n.name, n.maxPressure])).toEqual([
+      ['node-16', 0],
+      ['node-64', 0],
+      ['node-192', 0],
+      ['node-1', null],
+    ]);
+    expect(debugNode(c, 'node-1', 0)).toMatchObject({ allocatable: null, pressure: {}, maxPressure: null, reserved: { cpu: 8_000, memory: 0 } });
+  });
+
   it('shows nothing for a name it does not know', () => {
     expect(debugNode(cache(), 'node-7', 0)).toBeNull();
   });

@@ -182,8 +182,6 @@ describe('scheduler cache invariants', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 50 }), (ops) => {
         const c = new SchedulerCache(DIMS, { ttlMs: 500, unconfirmedTtlMs: 100 });
-        const released: string[] = [];
-        c.onRelease = (r) => released.push(r.reservation.uid);
         let now = 0;
         for (const o of ops) {
           now += 10;
@@ -239,13 +237,12 @@ describe('capacity freed', () => {
     return info ? [...[0, 1].map((r) => info.allocated[r]! + info.paused[r]! + info.reserved[r]!), info.starting + info.reservedCount] : [0, 0, 0];
   };
 
-  it('whenever a node holds less in some dimension, or starts fewer sandboxes, after a change, onCapacityFreed named it during that change', () => {
+  it('whenever a node holds less in some dimension, or starts fewer sandboxes, after a change, the capacityFreed listener named it during that change', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
-        const c = new SchedulerCache(DIMS, { ttlMs: 500, unconfirmedTtlMs: 100 });
-        for (const n of ['n1', 'n2', 'n3']) c.upsertNode({ name: n, allocatable: [1000, 1000] });
         let freed: string[] = [];
-        c.onCapacityFreed = (f) => freed.push(f.nodeName);
+        const c = new SchedulerCache(DIMS, { ttlMs: 500, unconfirmedTtlMs: 100 }, { capacityFreed: (f) => freed.push(f.nodeName) });
+        for (const n of ['n1', 'n2', 'n3']) c.upsertNode({ name: n, allocatable: [1000, 1000] });
         let now = 0;
         for (const o of ops) {
           now += 10;

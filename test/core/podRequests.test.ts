@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import type { Container, Node, Pod, ResourceList } from '../../src/core/kube.js';
+import type { Container, Node, Pod, ResourceList } from '../../src/core/kubeObjects.js';
 import {
   ASSIGNED_POD_OPTIONS,
   INCOMING_POD_OPTIONS,

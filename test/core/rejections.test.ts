@@ -1,8 +1,8 @@
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
-import { RejectedPods } from '../../src/core/rejections.js';
+import { RejectedPods, seenByScheduler } from '../../src/core/rejections.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/records.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { SchedulerCache, type CapacityFreed } from '../../src/core/schedulerCache.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
@@ -11,11 +11,21 @@ const RACE_WINDOW_MS = 5_000;
 const NODES = { names: ['n1', 'n2'] };
 
 /**
+ * The cache's capacityFreed listener is fixed when the cache is made: this one forwards to `to`,
+ * which a test points where it wants (as the runtime's wiring points it at the requeue).
+ */
+function freedRelay() {
+  const relay = { to: (_freed: CapacityFreed): void => undefined, listener: (freed: CapacityFreed) => relay.to(freed) };
+  return relay;
+}
+
+/**
  * Two nodes of 8 CPU / 32 GiB, each full with four paused Succeeded pods of 2 CPU (counted by the
  * extender only), and a service that remembers rejections. Every freed capacity is noted at `clock.now`.
  */
 function fullCluster(maxPods = 100) {
-  const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 });
+  const relay = freedRelay();
+  const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 }, { capacityFreed: relay.listener });
   for (const n of ['n1', 'n2']) cache.upsertNode(toNodeRecord(makeNode(n, { cpu: '8', memory: '32Gi' }), DIMS));
   for (const n of ['n1', 'n2']) for (let i = 0; i < 4; i++) cache.upsertPod(paused(`${n}-p${i}`, n));
   const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
@@ -27,12 +37,35 @@ function fullCluster(maxPods = 100) {
   });
   const rejected = service.rejectedPods!;
   const clock = { now: 0 };
-  cache.onCapacityFreed = (f) => rejected.capacityFreed(f, clock.now);
+  relay.to = (f) => rejected.capacityFreed(f, clock.now);
   return { cache, service, rejected, clock };
 }
 const paused = (name: string, node: string, cpu = '2', phase = 'Succeeded') => toPodRecord(makePod(name).req({ cpu, memory: '4Gi' }).node(node).paused().phase(phase).obj(), DIMS, OPTIONS);
 const sandbox = (name: string, cpu = '2') => toPodRecord(makePod(name).req({ cpu, memory: '4Gi' }).obj(), DIMS, OPTIONS);
 const uids = (targets: readonly { uid: string }[]) => targets.map((t) => t.uid);
+
+describe('seenByScheduler: which of the cache’s facts kube-scheduler sees (the table in rejections.ts)', () => {
+  const freed = (cause: CapacityFreed['cause'], podTerminal = false): CapacityFreed => ({ nodeName: 'n1', cause, podTerminal });
+  it.each<[CapacityFreed['cause'], boolean]>([
+    ['pod-deleted', true],
+    ['pod-updated', true],
+    ['bound', true],
+    ['moved', true],
+    ['binding-finished', true],
+    ['deleted', false],
+    ['unschedulable', false],
+    ['unreserved', false],
+    ['expired', false],
+    ['reassumed', false],
+  ])('%s: seen %s', (cause, seen) => {
+    expect(seenByScheduler(freed(cause))).toBe(seen);
+  });
+
+  it('a terminal pod’s record deleted or updated is hidden: kube-scheduler’s informer never held it', () => {
+    expect(seenByScheduler(freed('pod-deleted', true))).toBe(false);
+    expect(seenByScheduler(freed('pod-updated', true))).toBe(false);
+  });
+});
 
 describe('RejectedPods: which pods rejected for capacity are requeued when capacity frees', () => {
   it('a paused Succeeded pod deleted: the pod rejected for capacity is nudged once, for the node that freed', () => {
@@ -103,7 +136,8 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
 
   it('a start slot freeing nudges a pod held by the starting limit once the node is below its limit', () => {
     // One node of 8 CPU with room, limit 1 starting sandbox: a starting pod holds the slot.
-    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } });
+    const relay = freedRelay();
+    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } }, { capacityFreed: relay.listener });
     cache.upsertNode(toNodeRecord(makeNode('n1', { cpu: '8', memory: '32Gi' }), DIMS));
     const starting = (ready: boolean) => toPodRecord(makePod('s').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready }).obj(), DIMS, OPTIONS);
     cache.upsertPod(starting(false));
@@ -113,7 +147,7 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     });
     const rejected = service.rejectedPods!;
     const clock = { now: 0 };
-    cache.onCapacityFreed = (f) => rejected.capacityFreed(f, clock.now);
+    relay.to = (f) => rejected.capacityFreed(f, clock.now);
     const held = service.filter(sandbox('w'), { names: ['n1'] }, 1_000);
     expect(held.failed).toEqual([['n1', [{ code: 'StartingLimit', starting: 1, limit: 1 }]]]);
     expect(rejected.has('uid-w')).toBe(true);
@@ -128,20 +162,21 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
   });
 
   it('a Ready update (seen by kube-scheduler) nudges pods held by the limit within the race window only; running → running frees nothing', () => {
-    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } });
+    const relay = freedRelay();
+    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } }, { capacityFreed: relay.listener });
     cache.upsertNode(toNodeRecord(makeNode('n1', { cpu: '8', memory: '32Gi' }), DIMS));
     const freed: string[] = [];
-    cache.onCapacityFreed = (f) => freed.push(`${f.nodeName}:${f.cause}:${f.hidden}`);
+    relay.to = (f) => freed.push(`${f.nodeName}:${f.cause}:${seenByScheduler(f) ? 'seen' : 'hidden'}`);
     const pod = makePod('s').req({ cpu: '2', memory: '4Gi' });
     cache.upsertPod(toPodRecord(pod.node('n1', { ready: false }).obj(), DIMS, OPTIONS));
     cache.upsertPod(toPodRecord(pod.node('n1', { ready: true }).obj(), DIMS, OPTIONS));
-    expect(freed).toEqual(['n1:pod-updated:false']); // starting → running: the start slot frees, kube-scheduler sees the update
+    expect(freed).toEqual(['n1:pod-updated:seen']); // starting → running: the start slot frees, kube-scheduler sees the update
     cache.upsertPod(toPodRecord(pod.node('n1', { ready: true }).obj(), DIMS, OPTIONS));
     expect(freed).toHaveLength(1); // running → running: nothing frees
     // A reservation whose pod is first seen bound and already Ready: its start slot frees with the bind.
     cache.assume({ uid: 'uid-v', key: 'sandboxes/v', request: [2000, 4 * 1024 ** 3] }, 'n1', 0);
     cache.upsertPod(toPodRecord(makePod('v').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
-    expect(freed).toEqual(['n1:pod-updated:false', 'n1:bound:false']);
+    expect(freed).toEqual(['n1:pod-updated:seen', 'n1:bound:seen']);
     cache.assume({ uid: 'uid-y', key: 'sandboxes/y', request: [2000, 4 * 1024 ** 3] }, 'n1', 0);
     cache.upsertPod(toPodRecord(makePod('y').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
     expect(freed).toHaveLength(2); // bound and starting: the reservation's slot is the pod's now
@@ -152,7 +187,7 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
       rejectedPods: { maxPods: 10, raceWindowMs: RACE_WINDOW_MS },
     });
     const rejected = service.rejectedPods!;
-    cache.onCapacityFreed = (f) => rejected.capacityFreed(f, 10_000 + RACE_WINDOW_MS + 1);
+    relay.to = (f) => rejected.capacityFreed(f, 10_000 + RACE_WINDOW_MS + 1);
     cache.upsertPod(toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
     expect(service.filter(sandbox('w'), { names: ['n1'] }, 10_000).result).toBe('no_fit');
     cache.upsertPod(toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
@@ -160,7 +195,7 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     // Within the window: kube-scheduler retried w on the Ready update before the extender applied it.
     cache.upsertPod(toPodRecord(makePod('u').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
     expect(service.filter(sandbox('w'), { names: ['n1'] }, 20_000).result).toBe('no_fit');
-    cache.onCapacityFreed = (f) => rejected.capacityFreed(f, 20_100);
+    relay.to = (f) => rejected.capacityFreed(f, 20_100);
     cache.upsertPod(toPodRecord(makePod('u').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
     expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
   });

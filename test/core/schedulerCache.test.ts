@@ -1,4 +1,4 @@
-import type { Pod } from '../../src/core/kube.js';
+import type { Pod } from '../../src/core/kubeObjects.js';
 import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../src/core/records.js';
 import type { Release } from '../../src/core/reservations.js';
 import { SchedulerCache, type CapacityFreed } from '../../src/core/schedulerCache.js';
@@ -12,13 +12,14 @@ const TTL_MS = 600_000;
 const UNCONFIRMED_TTL_MS = 30_000;
 
 /** A cache with nodes n1 (16 CPU / 64Gi) and n2 (64 CPU / 256Gi), every release recorded. */
-function cacheWithNodes(): { c: SchedulerCache; releases: Release[] } {
-  const c = new SchedulerCache(DIMS, { ttlMs: TTL_MS, unconfirmedTtlMs: UNCONFIRMED_TTL_MS });
+function cacheWithNodes(): { c: SchedulerCache; releases: Release[]; freed: CapacityFreed[] } {
   const releases: Release[] = [];
-  c.onRelease = (r) => releases.push(r);
+  const freed: CapacityFreed[] = [];
+  const c = new SchedulerCache(DIMS, { ttlMs: TTL_MS, unconfirmedTtlMs: UNCONFIRMED_TTL_MS }, { released: (r) => releases.push(r), capacityFreed: (f) => freed.push(f) });
   c.upsertNode(toNodeRecord(makeNode('n1', { cpu: '16', memory: '64Gi' }), DIMS));
   c.upsertNode(toNodeRecord(makeNode('n2', { cpu: '64', memory: '256Gi' }), DIMS));
-  return { c, releases };
+  freed.length = 0;
+  return { c, releases, freed };
 }
 
 /** The parts of a NodeInfo the tests compare (copies). */
@@ -305,6 +306,23 @@ describe('SchedulerCache reservation lifecycle (the diagram in schedulerCache.ts
     expect(reasons(releases)).toEqual(['bound']);
   });
 
+  it('BindingFinished → assume → Assumed (kube-scheduler retried the pod), and finishBinding again renews it (a retried bind)', () => {
+    const { c, releases } = cacheWithNodes();
+    const p = pod('p');
+    c.upsertPod(p);
+    c.assume(p, 'n1', 0);
+    c.finishBinding(p.uid, 'n1', 1_000);
+    expect(c.assume(p, 'n2', 2_000)).toBe('assumed');
+    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', reservedAtMs: 2_000, expiresAtMs: 2_000 + TTL_MS, bindingFinished: false });
+    expect(totals(c, 'n1')).toMatchObject({ reserved: [0, 0], reservedCount: 0 });
+    expect(totals(c, 'n2')).toMatchObject({ reserved: [2000, 4 * GiB], reservedCount: 1 });
+    expect(c.finishBinding(p.uid, 'n2', 3_000)).toBe(true);
+    expect(c.finishBinding(p.uid, 'n2', 4_000)).toBe(true);
+    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', reservedAtMs: 2_000, expiresAtMs: 4_000 + TTL_MS, bindingFinished: true });
+    expect(c.size.reservations).toBe(1);
+    expect(releases).toEqual([]); // replaced, never released
+  });
+
   it('finishBinding without a reservation makes one for a pod seen unbound, and nothing otherwise', () => {
     const { c } = cacheWithNodes();
     const p = pod('p');
@@ -349,18 +367,13 @@ describe('release when kube-scheduler gives up on the cycle (Unschedulable after
   });
 });
 
-describe('SchedulerCache capacity freed (onCapacityFreed, the table in schedulerCache.ts)', () => {
+describe('SchedulerCache capacity freed (the capacityFreed listener: the facts of the table in schedulerCache.ts)', () => {
   const sandbox = (name: string) => makePod(name).req({ cpu: '2', memory: '4Gi' });
   const failedScheduling = (name: string, message: string) =>
     ({ ...sandbox(name).obj(), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] } }) as Pod;
-  function watched() {
-    const { c } = cacheWithNodes();
-    const freed: CapacityFreed[] = [];
-    c.onCapacityFreed = (f) => freed.push(f);
-    return { c, freed };
-  }
+  const watched = cacheWithNodes;
 
-  it('a paused pod in a terminal phase: deleted, or losing its label, frees capacity hidden from kube-scheduler', () => {
+  it('a paused pod in a terminal phase: deleted, or losing its label, frees capacity, said to be a terminal pod’s', () => {
     const { c, freed } = watched();
     c.upsertPod(record(sandbox('a').node('n1').paused().phase('Succeeded').obj()));
     c.upsertPod(record(sandbox('b').node('n1').paused().phase('Failed').obj()));
@@ -368,13 +381,13 @@ describe('SchedulerCache capacity freed (onCapacityFreed, the table in scheduler
     c.deletePod('uid-a');
     c.upsertPod(record(sandbox('b').node('n1').phase('Failed').obj())); // paused label removed: paused → inactive
     expect(freed).toEqual([
-      { nodeName: 'n1', cause: 'pod-deleted', hidden: true },
-      { nodeName: 'n1', cause: 'pod-updated', hidden: true },
+      { nodeName: 'n1', cause: 'pod-deleted', podTerminal: true },
+      { nodeName: 'n1', cause: 'pod-updated', podTerminal: true },
     ]);
     expect(totals(c, 'n1')).toMatchObject({ paused: [0, 0], pausedCount: 0 });
   });
 
-  it('a pod kube-scheduler sees (not terminal) frees capacity it sees: deleted, finished, paused one deleted', () => {
+  it('a pod not in a terminal phase frees capacity, said to be a live pod’s: deleted, finished, paused one deleted', () => {
     const { c, freed } = watched();
     c.upsertPod(record(sandbox('run').node('n1').obj()));
     c.upsertPod(record(sandbox('job').node('n1').obj()));
@@ -383,9 +396,9 @@ describe('SchedulerCache capacity freed (onCapacityFreed, the table in scheduler
     c.upsertPod(record(sandbox('job').node('n1').phase('Succeeded').obj()));
     c.deletePod('uid-held');
     expect(freed).toEqual([
-      { nodeName: 'n1', cause: 'pod-deleted', hidden: false },
-      { nodeName: 'n1', cause: 'pod-updated', hidden: false },
-      { nodeName: 'n2', cause: 'pod-deleted', hidden: false },
+      { nodeName: 'n1', cause: 'pod-deleted', podTerminal: false },
+      { nodeName: 'n1', cause: 'pod-updated', podTerminal: false },
+      { nodeName: 'n2', cause: 'pod-deleted', podTerminal: false },
     ]);
   });
 
@@ -402,7 +415,7 @@ describe('SchedulerCache capacity freed (onCapacityFreed, the table in scheduler
     expect(freed).toEqual([]);
   });
 
-  it('reservation releases: moved is seen (the pod bound elsewhere); deleted, unschedulable, unreserved, expired are hidden; bound and starting frees nothing, bound and Ready its start slot (seen)', () => {
+  it('reservation releases free capacity named by their reason; bound and starting frees nothing, bound and Ready its start slot', () => {
     const { c, freed } = watched();
     const names = ['bound', 'bound-ready', 'moved', 'deleted', 'unsched', 'unreserved', 'expired'];
     for (const name of names) {
@@ -417,16 +430,16 @@ describe('SchedulerCache capacity freed (onCapacityFreed, the table in scheduler
     c.forget('uid-unreserved');
     c.expire(TTL_MS);
     expect(freed).toEqual([
-      { nodeName: 'n1', cause: 'bound', hidden: false },
-      { nodeName: 'n1', cause: 'moved', hidden: false },
-      { nodeName: 'n1', cause: 'deleted', hidden: true },
-      { nodeName: 'n1', cause: 'unschedulable', hidden: true },
-      { nodeName: 'n1', cause: 'unreserved', hidden: true },
-      { nodeName: 'n1', cause: 'expired', hidden: true },
+      { nodeName: 'n1', cause: 'bound', podTerminal: false },
+      { nodeName: 'n1', cause: 'moved', podTerminal: false },
+      { nodeName: 'n1', cause: 'deleted', podTerminal: false },
+      { nodeName: 'n1', cause: 'unschedulable', podTerminal: false },
+      { nodeName: 'n1', cause: 'unreserved', podTerminal: false },
+      { nodeName: 'n1', cause: 'expired', podTerminal: false },
     ]);
   });
 
-  it('a reservation replaced on another node frees the first: hidden when assumed again, seen when the bind verb moved it', () => {
+  it('a reservation replaced on another node frees the first, named by the transition: assumed again, or moved by the bind verb', () => {
     const { c, freed } = watched();
     const p = record(sandbox('p').obj());
     c.upsertPod(p);
@@ -435,8 +448,8 @@ describe('SchedulerCache capacity freed (onCapacityFreed, the table in scheduler
     c.assume(p, 'n2', 2);
     c.finishBinding('uid-p', 'n1', 3);
     expect(freed).toEqual([
-      { nodeName: 'n1', cause: 'replaced', hidden: true },
-      { nodeName: 'n2', cause: 'replaced', hidden: false },
+      { nodeName: 'n1', cause: 'reassumed', podTerminal: false },
+      { nodeName: 'n2', cause: 'binding-finished', podTerminal: false },
     ]);
   });
 

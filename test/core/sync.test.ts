@@ -1,5 +1,5 @@
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import type { Node, Pod } from '../../src/core/kube.js';
+import type { Node, Pod } from '../../src/core/kubeObjects.js';
 import { syncModel } from '../../src/core/sync.js';
 import { loadFixture, makeNode, makePod } from '../fixtures/builders.js';
 

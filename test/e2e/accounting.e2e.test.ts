@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { ASSIGNED_POD_OPTIONS, INCOMING_POD_OPTIONS, podRequestsExact, type PodRequestsOptions } from '../../src/core/podRequests.js';
 import { QuantityError, milliValue, parseQuantity, value, type Quantity } from '../../src/core/quantity.js';
 import { requestVector } from '../../src/core/records.js';
-import type { Pod } from '../../src/core/kube.js';
+import type { Pod } from '../../src/core/kubeObjects.js';
 import { BINARY_SUFFIXES, DECIMAL_SUFFIXES, Rand, generatePod, quantityString, type PodTraits } from './accounting-cases.js';
 import { E2E_DIR, STATE_DIR, run } from './kube.js';
 

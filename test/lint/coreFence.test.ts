@@ -27,11 +27,11 @@ describe('src/core purity fence', () => {
 
 describe('the core imports only itself', () => {
   it.each([
-    ['../cluster/kube.js', 'src/core/probe.ts'],
+    ['../cluster/kubeClient.js', 'src/core/probe.ts'],
     ['../server/wire.js', 'src/core/probe.ts'],
     ['../observability/metrics.js', 'src/core/probe.ts'],
     ['../random.js', 'src/core/probe.ts'],
-    ['../../cluster/kube.js', 'src/core/strategies/probe.ts'],
+    ['../../cluster/kubeClient.js', 'src/core/strategies/probe.ts'],
   ])('rejects %s from %s', async (module, file) => {
     expect(await ruleIds(`import * as m from '${module}';\nexport const x = m;\n`, file)).toContain('no-restricted-imports');
   }, 30_000);
@@ -46,10 +46,10 @@ describe('layers point down only (core ← config, observability ← snapshot, c
   it.each([
     ['src/cluster/probe.ts', '../server/handlers.js'],
     ['src/cluster/probe.ts', '../runtime/service.js'],
-    ['src/server/probe.ts', '../cluster/kube.js'],
+    ['src/server/probe.ts', '../cluster/kubeClient.js'],
     ['src/server/probe.ts', '../runtime/serve.js'],
     ['src/observability/probe.ts', '../server/app.js'],
-    ['src/snapshot/probe.ts', '../cluster/kube.js'],
+    ['src/snapshot/probe.ts', '../cluster/kubeClient.js'],
     ['src/config/probe.ts', '../runtime/service.js'],
     ['src/runtime/probe.ts', '../cli/main.js'],
   ])('%s may not import %s', async (file, module) => {
@@ -59,7 +59,7 @@ describe('layers point down only (core ← config, observability ← snapshot, c
   it.each([
     ['src/cluster/probe.ts', '../observability/metrics.js'],
     ['src/server/probe.ts', '../core/binding.js'],
-    ['src/runtime/probe.ts', '../cluster/kube.js'],
+    ['src/runtime/probe.ts', '../cluster/kubeClient.js'],
     ['src/cli/probe.ts', '../runtime/service.js'],
   ])('%s may import %s', async (file, module) => {
     expect(await ruleIds(`import * as m from '${module}';\nexport const x = m;\n`, file)).not.toContain('no-restricted-imports');

@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import request from 'supertest';
-import type { Node, Pod } from '../../src/core/kube.js';
+import type { Node, Pod } from '../../src/core/kubeObjects.js';
 import { schedulerAmount } from '../../src/core/podRequests.js';
 import { createApp } from '../../src/server/app.js';
 import { makeNode, makePod } from '../fixtures/builders.js';

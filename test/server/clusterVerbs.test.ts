@@ -5,7 +5,7 @@
 import request from 'supertest';
 import type { BindOutcome, BindRequest } from '../../src/core/binding.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
-import { makePod } from '../fixtures/builders.js';
+import { makeNode, makePod } from '../fixtures/builders.js';
 import { makeHarness, namesArgs, NODE_16, NODE_192, NODE_64, NOW_MS, SNAPSHOT_PATH } from './harness.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
 
@@ -204,5 +204,14 @@ describe('readiness and the debug view', () => {
     const series = text.split('\n').filter((l) => l.startsWith('sandbox_extender_node_pressure_ratio{'));
     // node-16: (2 × 2000) / 16000 = 0.25 cpu is the highest; only its two resources are exported.
     expect(series.sort()).toEqual([`sandbox_extender_node_pressure_ratio{node="${NODE_16}",resource="cpu"} 0.25`, `sandbox_extender_node_pressure_ratio{node="${NODE_16}",resource="memory"} 0.125`]);
+  });
+
+  it('/metrics: a node without pressure (capacity unknown) comes after every node with one, so it never takes the place of one', async () => {
+    // Sorted by name among equal pressures, a-unknown would come first if no value counted as 0.
+    const nodes = [makeNode('a-unknown', null), makeNode('b-empty', { cpu: '8', memory: '32Gi' }), makeNode('c-empty', { cpu: '8', memory: '32Gi' })];
+    const h = makeHarness({ metrics: { maxNodeSeries: 2 } }, { nodes, pods: [] });
+    const text = (await request(h.app).get('/metrics')).text;
+    const exported = new Set(text.split('\n').filter((l) => l.startsWith('sandbox_extender_node_pressure_ratio{')).map((l) => /node="([^"]+)"/.exec(l)![1]));
+    expect([...exported].sort()).toEqual(['b-empty', 'c-empty']);
   });
 });

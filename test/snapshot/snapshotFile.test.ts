@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { stringify as toYaml } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
-import type { Node, Pod } from '../../src/core/kube.js';
+import type { Node, Pod } from '../../src/core/kubeObjects.js';
 import { serve, type RunningServer } from '../../src/runtime/serve.js';
 import { watchFileChanges } from '../../src/fileWatch.js';
 import { SnapshotError, parseSnapshot, readSnapshot, readSnapshotRecords } from '../../src/snapshot/snapshotFile.js';

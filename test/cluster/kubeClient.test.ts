@@ -1,11 +1,11 @@
 /**
- * loadKubeConfig (src/cluster/kube.ts): kubectl's search order, and no silent fallback to
+ * loadKubeConfig (src/cluster/kubeClient.ts): kubectl's search order, and no silent fallback to
  * http://localhost:8080 when nothing is found (client-node's loadFromDefault does that).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadKubeConfig, NoKubeConfigError } from '../../src/cluster/kube.js';
+import { loadKubeConfig, NoKubeConfigError } from '../../src/cluster/kubeClient.js';
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config

@@ -5,7 +5,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type Configuration } from '@kubernetes/client-node';
-import type { Node, Pod } from '../core/kube.js';
+import type { Node, Pod } from '../core/kubeObjects.js';
 import type { ResourceSource } from './reflector.js';
 
 /**
@@ -132,12 +132,4 @@ export function nodeSource(kc: KubeConfig, api: CoreV1Api): ResourceSource<Node>
     const page = await api.listNode({ limit, _continue: continueToken });
     return { items: page.items as unknown as Node[], resourceVersion: page.metadata?.resourceVersion ?? '', continueToken: page.metadata?._continue };
   });
-}
-
-/** The HTTP status of a client-node ApiException (or a watch error), if any. */
-export function statusOf(err: unknown): number | undefined {
-  const e = err as { code?: unknown; statusCode?: unknown } | null;
-  if (typeof e?.code === 'number') return e.code;
-  if (typeof e?.statusCode === 'number') return e.statusCode;
-  return undefined;
 }
