@@ -14,7 +14,8 @@ import { Binder } from './binder.js';
 import { EventRecorder, type EventOutcome } from './events.js';
 import { keepAliveConfiguration, nodeSource, podSource } from './kubeClient.js';
 import { LiveSync, type SyncObserver } from './liveSync.js';
-import { requeueObjectWrite } from './requeuer.js';
+import { requeueMergePatchWrite, requeueObjectWrite } from './requeuer.js';
+import { ApiWrites } from './apiWrites.js';
 import { TurnBatch } from './turnBatch.js';
 
 /** How often the watches' health is reported (ms). */
@@ -52,18 +53,24 @@ const observer: SyncObserver = {
   listed: (resource, relist) => post({ t: 'observer', kind: 'listed', resource, relist }),
 };
 
-function start(): void {
+async function start(): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromString(data.kubeconfig);
   const configuration = keepAliveConfiguration(kc);
   const api = new CoreV1Api(configuration);
-  const requeue = data.requeue ? requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name) : null;
+  // Writes (Events, Bindings, the requeue patch) through undici, unless the kubeconfig names a proxy (apiWrites.ts).
+  const writes = await ApiWrites.create(kc);
+  const requeue = !data.requeue
+    ? null
+    : writes
+      ? requeueMergePatchWrite(writes, data.requeue.namespace, data.requeue.name)
+      : requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name);
   const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, ...data.watch }, observer, logger);
-  const binder = new Binder(api);
+  const binder = new Binder(writes ?? api);
   const events = data.events;
   const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }));
   const recorder = events
-    ? new EventRecorder(api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => outcomes.push(outcome) }, logger)
+    ? new EventRecorder(writes ?? api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => outcomes.push(outcome) }, logger)
     : null;
   const reportHealth = () => post({ t: 'health', atMs: Date.now(), health: live.health() });
   const healthTimer = setInterval(reportHealth, HEALTH_EVERY_MS);
@@ -86,7 +93,10 @@ function start(): void {
         break;
       case 'stop':
         clearInterval(healthTimer);
-        void live.stop().then(() => post({ t: 'stopped' }));
+        void live
+          .stop()
+          .then(() => writes?.close())
+          .then(() => post({ t: 'stopped' }));
         break;
     }
   });
@@ -95,8 +105,4 @@ function start(): void {
   post({ t: 'started', server: kc.getCurrentCluster()?.server ?? '' });
 }
 
-try {
-  start();
-} catch (err) {
-  post({ t: 'failed', error: (err as Error).message });
-}
+start().catch((err: unknown) => post({ t: 'failed', error: (err as Error).message }));
