@@ -72,6 +72,12 @@ export const configSchema = z
         /** Idle keep-alive; above Go's client idle timeout so kube-scheduler never reuses a closed connection. */
         keepAliveTimeoutSeconds: z.number().positive().default(120),
         /**
+         * A request (headers and body) not received in full within this time is answered 408 and its
+         * connection closed, so a stalled client never holds a connection (kube-scheduler's httpTimeout is
+         * seconds).
+         */
+        requestTimeoutSeconds: z.number().positive().max(3600).default(30),
+        /**
          * HTTPS for a remote extender (the default is plain HTTP on loopback, beside kube-scheduler).
          * With `clientCaFile`, clients must present a certificate signed by it (mTLS; kube-scheduler's
          * extender tlsConfig certFile/keyFile), which is what keeps the bind verb from strangers.

@@ -67,7 +67,9 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
   }
   const { server, stop: stopTlsWatch } = listener;
   server.keepAliveTimeout = config.server.keepAliveTimeoutSeconds * 1000;
-  server.headersTimeout = server.keepAliveTimeout + 5000;
+  // Node (≥ 18) times the headers from the request's first byte, not from the idle keep-alive, and a
+  // headersTimeout above requestTimeout switches requestTimeout off (createListener): keep them equal.
+  server.headersTimeout = config.server.requestTimeoutSeconds * 1000;
   const sweep = setInterval(() => service.cache.expire(now()), sweepIntervalMs(config, clusterMode));
   sweep.unref();
   const stopSampler = startEventLoopSampler(metrics);

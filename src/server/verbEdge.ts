@@ -9,6 +9,8 @@
  *
  * Error policy is the verbs' own (handlers.ts); what this layer adds, always as `{"Error": "..."}`:
  * - 405 (with `Allow: POST`) for another method on a verb's path;
+ * - 415 for a body that is not JSON (a Content-Type other than application/json or +json, a charset
+ *   other than UTF-8) or is compressed (any Content-Encoding but identity); no Content-Type is read as JSON;
  * - 413 for a body over server.maxRequestBodyBytes (declared by Content-Length, or counted while reading);
  * - 400 for a body that is not JSON, or shorter or longer than its Content-Length;
  * - 500 (logged) for an unexpected fault; the server and its state carry on.
@@ -36,6 +38,25 @@ export function verbOfPath(url: string | undefined): VerbName | null {
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Writes a reply in one piece; the JSON text ends with a newline, as a terminal expects. */
+/** Why a Content-Encoding is refused (anything but identity: kube-scheduler never compresses), or null. */
+export function refusedEncoding(encoding: string | undefined): string | null {
+  const value = (encoding ?? '').trim().toLowerCase();
+  return value === '' || value === 'identity' ? null : `Content-Encoding ${encoding} is not accepted: send the body uncompressed`;
+}
+
+/**
+ * Why a Content-Type is refused, or null: JSON (application/json or a +json type) in UTF-8 is
+ * accepted, and a request without the header (read as JSON); anything else is refused.
+ */
+export function refusedType(type: string | undefined): string | null {
+  if (type === undefined) return null;
+  const [media = '', ...params] = type.split(';').map((p) => p.trim().toLowerCase());
+  if (media !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(media)) return `Content-Type ${type} is not JSON: send the body as Content-Type: application/json`;
+  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return `Content-Type ${type}: JSON is read as UTF-8 only`;
+  return null;
+}
+
 function write(res: ServerResponse, reply: VerbReply, headers: Record<string, string> = {}): void {
   const text = `${reply.body}\n`;
   res.writeHead(reply.status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), ...headers });
@@ -72,6 +93,8 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
   const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply> => {
     const declared = Number(req.headers['content-length']);
     if (declared > limit) return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`);
+    const refused = refusedEncoding(req.headers['content-encoding']) ?? refusedType(req.headers['content-type']);
+    if (refused) return errorReply(415, refused);
     let text: string;
     try {
       text = await getRawBody(req, { limit, encoding: 'utf8', ...(Number.isInteger(declared) && declared >= 0 ? { length: declared } : {}) });
@@ -105,9 +128,11 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
     }
     answer(verb, req).then(
       (reply) => {
-        if (reply.status === 413) res.setHeader('Connection', 'close');
+        // Refused before its body was read (413, 415): the connection is closed rather than drained.
+        const unread = !req.complete && (reply.status === 413 || reply.status === 415);
+        if (unread) res.setHeader('Connection', 'close');
         write(res, reply);
-        if (reply.status === 413) req.socket.end();
+        if (unread) req.socket.end();
       },
       (err: unknown) => {
         deps.logger.error({ err }, 'request failed');

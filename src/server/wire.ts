@@ -9,10 +9,22 @@
 import { z } from 'zod';
 import type { Node, Pod } from '../core/kubeObjects.js';
 
+/**
+ * Kubernetes' own length limits (a name is a DNS subdomain, at most 253 characters; a namespace a DNS
+ * label, at most 63; a UID is what the API server generated, a 36-character UUID, so 128 is far above
+ * any real one): a request beyond them comes from no API server, and its strings would be kept in
+ * reservations and Events.
+ */
+export const MAX_NAME_LENGTH = 253;
+export const MAX_NAMESPACE_LENGTH = 63;
+export const MAX_UID_LENGTH = 128;
+
+const objectName = z.string().min(1, 'must not be empty').max(MAX_NAME_LENGTH, `longer than ${MAX_NAME_LENGTH} characters (Kubernetes' limit for a name)`);
+
 const metadata = z.looseObject({
-  name: z.string().min(1, 'must not be empty'),
-  namespace: z.string().optional(),
-  uid: z.string().min(1, 'must not be empty'),
+  name: objectName,
+  namespace: z.string().max(MAX_NAMESPACE_LENGTH, `longer than ${MAX_NAMESPACE_LENGTH} characters (Kubernetes' limit for a namespace)`).optional(),
+  uid: z.string().min(1, 'must not be empty').max(MAX_UID_LENGTH, `longer than ${MAX_UID_LENGTH} characters (no API server makes such a UID)`),
   labels: z.record(z.string(), z.string()).nullish(),
 });
 
@@ -46,7 +58,7 @@ const pod = z.looseObject({
 });
 
 const node = z.looseObject({
-  metadata: z.looseObject({ name: z.string().min(1, 'must not be empty') }),
+  metadata: z.looseObject({ name: objectName }),
   status: z.looseObject({ allocatable: resourceList }).nullish(),
 });
 
@@ -55,7 +67,7 @@ const extenderArgs = z
   .object({
     Pod: pod,
     Nodes: z.looseObject({ items: z.array(node) }).nullish(),
-    NodeNames: z.array(z.string().min(1, 'must not be empty')).nullish(),
+    NodeNames: z.array(objectName).nullish(),
   })
   .refine((a) => (a.Nodes == null) !== (a.NodeNames == null), {
     message: 'exactly one of Nodes (nodeCacheCapable: false) or NodeNames (nodeCacheCapable: true) must be set',
@@ -176,7 +188,7 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
     if (nodes != null) return false;
     for (let i = 0; i < names.length; i++) {
       const name: unknown = names[i];
-      if (typeof name !== 'string' || name.length === 0) return false;
+      if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
     }
     return true;
   }
@@ -187,7 +199,7 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
     const { metadata, status } = item as { metadata?: unknown; status?: unknown };
     const name = (metadata as { name?: unknown } | null | undefined)?.name;
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || typeof name !== 'string' || name.length === 0) return false;
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
     if (status != null) {
       if (typeof status !== 'object' || Array.isArray(status)) return false;
       const allocatable = (status as { allocatable?: unknown }).allocatable;
@@ -219,10 +231,10 @@ export interface ExtenderBindingArgs {
 }
 
 const bindingArgs = z.object({
-  PodName: z.string().min(1, 'must not be empty'),
-  PodNamespace: z.string().min(1, 'must not be empty'),
-  PodUID: z.string().min(1, 'must not be empty'),
-  Node: z.string().min(1, 'must not be empty'),
+  PodName: objectName,
+  PodNamespace: z.string().min(1, 'must not be empty').max(MAX_NAMESPACE_LENGTH, `longer than ${MAX_NAMESPACE_LENGTH} characters (Kubernetes' limit for a namespace)`),
+  PodUID: z.string().min(1, 'must not be empty').max(MAX_UID_LENGTH, `longer than ${MAX_UID_LENGTH} characters (no API server makes such a UID)`),
+  Node: objectName,
 });
 
 /**
