@@ -103,6 +103,8 @@ interface Options {
   maxStockDeviation: number;
   /** One more stock run per mode with the extender stopped: the API server's cost of the extender's watches and writes. */
   apiCost: boolean;
+  /** Restart the extender before every sandbox run, so that each is its first run after a start (its own warm-up). */
+  freshExtender: boolean;
 }
 
 /** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
@@ -531,6 +533,27 @@ class CpuSampler {
       // not Linux
     }
     this.samples.push({ tMs: nowMs(), procs });
+  }
+}
+
+/**
+ * Waits until the machine's load has settled: the busy cores of two consecutive 5 s windows within 0.05 of each
+ * other (the cluster's start-up — the controller manager still working through 1,000+ new nodes, KWOK catching
+ * up — is over; what remains is its steady background: node leases and heartbeats), at most 10 min. Measured runs
+ * start after it, so the first run does not carry the cluster's start-up.
+ */
+async function waitClusterSettled(sampler: CpuSampler, clkTck: number): Promise<{ waitedMs: number; cores: number }> {
+  const start = nowMs();
+  let previous = Infinity;
+  for (;;) {
+    const from = nowMs();
+    sampler.sample();
+    await sleep(5000);
+    sampler.sample();
+    const cores = cpuShares(sampler.samples, from, nowMs(), clkTck).cores.get(MACHINE) ?? 0;
+    if (Math.abs(cores - previous) < 0.05 || nowMs() - start > 600_000) return { waitedMs: nowMs() - start, cores };
+    log(`waiting for the cluster's load to settle: ${cores.toFixed(2)} cores busy over the last 5 s`);
+    previous = cores;
   }
 }
 
@@ -1030,9 +1053,10 @@ function parseOptions(argv: string[]): Options {
     .option('--sessions <n>', 'separate cluster start-ups per node count, pooled in the summary (median and spread)', positiveInt, 1)
     .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
     .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
+    .option('--fresh-extender', 'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)', false)
     .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
@@ -1067,13 +1091,21 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
     const settings = { sandbox: await schedulerSettings(env.SANDBOX_SCHEDULER_URL!, kube), default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube) };
     await ensureNamespace(kube);
     sampler.start();
+    const settled = await waitClusterSettled(sampler, clockTicksPerSecond());
+    log(`the cluster's load has settled (${settled.cores.toFixed(2)} cores busy over the last 5 s) after ${(settled.waitedMs / 1000).toFixed(0)} s`);
     const ctx: Context = { opts, env, kube, sampler, clkTck: clockTicksPerSecond(), nodeCount: actualNodes, session };
     const results: RunResult[] = [];
     let profile: ProfileResult | null = null;
     const profileMode: Mode = opts.modes.includes('drain') ? 'drain' : opts.modes[0]!;
     for (const mode of opts.modes) {
       for (let run = 1; run <= opts.runs; run++) {
-        for (const scheduler of ['sandbox', 'default'] as const) results.push(await runOnce(ctx, mode, scheduler, run));
+        // Odd sessions run sandbox first, even ones stock first: whatever the cluster still does after its start
+        // (or a process's own warm-up) falls on each scheduler's first run in turn (see the warm-up line).
+        const order = session % 2 === 1 ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const);
+        for (const scheduler of order) {
+          if (scheduler === 'sandbox' && opts.freshExtender) await script('component.sh', ['restart', 'sandbox-extender']);
+          results.push(await runOnce(ctx, mode, scheduler, run));
+        }
       }
       if (opts.apiCost) results.push(await runOnce(ctx, mode, 'default', opts.runs + 1, false, 'extender stopped'));
       if (opts.profile && session === 1 && mode === profileMode) {
@@ -1186,15 +1218,17 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
   }
   say(formatColumns(rows));
   // Warm-up: the first sandbox run of each session and mode (the first load after the extender started) against the later ones.
-  const warm: string[] = [];
-  for (const mode of opts.modes) {
-    for (let s = 1; s <= sessions; s++) {
-      const runs = all.filter((r) => r.mode === mode && r.scheduler === 'sandbox' && !r.profiled && !r.variant && (r.session ?? 1) === s).sort((a, b) => a.run - b.run);
-      const first = firstRunRatio(runs.map((r) => r.podsPerSecond));
-      if (first !== null) warm.push(`${mode} session ${s}: ${fmt(first, 2)}`);
+  for (const scheduler of ['sandbox', 'default'] as const) {
+    const warm: string[] = [];
+    for (const mode of opts.modes) {
+      for (let s = 1; s <= sessions; s++) {
+        const runs = all.filter((r) => r.mode === mode && r.scheduler === scheduler && !r.profiled && !r.variant && (r.session ?? 1) === s).sort((a, b) => a.run - b.run);
+        const first = firstRunRatio(runs.map((r) => r.podsPerSecond));
+        if (first !== null) warm.push(`${mode} session ${s}${s % 2 === 1 ? ' (sandbox ran first)' : ' (stock ran first)'}: ${fmt(first, 2)}`);
+      }
     }
+    if (warm.length) say(`warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs in the session): ${warm.join('; ')}`);
   }
-  if (warm.length) say(`warm-up (first sandbox run's pods/s ÷ median of the later runs of its session): ${warm.join('; ')}`);
   const stopped = all.filter((r) => r.variant === 'extender stopped');
   if (stopped.length) {
     say('');
