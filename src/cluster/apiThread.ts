@@ -24,6 +24,9 @@ import { NOT_SYNCED, describeHealth, metricsObserver, staleness, type SyncObserv
 import type { WatchHealth } from './reflector.js';
 import { TurnBatch } from './turnBatch.js';
 
+/** How long the Events of a burst are collected before they go to the worker in one message (ms). */
+export const EVENT_BATCH_MS = 50;
+
 /** One CacheUpdates call: its method name and argument. */
 export type Update = { [K in keyof CacheUpdates]: readonly [K, Parameters<CacheUpdates[K]>[0]] }[keyof CacheUpdates];
 
@@ -90,7 +93,8 @@ export class ApiThread {
   private readonly pendingBinds = new Map<number, (outcome: BindOutcome) => void>();
   private nextBindId = 0;
   private readonly pendingRequeues = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
-  private readonly events = new TurnBatch<PodEvent>((events) => this.post({ t: 'events', events }));
+  /** Events go to the worker in batches of up to EVENT_BATCH_MS (they are rate-limited there anyway). */
+  private readonly events = new TurnBatch<PodEvent>((events) => this.post({ t: 'events', events }), EVENT_BATCH_MS);
   private nextRequeueId = 0;
   private health: { atMs: number; health: readonly WatchHealth[] } | null = null;
   private stopping = false;
@@ -216,9 +220,8 @@ export class ApiThread {
 
   /**
    * Queues an Event on the worker (rate-limited and deduplicated there). Events are posted in one
-   * message per turn of the event loop (setImmediate), after the verb that made them has written its
-   * reply: a decision's reply never waits for the message to the worker, and a burst posts one
-   * message for all the decisions of a turn.
+   * message per EVENT_BATCH_MS, after the verb that made them has written its reply: a decision's reply
+   * never waits for the message to the worker, and a burst posts one message for many decisions.
    */
   recordEvent(event: PodEvent): void {
     if (!this.stopping) this.events.push(event);

@@ -18,6 +18,9 @@ import { requeueMergePatchWrite, requeueObjectWrite } from './requeuer.js';
 import { ApiWrites } from './apiWrites.js';
 import { TurnBatch } from './turnBatch.js';
 
+/** How long Event outcomes (counted in a metric) are collected before they go to the main thread (ms). */
+const OUTCOME_BATCH_MS = 250;
+
 /** How often the watches' health is reported (ms). */
 const HEALTH_EVERY_MS = 500;
 
@@ -68,7 +71,7 @@ async function start(): Promise<void> {
   const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, ...data.watch }, observer, logger);
   const binder = new Binder(writes ?? api);
   const events = data.events;
-  const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }));
+  const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }), OUTCOME_BATCH_MS);
   const recorder = events
     ? new EventRecorder(writes ?? api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => outcomes.push(outcome) }, logger)
     : null;
