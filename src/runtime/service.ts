@@ -1,14 +1,18 @@
 /**
  * Assembling the extender from its configuration, without I/O: the scheduler cache, the placer,
  * the placement service and the metrics that read them. Shared by `serve` and the offline commands
- * (`rank` loads this, not the HTTP edge).
+ * (`rank` loads this, not the HTTP edge). The only module outside src/core that holds the cache
+ * itself: it hands out its two doors — the decision side (the PlacementService) and the informer
+ * side (CacheUpdates) — and, through the service, the read-only view (core/cacheView.ts).
  */
 import type { Config } from '../config/schema.js';
 import { currentPressure } from '../core/nodeInfo.js';
 import { Placer } from '../core/placement.js';
 import { PlacementService } from '../core/placementService.js';
 import { byPressureDescending, maxPressure } from '../core/pressure.js';
-import { SchedulerCache, type CapacityFreed } from '../core/schedulerCache.js';
+import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
+import { SchedulerCache } from '../core/schedulerCache.js';
+import { cacheUpdates, type CacheUpdates } from '../core/sync.js';
 import { Metrics } from '../observability/metrics.js';
 import { randomSource } from '../random.js';
 
@@ -21,8 +25,16 @@ export interface ServiceOptions {
   readonly capacityFreed?: (freed: CapacityFreed) => void;
 }
 
+/** What buildService makes: the decision side with the read-only view (`service.cache`), the informer side, the metrics. */
+export interface BuiltService {
+  readonly service: PlacementService;
+  /** The informer side: every change a snapshot, a list or a watch brings goes through here. */
+  readonly updates: CacheUpdates;
+  readonly metrics: Metrics;
+}
+
 /** The cache, the placement service and the metrics of `config`. */
-export function buildService(config: Config, options: ServiceOptions = {}): { service: PlacementService; metrics: Metrics } {
+export function buildService(config: Config, options: ServiceOptions = {}): BuiltService {
   const ttlMs = config.placementReservationTtlSeconds * 1000;
   const unconfirmedTtlMs = options.clusterMode ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000) : ttlMs;
   // The gauges read the cache when scraped; the cache tells the metrics of each release as it happens.
@@ -44,11 +56,11 @@ export function buildService(config: Config, options: ServiceOptions = {}): { se
     // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (clusterSource).
     rejectedPods: options.clusterMode && config.requeue.enabled ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000 } : undefined,
   });
-  return { service, metrics };
+  return { service, updates: cacheUpdates(cache), metrics };
 }
 
 /** [node, resource, pressure] for the `limit` nodes of highest current pressure. */
-function* nodePressures(cache: SchedulerCache, limit: number): Generator<readonly [string, string, number]> {
+function* nodePressures(cache: SchedulerCacheView, limit: number): Generator<readonly [string, string, number]> {
   if (limit <= 0) return;
   const rows = [...cache.nodeInfos()].filter((info) => info.hasNode).map((info) => {
     const pressure = currentPressure(info);
