@@ -5,11 +5,11 @@
  * records to the scheduler cache (microseconds each) and forwards Events and Bindings.
  *
  * Messages (structured clones; records and listings are plain data):
- *   main → worker  bind {id, request}, events [the Events of one turn of the event loop: turnBatch.ts],
+ *   main → worker  bind {id, request}, events [the Events of EVENT_BATCH_MS: turnBatch.ts],
  *                  requeue {id, value} (the write of a Requeuer round: requeuer.ts), stop
  *   worker → main  updates [batch of CacheUpdates calls, in order], observer (started / restarted /
  *                  listed), health (each watch's freshness, with the time it was read), bound {id,
- *                  outcome}, requeued {id, status, error}, eventOutcomes [per turn], started, failed (at start-up), stopped
+ *                  outcome}, requeued {id, status, error}, eventOutcomes [batched], started, failed (at start-up), stopped
  * The main thread ages the last health it got by the time since: a worker that stops reporting looks
  * like a watch that stopped delivering, and the cache goes stale (not ready) after maxBrokenSeconds.
  */
@@ -31,7 +31,7 @@ export type Update = { [K in keyof CacheUpdates]: readonly [K, Parameters<CacheU
 
 export type ToWorker =
   | { readonly t: 'bind'; readonly id: number; readonly request: BindRequest }
-  /** Events recorded since the last message (ApiThread.recordEvent batches them per turn of the event loop). */
+  /** Events recorded since the last message (ApiThread.recordEvent batches them for EVENT_BATCH_MS). */
   | { readonly t: 'events'; readonly events: readonly PodEvent[] }
   | { readonly t: 'requeue'; readonly id: number; readonly value: string }
   | { readonly t: 'stop' };
@@ -43,7 +43,7 @@ export type FromWorker =
   | { readonly t: 'bound'; readonly id: number; readonly outcome: BindOutcome }
   /** error null: written; otherwise the failure and its HTTP status, if any. */
   | { readonly t: 'requeued'; readonly id: number; readonly status: number | null; readonly error: string | null }
-  /** The outcomes of Events, batched per turn of the worker's event loop. */
+  /** The outcomes of Events, batched on the worker. */
   | { readonly t: 'eventOutcomes'; readonly outcomes: readonly EventOutcome[] }
   | { readonly t: 'started'; readonly server: string }
   | { readonly t: 'failed'; readonly error: string }

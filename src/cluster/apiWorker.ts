@@ -1,8 +1,8 @@
 /**
  * The worker thread of cluster mode's API side (see apiThread.ts for why and for the messages): the
  * list/watch reflectors (LiveSync), the Binder, the EventRecorder and the requeue object's write, with their own client. Records
- * are posted to the main thread in batches (one message per turn of this thread's event loop, in the
- * order the changes came), and each watch's health twice a second.
+ * are posted to the main thread in batches (at most UPDATE_BATCH_MS after they were read, in the order the
+ * changes came; any other message flushes them first), and each watch's health twice a second.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
@@ -26,20 +26,27 @@ const HEALTH_EVERY_MS = 500;
 
 const port = parentPort!;
 const data = workerData as ApiWorkerData;
-const post = (message: FromWorker) => port.postMessage(message);
+/**
+ * Watch events reach the main thread at most this long after they were read (ms): every change is
+ * covered meanwhile by a reservation (a pod just bound) or needs no haste (capacity freed, which
+ * kube-scheduler learns no sooner), and a burst's changes then cost the main thread one message.
+ */
+const UPDATE_BATCH_MS = 20;
+const updateBatch = new TurnBatch<Update>((batch) => port.postMessage({ t: 'updates', batch } satisfies FromWorker), UPDATE_BATCH_MS);
+/** Every other message goes after the updates read before it (a listing before its `listed`, changes before a health report). */
+const post = (message: FromWorker) => {
+  updateBatch.flush();
+  port.postMessage(message);
+};
 const logger = pino({ level: data.logLevel, base: { app: 'sandbox-extender', thread: 'api' } });
 
 /** CacheUpdates that queue each call and post them together at the end of the current turn. */
+/**
+ * CacheUpdates that queue each call and post them together, UPDATE_BATCH_MS after the first: the main
+ * thread applies a burst's watch events in one message instead of one per turn of this thread.
+ */
 function postingUpdates(): CacheUpdates {
-  let batch: Update[] = [];
-  const push = (update: Update) => {
-    if (batch.length === 0) setImmediate(() => {
-      const ready = batch;
-      batch = [];
-      post({ t: 'updates', batch: ready });
-    });
-    batch.push(update);
-  };
+  const push = (update: Update) => updateBatch.push(update);
   return {
     replaceNodes: (listing) => push(['replaceNodes', { nodes: listing.nodes, keptNodes: listing.keptNodes }]),
     replacePods: (listing) => push(['replacePods', { pods: listing.pods, keptPods: listing.keptPods }]),
