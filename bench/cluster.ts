@@ -72,6 +72,8 @@ const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernet
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
 const COMPONENTS = ['sandbox-extender', 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok', 'kube-controller-manager'] as const;
 const MACHINE = '(machine)';
+/** The extender's main thread (the one answering the verbs), sampled apart from the process. */
+const EXTENDER_MAIN = 'sandbox-extender main thread';
 const BENCH = 'bench';
 
 type Mode = 'drain' | 'burst';
@@ -520,6 +522,14 @@ class CpuSampler {
       try {
         const pid = Number(readFileSync(join(STATE_DIR, 'pids', c), 'utf8').split(' ')[0]);
         if (pid > 0) read(c, pid);
+        // The extender's main thread alone (its task id is the pid): the rest is the API worker and V8's helpers.
+        if (pid > 0 && c === 'sandbox-extender') {
+          try {
+            procs[EXTENDER_MAIN] = { pid, ticks: ticksOfStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')) };
+          } catch {
+            // gone meanwhile
+          }
+        }
       } catch {
         // no pid file: not running
       }
@@ -995,14 +1005,14 @@ function breakdownRows(results: readonly RunResult[], modes: readonly Mode[]): s
   row('extender event-loop delay p50 ms', (r) => r.extender.eventLoop.p50Ms);
   row('extender event-loop delay p99 ms', (r) => r.extender.eventLoop.p99Ms);
   row('extender event-loop delay max ms', (r) => r.extender.eventLoop.maxMs);
-  for (const c of [...COMPONENTS, BENCH, MACHINE]) row(`CPU ${c} (cores)`, (r) => r.cpu.cores[c], 2);
+  for (const c of [...COMPONENTS, EXTENDER_MAIN, BENCH, MACHINE]) row(`CPU ${c} (cores)`, (r) => r.cpu.cores[c], 2);
   row('CPU of other processes (machine − the above)', (r) => {
     const machine = r.cpu.cores[MACHINE];
     return machine === undefined ? null : machine - [...COMPONENTS, BENCH].reduce((sum, c) => sum + (r.cpu.cores[c] ?? 0), 0);
   });
   row('bench event-loop delay p99 ms (timestamp error)', (r) => r.benchEventLoopP99Ms);
   row('extender CPU-s per 1,000 pods, binding window', (r) => r.cpuPerThousand?.binding['sandbox-extender'], 3);
-  for (const c of ['sandbox-extender', 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok']) {
+  for (const c of ['sandbox-extender', EXTENDER_MAIN, 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok']) {
     row(`${c} CPU-s per 1,000 pods, start → all Ready and Events sent, idle subtracted`, (r) => r.cpuPerThousand?.lifecycle[c], 3);
   }
   row('  that window s', (r) => r.cpuPerThousand?.lifecycleSeconds, 1);
@@ -1212,6 +1222,7 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
     }
     line('extender CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['sandbox-extender'], 3);
     line('  the same, binding window only', (r) => r.cpuPerThousand?.binding['sandbox-extender'], 3);
+    line('  of which its main thread', (r) => r.cpuPerThousand?.lifecycle[EXTENDER_MAIN], 3);
     line('its kube-scheduler CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle[r.scheduler === 'sandbox' ? 'kube-scheduler-sandbox' : 'kube-scheduler-default'], 3);
     line('kube-apiserver CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['kube-apiserver'], 3);
     line('other processes, cores', (r) => r.otherCores, 3);

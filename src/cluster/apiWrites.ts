@@ -19,6 +19,7 @@
  * Status message of the reply.
  */
 import type { KubeConfig, V1Binding, CoreV1Event, V1Pod } from '@kubernetes/client-node';
+import { createSecureContext } from 'node:tls';
 import { Pool } from 'undici';
 
 /** How long authentication headers are reused before they are taken from the kubeconfig again (ms). */
@@ -26,6 +27,9 @@ export const HEADERS_MAX_AGE_MS = 30_000;
 
 /** Connections kept open to the API server for writes. */
 const MAX_CONNECTIONS = 16;
+
+/** How long an idle connection is kept (ms). */
+const KEEP_ALIVE_MS = 60_000;
 
 /** A request the API server refused: `code` is the HTTP status. */
 export class ApiWriteError extends Error {
@@ -64,7 +68,11 @@ export class ApiWrites {
     tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean; servername?: string },
     private readonly now: () => number,
   ) {
-    this.pool = new Pool(server, { connections: MAX_CONNECTIONS, connect: tls });
+    // One TLS context for every connection (tls.connect would otherwise parse the PEM files for each), and
+    // connections kept for a minute between Events (undici's default keeps an idle one 4 s).
+    const secureContext = createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
+    const connect = { secureContext, ...(tls.rejectUnauthorized !== undefined ? { rejectUnauthorized: tls.rejectUnauthorized } : {}), ...(tls.servername ? { servername: tls.servername } : {}) };
+    this.pool = new Pool(server, { connections: MAX_CONNECTIONS, connect, keepAliveTimeout: KEEP_ALIVE_MS, keepAliveMaxTimeout: KEEP_ALIVE_MS });
   }
 
   /**
