@@ -107,6 +107,8 @@ interface Options {
   apiCost: boolean;
   /** Restart the extender before every sandbox run, so that each is its first run after a start (its own warm-up). */
   freshExtender: boolean;
+  /** Node options for the extender (e.g. V8 heap flags): it is restarted with them once the cluster is up. */
+  extenderNodeFlags: string | undefined;
 }
 
 /** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
@@ -866,16 +868,22 @@ export function profileThreadId(file: string): number {
   return m ? Number(m[2]) : -1;
 }
 
+/** Restarts the extender (with --extender-node-flags, if any). */
+async function restartExtender(opts: Options, extraFlags = ''): Promise<void> {
+  const flags = [opts.extenderNodeFlags ?? '', extraFlags].filter(Boolean).join(' ');
+  await script('component.sh', ['restart', 'sandbox-extender', ...(flags ? ['--node-flags', flags] : [])]);
+}
+
 async function profiledRun(ctx: Context, mode: Mode, outDir: string): Promise<ProfileResult> {
   const dir = join(outDir, `profile-${ctx.nodeCount}-${Date.now().toString(36)}`);
   mkdirSync(dir, { recursive: true });
   // No --cpu-prof-name: every thread (the main thread and the API worker) writes a profile of its own.
-  await script('component.sh', ['restart', 'sandbox-extender', '--node-flags', `--cpu-prof --cpu-prof-dir=${dir}`]);
+  await restartExtender(ctx.opts, `--cpu-prof --cpu-prof-dir=${dir}`);
   let run: RunResult;
   try {
     run = await runOnce(ctx, mode, 'sandbox', 1, true);
   } finally {
-    await script('component.sh', ['restart', 'sandbox-extender']); // SIGTERM: the process exits and writes its profiles
+    await restartExtender(ctx.opts); // SIGTERM: the process exits and writes its profiles
   }
   const profiles = () => readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   await waitUntil(`the CPU profiles in ${dir} (main thread and API worker)`, 30_000, () => profiles().length >= 2 && profiles().some((f) => profileThreadId(f) === 0), 200);
@@ -1063,17 +1071,18 @@ function parseOptions(argv: string[]): Options {
     .option('--sessions <n>', 'separate cluster start-ups per node count, pooled in the summary (median and spread)', positiveInt, 1)
     .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
     .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
+    .option('--extender-node-flags <flags>', 'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up')
     .option('--fresh-extender', 'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)', false)
     .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean; extenderNodeFlags?: string }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
   if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(o.nodeShape)) program.error(`--node-shape: "${o.nodeShape}" is not CPUS/MEMORY, e.g. 32/128Gi`);
   const extenderConfig = o.extenderConfig ?? (process.env.EXTENDER_CONFIG || undefined);
   if (extenderConfig && !existsSync(extenderConfig)) program.error(`--extender-config: ${extenderConfig} not found`);
-  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined };
+  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined, extenderNodeFlags: o.extenderNodeFlags };
 }
 
 async function benchScale(opts: Options, nodeCount: number, outDir: string, session: number): Promise<{ results: RunResult[]; profile: ProfileResult | null; settings: Record<SchedulerKind, SchedulerSettings>; untaint: { removed: number; waitedMs: number }; clusterUpSeconds: number | null }> {
@@ -1100,6 +1109,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
     log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${Math.round(untaint.waitedMs / 100) / 10} s)`);
     const settings = { sandbox: await schedulerSettings(env.SANDBOX_SCHEDULER_URL!, kube), default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube) };
     await ensureNamespace(kube);
+    if (opts.extenderNodeFlags) await restartExtender(opts);
     sampler.start();
     const settled = await waitClusterSettled(sampler, clockTicksPerSecond());
     log(`the cluster's load has settled (${settled.cores.toFixed(2)} cores busy over the last 5 s) after ${(settled.waitedMs / 1000).toFixed(0)} s`);
@@ -1113,7 +1123,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
         // (or a process's own warm-up) falls on each scheduler's first run in turn (see the warm-up line).
         const order = session % 2 === 1 ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const);
         for (const scheduler of order) {
-          if (scheduler === 'sandbox' && opts.freshExtender) await script('component.sh', ['restart', 'sandbox-extender']);
+          if (scheduler === 'sandbox' && opts.freshExtender) await restartExtender(opts);
           results.push(await runOnce(ctx, mode, scheduler, run));
         }
       }
@@ -1164,7 +1174,7 @@ interface ScaleRecord {
 function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s: string) => void): void {
   say('');
   say(`== session ${scale.session ?? 1}: ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)`);
-  say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`);
+  say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}${opts.extenderNodeFlags ? `, node ${opts.extenderNodeFlags}` : ''}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`);
   say(settingsLine(scale.settings));
   say(`nodes untainted before the first run: ${scale.untaint.removed} not-ready taints removed, ${(scale.untaint.waitedMs / 1000).toFixed(1)} s${scale.clusterUpSeconds ? `; cluster up in ${scale.clusterUpSeconds.toFixed(0)} s` : ''}`);
   say('');
