@@ -22,21 +22,21 @@ const layers = {
 };
 const layerPatterns = (folder) =>
   layers[folder].map((other) => ({ group: [`../${other}/*`], message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).` }));
-// The scheduler cache's door: outside src/core only the runtime's wiring (src/runtime/service.ts) imports the cache
+// The scheduler cache's door: outside src/core only the runtime's wiring (src/runtime/placement.ts) imports the cache
 // itself. Everyone else reads the read-only view (core/cacheView.ts, PlacementService.cache) and changes it through the
 // decision side (PlacementService) or the informer side (core/sync.ts CacheUpdates). Type imports too: a type is
 // enough to cast the view back into the cache.
 const cacheFence = {
   regex: '(^|/)core/schedulerCache(\\.js)?$',
   message:
-    'Only src/core and src/runtime/service.ts import the scheduler cache itself: read core/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/sync.ts).',
+    'Only src/core and src/runtime/placement.ts import the scheduler cache itself: read core/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/sync.ts).',
 };
 const layerFences = Object.keys(layers).map((folder) => ({
   files: [`src/${folder}/**/*.ts`],
   rules: { 'no-restricted-imports': ['error', { patterns: [...layerPatterns(folder), cacheFence] }] },
 }));
 const fenceExceptions = [
-  { files: ['src/runtime/service.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns('runtime') }] } },
+  { files: ['src/runtime/placement.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns('runtime') }] } },
   { files: ['src/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [cacheFence] }] } },
 ];
 const coreMessage = 'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here, and nothing from outside src/core.';

@@ -17,7 +17,7 @@ import { applyListing, listingOf } from '../core/sync.js';
 import { milliValue, parseQuantity, value } from '../core/quantity.js';
 import type { Config } from '../config/schema.js';
 import { randomSource } from '../random.js';
-import { buildService } from '../runtime/service.js';
+import { buildPlacement } from '../runtime/placement.js';
 import { readListing, SnapshotError, type Snapshot } from '../snapshot/snapshotFile.js';
 
 /** A command-line argument that cannot be used (exit code 2). */
@@ -79,7 +79,7 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   if (merged.nodes.length === 0) throw new SnapshotError(`${paths.join(', ')}: no Node objects (expected kubectl get nodes -o json, or nodes,pods -A -o json)`);
   const pod = readPod(podPath);
   const dims = config.dimensions;
-  const { service, updates } = buildService(config);
+  const { service, updates } = buildPlacement(config);
   const options = { pausedLabel: config.pausedLabel };
   // Ranked as the incoming pod kube-scheduler schedules: unbound (its requests from the spec, as Fit.PreFilter reads them).
   const record = toPodRecord({ ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } }, service.cache.dims, options);

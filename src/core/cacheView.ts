@@ -4,8 +4,8 @@
  * - the decision side, PlacementService (placementService.ts): assume inside Filter and Prioritize,
  *   finishBinding, unreserve (forget) and sweep (expire);
  * - the informer side, CacheUpdates (sync.ts): what lists and watches deliver, as records.
- * The lint config lets only src/core and the runtime's wiring (src/runtime/service.ts, which makes the
- * cache and hands out its two doors and this view) import the cache itself.
+ * The lint config lets only src/core and the runtime's wiring (src/runtime/placement.ts, which makes
+ * the cache and hands out its two doors and this view) import the cache itself.
  *
  * The view is the cache object typed as this interface: nothing is copied, wrapped or allocated to
  * read through it, so the hot path reads it as fast as the cache itself. NodeInfo records and pod

@@ -75,6 +75,7 @@ describe('the scheduler cache’s door: only src/core and the runtime’s wiring
     ['src/cli/probe.ts', '../core/schedulerCache.js'],
     ['src/cluster/probe.ts', '../core/schedulerCache.js'],
     ['src/runtime/sources.ts', '../core/schedulerCache.js'],
+    ['src/runtime/service.ts', '../core/schedulerCache.js'],
     ['src/runtime/serve.ts', '../core/schedulerCache.js'],
     ['src/snapshot/probe.ts', '../core/schedulerCache.js'],
     ['src/observability/probe.ts', '../core/schedulerCache.js'],
@@ -88,7 +89,7 @@ describe('the scheduler cache’s door: only src/core and the runtime’s wiring
   it.each([
     ['src/core/probe.ts', './schedulerCache.js'],
     ['src/core/strategies/probe.ts', '../schedulerCache.js'],
-    ['src/runtime/service.ts', '../core/schedulerCache.js'],
+    ['src/runtime/placement.ts', '../core/schedulerCache.js'],
   ])('%s may import %s', async (file, module) => {
     expect(await ruleIds(value(module), file)).not.toContain('no-restricted-imports');
   }, 30_000);
@@ -103,6 +104,6 @@ describe('the scheduler cache’s door: only src/core and the runtime’s wiring
 
   it('the layer fences still hold where the door is added (the two lists of restricted imports are merged, not replaced)', async () => {
     expect(await ruleIds("import * as m from '../cluster/kubeClient.js';\nexport const x = m;\n", 'src/server/probe.ts')).toContain('no-restricted-imports');
-    expect(await ruleIds("import * as m from '../cli/main.js';\nexport const x = m;\n", 'src/runtime/service.ts')).toContain('no-restricted-imports');
+    expect(await ruleIds("import * as m from '../cli/main.js';\nexport const x = m;\n", 'src/runtime/placement.ts')).toContain('no-restricted-imports');
   }, 30_000);
 });
