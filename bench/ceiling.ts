@@ -186,7 +186,7 @@ async function benchScale(opts: Options, nodes: number, outDir: string, loadgenB
     await sleep(opts.ttl * 1000); // the serial step's reservations expire
     const baseline = await attack(opts.baselineRate, opts.stepSeconds);
     log(`${nodes} nodes: baseline ${opts.baselineRate}/s, p50 ${baseline.latencyMs.p50.toFixed(2)} ms, p99 ${baseline.latencyMs.p99.toFixed(2)} ms`);
-    const search: SearchOptions = { startRate: opts.startRate, factor: opts.factor, precision: opts.precision, maxSteps: opts.maxSteps, p99Factor: 2, minDelivered: 0.95 };
+    const search: SearchOptions = { startRate: opts.startRate, factor: opts.factor, precision: opts.precision, maxSteps: opts.maxSteps, p99Factor: 2, minSent: 0.95 };
     const steps: ScaleResult['steps'] = [];
     for (let rate = nextRate(steps, baseline.latencyMs.p99, search); rate !== null; rate = nextRate(steps, baseline.latencyMs.p99, search)) {
       const step = await attack(rate, opts.stepSeconds);
@@ -210,7 +210,7 @@ async function benchScale(opts: Options, nodes: number, outDir: string, loadgenB
 function printReport(report: Report, say: (s: string) => void): void {
   const m = report.machine;
   say('');
-  say(`extender ceiling: open-loop Filter calls naming every node, each a distinct pod (chooseInFilter, nodeCacheCapable); ${report.options.stepSeconds} s steps; sustained = p99 ≤ 2 × baseline p99, replies ≥ 0.95 × rate, no failure`);
+  say(`extender ceiling: open-loop Filter calls naming every node, each a distinct pod (chooseInFilter, nodeCacheCapable); ${report.options.stepSeconds} s steps; sustained = p99 ≤ 2 × baseline p99, no failure, the generator sent ≥ 0.95 × rate`);
   say(`machine: ${m.cpus} × ${m.cpuModel}, Node ${m.node}; reservations released by placementReservationTtlSeconds ${report.options.ttl}`);
   for (const s of report.scales) {
     say('');
