@@ -192,7 +192,13 @@ async function runOne(t: Tools, opts: Options, outDir: string, run: number, work
     ...all.filter((p) => p.pid === process.pid).map((p) => ({ proc: p, category: 'bench' })),
   ]);
   watch.start();
-  const exitCode = await new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
+  const exitCode = await new Promise<number | null>((ok) => {
+    child.once('error', (err) => {
+      log(`cannot start the harness: ${err.message}`);
+      ok(null);
+    });
+    child.once('exit', (code) => ok(code));
+  });
   const cpu = watch.stop();
   closeSync(fd);
   const seconds = (performance.now() - started) / 1000;
