@@ -36,6 +36,8 @@ const PODS_PER_NODE = 30;
 const UID_PLACEHOLDER = '__POD_UID__';
 /** Upstream's SchedulingBasic thresholds at 5,000 nodes, pods/s on upstream's CI machines (scheduler_perf misc/performance-config.yaml). */
 const UPSTREAM_5000 = { low: 680, high: 810 };
+/** Other jobs' CPU above which a figure is flagged as not from a quiet machine (cores). */
+const QUIET_CORES = 0.15;
 
 interface Options {
   nodes: number[];
@@ -214,7 +216,7 @@ function printReport(report: Report, say: (s: string) => void): void {
   say(`machine: ${m.cpus} × ${m.cpuModel}, Node ${m.node}; reservations released by placementReservationTtlSeconds ${report.options.ttl}`);
   for (const s of report.scales) {
     say('');
-    say(`== ${s.nodes} nodes (request ${(s.bodyBytes / 1024).toFixed(0)} KiB); CPU over the run: extender ${fmt(s.cpu.cores.extender, 2)}, loadgen ${fmt(s.cpu.cores.loadgen, 2)}, other load ${s.cpu.otherCores.toFixed(2)} cores (load average ${s.cpu.loadavg.map((l) => l.toFixed(2)).join(' → ')})`);
+    say(`== ${s.nodes} nodes (request ${(s.bodyBytes / 1024).toFixed(0)} KiB); CPU over the run: extender ${fmt(s.cpu.cores.extender, 2)}, loadgen ${fmt(s.cpu.cores.loadgen, 2)}, other load ${s.cpu.otherCores.toFixed(2)} cores (load average ${s.cpu.loadavg.map((l) => l.toFixed(2)).join(' → ')})${s.cpu.otherCores > QUIET_CORES ? ` — NOT QUIET: other jobs took more than ${QUIET_CORES} cores` : ''}`);
     const rows = [['step', 'rate/s', 'replies/s', 'sent/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'not placed', 'failed', 'reservations pending', 'verdict']];
     const row = (label: string, st: Step, verdict: string, pending: number | null = null) =>
       rows.push([label, st.rate === 0 ? 'serial' : String(st.rate), st.throughput.toFixed(0), st.sentRate.toFixed(0), st.latencyMs.p50.toFixed(2), st.latencyMs.p90.toFixed(2), st.latencyMs.p99.toFixed(2), st.latencyMs.max.toFixed(1), String(st.notPlaced), String(st.failed), pending === null ? '-' : String(pending), verdict]);

@@ -34,6 +34,9 @@ import { benchPattern, derivePerfConfig, parseBenchLine, parseWorkloadId, throug
 
 type Variant = 'stock' | 'sandbox';
 
+/** Other jobs' CPU above which a run is flagged as not from a quiet machine (cores). */
+const QUIET_CORES = 0.15;
+
 /**
  * Workloads this bench adds to upstream's test cases, with upstream's parameter names: upstream has no
  * SchedulingBasic workload at 1,000 nodes.
@@ -250,7 +253,8 @@ function printReport(report: Report, say: (s: string) => void): void {
   const others = report.runs.map((r) => r.cpu.otherCores);
   say('');
   say(`scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, stock and sandbox interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
-  say(`other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}`);
+  const busy = report.runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
+  say(`other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}${busy ? ` — NOT QUIET in ${busy} run(s): other jobs took more than ${QUIET_CORES} cores` : ''}`);
   say('');
   say(runRows(report.runs));
   say('');
