@@ -32,10 +32,14 @@ function clockTicksPerSecond(): number {
   }
 }
 
-/** Busy ticks of the whole machine: the "cpu" line of /proc/stat less idle and iowait. */
+/**
+ * Busy ticks of the whole machine from the "cpu" line of /proc/stat (proc(5): user nice system idle iowait irq
+ * softirq steal guest guest_nice): user + nice + system + irq + softirq. Not idle or iowait; not steal (time the
+ * hypervisor gave another machine); not guest, which user already includes.
+ */
 function machineTicks(): number {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return f.reduce((a, b) => a + b, 0) - (f[3] ?? 0) - (f[4] ?? 0);
+  return [0, 1, 2, 5, 6].reduce((sum, i) => sum + (f[i] ?? 0), 0);
 }
 
 /** Every process's /proc/PID/stat that could be read (processes exit while the folder is read). */
