@@ -36,11 +36,12 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Pod } from '../src/core/kubeObjects.js';
 import type { SchedulerCacheView } from '../src/core/cacheView.js';
 import { Placer } from '../src/core/placement.js';
 import { toPodRecord } from '../src/core/records.js';
 import { CandidateScan } from '../src/core/scan.js';
+import { benchNode as node, benchPod as pod, nodeName } from './fixtures.js';
 import { buildService } from '../src/runtime/service.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
@@ -58,48 +59,6 @@ const PUBLISHED_GO_US = 54.3;
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** bench/go in the sources (this module runs from dist/bench). */
 const GO_PORT = resolve(HERE, '..', '..', 'bench', 'go');
-
-/** Realistic node names, 30–60 characters: EKS, GKE and AKS styles in turn. */
-export function nodeName(i: number): string {
-  const a = (i * 7919) % 251;
-  const b = (i * 104729) % 253;
-  switch (i % 3) {
-    case 0:
-      return `ip-10-${(i >> 8) & 255}-${a}-${b}.eu-west-1.compute.internal`;
-    case 1:
-      return `gke-prod-sandbox-pool-${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}-${(i % 1000).toString(36)}x${b}`;
-    default:
-      return `aks-sandboxpool-${String(38472910 + i).padStart(8, '0')}-vmss${(i % 100000).toString(36).padStart(6, '0')}`;
-  }
-}
-
-const CPUS = [16, 64, 192] as const;
-
-function node(i: number): Node {
-  const cpus = CPUS[i % 3]!;
-  const name = nodeName(i);
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, 'node.kubernetes.io/instance-type': `sandbox-${cpus}cpu`, 'topology.kubernetes.io/zone': `eu-west-1${'abc'[i % 3]}` } },
-    status: {
-      allocatable: { cpu: `${cpus * 1000 - 80}m`, memory: `${cpus * 4 * 1024 * 1024 - 204800}Ki`, pods: '110', 'ephemeral-storage': '47060071478' },
-      capacity: { cpu: String(cpus), memory: `${cpus * 4 * 1024 * 1024}Ki`, pods: '110', 'ephemeral-storage': '98831908Ki' },
-    },
-  };
-}
-
-function pod(name: string, nodeName?: string): Pod {
-  return {
-    metadata: { name, namespace: 'sandboxes', uid: `uid-${name}`, labels: { app: 'sandbox' } },
-    spec: {
-      schedulerName: 'sandbox-scheduler',
-      ...(nodeName ? { nodeName } : {}),
-      containers: [{ name: 'sandbox', resources: { requests: { cpu: '250m', memory: '512Mi' } } }],
-    },
-    status: nodeName ? { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } : { phase: 'Pending' },
-  };
-}
 
 function median(samples: readonly number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
