@@ -109,6 +109,8 @@ interface Options {
   freshExtender: boolean;
   /** Node options for the extender (e.g. V8 heap flags): it is restarted with them once the cluster is up. */
   extenderNodeFlags: string | undefined;
+  /** percentageOfNodesToScore of both kube-schedulers (0: kube-scheduler's adaptive default). */
+  percentage: number;
 }
 
 /** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
@@ -1078,14 +1080,16 @@ function parseOptions(argv: string[]): Options {
     .option('--sessions <n>', 'separate cluster start-ups per node count, pooled in the summary (median and spread)', positiveInt, 1)
     .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
     .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
+    .option('--percentage <n>', "percentageOfNodesToScore of both kube-schedulers, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)", nonNegative, 100)
     .option('--extender-node-flags <flags>', 'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up')
     .option('--fresh-extender', 'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)', false)
     .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean; extenderNodeFlags?: string }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean; extenderNodeFlags?: string; percentage: number }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
+  if (!Number.isInteger(o.percentage) || o.percentage > 100) program.error(`--percentage: ${o.percentage} is not an integer 0–100`);
   if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(o.nodeShape)) program.error(`--node-shape: "${o.nodeShape}" is not CPUS/MEMORY, e.g. 32/128Gi`);
   const extenderConfig = o.extenderConfig ?? (process.env.EXTENDER_CONFIG || undefined);
   if (extenderConfig && !existsSync(extenderConfig)) program.error(`--extender-config: ${extenderConfig} not found`);
@@ -1103,6 +1107,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
       EXTENDER_MODE: 'cluster',
       EXTENDER_BIND: opts.bind ? '1' : '0',
       EXTENDER_CONFIG: opts.extenderConfig ?? '',
+      SCHEDULER_PERCENTAGE: String(opts.percentage),
       E2E_START_TIMEOUT: String(Math.max(120, Math.ceil(nodeCount / 20))),
     });
     clusterUpSeconds = (nowMs() - t) / 1000;

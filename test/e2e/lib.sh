@@ -181,7 +181,7 @@ e2e_forbidden() {
   node "$E2E_DIR/forbidden.mjs" "$1" "$E2E_LOGS/kube-apiserver.log"
 }
 
-# e2e_sandbox_scheduler_config KUBECONFIG EXTENDER_URL SCHEDULER_NAME BIND(0|1): prints the
+# e2e_sandbox_scheduler_config KUBECONFIG EXTENDER_URL SCHEDULER_NAME BIND(0|1) [PERCENTAGE]: prints the
 # KubeSchedulerConfiguration of the sandbox-scheduler process. Extenders apply to every profile of a
 # kube-scheduler process, so that process has only its own profile; its score plugins are off, so the
 # extender's prioritize alone ranks the nodes. With BIND=1 the extender also binds (bindVerb).
@@ -195,7 +195,7 @@ leaderElection:
   resourceLock: leases
   resourceNamespace: kube-system
   resourceName: $3
-percentageOfNodesToScore: 100
+percentageOfNodesToScore: ${5:-100}
 profiles:
   - schedulerName: $3
     plugins:
