@@ -105,6 +105,11 @@ export const configSchema = z
      * a worker thread, so that none of it delays a verb's reply; false runs it on the main thread.
      */
     apiWorker: z.boolean().default(true),
+    /**
+     * Filter decisions made on a scratch copy before the server listens, so that the verbs' code is
+     * compiled before kube-scheduler's first burst (runtime/warmUp.ts); 0: none.
+     */
+    warmUpDecisions: z.number().int().min(0).max(100_000).default(500),
     watch: z
       .object({
         /** Objects per list page. */
