@@ -111,6 +111,8 @@ interface Options {
   extenderNodeFlags: string | undefined;
   /** percentageOfNodesToScore of both kube-schedulers (0: kube-scheduler's adaptive default). */
   percentage: number;
+  /** Which scheduler runs first in session 1 (then they alternate from session to session). */
+  first: SchedulerKind;
 }
 
 /** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
@@ -1080,20 +1082,22 @@ function parseOptions(argv: string[]): Options {
     .option('--sessions <n>', 'separate cluster start-ups per node count, pooled in the summary (median and spread)', positiveInt, 1)
     .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
     .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
+    .option('--first <scheduler>', 'which scheduler runs first in session 1 (sandbox or stock); sessions then alternate', 'sandbox')
     .option('--percentage <n>', "percentageOfNodesToScore of both kube-schedulers, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)", nonNegative, 100)
     .option('--extender-node-flags <flags>', 'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up')
     .option('--fresh-extender', 'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)', false)
     .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean; extenderNodeFlags?: string; percentage: number }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean; extenderNodeFlags?: string; percentage: number; first: string }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
+  if (o.first !== 'sandbox' && o.first !== 'stock') program.error(`--first: "${o.first}" is neither sandbox nor stock`);
   if (!Number.isInteger(o.percentage) || o.percentage > 100) program.error(`--percentage: ${o.percentage} is not an integer 0–100`);
   if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(o.nodeShape)) program.error(`--node-shape: "${o.nodeShape}" is not CPUS/MEMORY, e.g. 32/128Gi`);
   const extenderConfig = o.extenderConfig ?? (process.env.EXTENDER_CONFIG || undefined);
   if (extenderConfig && !existsSync(extenderConfig)) program.error(`--extender-config: ${extenderConfig} not found`);
-  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined, extenderNodeFlags: o.extenderNodeFlags };
+  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined, extenderNodeFlags: o.extenderNodeFlags, first: o.first === 'stock' ? 'default' : 'sandbox' };
 }
 
 async function benchScale(opts: Options, nodeCount: number, outDir: string, session: number): Promise<{ results: RunResult[]; profile: ProfileResult | null; settings: Record<SchedulerKind, SchedulerSettings>; untaint: { removed: number; waitedMs: number }; clusterUpSeconds: number | null }> {
@@ -1133,7 +1137,8 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
       for (let run = 1; run <= opts.runs; run++) {
         // Odd sessions run sandbox first, even ones stock first: whatever the cluster still does after its start
         // (or a process's own warm-up) falls on each scheduler's first run in turn (see the warm-up line).
-        const order = session % 2 === 1 ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const);
+        const sandboxFirst = (session % 2 === 1) === (opts.first === 'sandbox');
+        const order = sandboxFirst ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const);
         for (const scheduler of order) {
           if (scheduler === 'sandbox' && opts.freshExtender) await restartExtender(opts);
           results.push(await runOnce(ctx, mode, scheduler, run));
@@ -1257,7 +1262,8 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
       for (let s = 1; s <= sessions; s++) {
         const runs = all.filter((r) => r.mode === mode && r.scheduler === scheduler && !r.profiled && !r.variant && (r.session ?? 1) === s).sort((a, b) => a.run - b.run);
         const first = firstRunRatio(runs.map((r) => r.podsPerSecond));
-        if (first !== null) warm.push(`${mode} session ${s}${s % 2 === 1 ? ' (sandbox ran first)' : ' (stock ran first)'}: ${fmt(first, 2)}`);
+        const sandboxFirst = (s % 2 === 1) === ((opts.first ?? 'sandbox') === 'sandbox');
+        if (first !== null) warm.push(`${mode} session ${s}${sandboxFirst ? ' (sandbox ran first)' : ' (stock ran first)'}: ${fmt(first, 2)}`);
       }
     }
     if (warm.length) say(`warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs in the session): ${warm.join('; ')}`);
