@@ -13,8 +13,11 @@
  *    54.3 µs per selection over 1,000 nodes that the Go strategy least_loaded comes from published, and
  *    against a faithful Go port of our ranking (bench/go/leastloaded) measured here, on the same nodes, in
  *    the same run (skipped, and said so, when no Go toolchain is on the PATH).
- * 4. The HTTP layer: express against bare node:http on the one-call Filter (keep-alive client).
- * 5. The model at Kubernetes' limits (5,000 nodes, 150,000 pods) fed one watch event at a time through
+ * 4. The HTTP layer on the one-call Filter (keep-alive client): bare node:http, the extender's listener (its verbs'
+ *    own path ahead of express) and express 5 with its JSON body parser (how the verbs were served before).
+ * 5. The API writes: CPU per Event created, client-node's generated API against ApiWrites (undici), against a
+ *    stand-in HTTPS API server in another process.
+ * 6. The model at Kubernetes' limits (5,000 nodes, 150,000 pods) fed one watch event at a time through
  *    production's informer side (bench/informer.ts: LiveSync → records → CacheUpdates): time per event
  *    and heap (RSS, from fresh processes: npm run bench:memory).
  *
@@ -22,23 +25,28 @@
  * watch events). Node names are realistic (30–60 characters, as cloud providers name nodes).
  *
  * Options (environment): BENCH_ITERATIONS (default 40), BENCH_SIZES (default "1000,5000"),
- * BENCH_PARTS (default "verbs,cycles,ranking,http,model").
+ * BENCH_PARTS (default "verbs,cycles,ranking,http,writes,model").
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import express from 'express';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Pod } from '../src/core/kubeObjects.js';
 import type { SchedulerCacheView } from '../src/core/cacheView.js';
 import { Placer } from '../src/core/placement.js';
 import { toPodRecord } from '../src/core/records.js';
 import { CandidateScan } from '../src/core/scan.js';
+import { benchNode as node, benchPod as pod, nodeName } from './fixtures.js';
+import { ApiWrites } from '../src/cluster/apiWrites.js';
+import { keepAliveConfiguration } from '../src/cluster/kubeClient.js';
 import { buildService } from '../src/runtime/service.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
@@ -46,7 +54,7 @@ import { feedThroughInformer } from './informer.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'verbs,cycles,ranking,http,model').split(','));
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'verbs,cycles,ranking,http,writes,model').split(','));
 const PODS_PER_NODE = 30;
 const WARM_UP = 15;
 /** The goal of the verbs: each at most this many times its floor (JSON.parse of the request + JSON.stringify of the reply). */
@@ -56,48 +64,6 @@ const PUBLISHED_GO_US = 54.3;
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** bench/go in the sources (this module runs from dist/bench). */
 const GO_PORT = resolve(HERE, '..', '..', 'bench', 'go');
-
-/** Realistic node names, 30–60 characters: EKS, GKE and AKS styles in turn. */
-export function nodeName(i: number): string {
-  const a = (i * 7919) % 251;
-  const b = (i * 104729) % 253;
-  switch (i % 3) {
-    case 0:
-      return `ip-10-${(i >> 8) & 255}-${a}-${b}.eu-west-1.compute.internal`;
-    case 1:
-      return `gke-prod-sandbox-pool-${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}-${(i % 1000).toString(36)}x${b}`;
-    default:
-      return `aks-sandboxpool-${String(38472910 + i).padStart(8, '0')}-vmss${(i % 100000).toString(36).padStart(6, '0')}`;
-  }
-}
-
-const CPUS = [16, 64, 192] as const;
-
-function node(i: number): Node {
-  const cpus = CPUS[i % 3]!;
-  const name = nodeName(i);
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, 'node.kubernetes.io/instance-type': `sandbox-${cpus}cpu`, 'topology.kubernetes.io/zone': `eu-west-1${'abc'[i % 3]}` } },
-    status: {
-      allocatable: { cpu: `${cpus * 1000 - 80}m`, memory: `${cpus * 4 * 1024 * 1024 - 204800}Ki`, pods: '110', 'ephemeral-storage': '47060071478' },
-      capacity: { cpu: String(cpus), memory: `${cpus * 4 * 1024 * 1024}Ki`, pods: '110', 'ephemeral-storage': '98831908Ki' },
-    },
-  };
-}
-
-function pod(name: string, nodeName?: string): Pod {
-  return {
-    metadata: { name, namespace: 'sandboxes', uid: `uid-${name}`, labels: { app: 'sandbox' } },
-    spec: {
-      schedulerName: 'sandbox-scheduler',
-      ...(nodeName ? { nodeName } : {}),
-      containers: [{ name: 'sandbox', resources: { requests: { cpu: '250m', memory: '512Mi' } } }],
-    },
-    status: nodeName ? { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } : { phase: 'Pending' },
-  };
-}
 
 function median(samples: readonly number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -345,38 +311,47 @@ async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
-/** express vs bare node:http for the one-call cycle over node names, interleaved. */
+/**
+ * The verbs behind express 5 with its JSON body parser, as the extender served them before the verbs got a
+ * path of their own (kept here only as the comparison).
+ */
+function expressServer(deps: VerbDeps): Server {
+  const app = express();
+  app.use(express.json({ limit: 256 * 1024 * 1024, type: () => true, strict: false }));
+  app.post('/filter', (req, res) => {
+    const reply = filterVerb(req.body, deps);
+    res.status(reply.status).type('application/json').send(reply.body);
+  });
+  return createServer(app);
+}
+
+/**
+ * One-call Filter over node names on loopback, each server in turn (order rotating per iteration):
+ * bare node:http (the floor), the extender's own listener (createApp: the verbs' path ahead of express),
+ * and express with its JSON body parser.
+ */
 async function httpRow(size: number): Promise<string[]> {
   const { deps } = await setup(size, true);
   const text = requestText(size, 'NodeNames');
-  const express = createApp(deps, { maxRequestBodyBytes: 256 * 1024 * 1024 }).listen(0, '127.0.0.1');
-  await new Promise((resolve) => express.once('listening', resolve));
-  const expressPort = (express.address() as AddressInfo).port;
-  const bare = bareServer(deps);
-  const barePort = await listen(bare);
+  const servers = [bareServer(deps), createServer(createApp(deps, { maxRequestBodyBytes: 256 * 1024 * 1024 })), expressServer(deps)];
+  const ports = await Promise.all(servers.map(listen));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const call = (port: number) => post(agent, port, 'filter', text);
-  for (let i = 0; i < WARM_UP; i++) {
-    await call(expressPort);
-    await call(barePort);
-  }
-  const e: number[] = [];
-  const b: number[] = [];
-  const ratios: number[] = [];
+  for (let i = 0; i < WARM_UP; i++) for (const port of ports) await call(port);
+  const times: number[][] = ports.map(() => []);
   for (let i = 0; i < ITERATIONS; i++) {
-    const te = i % 2 === 0 ? await timeAsync(() => call(expressPort)) : 0;
-    const tb = await timeAsync(() => call(barePort));
-    const te2 = i % 2 === 1 ? await timeAsync(() => call(expressPort)) : te;
-    e.push(te2);
-    b.push(tb);
-    ratios.push(te2 / tb);
+    for (let k = 0; k < ports.length; k++) {
+      const j = (i + k) % ports.length;
+      times[j]!.push(await timeAsync(() => call(ports[j]!)));
+    }
   }
   agent.destroy();
-  express.closeAllConnections();
-  express.close();
-  bare.closeAllConnections();
-  bare.close();
-  return [String(size), median(b).toFixed(3), median(e).toFixed(3), (median(e) - median(b)).toFixed(3), median(ratios).toFixed(2)];
+  for (const server of servers) {
+    server.closeAllConnections();
+    server.close();
+  }
+  const [bare, own, viaExpress] = times.map((t) => median(t));
+  return [String(size), bare!.toFixed(3), own!.toFixed(3), viaExpress!.toFixed(3), (own! / bare!).toFixed(2), (viaExpress! / bare!).toFixed(2)];
 }
 
 /** Columns padded to their widest cell: right-aligned, except the `left` ones. */
@@ -410,6 +385,61 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<strin
   );
 }
 
+// ------------------------------------------------------------------------------------------ API writes
+
+const WRITES = 2000;
+
+/**
+ * CPU per Event created: client-node's generated API through the keep-alive configuration (how Events were
+ * sent before: per request it re-reads the kubeconfig's files and builds an agent) against ApiWrites
+ * (undici, TLS read once). The server is a stand-in (bench/apiWriteServer.ts) in a process of its own, with a
+ * certificate made by openssl; the two clients take turns in blocks of 100, each block timed with
+ * process.cpuUsage (this process only).
+ */
+async function apiWriteRows(): Promise<string[][]> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-writes-'));
+  try {
+    const cert = join(dir, 'server.crt');
+    const key = join(dir, 'server.key');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+    const server = spawn(process.execPath, [join(HERE, 'apiWriteServer.js'), cert, key], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const port = await new Promise<number>((ok, bad) => {
+        server.stdout.once('data', (d: Buffer) => ok(Number(d.toString().trim())));
+        server.once('exit', (code) => bad(new Error(`the stand-in API server exited (${code})`)));
+      });
+      writeFileSync(join(dir, 'kubeconfig'), `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: "${cert}"}}]\nusers: [{name: u, user: {token: bench}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`);
+      const kc = new KubeConfig();
+      kc.loadFromFile(join(dir, 'kubeconfig'));
+      const generated = new CoreV1Api(keepAliveConfiguration(kc));
+      const writes = (await ApiWrites.create(kc))!;
+      const event = (i: number) => ({ apiVersion: 'v1', kind: 'Event', metadata: { generateName: `p${i}.`, namespace: 'bench' }, involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'bench', name: `p${i}`, uid: `u${i}` }, reason: 'ProjectedPlacement', message: 'placed on node-1 by least_loaded', type: 'Normal', firstTimestamp: new Date(), lastTimestamp: new Date(), count: 1 });
+      const clients = [
+        { label: "client-node's generated API (keep-alive agent, auth applied per request)", send: (i: number) => generated.createNamespacedEvent({ namespace: 'bench', body: event(i) }) },
+        { label: 'ApiWrites (undici, TLS context and auth headers reused)', send: (i: number) => writes.createNamespacedEvent({ namespace: 'bench', body: event(i) }) },
+      ];
+      const cpuUs = clients.map(() => 0);
+      for (let i = 0; i < 200; i++) for (const c of clients) await c.send(i); // warm-up
+      for (let block = 0; block < WRITES / 100; block++) {
+        for (let k = 0; k < clients.length; k++) {
+          const c = clients[(block + k) % clients.length]!;
+          const before = process.cpuUsage();
+          for (let i = 0; i < 100; i++) await c.send(block * 100 + i);
+          const used = process.cpuUsage(before);
+          cpuUs[(block + k) % clients.length]! += used.user + used.system;
+        }
+      }
+      await writes.close();
+      const perEvent = cpuUs.map((us) => us / 1000 / WRITES);
+      return [['client', 'CPU ms per Event', 'ratio to client-node'], ...clients.map((c, i) => [c.label, perEvent[i]!.toFixed(3), (perEvent[i]! / perEvent[0]!).toFixed(2)])];
+    } finally {
+      server.kill();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`sandbox-extender bench (Node ${process.version}): median of ${ITERATIONS} interleaved runs, ms; every cache filled through the informer side`);
   console.log('floor = JSON.parse of each request + JSON.stringify of each reply, measured in the same loop; ratio = median of per-run work/floor\n');
@@ -435,10 +465,14 @@ async function main(): Promise<void> {
     console.log('');
   }
   if (PARTS.has('http')) {
-    console.log('HTTP layer: one-call Filter over node names on loopback (keep-alive client), bare node:http vs express 5');
-    const httpRows = [['nodes', 'node:http ms', 'express ms', 'express cost ms', 'express/bare']];
+    console.log("HTTP layer: one-call Filter over node names on loopback (keep-alive client): bare node:http, the extender's listener (the verbs' own path), express 5 with its JSON parser");
+    const httpRows = [['nodes', 'node:http ms', 'extender ms', 'express ms', 'extender/bare', 'express/bare']];
     for (const size of SIZES) httpRows.push(await httpRow(size));
     console.log(`${table(httpRows)}\n`);
+  }
+  if (PARTS.has('writes')) {
+    console.log("API writes: one Event created per call against a stand-in HTTPS API server in another process (keep-alive, one at a time, as the rate-limited recorder sends them); the extender's CPU per Event");
+    console.log(`${table(await apiWriteRows())}\n`);
   }
   if (PARTS.has('model')) console.log(await modelAtLimits(5000, 150_000));
 }

@@ -22,7 +22,7 @@
  * Never part of CI. Run with `npm run bench:cluster -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -32,7 +32,14 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
 import {
+  cpuSecondsPerThousand,
   cpuShares,
+  firstRunRatio,
+  loadDisturbance,
+  otherCores,
+  spreadOf,
+  stockRateOutliers,
+  type Spread,
   fmt,
   formatColumns,
   hasMetric,
@@ -65,6 +72,8 @@ const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernet
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
 const COMPONENTS = ['sandbox-extender', 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok', 'kube-controller-manager'] as const;
 const MACHINE = '(machine)';
+/** The extender's main thread (the one answering the verbs), sampled apart from the process. */
+const EXTENDER_MAIN = 'sandbox-extender main thread';
 const BENCH = 'bench';
 
 type Mode = 'drain' | 'burst';
@@ -88,6 +97,22 @@ interface Options {
   runTimeout: number;
   settleTimeout: number;
   print?: string | undefined;
+  /** Separate cluster start-ups per node count; the published figures pool them (median and spread). */
+  sessions: number;
+  /** A run in which other processes took more cores than this is flagged and left out of the summary. */
+  maxOtherCores: number;
+  /** A stock run whose pods/s lies further than this from the median of its mode is flagged (0.25 = ±25 %). */
+  maxStockDeviation: number;
+  /** One more stock run per mode with the extender stopped: the API server's cost of the extender's watches and writes. */
+  apiCost: boolean;
+  /** Restart the extender before every sandbox run, so that each is its first run after a start (its own warm-up). */
+  freshExtender: boolean;
+  /** Node options for the extender (e.g. V8 heap flags): it is restarted with them once the cluster is up. */
+  extenderNodeFlags: string | undefined;
+  /** percentageOfNodesToScore of both kube-schedulers (0: kube-scheduler's adaptive default). */
+  percentage: number;
+  /** Which scheduler runs first in session 1 (then they alternate from session to session). */
+  first: SchedulerKind;
 }
 
 /** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
@@ -297,6 +322,8 @@ async function schedulerSettings(url: string, kube: Kube): Promise<SchedulerSett
 class PodTracker {
   readonly seen = new Set<string>();
   readonly boundAtMs = new Map<string, number>();
+  /** When the watch first showed each pod Ready (condition Ready=True; KWOK reports it after its ready delay). */
+  readonly readyAtMs = new Map<string, number>();
   readonly gone = new Set<string>();
   /** Times the API server closed the watch and it was reopened from the last resourceVersion (a slow reader). */
   reopens = 0;
@@ -346,6 +373,7 @@ class PodTracker {
     }
     this.seen.add(name);
     if (pod.spec?.nodeName && !this.boundAtMs.has(name)) this.boundAtMs.set(name, t);
+    if (!this.readyAtMs.has(name) && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) this.readyAtMs.set(name, t);
   }
 
   stop(): void {
@@ -446,6 +474,36 @@ async function waitExtenderSettled(env: ClusterEnv, kube: Kube, timeoutMs: numbe
   return nowMs() - start;
 }
 
+/**
+ * How often the extender's metrics are read while waiting for its Events: a scrape of 1,000 nodes' series costs
+ * the extender ~8 ms of CPU, which inside the measured window would be charged to the pods (every 250 ms it was
+ * a third of the extender's CPU per pod).
+ */
+const EVENTS_POLL_MS = 2000;
+
+/**
+ * Waits until the extender has sent (or given up on) an Event for every decision made since `before`: its
+ * Events are rate-limited (events.perSecond), so they trail the binds. Satisfied at once when it made no
+ * decision (a stock run), and when its Event counter has not moved for 5 s (Events off, or dropped).
+ */
+async function waitEventsSent(env: ClusterEnv, kube: Kube, before: Sample[], timeoutMs: number): Promise<void> {
+  const decisions = (m: Sample[]) => sumSamples(m, 'sandbox_extender_placements_total', { result: 'placed' }) + sumSamples(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
+  const made = (m: Sample[]) => decisions(m) - decisions(before);
+  const sent = (m: Sample[]) => sumSamples(m, 'sandbox_extender_events_total') - sumSamples(before, 'sandbox_extender_events_total');
+  let last = -1;
+  let stillSince = nowMs();
+  await waitUntil("the extender's Events for this run to be sent", timeoutMs, async () => {
+    const m = await scrape(env.EXTENDER_URL!, kube);
+    if (m.length === 0) return true; // the extender is stopped (--api-cost)
+    const n = sent(m);
+    if (n !== last) {
+      last = n;
+      stillSince = nowMs();
+    }
+    return n >= made(m) || nowMs() - stillSince > 5000;
+  }, EVENTS_POLL_MS);
+}
+
 // ------------------------------------------------------------------------------------------ CPU sampling
 
 /** Samples utime+stime of every component (pids from the state folder), the bench and the machine, every `everyMs`. */
@@ -477,6 +535,14 @@ class CpuSampler {
       try {
         const pid = Number(readFileSync(join(STATE_DIR, 'pids', c), 'utf8').split(' ')[0]);
         if (pid > 0) read(c, pid);
+        // The extender's main thread alone (its task id is the pid): the rest is the API worker and V8's helpers.
+        if (pid > 0 && c === 'sandbox-extender') {
+          try {
+            procs[EXTENDER_MAIN] = { pid, ticks: ticksOfStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')) };
+          } catch {
+            // gone meanwhile
+          }
+        }
       } catch {
         // no pid file: not running
       }
@@ -490,6 +556,27 @@ class CpuSampler {
       // not Linux
     }
     this.samples.push({ tMs: nowMs(), procs });
+  }
+}
+
+/**
+ * Waits until the machine's load has settled: the busy cores of two consecutive 5 s windows within 0.05 of each
+ * other (the cluster's start-up — the controller manager still working through 1,000+ new nodes, KWOK catching
+ * up — is over; what remains is its steady background: node leases and heartbeats), at most 10 min. Measured runs
+ * start after it, so the first run does not carry the cluster's start-up.
+ */
+async function waitClusterSettled(sampler: CpuSampler, clkTck: number): Promise<{ waitedMs: number; cores: number }> {
+  const start = nowMs();
+  let previous = Infinity;
+  for (;;) {
+    const from = nowMs();
+    sampler.sample();
+    await sleep(5000);
+    sampler.sample();
+    const cores = cpuShares(sampler.samples, from, nowMs(), clkTck).cores.get(MACHINE) ?? 0;
+    if (Math.abs(cores - previous) < 0.05 || nowMs() - start > 600_000) return { waitedMs: nowMs() - start, cores };
+    log(`waiting for the cluster's load to settle: ${cores.toFixed(2)} cores busy over the last 5 s`);
+    previous = cores;
   }
 }
 
@@ -545,6 +632,24 @@ interface RunResult {
   watchReopens: number;
   soundness: Soundness;
   settleSeconds: number;
+  /** Cluster start-up (1…sessions) the run belongs to. */
+  session: number;
+  /** 'extender stopped': a stock run with the extender down (--api-cost); null otherwise. */
+  variant: 'extender stopped' | null;
+  /** Cores each component took over the quiet 3 s just before the run (its background: timers, heartbeats). */
+  idleCores: Record<string, number>;
+  /**
+   * CPU-seconds per 1,000 pods of each component: over the binding window (no correction), and over the
+   * pods' whole placement — from the run's start (drain: the scheduler's start; burst: the first create)
+   * until every pod is Ready and the extender's Events are sent — minus the component's idle share.
+   */
+  cpuPerThousand: { binding: Record<string, number>; lifecycle: Record<string, number>; lifecycleSeconds: number };
+  /** Cores that processes outside the cluster and the bench took over the binding window. */
+  otherCores: number | null;
+  /** Why this run is not evidence (other load, stock's rate off its median); empty: a quiet run. */
+  disturbed: string[];
+  /** The API server's request counters over the run (POST events by API group: '' is core/v1, the extender's). */
+  apiRequests: Record<string, number>;
 }
 
 interface Context {
@@ -554,6 +659,8 @@ interface Context {
   sampler: CpuSampler;
   clkTck: number;
   nodeCount: number;
+  /** The cluster start-up this context belongs to (1…sessions). */
+  session: number;
 }
 
 function verbStats(h: Histogram): VerbStats {
@@ -597,12 +704,21 @@ function eventLoop(after: Sample[], before: Sample[]): RunResult['extender']['ev
   return { source: 'prom-client nodejs_eventloop_lag_* gauges (monitorEventLoopDelay since the previous scrape, 10 ms resolution)', meanMs: g('mean'), p50Ms: g('p50'), p99Ms: g('p99'), maxMs: g('max') };
 }
 
-async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled = false): Promise<RunResult> {
+async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled = false, variant: RunResult['variant'] = null): Promise<RunResult> {
+  if (variant === 'extender stopped') await script('component.sh', ['stop', 'sandbox-extender']);
+  try {
+    return await measuredRun(ctx, mode, scheduler, run, profiled, variant);
+  } finally {
+    if (variant === 'extender stopped') await script('component.sh', ['start', 'sandbox-extender']);
+  }
+}
+
+async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled: boolean, variant: RunResult['variant']): Promise<RunResult> {
   const { opts, env, kube } = ctx;
   const schedulerName = scheduler === 'sandbox' ? env.SANDBOX_SCHEDULER_NAME! : 'default-scheduler';
   const component = scheduler === 'sandbox' ? 'kube-scheduler-sandbox' : 'kube-scheduler-default';
   const runLabel = `${mode}-${scheduler}-${run}${profiled ? '-prof' : ''}-${Date.now().toString(36)}`;
-  log(`run ${run}: ${mode}, ${schedulerName}${profiled ? ' (extender profiled)' : ''}: ${opts.pods} pods`);
+  log(`run ${run}: ${mode}, ${schedulerName}${profiled ? ' (extender profiled)' : ''}${variant ? ` (${variant})` : ''}: ${opts.pods} pods`);
 
   const tainted = (await kube.nodes()).filter((n) => taintsToClear(n).length > 0).length;
   if (tainted > 0) await untaintNodes(kube);
@@ -613,8 +729,17 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
   const manifests = Array.from({ length: opts.pods }, (_, i) => podManifest(`${runLabel}-${String(i).padStart(width, '0')}`, runLabel, schedulerName, opts.podCpu, opts.podMemory));
   const names = manifests.map((m) => m.metadata!.name!);
 
+  // The API server's counters, then a quiet 3 s: each component's background share, subtracted from its CPU per pod.
+  const apiBefore = await scrape(env.APISERVER_URL!, kube);
+  ctx.sampler.sample();
+  const idleFrom = nowMs();
+  await sleep(3000);
+  ctx.sampler.sample();
+  const idleCores = cpuShares(ctx.sampler.samples, idleFrom, nowMs(), ctx.clkTck).cores;
+
   const benchLoop = monitorEventLoopDelay({ resolution: 5 });
   let before: Scrapes;
+  let runStartMs: number;
   let creation: Creation;
   let startCommandMs: number | null = null;
   const allBound = () => tracker.boundAtMs.size >= opts.pods;
@@ -632,10 +757,12 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
     before = await scrapeAll(env, kube);
     benchLoop.enable();
     startCommandMs = nowMs();
+    runStartMs = startCommandMs;
     await Promise.all([script('component.sh', ['start', component]), waitUntil(`all ${opts.pods} pods bound`, boundTimeout, allBound)]);
   } else {
     before = await scrapeAll(env, kube);
     benchLoop.enable();
+    runStartMs = nowMs();
     creation = await createPods(kube, manifests, opts.concurrency);
     await waitUntil(`all ${opts.pods} pods bound`, boundTimeout, allBound);
   }
@@ -643,6 +770,12 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
   ctx.sampler.sample();
   benchLoop.disable();
   const endMs = nowMs();
+  // The placement is complete when every pod is Ready and the extender has sent its Events (rate-limited, they trail the binds).
+  await waitUntil(`all ${opts.pods} pods Ready`, boundTimeout, () => names.every((n) => tracker.readyAtMs.has(n)), 50);
+  await waitEventsSent(env, kube, before.extender, opts.settleTimeout * 1000);
+  ctx.sampler.sample();
+  const completeMs = nowMs();
+  const apiAfter = await scrape(env.APISERVER_URL!, kube);
 
   // ---- figures
   const binds = [...tracker.boundAtMs.values()];
@@ -670,6 +803,9 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
     return v === null ? null : v * 1000;
   };
   const cpu = cpuShares(ctx.sampler.samples, firstBind, lastBind, ctx.clkTck);
+  const bindingPerThousand = Object.fromEntries([...cpu.cores].map(([c, cores]) => [c, ((cores * (lastBind - firstBind)) / 1000 / binds.length) * 1000]));
+  const lifecycle = cpuSecondsPerThousand(ctx.sampler.samples, runStartMs!, completeMs, ctx.clkTck, binds.length, idleCores);
+  const other = otherCores(Object.fromEntries(cpu.cores), MACHINE, [...COMPONENTS, BENCH]);
 
   // ---- soundness, then clean up
   const [nodes, pods] = await Promise.all([kube.nodes(), kube.pods()]);
@@ -711,11 +847,18 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
     watchReopens: tracker.reopens,
     soundness,
     settleSeconds: settleMs / 1000,
+    session: ctx.session,
+    variant,
+    idleCores: Object.fromEntries(idleCores),
+    cpuPerThousand: { binding: bindingPerThousand, lifecycle: Object.fromEntries(lifecycle.perThousand), lifecycleSeconds: lifecycle.windowMs / 1000 },
+    otherCores: other,
+    disturbed: loadDisturbance(other, { maxOtherCores: opts.maxOtherCores, maxStockDeviation: opts.maxStockDeviation }),
+    apiRequests: Object.fromEntries([...sumBy(apiAfter, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' })].map(([g, v]) => [`POST events ${g || 'core/v1'}`, v - (sumBy(apiBefore, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' }).get(g) ?? 0)])),
   };
   log(
     `  ${fmt(result.podsPerSecond)} pods/s over ${fmt(result.bindWindowSeconds, 2)} s; created at ${fmt(result.creation.podsPerSecond, 0)}/s` +
       (result.createToBound ? `; create→bound p50 ${fmt(result.createToBound.p50Ms, 0)} ms p99 ${fmt(result.createToBound.p99Ms, 0)} ms` : '') +
-      `; SLI p99 ${fmt(result.sli.p99Ms, 0)} ms; over allocatable ${soundness.overAllocatable.length}; peak ${soundness.peakPressure.toFixed(4)} (optimum ${fmt(soundness.optimum, 4)}); ${Math.round(endMs - (startCommandMs ?? creation.startMs)) / 1000} s`,
+      `; SLI p99 ${fmt(result.sli.p99Ms, 0)} ms; extender ${fmt(result.cpuPerThousand.lifecycle['sandbox-extender'], 2)} CPU-s per 1,000 pods; other load ${fmt(other, 2)} cores; over allocatable ${soundness.overAllocatable.length}; peak ${soundness.peakPressure.toFixed(4)} (optimum ${fmt(soundness.optimum, 4)}); ${Math.round(endMs - (startCommandMs ?? creation.startMs)) / 1000} s`,
   );
   return result;
 }
@@ -723,26 +866,46 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
 // ------------------------------------------------------------------------------------------ profile
 
 interface ProfileResult {
-  file: string;
+  /** The profile files, main thread first (V8 names them CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread). */
+  files: string[];
   run: RunResult;
-  window: SelfTimeTable;
-  whole: SelfTimeTable;
+  /** Per thread ('main', 'worker N'): its self-time table inside the binding window, and over the whole profile. */
+  threads: { thread: string; file: string; window: SelfTimeTable; whole: SelfTimeTable }[];
+}
+
+/** The thread id in a V8 CPU profile's default file name (…<pid>.<thread id>.<seq>.cpuprofile), or -1. */
+export function profileThreadId(file: string): number {
+  const m = /\.(\d+)\.(\d+)\.(\d+)\.cpuprofile$/.exec(file);
+  return m ? Number(m[2]) : -1;
+}
+
+/** Restarts the extender (with --extender-node-flags, if any). */
+async function restartExtender(opts: Options, extraFlags = ''): Promise<void> {
+  const flags = [opts.extenderNodeFlags ?? '', extraFlags].filter(Boolean).join(' ');
+  await script('component.sh', ['restart', 'sandbox-extender', ...(flags ? ['--node-flags', flags] : [])]);
 }
 
 async function profiledRun(ctx: Context, mode: Mode, outDir: string): Promise<ProfileResult> {
   const dir = join(outDir, `profile-${ctx.nodeCount}-${Date.now().toString(36)}`);
   mkdirSync(dir, { recursive: true });
-  await script('component.sh', ['restart', 'sandbox-extender', '--node-flags', `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=sandbox-extender.cpuprofile`]);
+  // No --cpu-prof-name: every thread (the main thread and the API worker) writes a profile of its own.
+  await restartExtender(ctx.opts, `--cpu-prof --cpu-prof-dir=${dir}`);
   let run: RunResult;
   try {
     run = await runOnce(ctx, mode, 'sandbox', 1, true);
   } finally {
-    await script('component.sh', ['restart', 'sandbox-extender']); // SIGTERM: the process exits and writes its profile
+    await restartExtender(ctx.opts); // SIGTERM: the process exits and writes its profiles
   }
-  const file = join(dir, 'sandbox-extender.cpuprofile');
-  await waitUntil(`the CPU profile ${file}`, 30_000, () => existsSync(file), 200);
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  return { file, run, window: windowTable(profile, run), whole: selfTimeTable(profile, { top: 25, stripPrefix: REPO_ROOT }) };
+  const profiles = () => readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  await waitUntil(`the CPU profiles in ${dir} (main thread and API worker)`, 30_000, () => profiles().length >= 2 && profiles().some((f) => profileThreadId(f) === 0), 200);
+  await sleep(500); // the last file may still be being written
+  const files = profiles().sort((a, b) => profileThreadId(a) - profileThreadId(b)).map((f) => join(dir, f));
+  const threads = files.map((file) => {
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    const tid = profileThreadId(file);
+    return { thread: tid === 0 ? 'main' : `worker ${tid}`, file, window: windowTable(profile, run), whole: selfTimeTable(profile, { top: 25, stripPrefix: REPO_ROOT }) };
+  });
+  return { files, run, threads };
 }
 
 /** Only the samples between the run's first and last bind (the profile's clock is the bench's monotonic clock). */
@@ -753,12 +916,12 @@ function windowTable(profile: CpuProfile, run: RunResult): SelfTimeTable {
 // ------------------------------------------------------------------------------------------ output
 
 function runRows(results: readonly RunResult[]): string {
-  const rows = [['mode', 'run', 'scheduler', 'pods/s', 'window s', 'created/s', 'c→b p50 ms', 'c→b p99 ms', 'start→1st bind s', 'SLI p50 ms', 'SLI p99 ms', 'algo ms', 'attempts', 'over alloc', 'peak', 'optimum', '≤ opt+1 pod']];
+  const rows = [['mode', 'run', 'scheduler', 'pods/s', 'window s', 'created/s', 'c→b p50 ms', 'c→b p99 ms', 'start→1st bind s', 'SLI p50 ms', 'SLI p99 ms', 'algo ms', 'attempts', 'over alloc', 'peak', 'optimum', '≤ opt+1 pod', 'ext CPU-s/1k pods', 'other cores', 'flags']];
   for (const r of results) {
     const attempts = Object.entries(r.scheduleAttempts).map(([k, v]) => (k === 'scheduled' ? String(v) : `${k} ${v}`)).join(', ');
     rows.push([
       r.mode,
-      `${r.run}${r.profiled ? ' (profiled)' : ''}`,
+      `${r.run}${r.profiled ? ' (profiled)' : ''}${r.variant ? ` (${r.variant})` : ''}`,
       r.scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler',
       fmt(r.podsPerSecond),
       fmt(r.bindWindowSeconds, 2),
@@ -774,9 +937,22 @@ function runRows(results: readonly RunResult[]): string {
       r.soundness.peakPressure.toFixed(4),
       fmt(r.soundness.optimum, 4),
       r.soundness.withinOnePodOfOptimum === null ? '-' : r.soundness.withinOnePodOfOptimum ? 'yes' : 'NO',
+      fmt(r.cpuPerThousand?.lifecycle['sandbox-extender'], 2),
+      fmt(r.otherCores, 2),
+      (r.disturbed ?? []).length ? `DISTURBED: ${r.disturbed.join('; ')}` : '',
     ]);
   }
   return formatColumns(rows);
+}
+
+/** Whether a run counts in the summaries: not profiled, not an --api-cost variant, not disturbed. */
+const counted = (r: RunResult) => !r.profiled && !r.variant && !(r.disturbed ?? []).length;
+
+/** Marks the stock runs whose rate lies off the median of their mode (stockRateOutliers) as disturbed. */
+function flagStockOutliers(results: readonly RunResult[], maxStockDeviation: number): void {
+  const candidates = results.filter((r) => !r.profiled && !r.variant);
+  const outliers = stockRateOutliers(candidates.map((r) => ({ mode: r.mode, stock: r.scheduler === 'default', podsPerSecond: r.podsPerSecond })), maxStockDeviation);
+  for (const [i, reason] of outliers) candidates[i]!.disturbed = [...(candidates[i]!.disturbed ?? []), reason];
 }
 
 const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null | undefined) => median(rs.map(f).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)));
@@ -802,8 +978,8 @@ function summaryRows(results: readonly RunResult[], modes: readonly Mode[]): str
   const rows = [['mode', 'figure (median of runs)', 'sandbox-scheduler', 'default-scheduler', 'sandbox/stock', 'target']];
   const nodes = results[0]?.nodes ?? 0;
   for (const mode of modes) {
-    const s = results.filter((r) => r.mode === mode && r.scheduler === 'sandbox' && !r.profiled);
-    const d = results.filter((r) => r.mode === mode && r.scheduler === 'default');
+    const s = results.filter((r) => r.mode === mode && r.scheduler === 'sandbox' && counted(r));
+    const d = results.filter((r) => r.mode === mode && r.scheduler === 'default' && counted(r));
     const line = (label: string, f: (r: RunResult) => number | null | undefined, digits: number, figure?: 'pods/s' | 'sli-p99') => {
       const a = med(s, f);
       const b = med(d, f);
@@ -826,7 +1002,7 @@ function summaryRows(results: readonly RunResult[], modes: readonly Mode[]): str
 const POINT_ORDER = ['Sign', 'PreEnqueue', 'PreFilter', 'Filter', 'PostFilter', 'PreScore', 'Score', 'Reserve', 'Permit', 'PreBindPreFlight', 'PreBind', 'Bind', 'PostBind'];
 
 function breakdownRows(results: readonly RunResult[], modes: readonly Mode[]): string {
-  const groups = modes.flatMap((mode) => (['sandbox', 'default'] as const).map((scheduler) => ({ mode, scheduler, rs: results.filter((r) => r.mode === mode && r.scheduler === scheduler && !r.profiled) }))).filter((g) => g.rs.length);
+  const groups = modes.flatMap((mode) => (['sandbox', 'default'] as const).map((scheduler) => ({ mode, scheduler, rs: results.filter((r) => r.mode === mode && r.scheduler === scheduler && counted(r)) }))).filter((g) => g.rs.length);
   const header = ['mean over runs', ...groups.map((g) => `${g.mode} ${g.scheduler === 'sandbox' ? 'sandbox' : 'stock'}`)];
   const rows: string[][] = [header];
   const row = (label: string, f: (r: RunResult) => number | null | undefined, digits = 2) => rows.push([label, ...groups.map((g) => fmt(mean(g.rs.map(f)), digits))]);
@@ -848,12 +1024,19 @@ function breakdownRows(results: readonly RunResult[], modes: readonly Mode[]): s
   row('extender event-loop delay p50 ms', (r) => r.extender.eventLoop.p50Ms);
   row('extender event-loop delay p99 ms', (r) => r.extender.eventLoop.p99Ms);
   row('extender event-loop delay max ms', (r) => r.extender.eventLoop.maxMs);
-  for (const c of [...COMPONENTS, BENCH, MACHINE]) row(`CPU ${c} (cores)`, (r) => r.cpu.cores[c], 2);
+  for (const c of [...COMPONENTS, EXTENDER_MAIN, BENCH, MACHINE]) row(`CPU ${c} (cores)`, (r) => r.cpu.cores[c], 2);
   row('CPU of other processes (machine − the above)', (r) => {
     const machine = r.cpu.cores[MACHINE];
     return machine === undefined ? null : machine - [...COMPONENTS, BENCH].reduce((sum, c) => sum + (r.cpu.cores[c] ?? 0), 0);
   });
   row('bench event-loop delay p99 ms (timestamp error)', (r) => r.benchEventLoopP99Ms);
+  row('extender CPU-s per 1,000 pods, binding window', (r) => r.cpuPerThousand?.binding['sandbox-extender'], 3);
+  for (const c of ['sandbox-extender', EXTENDER_MAIN, 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok']) {
+    row(`${c} CPU-s per 1,000 pods, start → all Ready and Events sent, idle subtracted`, (r) => r.cpuPerThousand?.lifecycle[c], 3);
+  }
+  row('  that window s', (r) => r.cpuPerThousand?.lifecycleSeconds, 1);
+  row('POST events core/v1 (the extender) per run', (r) => r.apiRequests?.['POST events core/v1'], 0);
+  row('POST events events.k8s.io (kube-scheduler) per run', (r) => r.apiRequests?.['POST events events.k8s.io'], 0);
   return formatColumns(rows);
 }
 
@@ -864,6 +1047,12 @@ function profileRows(t: SelfTimeTable): string {
 }
 
 // ------------------------------------------------------------------------------------------ main
+
+function nonNegative(v: string): number {
+  const n = Number(v);
+  if (!(n >= 0)) throw new InvalidArgumentError('a number ≥ 0');
+  return n;
+}
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -890,51 +1079,73 @@ function parseOptions(argv: string[]): Options {
     .option('--run-timeout <seconds>', 'longest wait for a run’s pods to be bound', positiveInt, 900)
     .option('--settle-timeout <seconds>', 'longest wait for the extender to settle after a run', positiveInt, 300)
     .option('--print <file>', 'print the tables of an earlier result file (JSON) and exit; runs nothing')
+    .option('--sessions <n>', 'separate cluster start-ups per node count, pooled in the summary (median and spread)', positiveInt, 1)
+    .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
+    .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
+    .option('--first <scheduler>', 'which scheduler runs first in session 1 (sandbox or stock); sessions then alternate', 'sandbox')
+    .option('--percentage <n>', "percentageOfNodesToScore of both kube-schedulers, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)", nonNegative, 100)
+    .option('--extender-node-flags <flags>', 'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up')
+    .option('--fresh-extender', 'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)', false)
+    .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean; extenderNodeFlags?: string; percentage: number; first: string }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
+  if (o.first !== 'sandbox' && o.first !== 'stock') program.error(`--first: "${o.first}" is neither sandbox nor stock`);
+  if (!Number.isInteger(o.percentage) || o.percentage > 100) program.error(`--percentage: ${o.percentage} is not an integer 0–100`);
   if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(o.nodeShape)) program.error(`--node-shape: "${o.nodeShape}" is not CPUS/MEMORY, e.g. 32/128Gi`);
   const extenderConfig = o.extenderConfig ?? (process.env.EXTENDER_CONFIG || undefined);
   if (extenderConfig && !existsSync(extenderConfig)) program.error(`--extender-config: ${extenderConfig} not found`);
-  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined };
+  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined, extenderNodeFlags: o.extenderNodeFlags, first: o.first === 'stock' ? 'default' : 'sandbox' };
 }
 
-async function benchScale(opts: Options, nodeCount: number, outDir: string): Promise<{ results: RunResult[]; profile: ProfileResult | null; settings: Record<SchedulerKind, SchedulerSettings>; untaint: { removed: number; waitedMs: number }; clusterUpSeconds: number | null }> {
+async function benchScale(opts: Options, nodeCount: number, outDir: string, session: number): Promise<{ results: RunResult[]; profile: ProfileResult | null; settings: Record<SchedulerKind, SchedulerSettings>; untaint: { removed: number; waitedMs: number }; clusterUpSeconds: number | null }> {
   let clusterUpSeconds: number | null = null;
   if (!opts.reuse) {
     const t = nowMs();
-    log(`cluster up: ${nodeCount} nodes of ${opts.nodeShape}${opts.extenderConfig ? `, extender --config ${opts.extenderConfig}` : ''}`);
+    log(`cluster up (session ${session} of ${opts.sessions}): ${nodeCount} nodes of ${opts.nodeShape}${opts.extenderConfig ? `, extender --config ${opts.extenderConfig}` : ''}`);
     await script('cluster-up.sh', [], {
       CLUSTER_NODES: `${nodeCount}x${opts.nodeShape}`,
       EXTENDER_BUILD: '0',
       EXTENDER_MODE: 'cluster',
       EXTENDER_BIND: opts.bind ? '1' : '0',
       EXTENDER_CONFIG: opts.extenderConfig ?? '',
+      SCHEDULER_PERCENTAGE: String(opts.percentage),
       E2E_START_TIMEOUT: String(Math.max(120, Math.ceil(nodeCount / 20))),
     });
     clusterUpSeconds = (nowMs() - t) / 1000;
   }
   const sampler = new CpuSampler();
   try {
-    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'DEFAULT_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    const env = readClusterEnv(['KUBECONFIG', 'APISERVER_URL', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'DEFAULT_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
     const kube = await Kube.connect(env.KUBECONFIG!, opts.concurrency);
     const actualNodes = (await kube.nodes()).length;
     const untaint = await untaintNodes(kube);
     log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${Math.round(untaint.waitedMs / 100) / 10} s)`);
     const settings = { sandbox: await schedulerSettings(env.SANDBOX_SCHEDULER_URL!, kube), default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube) };
     await ensureNamespace(kube);
+    if (opts.extenderNodeFlags) await restartExtender(opts);
     sampler.start();
-    const ctx: Context = { opts, env, kube, sampler, clkTck: clockTicksPerSecond(), nodeCount: actualNodes };
+    const settled = await waitClusterSettled(sampler, clockTicksPerSecond());
+    log(`the cluster's load has settled (${settled.cores.toFixed(2)} cores busy over the last 5 s) after ${(settled.waitedMs / 1000).toFixed(0)} s`);
+    const ctx: Context = { opts, env, kube, sampler, clkTck: clockTicksPerSecond(), nodeCount: actualNodes, session };
     const results: RunResult[] = [];
     let profile: ProfileResult | null = null;
     const profileMode: Mode = opts.modes.includes('drain') ? 'drain' : opts.modes[0]!;
     for (const mode of opts.modes) {
       for (let run = 1; run <= opts.runs; run++) {
-        for (const scheduler of ['sandbox', 'default'] as const) results.push(await runOnce(ctx, mode, scheduler, run));
+        // Odd sessions run sandbox first, even ones stock first: whatever the cluster still does after its start
+        // (or a process's own warm-up) falls on each scheduler's first run in turn (see the warm-up line).
+        const sandboxFirst = (session % 2 === 1) === (opts.first === 'sandbox');
+        const order = sandboxFirst ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const);
+        for (const scheduler of order) {
+          if (scheduler === 'sandbox' && opts.freshExtender) await restartExtender(opts);
+          results.push(await runOnce(ctx, mode, scheduler, run));
+        }
       }
-      if (opts.profile && mode === profileMode) {
+      if (opts.apiCost) results.push(await runOnce(ctx, mode, 'default', opts.runs + 1, false, 'extender stopped'));
+      if (opts.profile && session === 1 && mode === profileMode) {
         profile = await profiledRun(ctx, mode, outDir);
         results.push(profile.run);
       }
@@ -968,17 +1179,19 @@ interface Machine {
 /** What the JSON file keeps of one node count, enough to print its tables again (--print). */
 interface ScaleRecord {
   nodes: number;
+  /** Which cluster start-up (1…sessions). */
+  session: number;
   results: RunResult[];
   settings: Record<SchedulerKind, SchedulerSettings>;
   untaint: { removed: number; waitedMs: number };
   clusterUpSeconds: number | null;
-  profile: { file: string; window: SelfTimeTable; whole: SelfTimeTable } | null;
+  profile: { files: string[]; threads: ProfileResult['threads'] } | null;
 }
 
 function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s: string) => void): void {
   say('');
-  say(`== ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)`);
-  say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`);
+  say(`== session ${scale.session ?? 1}: ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)`);
+  say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}${opts.extenderNodeFlags ? `, node ${opts.extenderNodeFlags}` : ''}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`);
   say(settingsLine(scale.settings));
   say(`nodes untainted before the first run: ${scale.untaint.removed} not-ready taints removed, ${(scale.untaint.waitedMs / 1000).toFixed(1)} s${scale.clusterUpSeconds ? `; cluster up in ${scale.clusterUpSeconds.toFixed(0)} s` : ''}`);
   say('');
@@ -992,10 +1205,82 @@ function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s
   if (ev) say(`extender event-loop delay from: ${ev}`);
   const profiled = scale.results.find((r) => r.profiled);
   if (scale.profile && profiled) {
-    const w = scale.profile.window;
+    for (const t of scale.profile.threads) {
+      const w = t.window;
+      say('');
+      say(`Extender CPU profile, ${t.thread} thread, of the profiled ${profiled.mode} run (${t.file}): inside its binding window ${w.totalMs.toFixed(0)} ms sampled, ${w.busyMs.toFixed(0)} ms busy (${((w.busyMs / Math.max(1, w.totalMs)) * 100).toFixed(0)} %), GC ${w.gcMs.toFixed(0)} ms; top 25 by self time:`);
+      say(profileRows(w));
+    }
+  }
+}
+
+const spreadText = (x: Spread, digits: number) => (x.median === null ? '-' : `${fmt(x.median, digits)} [${fmt(x.min, digits)}–${fmt(x.max, digits)}]`);
+
+/**
+ * The figures pooled over every session of one node count: median of the quiet runs with their spread
+ * (min–max), the ratio of the medians and the ratio in each session, the warm-up of each session (its
+ * first sandbox run against the later ones) and, with --api-cost, the API server's CPU per 1,000 pods.
+ */
+function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: string) => void): void {
+  const all = records.flatMap((r) => r.results);
+  const sessions = Math.max(1, ...all.map((r) => r.session ?? 1));
+  const quiet = all.filter(counted);
+  const left = all.filter((r) => !r.profiled && !r.variant && !counted(r));
+  say('');
+  say(`== pooled: ${all[0]?.nodes ?? records[0]?.nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session`);
+  for (const r of left) say(`left out: session ${r.session ?? 1} ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`);
+  const rows = [['mode', 'figure', 'sandbox-scheduler', 'default-scheduler', 'sandbox/stock', 'per session', 'target']];
+  const nodes = all[0]?.nodes ?? 0;
+  for (const mode of opts.modes) {
+    const line = (label: string, f: (r: RunResult) => number | null | undefined, digits: number, figure?: 'pods/s' | 'sli-p99') => {
+      const pick = (scheduler: SchedulerKind) => spreadOf(quiet.filter((r) => r.mode === mode && r.scheduler === scheduler).map((r) => ({ session: r.session ?? 1, value: f(r) })), sessions);
+      const a = pick('sandbox');
+      const b = pick('default');
+      const r = ratio(a.median, b.median);
+      const t = figure ? target(mode, figure, nodes) : null;
+      const per = a.sessions.map((x, i) => fmt(ratio(x, b.sessions[i]), 2)).join(', ');
+      rows.push([mode, label, spreadText(a, digits), spreadText(b, digits), fmt(r, 2), per, t ? `${t.text}${r === null ? '' : t.met(r) ? ' met' : ' not met'}` : '']);
+    };
+    line('pods/s over the binding window', (r) => r.podsPerSecond, 1, 'pods/s');
+    line('SLI p99 ms (kube-scheduler)', (r) => r.sli.p99Ms, 0, 'sli-p99');
+    if (mode === 'burst') {
+      line('create→bound p50 ms (client)', (r) => r.createToBound?.p50Ms, 0);
+      line('create→bound p99 ms (client)', (r) => r.createToBound?.p99Ms, 0);
+    }
+    line('extender CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['sandbox-extender'], 3);
+    line('  the same, binding window only', (r) => r.cpuPerThousand?.binding['sandbox-extender'], 3);
+    line('  of which its main thread', (r) => r.cpuPerThousand?.lifecycle[EXTENDER_MAIN], 3);
+    line('its kube-scheduler CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle[r.scheduler === 'sandbox' ? 'kube-scheduler-sandbox' : 'kube-scheduler-default'], 3);
+    line('kube-apiserver CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['kube-apiserver'], 3);
+    line('other processes, cores', (r) => r.otherCores, 3);
+  }
+  say(formatColumns(rows));
+  // Warm-up: the first sandbox run of each session and mode (the first load after the extender started) against the later ones.
+  for (const scheduler of ['sandbox', 'default'] as const) {
+    const warm: string[] = [];
+    for (const mode of opts.modes) {
+      for (let s = 1; s <= sessions; s++) {
+        const runs = all.filter((r) => r.mode === mode && r.scheduler === scheduler && !r.profiled && !r.variant && (r.session ?? 1) === s).sort((a, b) => a.run - b.run);
+        const first = firstRunRatio(runs.map((r) => r.podsPerSecond));
+        const sandboxFirst = (s % 2 === 1) === ((opts.first ?? 'sandbox') === 'sandbox');
+        if (first !== null) warm.push(`${mode} session ${s}${sandboxFirst ? ' (sandbox ran first)' : ' (stock ran first)'}: ${fmt(first, 2)}`);
+      }
+    }
+    if (warm.length) say(`warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs in the session): ${warm.join('; ')}`);
+  }
+  const stopped = all.filter((r) => r.variant === 'extender stopped');
+  if (stopped.length) {
     say('');
-    say(`Extender CPU profile of the profiled ${profiled.mode} run (${scale.profile.file}): inside its binding window ${w.totalMs.toFixed(0)} ms sampled, ${w.busyMs.toFixed(0)} ms busy (${((w.busyMs / Math.max(1, w.totalMs)) * 100).toFixed(0)} %), GC ${w.gcMs.toFixed(0)} ms; top 25 by self time:`);
-    say(profileRows(w));
+    say("API server CPU-s per 1,000 pods (median of runs; start → all Ready, idle subtracted): what the extender's requests cause");
+    const api = (rs: readonly RunResult[]) => med(rs, (r) => r.cpuPerThousand?.lifecycle['kube-apiserver']);
+    const rowsApi = [['mode', 'stock, extender stopped', 'stock, extender watching', 'sandbox (watches, Events, requeue)', 'watches (2nd − 1st)', 'writes (3rd − 2nd)']];
+    for (const mode of opts.modes) {
+      const a = api(stopped.filter((r) => r.mode === mode));
+      const b = api(quiet.filter((r) => r.mode === mode && r.scheduler === 'default'));
+      const c = api(quiet.filter((r) => r.mode === mode && r.scheduler === 'sandbox'));
+      rowsApi.push([mode, fmt(a, 3), fmt(b, 3), fmt(c, 3), fmt(a === null || b === null ? null : b - a, 3), fmt(b === null || c === null ? null : c - b, 3)]);
+    }
+    say(formatColumns(rowsApi));
   }
 }
 
@@ -1005,6 +1290,7 @@ async function main(): Promise<void> {
   if (opts.print) {
     const report = JSON.parse(readFileSync(opts.print, 'utf8')) as { options: Options; machine: Machine; scales: ScaleRecord[] };
     for (const scale of report.scales) printScale(scale, report.options, report.machine, say);
+    for (const nodes of new Set(report.scales.map((s) => s.nodes))) printPooled(report.scales.filter((s) => s.nodes === nodes), report.options, say);
     return;
   }
   const outDir = join(REPO_ROOT, '.e2e-bench');
@@ -1014,11 +1300,18 @@ async function main(): Promise<void> {
   const machine: Machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadavgAtStart: loadavg() };
   const report = { started: started.toISOString(), options: opts, machine, scales: [] as ScaleRecord[] };
   for (const nodeCount of opts.nodes) {
-    const scale = await benchScale(opts, nodeCount, outDir);
-    const record: ScaleRecord = { nodes: nodeCount, ...scale, profile: scale.profile && { file: scale.profile.file, window: scale.profile.window, whole: scale.profile.whole } };
-    report.scales.push(record);
+    const records: ScaleRecord[] = [];
+    for (let session = 1; session <= opts.sessions; session++) {
+      const scale = await benchScale(opts, nodeCount, outDir, session);
+      const record: ScaleRecord = { nodes: nodeCount, session, ...scale, profile: scale.profile && { files: scale.profile.files, threads: scale.profile.threads } };
+      records.push(record);
+      report.scales.push(record);
+      writeFileSync(outFile, JSON.stringify(report, null, 2));
+      printScale(record, opts, machine, say);
+    }
+    flagStockOutliers(records.flatMap((r) => r.results), opts.maxStockDeviation);
     writeFileSync(outFile, JSON.stringify(report, null, 2));
-    printScale(record, opts, machine, say);
+    printPooled(records, opts, say);
   }
   say('');
   say(`results: ${outFile} (print them again: npm run bench:cluster -- --print FILE)`);

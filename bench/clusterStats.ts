@@ -440,3 +440,98 @@ export function fmt(v: number | null | undefined, digits = 1): string {
 export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
   return a === null || a === undefined || b === null || b === undefined || b === 0 ? null : a / b;
 }
+
+// ------------------------------------------------------------------------------------------ CPU per placed pod
+
+/**
+ * CPU-seconds each component spent per 1,000 pods over [fromMs, toMs], minus what it spends idle: `idleCores`
+ * (its share over a quiet interval just before) times the window's length. So a component that does nothing
+ * for the pods shows about 0, whatever its background work (health reports, timers, heartbeats).
+ * A component missing from `idleCores` is not corrected. Components missing at either end of the window are
+ * left out (see cpuShares). Negative results (noise) are kept: they say the component did nothing measurable.
+ */
+export function cpuSecondsPerThousand(
+  samples: readonly CpuSample[],
+  fromMs: number,
+  toMs: number,
+  clockTicksPerSecond: number,
+  pods: number,
+  idleCores: ReadonlyMap<string, number> = new Map(),
+): { windowMs: number; perThousand: Map<string, number> } {
+  const { windowMs, cores } = cpuShares(samples, fromMs, toMs, clockTicksPerSecond);
+  const perThousand = new Map<string, number>();
+  if (pods <= 0) return { windowMs, perThousand };
+  for (const [name, c] of cores) perThousand.set(name, (((c - (idleCores.get(name) ?? 0)) * windowMs) / 1000 / pods) * 1000);
+  return { windowMs, perThousand };
+}
+
+// ------------------------------------------------------------------------------------------ quiet runs
+
+/** What makes a run not evidence: its reasons, empty when it ran on a quiet machine. */
+export interface DisturbanceLimits {
+  /** Cores that processes outside the cluster and the bench may take before a run is flagged. */
+  readonly maxOtherCores: number;
+  /** How far a stock run's pods/s may lie from the median of the stock runs of its mode (0.25 = ±25 %). */
+  readonly maxStockDeviation: number;
+}
+
+/** Cores taken by other processes: the machine's busy cores minus the components' and the bench's. */
+export function otherCores(cores: Readonly<Record<string, number>>, machineKey: string, own: readonly string[]): number | null {
+  const machine = cores[machineKey];
+  if (machine === undefined) return null;
+  return machine - own.reduce((sum, c) => sum + (cores[c] ?? 0), 0);
+}
+
+/** The reasons a run is disturbed by other load (other processes busy over its window). */
+export function loadDisturbance(other: number | null, limits: DisturbanceLimits): string[] {
+  return other !== null && other > limits.maxOtherCores ? [`other processes took ${other.toFixed(2)} cores (> ${limits.maxOtherCores})`] : [];
+}
+
+/**
+ * The stock runs whose rate lies off the median of the stock runs of the same mode by more than
+ * `maxStockDeviation`: stock's rate is the yardstick, so a run where it moved says the machine moved.
+ * @returns run index → reason.
+ */
+export function stockRateOutliers(runs: readonly { readonly mode: string; readonly stock: boolean; readonly podsPerSecond: number | null }[], maxStockDeviation: number): Map<number, string> {
+  const out = new Map<number, string>();
+  const modes = new Set(runs.filter((r) => r.stock).map((r) => r.mode));
+  for (const mode of modes) {
+    const rates = runs.filter((r) => r.stock && r.mode === mode && r.podsPerSecond !== null).map((r) => r.podsPerSecond!);
+    const m = median(rates);
+    if (m === null || m <= 0) continue;
+    runs.forEach((r, i) => {
+      if (!r.stock || r.mode !== mode || r.podsPerSecond === null) return;
+      const off = r.podsPerSecond / m - 1;
+      if (Math.abs(off) > maxStockDeviation) out.set(i, `stock ${r.podsPerSecond.toFixed(1)} pods/s is ${(off * 100).toFixed(0)} % off the median of stock ${mode} runs (${m.toFixed(1)})`);
+    });
+  }
+  return out;
+}
+
+/** Median and spread (min–max) of a figure over runs, and the medians of each session. */
+export interface Spread {
+  readonly median: number | null;
+  readonly min: number | null;
+  readonly max: number | null;
+  readonly n: number;
+  /** Median per session, in session order (null where a session had no value). */
+  readonly sessions: readonly (number | null)[];
+}
+
+/** The pooled median and spread of `values` (one per run, tagged with its session number 1…sessions). */
+export function spreadOf(values: readonly { readonly session: number; readonly value: number | null | undefined }[], sessions: number): Spread {
+  const xs = values.map((v) => v.value).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+  const per = Array.from({ length: sessions }, (_, s) => median(values.filter((v) => v.session === s + 1).map((v) => v.value).filter((v): v is number => typeof v === 'number' && Number.isFinite(v))));
+  return { median: median(xs), min: xs.length ? Math.min(...xs) : null, max: xs.length ? Math.max(...xs) : null, n: xs.length, sessions: per };
+}
+
+/**
+ * Warm-up: the first run's figure after a (re)start against the median of the later runs of the same
+ * session and mode (1.00 = no warm-up cost; 0.70 = the first run reached 70 % of the later ones' rate).
+ * Null without a later run.
+ */
+export function firstRunRatio(ordered: readonly (number | null)[]): number | null {
+  const [first, ...later] = ordered;
+  const m = median(later.filter((v): v is number => v !== null));
+  return first === null || first === undefined || m === null || m === 0 ? null : first / m;
+}

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:starting`: a cold-start storm on the e2e control plane (test/e2e/cluster-up.sh: etcd,
- * kube-apiserver, kube-controller-manager, KWOK nodes, the extender in cluster mode with bind, both
+ * kube-apiserver, kube-controller-manager, KWOK nodes, the extender in cluster mode (kube-scheduler binds, the chart's default), both
  * kube-schedulers), with pods that become Ready a fixed time after they are bound (KWOK_POD_READY_DELAY).
  *
  * One burst of identical pods per scheduler setup, in turn:
@@ -311,7 +311,7 @@ async function main(): Promise<void> {
   const offConfig = join(REPO_ROOT, '.e2e-bench', 'starting-limit-off.yaml');
   writeFileSync(limitConfig, `startingLimit: {${[o.perNode !== undefined ? `perNode: ${o.perNode}` : '', o.perCore !== undefined ? `perCore: ${o.perCore}` : ''].filter(Boolean).join(', ')}}\n`);
   writeFileSync(offConfig, 'startingLimit: {}\n');
-  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay });
+  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay, EXTENDER_BIND: '0' }); // kube-scheduler binds, as the chart installs it
   const results: RunResult[] = [];
   try {
     const env = readClusterEnv();

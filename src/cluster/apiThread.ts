@@ -5,11 +5,11 @@
  * records to the scheduler cache (microseconds each) and forwards Events and Bindings.
  *
  * Messages (structured clones; records and listings are plain data):
- *   main → worker  bind {id, request}, events [the Events of one turn of the event loop: turnBatch.ts],
+ *   main → worker  bind {id, request}, events [the Events of EVENT_BATCH_MS: turnBatch.ts],
  *                  requeue {id, value} (the write of a Requeuer round: requeuer.ts), stop
  *   worker → main  updates [batch of CacheUpdates calls, in order], observer (started / restarted /
  *                  listed), health (each watch's freshness, with the time it was read), bound {id,
- *                  outcome}, requeued {id, status, error}, eventOutcomes [per turn], started, failed (at start-up), stopped
+ *                  outcome}, requeued {id, status, error}, eventOutcomes [batched], started, failed (at start-up), stopped
  * The main thread ages the last health it got by the time since: a worker that stops reporting looks
  * like a watch that stopped delivering, and the cache goes stale (not ready) after maxBrokenSeconds.
  */
@@ -23,12 +23,15 @@ import { NOT_SYNCED, describeHealth, metricsObserver, staleness, type SyncObserv
 import type { WatchHealth } from './reflector.js';
 import { TurnBatch } from './turnBatch.js';
 
+/** How long the Events of a burst are collected before they go to the worker in one message (ms). */
+export const EVENT_BATCH_MS = 50;
+
 /** One CacheUpdates call: its method name and argument. */
 export type Update = { [K in keyof CacheUpdates]: readonly [K, Parameters<CacheUpdates[K]>[0]] }[keyof CacheUpdates];
 
 export type ToWorker =
   | { readonly t: 'bind'; readonly id: number; readonly request: BindRequest }
-  /** Events recorded since the last message (ApiThread.recordEvent batches them per turn of the event loop). */
+  /** Events recorded since the last message (ApiThread.recordEvent batches them for EVENT_BATCH_MS). */
   | { readonly t: 'events'; readonly events: readonly PodEvent[] }
   | { readonly t: 'requeue'; readonly id: number; readonly value: string }
   | { readonly t: 'stop' };
@@ -40,7 +43,7 @@ export type FromWorker =
   | { readonly t: 'bound'; readonly id: number; readonly outcome: BindOutcome }
   /** error null: written; otherwise the failure and its HTTP status, if any. */
   | { readonly t: 'requeued'; readonly id: number; readonly status: number | null; readonly error: string | null }
-  /** The outcomes of Events, batched per turn of the worker's event loop. */
+  /** The outcomes of Events, batched on the worker. */
   | { readonly t: 'eventOutcomes'; readonly outcomes: readonly EventOutcome[] }
   | { readonly t: 'started'; readonly server: string }
   | { readonly t: 'failed'; readonly error: string }
@@ -88,7 +91,8 @@ export class ApiThread {
   private readonly pendingBinds = new Map<number, (outcome: BindOutcome) => void>();
   private nextBindId = 0;
   private readonly pendingRequeues = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
-  private readonly events = new TurnBatch<PodEvent>((events) => this.post({ t: 'events', events }));
+  /** Events go to the worker in batches of up to EVENT_BATCH_MS (they are rate-limited there anyway). */
+  private readonly events = new TurnBatch<PodEvent>((events) => this.post({ t: 'events', events }), EVENT_BATCH_MS);
   private nextRequeueId = 0;
   private health: { atMs: number; health: readonly WatchHealth[] } | null = null;
   private stopping = false;
@@ -214,9 +218,8 @@ export class ApiThread {
 
   /**
    * Queues an Event on the worker (rate-limited and deduplicated there). Events are posted in one
-   * message per turn of the event loop (setImmediate), after the verb that made them has written its
-   * reply: a decision's reply never waits for the message to the worker, and a burst posts one
-   * message for all the decisions of a turn.
+   * message per EVENT_BATCH_MS, after the verb that made them has written its reply: a decision's reply
+   * never waits for the message to the worker, and a burst posts one message for many decisions.
    */
   recordEvent(event: PodEvent): void {
     if (!this.stopping) this.events.push(event);

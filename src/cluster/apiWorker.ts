@@ -1,8 +1,8 @@
 /**
  * The worker thread of cluster mode's API side (see apiThread.ts for why and for the messages): the
  * list/watch reflectors (LiveSync), the Binder, the EventRecorder and the requeue object's write, with their own client. Records
- * are posted to the main thread in batches (one message per turn of this thread's event loop, in the
- * order the changes came), and each watch's health twice a second.
+ * are posted to the main thread in batches (at most UPDATE_BATCH_MS after they were read, in the order the
+ * changes came; any other message flushes them first), and each watch's health twice a second.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
@@ -14,28 +14,39 @@ import { Binder } from './binder.js';
 import { EventRecorder, type EventOutcome } from './events.js';
 import { keepAliveConfiguration, nodeSource, podSource } from './kubeClient.js';
 import { LiveSync, type SyncObserver } from './liveSync.js';
-import { requeueObjectWrite } from './requeuer.js';
+import { requeueMergePatchWrite, requeueObjectWrite } from './requeuer.js';
+import { ApiWrites } from './apiWrites.js';
 import { TurnBatch } from './turnBatch.js';
+
+/** How long Event outcomes (counted in a metric) are collected before they go to the main thread (ms). */
+const OUTCOME_BATCH_MS = 250;
 
 /** How often the watches' health is reported (ms). */
 const HEALTH_EVERY_MS = 500;
 
 const port = parentPort!;
 const data = workerData as ApiWorkerData;
-const post = (message: FromWorker) => port.postMessage(message);
+/**
+ * Watch events reach the main thread at most this long after they were read (ms): every change is
+ * covered meanwhile by a reservation (a pod just bound) or needs no haste (capacity freed, which
+ * kube-scheduler learns no sooner), and a burst's changes then cost the main thread one message.
+ */
+const UPDATE_BATCH_MS = 20;
+const updateBatch = new TurnBatch<Update>((batch) => port.postMessage({ t: 'updates', batch } satisfies FromWorker), UPDATE_BATCH_MS);
+/** Every other message goes after the updates read before it (a listing before its `listed`, changes before a health report). */
+const post = (message: FromWorker) => {
+  updateBatch.flush();
+  port.postMessage(message);
+};
 const logger = pino({ level: data.logLevel, base: { app: 'sandbox-extender', thread: 'api' } });
 
 /** CacheUpdates that queue each call and post them together at the end of the current turn. */
+/**
+ * CacheUpdates that queue each call and post them together, UPDATE_BATCH_MS after the first: the main
+ * thread applies a burst's watch events in one message instead of one per turn of this thread.
+ */
 function postingUpdates(): CacheUpdates {
-  let batch: Update[] = [];
-  const push = (update: Update) => {
-    if (batch.length === 0) setImmediate(() => {
-      const ready = batch;
-      batch = [];
-      post({ t: 'updates', batch: ready });
-    });
-    batch.push(update);
-  };
+  const push = (update: Update) => updateBatch.push(update);
   return {
     replaceNodes: (listing) => push(['replaceNodes', { nodes: listing.nodes, keptNodes: listing.keptNodes }]),
     replacePods: (listing) => push(['replacePods', { pods: listing.pods, keptPods: listing.keptPods }]),
@@ -52,18 +63,24 @@ const observer: SyncObserver = {
   listed: (resource, relist) => post({ t: 'observer', kind: 'listed', resource, relist }),
 };
 
-function start(): void {
+async function start(): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromString(data.kubeconfig);
   const configuration = keepAliveConfiguration(kc);
   const api = new CoreV1Api(configuration);
-  const requeue = data.requeue ? requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name) : null;
+  // Writes (Events, Bindings, the requeue patch) through undici, unless the kubeconfig names a proxy (apiWrites.ts).
+  const writes = await ApiWrites.create(kc);
+  const requeue = !data.requeue
+    ? null
+    : writes
+      ? requeueMergePatchWrite(writes, data.requeue.namespace, data.requeue.name)
+      : requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name);
   const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, ...data.watch }, observer, logger);
-  const binder = new Binder(api);
+  const binder = new Binder(writes ?? api);
   const events = data.events;
-  const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }));
+  const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }), OUTCOME_BATCH_MS);
   const recorder = events
-    ? new EventRecorder(api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => outcomes.push(outcome) }, logger)
+    ? new EventRecorder(writes ?? api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => outcomes.push(outcome) }, logger)
     : null;
   const reportHealth = () => post({ t: 'health', atMs: Date.now(), health: live.health() });
   const healthTimer = setInterval(reportHealth, HEALTH_EVERY_MS);
@@ -86,7 +103,10 @@ function start(): void {
         break;
       case 'stop':
         clearInterval(healthTimer);
-        void live.stop().then(() => post({ t: 'stopped' }));
+        void live
+          .stop()
+          .then(() => writes?.close())
+          .then(() => post({ t: 'stopped' }));
         break;
     }
   });
@@ -95,8 +115,4 @@ function start(): void {
   post({ t: 'started', server: kc.getCurrentCluster()?.server ?? '' });
 }
 
-try {
-  start();
-} catch (err) {
-  post({ t: 'failed', error: (err as Error).message });
-}
+start().catch((err: unknown) => post({ t: 'failed', error: (err as Error).message }));

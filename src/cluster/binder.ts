@@ -8,13 +8,14 @@
  * with the same UID counts as success. Outcomes are decided by HTTP status and the pod's state, never
  * by matching error text.
  */
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { V1Binding, V1Pod } from '@kubernetes/client-node';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import { statusOf } from './apiStatus.js';
 
+/** What creates a Binding and reads a pod back: client-node's CoreV1Api, or ApiWrites (apiWrites.ts). */
 export interface BindApi {
-  createNamespacedPodBinding: CoreV1Api['createNamespacedPodBinding'];
-  readNamespacedPod: CoreV1Api['readNamespacedPod'];
+  createNamespacedPodBinding(param: { name: string; namespace: string; body: V1Binding }): Promise<unknown>;
+  readNamespacedPod(param: { name: string; namespace: string }): Promise<V1Pod>;
 }
 
 export class Binder {

@@ -5,7 +5,7 @@
  * are dropped and counted rather than delaying a verb. Recording never blocks or fails a verb.
  */
 import { hostname } from 'node:os';
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
 import { statusOf } from './apiStatus.js';
@@ -32,7 +32,10 @@ export interface EventRecorderOptions {
   readonly onOutcome?: (outcome: EventOutcome) => void;
 }
 
-export type CreateEventApi = Pick<CoreV1Api, 'createNamespacedEvent'>;
+/** What creates an Event: client-node's CoreV1Api, or ApiWrites (apiWrites.ts). */
+export interface CreateEventApi {
+  createNamespacedEvent(param: { namespace: string; body: CoreV1Event }): Promise<unknown>;
+}
 
 const COMPONENT = 'sandbox-extender';
 const MAX_DEDUPE_KEYS = 10_000;

@@ -24,6 +24,7 @@ import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
 import type { NudgeTarget } from '../core/rejections.js';
 import { statusOf } from './apiStatus.js';
+import type { ApiWrites } from './apiWrites.js';
 
 /** The annotation the nudge writes: when, and which round (unique, so every nudge is an update). */
 export const REQUEUE_ANNOTATION = 'sandbox-extender.io/requeued-at';
@@ -36,13 +37,20 @@ export type RequeueApi = Pick<StorageV1Api, 'patchNamespacedCSIStorageCapacity'>
  */
 export type RequeueWrite = (value: string) => Promise<void>;
 
+/** The merge patch of one round. */
+const requeuePatch = (value: string) => ({ metadata: { annotations: { [REQUEUE_ANNOTATION]: value } } });
+
 /** The write through a client (on whichever thread has it): a merge patch of the annotation. */
 export function requeueObjectWrite(api: RequeueApi, namespace: string, name: string): RequeueWrite {
   return async (value) => {
-    await api.patchNamespacedCSIStorageCapacity(
-      { namespace, name, body: { metadata: { annotations: { [REQUEUE_ANNOTATION]: value } } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await api.patchNamespacedCSIStorageCapacity({ namespace, name, body: requeuePatch(value) }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  };
+}
+
+/** The same write through ApiWrites (apiWrites.ts). */
+export function requeueMergePatchWrite(writes: Pick<ApiWrites, 'mergePatchCSIStorageCapacity'>, namespace: string, name: string): RequeueWrite {
+  return async (value) => {
+    await writes.mergePatchCSIStorageCapacity({ namespace, name, body: requeuePatch(value) });
   };
 }
 

@@ -47,6 +47,8 @@ export function loadConfig(path: string | undefined, overrides: ConfigInput = {}
       throw new ConfigError(path, [`not valid YAML: ${(err as Error).message}`]);
     }
     if (typeof fromFile !== 'object' || Array.isArray(fromFile)) throw new ConfigError(path, ['(root): expected a mapping of settings']);
+    // The file on its own first: a flag that overrides a bad value (--port over a bad server.port) must not hide it.
+    parseConfig(fromFile, path);
   }
   return parseConfig(merge(fromFile as Record<string, unknown>, overrides as Record<string, unknown>), path ?? 'flags');
 }

@@ -72,6 +72,12 @@ export const configSchema = z
         /** Idle keep-alive; above Go's client idle timeout so kube-scheduler never reuses a closed connection. */
         keepAliveTimeoutSeconds: z.number().positive().default(120),
         /**
+         * A request (headers and body) not received in full within this time is answered 408 and its
+         * connection closed, so a stalled client never holds a connection (kube-scheduler's httpTimeout is
+         * seconds).
+         */
+        requestTimeoutSeconds: z.number().positive().max(3600).default(30),
+        /**
          * HTTPS for a remote extender (the default is plain HTTP on loopback, beside kube-scheduler).
          * With `clientCaFile`, clients must present a certificate signed by it (mTLS; kube-scheduler's
          * extender tlsConfig certFile/keyFile), which is what keeps the bind verb from strangers.
@@ -99,6 +105,11 @@ export const configSchema = z
      * a worker thread, so that none of it delays a verb's reply; false runs it on the main thread.
      */
     apiWorker: z.boolean().default(true),
+    /**
+     * Filter decisions made on a scratch copy before the server listens, so that the verbs' code is
+     * compiled before kube-scheduler's first burst (runtime/warmUp.ts); 0: none.
+     */
+    warmUpDecisions: z.number().int().min(0).max(100_000).default(500),
     watch: z
       .object({
         /** Objects per list page. */

@@ -43,7 +43,7 @@ const BINARY_SUFFIXES = ['Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 
 /**
  * Formats an amount in scheduler units for humans, one rule for requests, allocatable and usage:
- * - cpu: millicores (`2500m`);
+ * - cpu: millicores (`2500m`); the saturated amount 2^53 − 1 is `9007199254740991m or more`;
  * - byte resources (memory, ephemeral-storage, hugepages-*): in the largest binary unit the amount
  *   reaches (Ki … Ei; plain bytes below 1Ki), with at most two decimals; a value that had to be
  *   rounded (to the nearest hundredth) is marked `~` — `4Gi`, `1.5Gi`, `~62.51Gi` (65544140Ki), `512`;
@@ -51,7 +51,8 @@ const BINARY_SUFFIXES = ['Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
  * - counts (pods, extended resources): plain.
  */
 export function formatAmount(resource: string, amount: number): string {
-  if (resource === 'cpu') return `${amount}m`;
+  // Amounts saturate at 2^53 − 1 (podRequests schedulerAmount): the real value may be larger.
+  if (resource === 'cpu') return amount === Number.MAX_SAFE_INTEGER ? `${amount}m or more` : `${amount}m`;
   if (!isByteResource(resource) || !Number.isSafeInteger(amount) || Math.abs(amount) < 1024) return String(amount);
   // Amounts saturate at 2^53 − 1 (podRequests schedulerAmount): the real value may be larger.
   if (amount === Number.MAX_SAFE_INTEGER) return '8Pi or more';

@@ -11,6 +11,7 @@ import { startEventLoopSampler, type Metrics } from '../observability/metrics.js
 import { createApp } from '../server/app.js';
 import { createListener } from '../server/listen.js';
 import { buildService } from './service.js';
+import { warmUp } from './warmUp.js';
 import { clusterSource, snapshotSource, type CacheSource } from './sources.js';
 
 export interface RunningServer {
@@ -48,6 +49,11 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
   source = config.snapshot.path
     ? await snapshotSource(config.snapshot.path, config, service.cache, updates, metrics, logger)
     : await clusterSource(config, service, updates, metrics, logger, onFatal);
+  // While the cache's source lists (cluster mode: on the API worker thread), the verbs' code is compiled on a scratch copy.
+  if (config.warmUpDecisions > 0) {
+    const warm = warmUp(config, config.warmUpDecisions);
+    logger.info({ decisions: config.warmUpDecisions, placed: warm.placed, ms: Math.round(warm.ms) }, 'warm-up: the verbs ran on a scratch copy before serving');
+  }
   const now = () => Date.now();
   const app = createApp(
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
@@ -69,7 +75,9 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
   }
   const { server, stop: stopTlsWatch } = listener;
   server.keepAliveTimeout = config.server.keepAliveTimeoutSeconds * 1000;
-  server.headersTimeout = server.keepAliveTimeout + 5000;
+  // Node (≥ 18) times the headers from the request's first byte, not from the idle keep-alive, and a
+  // headersTimeout above requestTimeout switches requestTimeout off (createListener): keep them equal.
+  server.headersTimeout = config.server.requestTimeoutSeconds * 1000;
   const sweep = setInterval(() => service.sweep(now()), sweepIntervalMs(config, clusterMode));
   sweep.unref();
   const stopSampler = startEventLoopSampler(metrics);

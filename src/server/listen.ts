@@ -31,14 +31,61 @@ function secureContext(tls: TlsConfig) {
   };
 }
 
+/** How often the server checks requests against server.requestTimeoutSeconds (ms; Node's default is 30 s). */
+const TIMEOUT_CHECK_MS = 1000;
+
 /**
- * The HTTP(S) server for `app`, and a function that stops its certificate watch.
+ * What a request Node's HTTP parser refused, or one that timed out, is answered (the socket is then
+ * closed): the status and the message, in the extender's error shape instead of Node's bare reply.
+ * Null: nothing to answer (the client reset or closed the connection).
+ */
+export function clientErrorReply(err: { code?: string; message?: string }, requestTimeoutSeconds: number): { status: number; reason: string; message: string } | null {
+  switch (err.code) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'HPE_INVALID_EOF_STATE':
+      return null;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, reason: 'Request Timeout', message: `the request was not received in full within ${requestTimeoutSeconds} s (server.requestTimeoutSeconds)` };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, reason: 'Request Header Fields Too Large', message: 'the request headers are too large' };
+    case 'HPE_INVALID_CONTENT_LENGTH':
+      return { status: 400, reason: 'Bad Request', message: 'the request has an invalid Content-Length (a non-negative integer, given once)' };
+    default:
+      return { status: 400, reason: 'Bad Request', message: `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'}: ${err.message ?? ''})` };
+  }
+}
+
+/** Answers what clientErrorReply says on the raw socket, then closes it. */
+function answerClientError(server: Server, requestTimeoutSeconds: number, logger: Logger): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const reply = clientErrorReply(err, requestTimeoutSeconds);
+    if (!reply || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    logger.debug({ code: err.code }, `client error: ${reply.message}`);
+    const body = `${JSON.stringify({ Error: `sandbox-extender: ${reply.message}` })}\n`;
+    socket.end(`HTTP/1.1 ${reply.status} ${reply.reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+}
+
+/**
+ * The HTTP(S) server for `app`, and a function that stops its certificate watch. A request not
+ * received within server.requestTimeoutSeconds, and one Node's parser refuses, is answered in the
+ * extender's error shape (clientErrorReply).
  * @throws ConfigError when a TLS file cannot be read (the CLI exits 2).
  */
 export function createListener(config: Config, app: RequestListener, metrics: Metrics, logger: Logger): { server: Server; stop: () => void } {
   const tls = config.server.tls;
-  if (!tls) return { server: createHttpServer(app), stop: () => undefined };
-  const server = createHttpsServer({ ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, app);
+  const timeouts = { requestTimeout: config.server.requestTimeoutSeconds * 1000, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
+  if (!tls) {
+    const server = createHttpServer(timeouts, app);
+    answerClientError(server, config.server.requestTimeoutSeconds, logger);
+    return { server, stop: () => undefined };
+  }
+  const server = createHttpsServer({ ...timeouts, ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, app);
+  answerClientError(server, config.server.requestTimeoutSeconds, logger);
   const files = [tls.certFile, tls.keyFile, ...(tls.clientCaFile ? [tls.clientCaFile] : [])];
   const reload = () => {
     try {

@@ -9,10 +9,22 @@
 import { z } from 'zod';
 import type { Node, Pod } from '../core/kubeObjects.js';
 
+/**
+ * Kubernetes' own length limits (a name is a DNS subdomain, at most 253 characters; a namespace a DNS
+ * label, at most 63; a UID is what the API server generated, a 36-character UUID, so 128 is far above
+ * any real one): a request beyond them comes from no API server, and its strings would be kept in
+ * reservations and Events.
+ */
+export const MAX_NAME_LENGTH = 253;
+export const MAX_NAMESPACE_LENGTH = 63;
+export const MAX_UID_LENGTH = 128;
+
+const objectName = z.string().min(1, 'must not be empty').max(MAX_NAME_LENGTH, `longer than ${MAX_NAME_LENGTH} characters (Kubernetes' limit for a name)`);
+
 const metadata = z.looseObject({
-  name: z.string().min(1, 'must not be empty'),
-  namespace: z.string().optional(),
-  uid: z.string().min(1, 'must not be empty'),
+  name: objectName,
+  namespace: z.string().max(MAX_NAMESPACE_LENGTH, `longer than ${MAX_NAMESPACE_LENGTH} characters (Kubernetes' limit for a namespace)`).optional(),
+  uid: z.string().min(1, 'must not be empty').max(MAX_UID_LENGTH, `longer than ${MAX_UID_LENGTH} characters (no API server makes such a UID)`),
   labels: z.record(z.string(), z.string()).nullish(),
 });
 
@@ -45,8 +57,64 @@ const pod = z.looseObject({
     .nullish(),
 });
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNullish = (v: unknown) => v === null || v === undefined;
+const nullishString = (v: unknown) => isNullish(v) || typeof v === 'string';
+const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
+const nullishRecord = (v: unknown) => isNullish(v) || isObject(v);
+const requirementsOk = (v: unknown) => isNullish(v) || (isObject(v) && nullishRecord(v.requests) && nullishRecord(v.limits));
+
+function nullishArrayOf(v: unknown, ok: (item: unknown) => boolean): boolean {
+  if (isNullish(v)) return true;
+  if (!Array.isArray(v)) return false;
+  for (const item of v) if (!ok(item)) return false;
+  return true;
+}
+
+const containerOk = (c: unknown) => isObject(c) && optionalString(c.name) && requirementsOk(c.resources) && nullishString(c.restartPolicy);
+const containerStatusOk = (c: unknown) => isObject(c) && optionalString(c.name) && requirementsOk(c.resources) && nullishRecord(c.allocatedResources);
+const conditionOk = (c: unknown) => isObject(c) && nullishString(c.type) && nullishString(c.status) && nullishString(c.reason) && nullishString(c.message);
+
+/**
+ * The Pod schema above checked by hand, in one pass without allocating (a verb's request carries one Pod,
+ * and zod's parse of it was a tenth of the verb's CPU): true only when zod would accept it too (a test
+ * holds the two together); false when unsure, and zod then says what is wrong.
+ */
+export function podLooksValid(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const { metadata: meta, spec, status } = value;
+  if (!isObject(meta)) return false;
+  const { name, namespace, uid, labels } = meta;
+  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
+  if (namespace !== undefined && (typeof namespace !== 'string' || namespace.length > MAX_NAMESPACE_LENGTH)) return false;
+  if (typeof uid !== 'string' || uid.length === 0 || uid.length > MAX_UID_LENGTH) return false;
+  if (!isNullish(labels)) {
+    if (!isObject(labels)) return false;
+    for (const key of Object.keys(labels)) if (typeof labels[key] !== 'string') return false;
+  }
+  if (!isObject(spec)) return false;
+  if (!nullishString(spec.nodeName) || !nullishString(spec.schedulerName)) return false;
+  if (!nullishArrayOf(spec.containers, containerOk) || !nullishArrayOf(spec.initContainers, containerOk)) return false;
+  if (!nullishRecord(spec.overhead) || !requirementsOk(spec.resources)) return false;
+  if (isNullish(status)) return true;
+  if (!isObject(status)) return false;
+  return (
+    nullishString(status.phase) &&
+    nullishArrayOf(status.conditions, conditionOk) &&
+    nullishArrayOf(status.containerStatuses, containerStatusOk) &&
+    nullishArrayOf(status.initContainerStatuses, containerStatusOk) &&
+    requirementsOk(status.resources) &&
+    nullishRecord(status.allocatedResources)
+  );
+}
+
+/** zod's verdict on a Pod (for the test that holds podLooksValid to it). */
+export function podSchemaAccepts(value: unknown): boolean {
+  return pod.safeParse(value).success;
+}
+
 const node = z.looseObject({
-  metadata: z.looseObject({ name: z.string().min(1, 'must not be empty') }),
+  metadata: z.looseObject({ name: objectName }),
   status: z.looseObject({ allocatable: resourceList }).nullish(),
 });
 
@@ -55,7 +123,7 @@ const extenderArgs = z
   .object({
     Pod: pod,
     Nodes: z.looseObject({ items: z.array(node) }).nullish(),
-    NodeNames: z.array(z.string().min(1, 'must not be empty')).nullish(),
+    NodeNames: z.array(objectName).nullish(),
   })
   .refine((a) => (a.Nodes == null) !== (a.NodeNames == null), {
     message: 'exactly one of Nodes (nodeCacheCapable: false) or NodeNames (nodeCacheCapable: true) must be set',
@@ -176,7 +244,7 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
     if (nodes != null) return false;
     for (let i = 0; i < names.length; i++) {
       const name: unknown = names[i];
-      if (typeof name !== 'string' || name.length === 0) return false;
+      if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
     }
     return true;
   }
@@ -187,7 +255,7 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
     const { metadata, status } = item as { metadata?: unknown; status?: unknown };
     const name = (metadata as { name?: unknown } | null | undefined)?.name;
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || typeof name !== 'string' || name.length === 0) return false;
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
     if (status != null) {
       if (typeof status !== 'object' || Array.isArray(status)) return false;
       const allocatable = (status as { allocatable?: unknown }).allocatable;
@@ -199,12 +267,13 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
 
 /**
  * Validates a decoded JSON body as ExtenderArgs, matching top-level keys case-insensitively. The Pod
- * is checked by zod; the node list by hand (zod only runs on it to explain a failure).
+ * and the node list are checked by hand with the schema's rules (podLooksValid, nodesLookValid); zod
+ * runs only to explain a failure.
  * @throws WireError listing every problem as `path: message`.
  */
 export function parseExtenderArgs(body: unknown): ExtenderArgs {
   const normalised = canonicalKeys(body, ARGS_KEYS, 'Pod and Nodes or NodeNames (ExtenderArgs)');
-  if (!pod.safeParse(normalised.Pod).success || !nodesLookValid(normalised)) validated(extenderArgs.safeParse(normalised), 'ExtenderArgs');
+  if (!podLooksValid(normalised.Pod) || !nodesLookValid(normalised)) validated(extenderArgs.safeParse(normalised), 'ExtenderArgs');
   // Valid; hand back the caller's own objects (zod's copies reorder keys), so Node objects are echoed as sent.
   const input = normalised as { Pod: Pod; Nodes?: { items: Node[] } | null; NodeNames?: string[] | null };
   return { Pod: input.Pod, Nodes: input.Nodes ?? null, NodeNames: input.NodeNames ?? null };
@@ -219,10 +288,10 @@ export interface ExtenderBindingArgs {
 }
 
 const bindingArgs = z.object({
-  PodName: z.string().min(1, 'must not be empty'),
-  PodNamespace: z.string().min(1, 'must not be empty'),
-  PodUID: z.string().min(1, 'must not be empty'),
-  Node: z.string().min(1, 'must not be empty'),
+  PodName: objectName,
+  PodNamespace: z.string().min(1, 'must not be empty').max(MAX_NAMESPACE_LENGTH, `longer than ${MAX_NAMESPACE_LENGTH} characters (Kubernetes' limit for a namespace)`),
+  PodUID: z.string().min(1, 'must not be empty').max(MAX_UID_LENGTH, `longer than ${MAX_UID_LENGTH} characters (no API server makes such a UID)`),
+  Node: objectName,
 });
 
 /**

@@ -1,5 +1,11 @@
 import {
+  cpuSecondsPerThousand,
   cpuShares,
+  firstRunRatio,
+  loadDisturbance,
+  otherCores,
+  spreadOf,
+  stockRateOutliers,
   histogram,
   histogramDelta,
   histogramMean,
@@ -217,5 +223,65 @@ describe('placementSoundness', () => {
     expect(s.overAllocatable).toEqual([{ node: 'tiny', resource: 'pods', requested: 2, allocatable: 1 }]);
     expect(s.optimum).toBeNull();
     expect(s.withinOnePodOfOptimum).toBeNull();
+  });
+});
+
+describe('CPU per 1,000 pods, quiet-run checks, spread and warm-up', () => {
+  const samples: CpuSample[] = [
+    { tMs: 0, procs: { ext: { pid: 1, ticks: 0 }, api: { pid: 2, ticks: 0 } } },
+    { tMs: 10_000, procs: { ext: { pid: 1, ticks: 300 }, api: { pid: 2, ticks: 1000 } } },
+  ];
+
+  it('charges each component its CPU over the window per 1,000 pods, minus its idle share', () => {
+    // ext: 300 ticks at 100/s = 3 CPU-s over 10 s; idle 0.05 cores × 10 s = 0.5 CPU-s; 2.5 CPU-s for 500 pods = 5 per 1,000.
+    const { windowMs, perThousand } = cpuSecondsPerThousand(samples, 0, 10_000, 100, 500, new Map([['ext', 0.05]]));
+    expect(windowMs).toBe(10_000);
+    expect(perThousand.get('ext')).toBeCloseTo(5, 10);
+    expect(perThousand.get('api')).toBeCloseTo(20, 10); // not corrected: 10 CPU-s for 500 pods
+    expect(cpuSecondsPerThousand(samples, 0, 10_000, 100, 0).perThousand.size).toBe(0);
+  });
+
+  it('counts the cores other processes took and flags a run above the limit', () => {
+    const cores = { '(machine)': 1.9, ext: 0.5, api: 1.2, bench: 0.05 };
+    const other = otherCores(cores, '(machine)', ['ext', 'api', 'bench']);
+    expect(other).toBeCloseTo(0.15, 10);
+    expect(otherCores({ ext: 1 }, '(machine)', ['ext'])).toBeNull();
+    const limits = { maxOtherCores: 0.1, maxStockDeviation: 0.25 };
+    expect(loadDisturbance(other, limits)).toEqual(['other processes took 0.15 cores (> 0.1)']);
+    expect(loadDisturbance(0.1, limits)).toEqual([]);
+    expect(loadDisturbance(null, limits)).toEqual([]);
+  });
+
+  it('flags stock runs whose rate lies off the median of their mode', () => {
+    const runs = [
+      { mode: 'drain', stock: true, podsPerSecond: 250 },
+      { mode: 'drain', stock: false, podsPerSecond: 100 }, // not stock: never flagged
+      { mode: 'drain', stock: true, podsPerSecond: 260 },
+      { mode: 'drain', stock: true, podsPerSecond: 180 }, // median 250: −28 %
+      { mode: 'burst', stock: true, podsPerSecond: 180 }, // its own mode's median
+      { mode: 'burst', stock: true, podsPerSecond: null },
+    ];
+    const out = stockRateOutliers(runs, 0.25);
+    expect([...out.keys()]).toEqual([3]);
+    expect(out.get(3)).toBe('stock 180.0 pods/s is -28 % off the median of stock drain runs (250.0)');
+    expect(stockRateOutliers(runs, 0.3).size).toBe(0);
+  });
+
+  it('pools runs of several sessions into a median, a spread and a median per session', () => {
+    const s = spreadOf([
+      { session: 1, value: 10 },
+      { session: 1, value: 12 },
+      { session: 2, value: 20 },
+      { session: 3, value: null },
+      { session: 2, value: Number.NaN },
+    ], 3);
+    expect(s).toEqual({ median: 12, min: 10, max: 20, n: 3, sessions: [11, 20, null] });
+  });
+
+  it('gives the first run of a session against the median of the later ones', () => {
+    expect(firstRunRatio([70, 100, 90, 110])).toBeCloseTo(0.7, 10);
+    expect(firstRunRatio([70])).toBeNull();
+    expect(firstRunRatio([null, 100])).toBeNull();
+    expect(firstRunRatio([70, null, 100])).toBeCloseTo(0.7, 10);
   });
 });

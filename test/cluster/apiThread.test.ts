@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { agedHealth, applyUpdates, type Update } from '../../src/cluster/apiThread.js';
 import { TurnBatch } from '../../src/cluster/turnBatch.js';
 import type { WatchHealth } from '../../src/cluster/reflector.js';
@@ -38,6 +39,28 @@ describe('the main thread side of the API worker', () => {
     batch.flush(); // at stop: at once
     await new Promise((r) => setImmediate(r));
     expect(sent).toEqual([['a', 'b'], ['c']]);
+  });
+
+  it('with a delay, collects what comes within it into one message (the Events of a burst), flushed at once on demand', async () => {
+    jest.useFakeTimers();
+    try {
+      const sent: string[][] = [];
+      const batch = new TurnBatch<string>((items) => sent.push([...items]), 50);
+      batch.push('a');
+      jest.advanceTimersByTime(30);
+      batch.push('b'); // within the 50 ms of the first: same message
+      expect(sent).toEqual([]);
+      jest.advanceTimersByTime(20);
+      expect(sent).toEqual([['a', 'b']]);
+      batch.push('c');
+      jest.advanceTimersByTime(49);
+      expect(sent).toEqual([['a', 'b']]);
+      batch.flush(); // at stop: at once, and the timer finds nothing
+      jest.advanceTimersByTime(100);
+      expect(sent).toEqual([['a', 'b'], ['c']]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('ages the worker’s last health report by the time since it was read: a silent worker looks stale', () => {

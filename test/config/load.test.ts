@@ -20,9 +20,10 @@ const DEFAULTS = {
   chooseInFilter: true,
   startingLimit: {},
   apiWorker: true,
+  warmUpDecisions: 500,
   pausedLabel: 'sandbox-extender.io/paused',
   schedulerName: 'sandbox-scheduler',
-  server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 },
+  server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120, requestTimeoutSeconds: 30 },
   snapshot: { pollIntervalMs: 1000 },
   logLevel: 'info',
   watch: { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000, maxBrokenSeconds: 30 },
@@ -135,10 +136,11 @@ describe('a full, valid file', () => {
       chooseInFilter: false,
       startingLimit: { perNode: 8, perCore: 0.125 },
       apiWorker: false,
+      warmUpDecisions: 500,
       pausedLabel: 'example.com/paused',
       schedulerName: 'my-scheduler',
       randomSeed: 42,
-      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, keepAliveTimeoutSeconds: 75, tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: '/tls/ca.crt', reloadIntervalMs: 10_000 } },
+      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, keepAliveTimeoutSeconds: 75, requestTimeoutSeconds: 30, tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: '/tls/ca.crt', reloadIntervalMs: 10_000 } },
       snapshot: { path: '/var/run/snapshot.yaml', pollIntervalMs: 50 },
       logLevel: 'debug',
       kubeconfig: '/etc/kubeconfig',
@@ -213,8 +215,14 @@ describe('flags override file values', () => {
     const path = yamlFile(['strategy: most_loaded', 'server:', '  host: 0.0.0.0', '  port: 9000', 'snapshot:', '  path: /from/file.json', '  pollIntervalMs: 250'].join('\n'));
     const config = loadConfig(path, { strategy: 'round_robin', server: { port: 1234 }, snapshot: { path: '/from/flag.json' } });
     expect(config.strategy).toBe('round_robin');
-    expect(config.server).toEqual({ host: '0.0.0.0', port: 1234, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120 });
+    expect(config.server).toEqual({ host: '0.0.0.0', port: 1234, maxRequestBodyBytes: 64 * 1024 * 1024, keepAliveTimeoutSeconds: 120, requestTimeoutSeconds: 30 });
     expect(config.snapshot).toEqual({ path: '/from/flag.json', pollIntervalMs: 250 });
+  });
+
+  it('a flag over a bad file value does not hide the bad value (--port over server.port: 99999)', () => {
+    const path = yamlFile(['server:', '  port: 99999'].join('\n'));
+    expect(() => loadConfig(path, { server: { port: 1234 } })).toThrow(ConfigError);
+    expect(() => loadConfig(path, { server: { port: 1234 } })).toThrow(/server\.port: Too big: expected number to be <=65535/);
   });
 
   it('undefined flags (options not given on the command line) do not clobber file values', () => {
@@ -235,9 +243,9 @@ describe('flags override file values', () => {
     expect(err.issues).toEqual(['server.port: Too big: expected number to be <=65535']);
   });
 
-  it('an override can fix an invalid file value (validation runs after the merge)', () => {
+  it('an override does not cover an invalid file value: the file is checked on its own first', () => {
     const path = yamlFile('strategy: fastest\n');
-    expect(loadConfig(path, { strategy: 'least_loaded' }).strategy).toBe('least_loaded');
+    expect(() => loadConfig(path, { strategy: 'least_loaded' })).toThrow(/strategy: Invalid option/);
   });
 });
 

@@ -11,6 +11,8 @@ const Gi = Mi * 1024;
 
 describe('formatAmount', () => {
   it.each<[string, number, string]>([
+    ['cpu', 2500, '2500m'],
+    ['cpu', Number.MAX_SAFE_INTEGER, '9007199254740991m or more'], // saturated (podRequests schedulerAmount): the real value may be larger
     ['memory', 0, '0'],
     ['memory', 512, '512'], // below 1Ki: plain bytes
     ['memory', 1023, '1023'],

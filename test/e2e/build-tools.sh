@@ -12,6 +12,10 @@
 #   test/e2e/build-tools.sh                   build what is missing
 #   test/e2e/build-tools.sh --print-bin       print the binary folder and exit (builds nothing)
 #   test/e2e/build-tools.sh --accounting      build only the accounting oracle if missing; print its path
+#   test/e2e/build-tools.sh --scheduler-perf  build only kube-scheduler's scheduler_perf harness (a test binary, with
+#                                             its config and templates) if missing; print its folder
+#   test/e2e/build-tools.sh --loadgen         build only bench:ceiling's load generator if missing; print its path
+# The last two are benchmark tools (npm run bench:scheduler-perf, bench:ceiling): never built by the e2e tier.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -50,6 +54,54 @@ build_accounting() {
 }
 
 if [ "${1:-}" = "--accounting" ]; then build_accounting; echo "$E2E_ACCOUNTING_BIN"; exit 0; fi
+
+# kube-scheduler's benchmark harness, test/integration/scheduler_perf of k8s.io/kubernetes, compiled as the test
+# binary of tools/scheduler-perf (its own go.mod: the staging replaces of tools/k8s plus the harness's test
+# dependencies), and the harness's own performance config and templates copied from the module beside it:
+#   <folder>/scheduler-perf.test   <folder>/scheduler_perf/misc/performance-config.yaml   <folder>/scheduler_perf/templates/
+# The harness starts etcd from $PATH; the runner puts the e2e tools' etcd there. Cold: about as long as the
+# kube-apiserver build (the same dependency tree, compiled again for the test binary).
+build_scheduler_perf() {
+  local dir=$E2E_SCHEDULER_PERF_DIR
+  [ -x "$dir/scheduler-perf.test" ] && [ -f "$dir/scheduler_perf/misc/performance-config.yaml" ] && return 0
+  mkdir -p "$E2E_CACHE"
+  exec 7>"$E2E_CACHE/scheduler-perf-build.lock"
+  flock 7
+  if [ ! -x "$dir/scheduler-perf.test" ] || [ ! -f "$dir/scheduler_perf/misc/performance-config.yaml" ]; then
+    check_go_version
+    local t0=$SECONDS src
+    rm -rf "$dir.partial"; mkdir -p "$dir.partial"
+    e2e_log "scheduler-perf: go test -c (test/e2e/tools/scheduler-perf, k8s.io/kubernetes $K8S_VERSION) into $dir"
+    # No -trimpath: the harness's API server finds its test certificates through the absolute path of its own
+    # source file (cmd/kube-apiserver/app/testing: pkgPath), in the module cache.
+    (cd "$TOOLS_DIR/scheduler-perf" && go test -c -o "$dir.partial/scheduler-perf.test" .) \
+      || e2e_die "building the scheduler_perf harness failed (module test/e2e/tools/scheduler-perf); see the go output above"
+    src=$(cd "$TOOLS_DIR/scheduler-perf" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/test/integration/scheduler_perf
+    [ -f "$src/misc/performance-config.yaml" ] || e2e_die "no misc/performance-config.yaml in $src"
+    mkdir -p "$dir.partial/scheduler_perf"
+    cp -R "$src/misc" "$src/templates" "$dir.partial/scheduler_perf/"
+    chmod -R u+w "$dir.partial/scheduler_perf"
+    rm -rf "$dir"; mv "$dir.partial" "$dir"
+    e2e_log "scheduler-perf: done in $((SECONDS - t0))s ($(du -h "$dir/scheduler-perf.test" | cut -f1))"
+  fi
+  exec 7>&-
+}
+
+# The open-loop load generator of bench:ceiling (tools/loadgen, vegeta's library); a few seconds cold.
+build_loadgen() {
+  [ -x "$E2E_LOADGEN_BIN" ] && return 0
+  check_go_version
+  local dir
+  dir=$(dirname "$E2E_LOADGEN_BIN")
+  mkdir -p "$dir"
+  e2e_log "loadgen: go build (test/e2e/tools/loadgen) into $dir"
+  (cd "$TOOLS_DIR/loadgen" && go build -trimpath -ldflags "-s -w" -o "$dir/.loadgen.tmp" .) \
+    || e2e_die "building loadgen failed (module test/e2e/tools/loadgen); see the go output above"
+  mv -f "$dir/.loadgen.tmp" "$E2E_LOADGEN_BIN"
+}
+
+if [ "${1:-}" = "--scheduler-perf" ]; then build_scheduler_perf; echo "$E2E_SCHEDULER_PERF_DIR"; exit 0; fi
+if [ "${1:-}" = "--loadgen" ]; then build_loadgen; echo "$E2E_LOADGEN_BIN"; exit 0; fi
 build_accounting
 
 if e2e_tools_complete; then e2e_log "tools up to date: $E2E_BIN"; exit 0; fi

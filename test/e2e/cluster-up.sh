@@ -27,6 +27,8 @@
 #   KWOK_POD_READY_DELAY=0s                       how long after it is bound a pod becomes Running and Ready (KWOK
 #                                                 Stage delay; e.g. 5s, 1500ms); a pod's annotation
 #                                                 e2e.sandbox-extender.io/ready-delay (a Go duration) overrides it
+#   SCHEDULER_PERCENTAGE=100                      percentageOfNodesToScore of both kube-schedulers (0: kube-scheduler's
+#                                                 adaptive default, 50 − nodes/125 %, at least 5 %)
 #   E2E_START_TIMEOUT=120                         seconds to wait for each component
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +37,9 @@ CLUSTER=${CLUSTER:-examples/cluster/heterogeneous.yaml}
 CLUSTER_NODES=${CLUSTER_NODES:-}
 EXTENDER_MODE=${EXTENDER_MODE:-cluster}
 EXTENDER_CONFIG=${EXTENDER_CONFIG:-}
+SCHEDULER_PERCENTAGE=${SCHEDULER_PERCENTAGE:-100}
+case "$SCHEDULER_PERCENTAGE" in ""|*[!0-9]*) e2e_die "SCHEDULER_PERCENTAGE must be an integer 0–100, not $SCHEDULER_PERCENTAGE";; esac
+[ "$SCHEDULER_PERCENTAGE" -le 100 ] || e2e_die "SCHEDULER_PERCENTAGE must be 0–100, not $SCHEDULER_PERCENTAGE"
 EXTENDER_BUILD=${EXTENDER_BUILD:-1}
 KWOK_POD_READY_DELAY=${KWOK_POD_READY_DELAY:-0s}
 case "$KWOK_POD_READY_DELAY" in
@@ -281,7 +286,7 @@ fi
   || { cat "$LOGS/rbac.log" >&2; e2e_die "applying the sandbox-scheduler RBAC failed"; }
 
 SANDBOX_SCHEDULER_CONFIG=$S/kube-scheduler-sandbox.yaml
-e2e_sandbox_scheduler_config "$PKI/kube-scheduler.kubeconfig" "http://127.0.0.1:$P_EXT" "$SCHEDULER_NAME" "$EXTENDER_BIND" \
+e2e_sandbox_scheduler_config "$PKI/kube-scheduler.kubeconfig" "http://127.0.0.1:$P_EXT" "$SCHEDULER_NAME" "$EXTENDER_BIND" "$SCHEDULER_PERCENTAGE" \
   >"$SANDBOX_SCHEDULER_CONFIG"
 # The comparison scheduler: stock profile, default lease name (kube-scheduler).
 cat >"$S/kube-scheduler-default.yaml" <<EOF
@@ -289,7 +294,7 @@ apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection: {kubeconfig: "$PKI/kube-scheduler.kubeconfig", qps: 200, burst: 400}
 leaderElection: {leaderElect: true, resourceLock: leases, resourceNamespace: kube-system, resourceName: kube-scheduler}
-percentageOfNodesToScore: 100
+percentageOfNodesToScore: $SCHEDULER_PERCENTAGE
 profiles:
   - schedulerName: default-scheduler
 EOF
@@ -323,6 +328,7 @@ KCM_URL=https://127.0.0.1:$P_KCM
 EXTENDER_URL=http://127.0.0.1:$P_EXT
 EXTENDER_MODE=$EXTENDER_MODE
 EXTENDER_BIND=$EXTENDER_BIND
+SCHEDULER_PERCENTAGE=$SCHEDULER_PERCENTAGE
 EXTENDER_USER=sandbox-extender
 EXTENDER_CONFIG=$EXTENDER_CONFIG
 KWOK_POD_READY_DELAY_MS=$ready_delay_ms

@@ -9,6 +9,9 @@
 #       for this run only (e.g. "--cpu-prof --cpu-prof-dir=DIR"; the next plain restart drops them). Waits for
 #       /readyz (the initial lists applied in cluster mode) and fails if its log shows the API server refusing it
 #       a request (403).
+#   test/e2e/component.sh stop sandbox-extender / start sandbox-extender
+#       the two halves of a restart of the extender (e.g. to measure the cluster without it); start runs its
+#       cluster-up command (and config) and waits for /readyz as restart does.
 #   test/e2e/component.sh restart kube-scheduler-sandbox | kube-scheduler-default
 #       waits until healthy and its leader-election lease is held by the new process.
 #   test/e2e/component.sh stop kube-scheduler-sandbox | kube-scheduler-default
@@ -34,7 +37,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver | bind on|off"; }
+usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start sandbox-extender|kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver | bind on|off"; }
 
 ENV_FILE=$E2E_STATE/cluster.env
 [ -f "$ENV_FILE" ] || e2e_die "$ENV_FILE not found: is the e2e cluster up? (npm run cluster:up)"
@@ -162,7 +165,7 @@ set_bind() {
   local want=$1
   [ "$want" = 0 ] || [ "$EXTENDER_MODE" = cluster ] || e2e_die "bind on needs the extender in cluster mode (EXTENDER_MODE=$EXTENDER_MODE)"
   local config
-  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "$want")
+  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "$want" "${SCHEDULER_PERCENTAGE:-100}")
   if [ "$config" = "$(cat "$SANDBOX_SCHEDULER_CONFIG")" ] && [ -n "$(e2e_pid kube-scheduler-sandbox)" ]; then
     e2e_log "bind is already $([ "$want" = 1 ] && echo on || echo off)"
     return
@@ -200,10 +203,18 @@ case "${1:-}" in
     case "$2" in
       kube-scheduler-sandbox) lease=$SANDBOX_SCHEDULER_NAME url=$SANDBOX_SCHEDULER_URL;;
       kube-scheduler-default) lease=kube-scheduler url=$DEFAULT_SCHEDULER_URL;;
-      kube-apiserver) ;;
+      kube-apiserver|sandbox-extender) ;;
       *) usage;;
     esac
-    if [ "$2" = kube-apiserver ]; then
+    if [ "$2" = sandbox-extender ]; then
+      if [ "$1" = stop ]; then e2e_stop sandbox-extender || e2e_die "could not stop sandbox-extender"
+      else
+        [ -z "$(e2e_pid sandbox-extender)" ] || e2e_die "sandbox-extender is already running (pid $(e2e_pid sandbox-extender))"
+        set -- restart sandbox-extender
+        restart_extender "" ""
+        e2e_pid sandbox-extender
+      fi
+    elif [ "$2" = kube-apiserver ]; then
       if [ "$1" = stop ]; then stop_apiserver; else start_apiserver; e2e_pid "$2"; fi
     elif [ "$1" = stop ]; then stop_scheduler "$2" "$lease"
     else start_scheduler "$2" "$lease" "$url"; e2e_pid "$2"; fi;;

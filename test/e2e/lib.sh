@@ -31,6 +31,16 @@ accounting_hash=$(cat "$TOOLS_DIR"/versions.env "$TOOLS_DIR"/accounting/go.mod "
 E2E_ACCOUNTING_BIN=$E2E_CACHE/bin/accounting-k8s-$K8S_VERSION-$accounting_hash/k8s-accounting
 unset accounting_hash
 
+# The benchmark tools, built only on request (build-tools.sh --scheduler-perf / --loadgen), never by the e2e tier,
+# each into a folder keyed by its own files: kube-scheduler's scheduler_perf harness as a test binary, with the
+# harness's config and templates beside it (bench:scheduler-perf), and the load generator of bench:ceiling.
+# The key also covers how build-tools.sh builds them (BENCH_TOOLS_RECIPE: raise it when that changes).
+BENCH_TOOLS_RECIPE=2
+bench_hash() { { echo "$BENCH_TOOLS_RECIPE"; cat "$TOOLS_DIR"/versions.env "$TOOLS_DIR/$1"/go.mod "$TOOLS_DIR/$1"/go.sum "$TOOLS_DIR/$1"/*.go; } | sha256sum | cut -c1-12; }
+E2E_SCHEDULER_PERF_DIR=$E2E_CACHE/bin/scheduler-perf-k8s-$K8S_VERSION-$(bench_hash scheduler-perf)
+E2E_LOADGEN_BIN=$E2E_CACHE/bin/loadgen-$(bench_hash loadgen)/loadgen
+unset -f bench_hash
+
 E2E_STATE=${SANDBOX_E2E_STATE:-$REPO_ROOT/.e2e}
 # shellcheck disable=SC2034  # used by the scripts that source this file
 E2E_KUBECONFIG=$E2E_STATE/kubeconfig
@@ -171,7 +181,7 @@ e2e_forbidden() {
   node "$E2E_DIR/forbidden.mjs" "$1" "$E2E_LOGS/kube-apiserver.log"
 }
 
-# e2e_sandbox_scheduler_config KUBECONFIG EXTENDER_URL SCHEDULER_NAME BIND(0|1): prints the
+# e2e_sandbox_scheduler_config KUBECONFIG EXTENDER_URL SCHEDULER_NAME BIND(0|1) [PERCENTAGE]: prints the
 # KubeSchedulerConfiguration of the sandbox-scheduler process. Extenders apply to every profile of a
 # kube-scheduler process, so that process has only its own profile; its score plugins are off, so the
 # extender's prioritize alone ranks the nodes. With BIND=1 the extender also binds (bindVerb).
@@ -185,7 +195,7 @@ leaderElection:
   resourceLock: leases
   resourceNamespace: kube-system
   resourceName: $3
-percentageOfNodesToScore: 100
+percentageOfNodesToScore: ${5:-100}
 profiles:
   - schedulerName: $3
     plugins:

@@ -178,11 +178,13 @@ describe('key casing and null handling', () => {
     expect(h.service.cache.size.reservations).toBe(0);
   });
 
-  it('a body without a JSON Content-Type (curl without -H) is still read as JSON', async () => {
+  it('a body declared as something other than JSON (curl -d without -H) is refused 415 with what to send; nothing changes', async () => {
     const h = makeHarness();
+    const before = modelState(h.service);
     const res = await request(h.app).post('/prioritize').set('Content-Type', 'text/plain').send(JSON.stringify(namesArgs(pod)));
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual(FRESH_SCORES);
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ Error: 'sandbox-extender: Content-Type text/plain is not JSON: send the body as Content-Type: application/json' });
+    expect(modelState(h.service)).toEqual(before);
   });
 });
 
@@ -211,6 +213,10 @@ describe('bad input: readable error, and nothing in the model changes', () => {
     ['Pod without spec', withPod({ metadata: good.metadata }), 200, /Pod\.spec: Invalid input: expected object, received undefined/],
     ['an unparseable quantity cpu: "2x"', withPod(makePod('probe').req({ cpu: '2x', memory: '4Gi' }).obj()), 200, /spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "2x"/],
     ['a negative quantity memory: "-4Gi"', withPod(makePod('probe').req({ cpu: '2', memory: '-4Gi' }).obj()), 200, /spec\.containers\[0\]\.resources\.requests\.memory: negative quantity "-4Gi" is not allowed/],
+    ['a uid longer than 128 characters', withPod({ ...good, metadata: { ...good.metadata, uid: 'u'.repeat(129) } }), 200, /Pod\.metadata\.uid: longer than 128 characters \(no API server makes such a UID\)/],
+    ['a pod name longer than 253 characters', withPod({ ...good, metadata: { ...good.metadata, name: 'p'.repeat(254) } }), 200, /Pod\.metadata\.name: longer than 253 characters \(Kubernetes' limit for a name\)/],
+    ['a namespace longer than 63 characters', withPod({ ...good, metadata: { ...good.metadata, namespace: 'n'.repeat(64) } }), 200, /Pod\.metadata\.namespace: longer than 63 characters/],
+    ['a node name longer than 253 characters', JSON.stringify({ Pod: good, NodeNames: [EXAMPLE_NODES[0], 'n'.repeat(254)] }), 200, /NodeNames\.1: longer than 253 characters/],
     ['neither Nodes nor NodeNames', JSON.stringify({ Pod: good }), 200, EXACTLY_ONE],
     ['Nodes: null and NodeNames: null', JSON.stringify({ Pod: good, Nodes: null, NodeNames: null }), 200, EXACTLY_ONE],
     ['both Nodes and NodeNames set', JSON.stringify({ Pod: good, Nodes: { metadata: {}, items: exampleNodes() }, NodeNames: [...EXAMPLE_NODES] }), 200, EXACTLY_ONE],
@@ -593,7 +599,6 @@ describe('health, readiness, metrics and unknown routes', () => {
 
   it.each([
     ['GET', '/nope'],
-    ['GET', '/filter'],
     ['POST', '/preempt'],
   ])('%s %s → 404 with a JSON Error naming the verbs', async (method, path) => {
     const h = makeHarness();
@@ -601,6 +606,22 @@ describe('health, readiness, metrics and unknown routes', () => {
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual({ Error: `sandbox-extender: no route for ${method} ${path}; the verbs are POST /filter, /prioritize and /bind` });
+  });
+
+  it.each([
+    ['GET', '/filter'],
+    ['PUT', '/Prioritize/'],
+    ['DELETE', '/bind'],
+  ])('%s %s → 405 with Allow: POST and a JSON Error; counted under its verb', async (method, path) => {
+    const h = makeHarness();
+    const res = await request(h.app)[method.toLowerCase() as 'get' | 'put' | 'delete'](path);
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST');
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const verb = path.replace(/\//g, '').toLowerCase();
+    expect(res.body).toEqual({ Error: `sandbox-extender: ${method} /${verb}: the verbs are called with POST` });
+    expect(res.text.endsWith('}\n')).toBe(true);
+    expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_http_requests_total')).toContain(`{verb="${verb}",code="405"} 1`);
   });
 
   it('/metrics: requests by verb and code, latency histogram, placements by strategy/result, pending reservations', async () => {

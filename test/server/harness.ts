@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import type express from 'express';
+import type { RequestListener } from 'node:http';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
 import type { Node, Pod } from '../../src/core/kubeObjects.js';
@@ -32,7 +32,7 @@ export const EXAMPLE_NODES = [NODE_16, NODE_64, NODE_192] as const;
 
 export interface Harness {
   readonly config: Config;
-  readonly app: express.Express;
+  readonly app: RequestListener;
   readonly service: PlacementService;
   /** The cache's informer side, for a test to play a watch event. */
   readonly updates: CacheUpdates;

@@ -4,6 +4,7 @@
  * (see app.test.ts for its numbers): a fresh 2 CPU / 4Gi pod projects cpu pressure 0.375 / 0.25 /
  * 0.1354 on node-16 / 64 / 192, so least_loaded chooses node-192 with node-64 the runner-up.
  */
+import { createServer } from 'node:http';
 import request from 'supertest';
 import type { Pod } from '../../src/core/kubeObjects.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
@@ -21,7 +22,7 @@ describe('Filter chooses the node (one call per pod)', () => {
   it('answers only the chosen node, with no failures listed, and reserves it', async () => {
     const h = oneCall();
     const res = await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
-    expect(res.text).toBe(JSON.stringify({ Nodes: null, NodeNames: [NODE_192], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' }));
+    expect(res.text).toBe(`${JSON.stringify({ Nodes: null, NodeNames: [NODE_192], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' })}\n`);
     expect(h.service.cache.reservation('uid-p')?.nodeName).toBe(NODE_192);
   });
 
@@ -88,7 +89,7 @@ describe('hostile inputs: a readable error, nothing changed', () => {
     const filter = await request(h.app).post('/filter').send(namesArgs(sandbox('p'), [NODE_16, '__proto__', 'constructor'])).expect(200);
     const reason = (name: string) => `node ${name} is not in the extender's cluster snapshot`;
     expect(filter.text).toBe(
-      `{"Nodes":null,"NodeNames":["${NODE_16}"],"FailedNodes":{"__proto__":"${reason('__proto__')}","constructor":"${reason('constructor')}"},"FailedAndUnresolvableNodes":{},"Error":""}`,
+      `{"Nodes":null,"NodeNames":["${NODE_16}"],"FailedNodes":{"__proto__":"${reason('__proto__')}","constructor":"${reason('constructor')}"},"FailedAndUnresolvableNodes":{},"Error":""}\n`,
     );
     expect(Object.keys(JSON.parse(filter.text).FailedNodes)).toEqual(['__proto__', 'constructor']);
     const prioritize = await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'), ['__proto__', NODE_16])).expect(200);
@@ -126,7 +127,7 @@ describe('hostile inputs: a readable error, nothing changed', () => {
 
   it('a Content-Length above the limit is answered 413 at once from the header, without waiting for the body', async () => {
     const h = makeHarness({ server: { maxRequestBodyBytes: 1000 } });
-    const server = h.app.listen(0, '127.0.0.1');
+    const server = createServer(h.app).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as { port: number };
     const { connect } = await import('node:net');
@@ -140,7 +141,7 @@ describe('hostile inputs: a readable error, nothing changed', () => {
     server.close();
     expect(reply).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
     expect(reply).toMatch(/\r\nConnection: close\r\n/i);
-    expect(reply.split('\r\n\r\n')[1]).toBe(JSON.stringify({ Error: 'sandbox-extender: request body larger than 1000 bytes (server.maxRequestBodyBytes)' }));
+    expect(reply.split('\r\n\r\n')[1]).toBe(`${JSON.stringify({ Error: 'sandbox-extender: request body larger than 1000 bytes (server.maxRequestBodyBytes)' })}\n`);
   });
 
   it('a decision whose reply cannot be encoded is unreserved (HTTP 400, no reservation left)', async () => {

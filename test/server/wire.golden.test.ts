@@ -77,7 +77,7 @@ function readWire(file: string): string {
 
 /** The golden reply as the exact bytes the server must send (compact JSON, key order as in the file). */
 function goldenBytes(name: string): string {
-  return JSON.stringify(JSON.parse(readWire(`${name}.reply.json`)));
+  return `${JSON.stringify(JSON.parse(readWire(`${name}.reply.json`)))}\n`; // every reply ends with a newline
 }
 
 /** Lowercases the top-level keys only (nested Kubernetes objects stay camelCase), like old peers send. */

@@ -1,0 +1,94 @@
+/**
+ * Pure helpers of bench:ceiling (ceiling.ts): whether one open-loop step at a fixed rate was sustained, the
+ * step-up search for the highest such rate, and the loadgen's JSON line. No I/O here.
+ *
+ * A step at rate R (filter calls per second, sent on schedule whatever the replies) is sustained when
+ *   - its p99 latency is at most `p99Factor` (2) × the p99 of the baseline step (a low rate),
+ *   - no request failed (transport error or an HTTP status other than 200), and
+ *   - the generator itself kept up: it sent at least `minSent` (0.95) × R per second (else the step measured the
+ *     generator, not the extender).
+ * (A server that cannot keep up falls behind without bound, which the p99 shows; the replies per second of a
+ * short step also count the drain of its last replies, so they are reported but not judged.)
+ * The search multiplies the rate by `factor` while steps are sustained; after the first step that is not, it
+ * bisects between the highest sustained rate below it and the lowest unsustained one until they are within
+ * `precision` (relative) of each other. The ceiling is the highest sustained rate below every unsustained one.
+ */
+
+/** What loadgen (test/e2e/tools/loadgen) prints for one step. */
+export interface Step {
+  rate: number;
+  durationSeconds: number;
+  requests: number;
+  /** Successful replies per second over the step and its drain (vegeta's Throughput). */
+  throughput: number;
+  /** Requests per second actually sent (vegeta's Rate): below `rate` when the generator could not keep up. */
+  sentRate: number;
+  placed: number;
+  notPlaced: number;
+  failed: number;
+  statusCodes: Record<string, number>;
+  errors: string[];
+  sampleBodies: string[];
+  latencyMs: { mean: number; p50: number; p90: number; p95: number; p99: number; max: number };
+}
+
+export interface SearchOptions {
+  startRate: number;
+  factor: number;
+  precision: number;
+  maxSteps: number;
+  p99Factor: number;
+  minSent: number;
+}
+
+export const DEFAULT_SEARCH: SearchOptions = { startRate: 50, factor: 1.5, precision: 0.1, maxSteps: 16, p99Factor: 2, minSent: 0.95 };
+
+/**
+ * Parses loadgen's output line. @throws Error when it is not one (missing fields).
+ */
+export function parseStep(line: string): Step {
+  const s = JSON.parse(line) as Partial<Step>;
+  for (const k of ['rate', 'requests', 'throughput', 'sentRate', 'placed', 'notPlaced', 'failed'] as const) {
+    if (typeof s[k] !== 'number') throw new Error(`not a loadgen result: no number ${k} in ${line.slice(0, 200)}`);
+  }
+  if (!s.latencyMs || typeof s.latencyMs.p99 !== 'number') throw new Error(`not a loadgen result: no latencyMs.p99 in ${line.slice(0, 200)}`);
+  return s as Step;
+}
+
+/** Whether a step was sustained against the baseline's p99 (ms), and if not, why (first reason). */
+export function sustained(step: Step, baselineP99Ms: number, o: SearchOptions = DEFAULT_SEARCH): { ok: boolean; why: string } {
+  if (step.failed > 0) return { ok: false, why: `${step.failed} requests failed` };
+  if (step.latencyMs.p99 > o.p99Factor * baselineP99Ms) return { ok: false, why: `p99 ${step.latencyMs.p99.toFixed(2)} ms > ${o.p99Factor} × baseline ${baselineP99Ms.toFixed(2)} ms` };
+  if (step.sentRate < o.minSent * step.rate) return { ok: false, why: `the generator sent ${step.sentRate.toFixed(0)}/s < ${o.minSent} × ${step.rate}/s` };
+  return { ok: true, why: '' };
+}
+
+/** The highest sustained rate below every unsustained one (null: none), and the lowest unsustained step. */
+export function ceilingOf(steps: readonly Step[], baselineP99Ms: number, o: SearchOptions = DEFAULT_SEARCH): { ceiling: Step | null; firstFailure: Step | null } {
+  const failures = steps.filter((s) => !sustained(s, baselineP99Ms, o).ok);
+  const lowestFailure = failures.reduce<Step | null>((m, s) => (m === null || s.rate < m.rate ? s : m), null);
+  const below = steps.filter((s) => sustained(s, baselineP99Ms, o).ok && (lowestFailure === null || s.rate < lowestFailure.rate));
+  const ceiling = below.reduce<Step | null>((m, s) => (m === null || s.rate > m.rate ? s : m), null);
+  return { ceiling, firstFailure: lowestFailure };
+}
+
+/**
+ * The rate of the next step (requests per second, an integer), or null when the search is done: the bracket
+ * is within `precision`, `maxSteps` were run, or the rate would fall below 1.
+ */
+export function nextRate(steps: readonly Step[], baselineP99Ms: number, o: SearchOptions = DEFAULT_SEARCH): number | null {
+  if (steps.length === 0) return o.startRate;
+  if (steps.length >= o.maxSteps) return null;
+  const { ceiling, firstFailure } = ceilingOf(steps, baselineP99Ms, o);
+  let next: number;
+  if (!firstFailure) {
+    next = Math.round(Math.max(...steps.map((s) => s.rate)) * o.factor);
+  } else {
+    const lo = ceiling?.rate ?? 0;
+    const hi = firstFailure.rate;
+    if (lo > 0 && (hi - lo) / hi <= o.precision) return null;
+    next = Math.round((lo + hi) / 2);
+  }
+  if (next < 1 || steps.some((s) => s.rate === next)) return null;
+  return next;
+}

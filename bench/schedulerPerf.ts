@@ -1,0 +1,299 @@
+/**
+ * `npm run bench:scheduler-perf`: the field's own yardstick. Runs kube-scheduler's benchmark harness,
+ * test/integration/scheduler_perf of k8s.io/kubernetes (the e2e tier's version; an in-process kube-apiserver on
+ * a fresh etcd and an in-process kube-scheduler, no kubelets), on the same workloads twice, interleaved:
+ *   stock    the harness's default configuration (the default profile, every plugin on);
+ *   sandbox  the sandbox-scheduler profile (score plugins off, percentageOfNodesToScore 100, the extender with
+ *            filterVerb + prioritizeVerb, nodeCacheCapable: true, the chart's defaults otherwise) and
+ *            sandbox-extender in cluster mode (`serve --kubeconfig FILE`) against the harness's API server.
+ * The harness's pods carry the default schedulerName, so the sandbox profile is named default-scheduler and the
+ * extender's `schedulerName` is set to it (everything else in its config is the default).
+ *
+ * One process per workload and variant (a fresh API server, etcd and scheduler each, as the harness does per
+ * workload). The extender gets the harness's credentials through the harness's prepare hook
+ * (test/e2e/tools/scheduler-perf/perf_test.go). The figures are the harness's own SchedulingThroughput (pods/s,
+ * 1 s samples: Average, Perc50, Perc99) from its JSON data items file; the ratio is sandbox/stock. The harness's
+ * files (data items JSON, progress .dat, stdout) stay in the run's folder, .e2e-bench/scheduler-perf-DATE/.
+ * Also recorded per process: the CPU of the harness, etcd and the extender, and what else the machine ran.
+ *
+ * Never part of CI. Builds what it needs (test/e2e/build-tools.sh --scheduler-perf; etcd from the e2e tools).
+ * `npm run bench:scheduler-perf -- --help` for the options.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { fmt, formatColumns, median, ratio } from './clusterStats.js';
+import { log, REPO_ROOT, script } from './e2eCluster.js';
+import { processTree } from './procStats.js';
+import { ProcWatch, type CpuReport } from './procWatch.js';
+import { benchPattern, derivePerfConfig, parseBenchLine, parseWorkloadId, throughputOf, throughputText, type PerfTestCase, type Throughput, type WorkloadChoice } from './schedulerPerfStats.js';
+
+type Variant = 'stock' | 'sandbox';
+
+/** Other jobs' CPU above which a run is flagged as not from a quiet machine (cores). */
+const QUIET_CORES = 0.15;
+
+/**
+ * Workloads this bench adds to upstream's test cases, with upstream's parameter names: upstream has no
+ * SchedulingBasic workload at 1,000 nodes.
+ */
+const ADDED_WORKLOADS: Record<string, Record<string, number>> = {
+  'SchedulingBasic/1000Nodes_5000Pods': { initNodes: 1000, initPods: 1000, measurePods: 5000 },
+};
+
+const DEFAULT_WORKLOADS = [
+  'SchedulingBasic/500Nodes', // upstream: 500 nodes, 500 pods placed first, 1,000 measured
+  'SchedulingBasic/1000Nodes_5000Pods', // added: 1,000 nodes, 1,000 first, 5,000 measured
+  'SchedulingBasic/5000Nodes_10000Pods_QueueingHintsEnabled', // upstream (performance): 5,000 nodes, 1,000 first, 10,000 measured
+  'SchedulingWithMixedChurn/1000Nodes', // upstream: 1,000 nodes; a node, a high-priority pod and a Service recreated every second; 1,000 measured
+];
+
+interface Options {
+  workloads: string[];
+  runs: number;
+  extenderConfig: string | undefined;
+  out?: string | undefined;
+  print?: string | undefined;
+  timeoutMinutes: number;
+}
+
+interface RunRecord {
+  run: number;
+  workload: string;
+  variant: Variant;
+  dir: string;
+  exitCode: number | null;
+  seconds: number;
+  throughput: Throughput | null;
+  /** The harness's benchmark line on stdout, SchedulingThroughput part, as printed. */
+  harnessLine: string | null;
+  upstreamThreshold: number | null;
+  cpu: CpuReport;
+  error?: string;
+}
+
+interface Report {
+  started: string;
+  options: Options;
+  machine: { cpus: number; cpuModel: string | undefined; node: string };
+  harness: string;
+  runs: RunRecord[];
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('a positive integer');
+  return n;
+}
+
+function parseOptions(argv: string[]): Options {
+  const program = new Command('bench:scheduler-perf')
+    .description("kube-scheduler's scheduler_perf harness: the stock configuration vs the sandbox-scheduler profile with sandbox-extender, interleaved; the harness's SchedulingThroughput and the ratio.")
+    .option('--workloads <list>', `TESTCASE/WORKLOAD, comma-separated (upstream's names, or ${Object.keys(ADDED_WORKLOADS).join(', ')})`, DEFAULT_WORKLOADS.join(','))
+    .option('--runs <n>', 'runs of each workload and variant (stock and sandbox alternate, the order flipping each run)', positiveInt, 2)
+    .option('--extender-config <file>', "the extender's --config (its schedulerName is set to default-scheduler, the harness's pods' scheduler)")
+    .option('--timeout-minutes <n>', 'longest run of one process', positiveInt, 60)
+    .option('--out <dir>', 'output folder (default .e2e-bench/scheduler-perf-DATE)')
+    .option('--print <file>', 'print the tables of an earlier report (its report.json) and exit')
+    .parse(argv, { from: 'user' });
+  const o = program.opts<{ workloads: string; runs: number; extenderConfig?: string; timeoutMinutes: number; out?: string; print?: string }>();
+  const workloads = o.workloads.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const w of workloads) {
+    try {
+      parseWorkloadId(w);
+    } catch (err) {
+      program.error(`--workloads: ${(err as Error).message}`);
+    }
+  }
+  if (o.extenderConfig && !existsSync(o.extenderConfig)) program.error(`--extender-config: ${o.extenderConfig} not found`);
+  return { ...o, workloads, extenderConfig: o.extenderConfig ? resolve(o.extenderConfig) : undefined };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((ok, bad) => {
+    const s = createServer();
+    s.once('error', bad);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => ok(port));
+    });
+  });
+}
+
+/** The sandbox-scheduler profile as the chart renders it, named after the harness's pods' scheduler. */
+function sandboxSchedulerConfig(extenderUrl: string): string {
+  return stringifyYaml({
+    apiVersion: 'kubescheduler.config.k8s.io/v1',
+    kind: 'KubeSchedulerConfiguration',
+    percentageOfNodesToScore: 100,
+    profiles: [{ schedulerName: 'default-scheduler', plugins: { score: { disabled: [{ name: '*' }] } } }],
+    extenders: [{ urlPrefix: extenderUrl, filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 1, nodeCacheCapable: true, httpTimeout: '5s', ignorable: false }],
+  });
+}
+
+function extenderConfig(file: string | undefined): string {
+  const base = file ? ((parseYaml(readFileSync(file, 'utf8')) as Record<string, unknown> | null) ?? {}) : {};
+  return stringifyYaml({ ...base, schedulerName: 'default-scheduler' });
+}
+
+const safeName = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_');
+
+interface Tools {
+  harnessDir: string;
+  e2eBin: string;
+  upstream: PerfTestCase[];
+}
+
+async function tools(): Promise<Tools> {
+  const e2eBin = (await script('build-tools.sh', ['--print-bin'])).trim();
+  if (!existsSync(join(e2eBin, 'etcd'))) throw new Error(`${e2eBin}/etcd not found: the harness needs etcd from the e2e tools (npm run e2e:tools)`);
+  log('building the scheduler_perf harness if missing (test/e2e/build-tools.sh --scheduler-perf)');
+  const harnessDir = (await script('build-tools.sh', ['--scheduler-perf'])).trim();
+  const upstream = parseYaml(readFileSync(join(harnessDir, 'scheduler_perf', 'misc', 'performance-config.yaml'), 'utf8')) as PerfTestCase[];
+  return { harnessDir, e2eBin, upstream };
+}
+
+/** Runs the harness on one workload and variant; its files go to `dir`. */
+async function runOne(t: Tools, opts: Options, outDir: string, run: number, workload: string, variant: Variant, extenderConfigFile: string): Promise<RunRecord> {
+  const dir = join(outDir, `run${run}-${safeName(workload)}-${variant}`);
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const id = parseWorkloadId(workload);
+  const choice: WorkloadChoice = { ...id, ...(ADDED_WORKLOADS[workload] ? { params: ADDED_WORKLOADS[workload] } : {}) };
+
+  const args = ['-test.run=^$', `-test.bench=${benchPattern(id.testCase, id.workload)}`, '-test.benchtime=1x', `-test.timeout=${opts.timeoutMinutes}m`, '-perf-scheduling-label-filter=', `-data-items-dir=${dataDir}`, `-topic=${variant}`];
+  let schedulerConfigPath: string | undefined;
+  if (variant === 'sandbox') {
+    const port = await freePort();
+    schedulerConfigPath = join(dir, 'scheduler-config.yaml');
+    writeFileSync(schedulerConfigPath, sandboxSchedulerConfig(`http://127.0.0.1:${port}`));
+    const argv = [process.execPath, join(REPO_ROOT, 'bin', 'sandbox-extender.js'), 'serve', '--config', extenderConfigFile, '--port', String(port)];
+    args.push(`-extender-argv=${JSON.stringify(argv)}`, `-extender-dir=${join(dir, 'extender')}`, `-extender-readyz=http://127.0.0.1:${port}/readyz`);
+  }
+  const { config, upstreamThreshold } = derivePerfConfig(t.upstream, choice, schedulerConfigPath);
+  const perfConfig = join(dir, 'performance-config.yaml');
+  writeFileSync(perfConfig, stringifyYaml(config));
+  args.push(`-perf-config=${perfConfig}`);
+
+  const outFile = join(dir, 'harness-output.txt');
+  const fd = openSync(outFile, 'w');
+  const started = performance.now();
+  log(`run ${run}: ${workload} ${variant}`);
+  const child = spawn(join(t.harnessDir, 'scheduler-perf.test'), args, {
+    // The config's template paths (../templates/…) are relative to the harness's misc/ folder.
+    cwd: join(t.harnessDir, 'scheduler_perf', 'misc'),
+    env: { ...process.env, PATH: `${t.e2eBin}:${process.env.PATH ?? ''}`, ARTIFACTS: dir, KUBE_CACHE_MUTATION_DETECTOR: 'false' },
+    stdio: ['ignore', fd, fd],
+  });
+  const root = child.pid!;
+  const watch = new ProcWatch((all) => [
+    ...processTree(all, root).map((p) => ({ proc: p, category: p.pid === root ? 'harness (API server + scheduler)' : p.comm === 'etcd' ? 'etcd' : p.comm === 'node' ? 'extender' : 'other children' })),
+    ...all.filter((p) => p.pid === process.pid).map((p) => ({ proc: p, category: 'bench' })),
+  ]);
+  watch.start();
+  const exitCode = await new Promise<number | null>((ok) => {
+    child.once('error', (err) => {
+      log(`cannot start the harness: ${err.message}`);
+      ok(null);
+    });
+    child.once('exit', (code) => ok(code));
+  });
+  const cpu = watch.stop();
+  closeSync(fd);
+  const seconds = (performance.now() - started) / 1000;
+
+  const record: RunRecord = { run, workload, variant, dir, exitCode, seconds, throughput: null, harnessLine: null, upstreamThreshold, cpu };
+  try {
+    const output = readFileSync(outFile, 'utf8');
+    const line = output.split('\n').map(parseBenchLine).find((l) => l !== null && l.name.startsWith('BenchmarkPerfScheduling/'));
+    if (line) record.harnessLine = `${line.name}-${line.procs ?? ''}  ${line.iterations}  ${throughputText(line)}`;
+    const file = readdirSync(dataDir).find((f) => f.startsWith(`BenchmarkPerfScheduling_benchmark_${variant}_`) && f.endsWith('.json'));
+    if (!file) throw new Error(`no data items file in ${dataDir}`);
+    record.throughput = throughputOf(JSON.parse(readFileSync(join(dataDir, file), 'utf8')));
+    if (!record.throughput) throw new Error('the data items have no SchedulingThroughput (all pods placed within one 1 s sample?)');
+  } catch (err) {
+    record.error = `${(err as Error).message}; exit code ${exitCode}; see ${outFile}`;
+  }
+  log(`run ${run}: ${workload} ${variant}: ${record.throughput ? `${record.throughput.average.toFixed(1)} pods/s average` : `FAILED (${record.error})`} in ${seconds.toFixed(0)} s; other load ${cpu.otherCores.toFixed(2)} cores`);
+  return record;
+}
+
+// ------------------------------------------------------------------------------------------ tables
+
+const cpuCell = (c: CpuReport, key: string) => fmt(c.cores[key], 2);
+
+function runRows(runs: readonly RunRecord[]): string {
+  const rows = [['run', 'workload', 'variant', 'avg pods/s', 'p50', 'p99', 'secs', 'harness cores', 'etcd', 'extender', 'other load', 'harness line (its own SchedulingThroughput output)']];
+  for (const r of runs) {
+    const t = r.throughput;
+    rows.push([String(r.run), r.workload, r.variant, fmt(t?.average), fmt(t?.perc50), fmt(t?.perc99), r.seconds.toFixed(0), cpuCell(r.cpu, 'harness (API server + scheduler)'), cpuCell(r.cpu, 'etcd'), r.variant === 'sandbox' ? cpuCell(r.cpu, 'extender') : '-', r.cpu.otherCores.toFixed(2), r.error ? `FAILED: ${r.error}` : (r.harnessLine ?? '')]);
+  }
+  return formatColumns(rows);
+}
+
+function summaryRows(runs: readonly RunRecord[], workloads: readonly string[]): string {
+  const rows = [['workload', 'stock avg', 'p50', 'p99', 'sandbox avg', 'p50', 'p99', 'sandbox/stock avg', 'p50', 'p99', "upstream's threshold (avg)"]];
+  for (const w of workloads) {
+    const of = (v: Variant, f: (t: Throughput) => number) => median(runs.filter((r) => r.workload === w && r.variant === v && r.throughput).map((r) => f(r.throughput!)));
+    const figures = [(t: Throughput) => t.average, (t: Throughput) => t.perc50, (t: Throughput) => t.perc99];
+    const stock = figures.map((f) => of('stock', f));
+    const sandbox = figures.map((f) => of('sandbox', f));
+    const threshold = runs.find((r) => r.workload === w)?.upstreamThreshold;
+    rows.push([w, ...stock.map((v) => fmt(v)), ...sandbox.map((v) => fmt(v)), ...stock.map((s, i) => fmt(ratio(sandbox[i], s), 2)), threshold ? String(threshold) : '-']);
+  }
+  return formatColumns(rows);
+}
+
+function printReport(report: Report, say: (s: string) => void): void {
+  const { machine, options } = report;
+  const others = report.runs.map((r) => r.cpu.otherCores);
+  say('');
+  say(`scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, stock and sandbox interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
+  const busy = report.runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
+  say(`other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}${busy ? ` — NOT QUIET in ${busy} run(s): other jobs took more than ${QUIET_CORES} cores` : ''}`);
+  say('');
+  say(runRows(report.runs));
+  say('');
+  say('SchedulingThroughput, pods/s (the harness’s own figure; median over runs):');
+  say(summaryRows(report.runs, options.workloads));
+  say('');
+  say('Published comparison in this harness (kube-scheduler-wasm-extension PR #63, 500 nodes): 991 pods/s without an extender, 111 with a Go HTTP extender (0.11).');
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  const say = (s: string) => process.stdout.write(`${s}\n`);
+  if (opts.print) {
+    printReport(JSON.parse(readFileSync(opts.print, 'utf8')) as Report, say);
+    return;
+  }
+  const t = await tools();
+  const started = new Date();
+  const outDir = opts.out ? resolve(opts.out) : join(REPO_ROOT, '.e2e-bench', `scheduler-perf-${started.toISOString().replace(/[:.]/g, '-')}`);
+  mkdirSync(outDir, { recursive: true });
+  const extenderConfigFile = join(outDir, 'extender-config.yaml');
+  writeFileSync(extenderConfigFile, extenderConfig(opts.extenderConfig));
+  const report: Report = { started: started.toISOString(), options: opts, machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version }, harness: `k8s.io/kubernetes ${t.harnessDir.match(/k8s-(v[0-9.]+)/)?.[1] ?? '?'} test/integration/scheduler_perf`, runs: [] };
+  const reportFile = join(outDir, 'report.json');
+  for (let run = 1; run <= opts.runs; run++) {
+    for (const workload of opts.workloads) {
+      const order: Variant[] = run % 2 === 1 ? ['stock', 'sandbox'] : ['sandbox', 'stock'];
+      for (const variant of order) {
+        report.runs.push(await runOne(t, opts, outDir, run, workload, variant, extenderConfigFile));
+        writeFileSync(reportFile, JSON.stringify(report, null, 2));
+      }
+    }
+  }
+  printReport(report, say);
+  say('');
+  say(`results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print again: npm run bench:scheduler-perf -- --print ${reportFile}`);
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench:scheduler-perf: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+/**
+ * Pure helpers of bench:scheduler-perf (schedulerPerf.ts): the performance config handed to kube-scheduler's
+ * scheduler_perf harness (test/integration/scheduler_perf of k8s.io/kubernetes v1.36), the `-test.bench`
+ * pattern that selects one workload, and reading what the harness writes: its JSON data items file
+ * (`BenchmarkPerfScheduling_benchmark_<topic>_<time>.json`, util.go: dataItems2JSONFile) and its benchmark
+ * result line on stdout (`BenchmarkPerfScheduling/<case>/<workload>-<procs>  1  <value> <metric>/<bucket> …`).
+ * No I/O here.
+ */
+
+// ------------------------------------------------------------------------------------------ the performance config
+
+/** One test case of the harness's YAML (scheduler_perf.go: testCase); fields not read here are kept as they are. */
+export interface PerfTestCase {
+  name: string;
+  workloads: PerfWorkload[];
+  schedulerConfigPath?: string;
+  labels?: string[];
+  [key: string]: unknown;
+}
+
+/** One workload of a test case (scheduler_perf.go: Workload). */
+export interface PerfWorkload {
+  name: string;
+  params?: Record<string, number>;
+  labels?: string[];
+  threshold?: number | Record<string, number>;
+  featureGates?: Record<string, boolean>;
+  [key: string]: unknown;
+}
+
+/** A workload to run: `<test case>/<workload>`; `params` given: a workload of that name added to the test case. */
+export interface WorkloadChoice {
+  readonly testCase: string;
+  readonly workload: string;
+  readonly params?: Readonly<Record<string, number>>;
+}
+
+/**
+ * Splits "SchedulingBasic/500Nodes" (or "Unschedulable/500Nodes/10Init/1kPods": the workload name may itself
+ * contain slashes) into test case and workload. @throws Error when there is no slash.
+ */
+export function parseWorkloadId(id: string): { testCase: string; workload: string } {
+  const slash = id.indexOf('/');
+  if (slash <= 0 || slash === id.length - 1) throw new Error(`"${id}" is not TESTCASE/WORKLOAD (e.g. SchedulingBasic/500Nodes)`);
+  return { testCase: id.slice(0, slash), workload: id.slice(slash + 1) };
+}
+
+/**
+ * The performance config of one process: the chosen test case of the harness's own config with only the chosen
+ * workload (upstream's, or one added with `choice.params`, taking the feature gates of none), its `labels` and
+ * `threshold` removed (the label filter then selects it; a throughput under upstream's threshold is a figure
+ * here, not a failure), and `schedulerConfigPath` set when given (the sandbox variant).
+ * @returns the test case list to write as YAML, and upstream's threshold of that workload (null: none).
+ * @throws Error when the test case, or the workload without `params`, is not in `upstream`.
+ */
+export function derivePerfConfig(upstream: readonly PerfTestCase[], choice: WorkloadChoice, schedulerConfigPath?: string): { config: PerfTestCase[]; upstreamThreshold: number | null } {
+  const tc = upstream.find((t) => t.name === choice.testCase);
+  if (!tc) throw new Error(`no test case ${choice.testCase} in the harness's config (it has: ${upstream.map((t) => t.name).join(', ')})`);
+  let workload: PerfWorkload;
+  let upstreamThreshold: number | null = null;
+  if (choice.params) {
+    workload = { name: choice.workload, params: { ...choice.params } };
+  } else {
+    const w = tc.workloads.find((x) => x.name === choice.workload);
+    if (!w) throw new Error(`no workload ${choice.workload} in test case ${choice.testCase} (it has: ${tc.workloads.map((x) => x.name).join(', ')})`);
+    const { labels: _labels, threshold, ...rest } = w;
+    workload = structuredClone(rest);
+    if (typeof threshold === 'number') upstreamThreshold = threshold;
+    else if (threshold && typeof threshold === 'object') upstreamThreshold = Object.values(threshold)[0] ?? null;
+  }
+  const { labels: _tcLabels, workloads: _all, schedulerConfigPath: _own, ...tcRest } = tc;
+  const out: PerfTestCase = { ...structuredClone(tcRest), name: tc.name, workloads: [workload] };
+  if (schedulerConfigPath) out.schedulerConfigPath = schedulerConfigPath;
+  return { config: [out], upstreamThreshold };
+}
+
+const REGEX_SPECIAL = /[\\^$.*+?()[\]{}|]/g;
+
+/**
+ * The `-test.bench` pattern that selects exactly one workload: one anchored element per level of the
+ * benchmark name (Go's testing splits the pattern on slashes), e.g.
+ * `^BenchmarkPerfScheduling$/^SchedulingBasic$/^500Nodes$`. Spaces become underscores, as b.Run names them.
+ */
+export function benchPattern(testCase: string, workload: string): string {
+  const levels = ['BenchmarkPerfScheduling', testCase, ...workload.split('/')];
+  return levels.map((l) => `^${l.replace(/ /g, '_').replace(REGEX_SPECIAL, '\\$&')}$`).join('/');
+}
+
+// ------------------------------------------------------------------------------------------ the harness's output
+
+/** The JSON data items file (util.go: DataItems). */
+export interface DataItems {
+  version: string;
+  dataItems: { data: Record<string, number>; unit: string; labels?: Record<string, string> }[];
+}
+
+/** SchedulingThroughput of one workload, pods/s, as the harness computed it (1 s samples; util.go: throughputCollector). */
+export interface Throughput {
+  /** The data item's Name label, e.g. "SchedulingBasic/500Nodes/namespace-2". */
+  name: string;
+  average: number;
+  perc50: number;
+  perc90: number;
+  perc95: number;
+  perc99: number;
+}
+
+/**
+ * The SchedulingThroughput item of a data items file. @returns null when there is none (the harness logs
+ * "Failed to measure SchedulingThroughput" when the measured pods were all scheduled within one 1 s sample).
+ * @throws Error when `items` is not a data items object.
+ */
+export function throughputOf(items: unknown): Throughput | null {
+  const list = (items as DataItems | null)?.dataItems;
+  if (!Array.isArray(list)) throw new Error('not a scheduler_perf data items file (no dataItems array)');
+  const item = list.find((i) => i.labels?.Metric === 'SchedulingThroughput');
+  if (!item) return null;
+  const d = item.data;
+  const need = ['Average', 'Perc50', 'Perc90', 'Perc95', 'Perc99'];
+  for (const k of need) if (typeof d[k] !== 'number') throw new Error(`SchedulingThroughput item without ${k}`);
+  return { name: item.labels?.Name ?? '', average: d.Average!, perc50: d.Perc50!, perc90: d.Perc90!, perc95: d.Perc95!, perc99: d.Perc99! };
+}
+
+/** One result line of `go test -bench`: name, GOMAXPROCS suffix, iterations, then value–unit pairs. */
+export interface BenchLine {
+  name: string;
+  procs: number | null;
+  iterations: number;
+  metrics: Record<string, number>;
+}
+
+/**
+ * Parses a benchmark result line, e.g.
+ * `BenchmarkPerfScheduling/SchedulingBasic/500Nodes-2  1  412.5 SchedulingThroughput/Average  0 ns/op`.
+ * @returns null for any other line.
+ */
+export function parseBenchLine(line: string): BenchLine | null {
+  const fields = line.trim().split(/\s+/);
+  if (fields.length < 2 || !fields[0]!.startsWith('Benchmark')) return null;
+  const iterations = Number(fields[1]);
+  if (!Number.isInteger(iterations)) return null;
+  const m = /^(.*)-(\d+)$/.exec(fields[0]!);
+  const metrics: Record<string, number> = {};
+  for (let i = 2; i + 1 < fields.length; i += 2) {
+    const v = Number(fields[i]);
+    if (!Number.isFinite(v)) return null;
+    metrics[fields[i + 1]!] = v;
+  }
+  return { name: m ? m[1]! : fields[0]!, procs: m ? Number(m[2]) : null, iterations, metrics };
+}
+
+/** The SchedulingThroughput part of a benchmark line as the harness printed it: `412.5 SchedulingThroughput/Average …`. */
+export function throughputText(line: BenchLine): string {
+  return Object.entries(line.metrics)
+    .filter(([k]) => k.startsWith('SchedulingThroughput/'))
+    .map(([k, v]) => `${v} ${k}`)
+    .join('  ');
+}

@@ -1,0 +1,143 @@
+/**
+ * The verbs' path through the socket: POST /filter, /prioritize and /bind are answered here, ahead of
+ * express, which serves every other route (server/app.ts). kube-scheduler calls a verb once per pod, so
+ * this is the extender's hot path: the body is read with raw-body (the reader under express's own JSON
+ * parser, with the same size limit), decoded with one JSON.parse, handed to the verbs (handlers.ts) and
+ * the reply written in one piece. Measured in `npm run bench` (HTTP layer): express's router, middleware
+ * chain and response helpers cost more CPU per call than the rest of the verb; the other routes are
+ * rare and keep express.
+ *
+ * Error policy is the verbs' own (handlers.ts); what this layer adds, always as `{"Error": "..."}`:
+ * - 405 (with `Allow: POST`) for another method on a verb's path;
+ * - 415 for a body that is not JSON (a Content-Type other than application/json or +json, a charset
+ *   other than UTF-8) or is compressed (any Content-Encoding but identity); no Content-Type is read as JSON;
+ * - 413 for a body over server.maxRequestBodyBytes (declared by Content-Length, or counted while reading);
+ * - 400 for a body that is not JSON, or shorter or longer than its Content-Length;
+ * - 500 (logged) for an unexpected fault; the server and its state carry on.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import getRawBody from 'raw-body';
+import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
+
+export type VerbName = 'filter' | 'prioritize' | 'bind';
+
+export interface VerbEdgeOptions {
+  /** server.maxRequestBodyBytes. */
+  readonly maxRequestBodyBytes: number;
+}
+
+/** The verb a request path names (case-insensitive, trailing slashes and a query ignored, as express routes), or null. */
+export function verbOfPath(url: string | undefined): VerbName | null {
+  if (url === undefined) return null;
+  const q = url.indexOf('?');
+  let path = (q < 0 ? url : url.slice(0, q)).toLowerCase();
+  while (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  return path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : path === '/bind' ? 'bind' : null;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Writes a reply in one piece; the JSON text ends with a newline, as a terminal expects. */
+/** Why a Content-Encoding is refused (anything but identity: kube-scheduler never compresses), or null. */
+export function refusedEncoding(encoding: string | undefined): string | null {
+  const value = (encoding ?? '').trim().toLowerCase();
+  return value === '' || value === 'identity' ? null : `Content-Encoding ${encoding} is not accepted: send the body uncompressed`;
+}
+
+/**
+ * Why a Content-Type is refused, or null: JSON (application/json or a +json type) in UTF-8 is
+ * accepted, and a request without the header (read as JSON); anything else is refused.
+ */
+export function refusedType(type: string | undefined): string | null {
+  if (type === undefined) return null;
+  const [media = '', ...params] = type.split(';').map((p) => p.trim().toLowerCase());
+  if (media !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(media)) return `Content-Type ${type} is not JSON: send the body as Content-Type: application/json`;
+  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return `Content-Type ${type}: JSON is read as UTF-8 only`;
+  return null;
+}
+
+function write(res: ServerResponse, reply: VerbReply, headers: Record<string, string> = {}): void {
+  const text = `${reply.body}\n`;
+  res.writeHead(reply.status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function errorReply(status: number, message: string): VerbReply {
+  return { status, body: JSON.stringify({ Error: `sandbox-extender: ${message}` }) };
+}
+
+/** raw-body's error (http-errors) for the limit and length checks. */
+interface BodyError {
+  readonly type?: string;
+  readonly status?: number;
+  readonly message?: string;
+}
+
+function bodyErrorReply(err: BodyError, limit: number): VerbReply {
+  if (err.type === 'entity.too.large') return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`);
+  if (err.type === 'request.size.invalid') return errorReply(400, `request body length does not match its Content-Length: ${err.message}`);
+  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return errorReply(err.status, err.message ?? 'bad request');
+  return errorReply(400, `request body could not be read: ${err.message ?? String(err)}`);
+}
+
+/**
+ * A request listener that answers POST on the three verbs and passes every other request to `next`
+ * (the express app). Times and counts each verb call as the express app does for its routes
+ * (sandbox_extender_http_request_duration_seconds, sandbox_extender_http_requests_total).
+ */
+export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: RequestListener): RequestListener {
+  const limit = options.maxRequestBodyBytes;
+  const verbs = { filter: filterVerb, prioritize: prioritizeVerb } as const;
+
+  const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply> => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > limit) return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`);
+    const refused = refusedEncoding(req.headers['content-encoding']) ?? refusedType(req.headers['content-type']);
+    if (refused) return errorReply(415, refused);
+    let text: string;
+    try {
+      text = await getRawBody(req, { limit, encoding: 'utf8', ...(Number.isInteger(declared) && declared >= 0 ? { length: declared } : {}) });
+    } catch (err) {
+      return bodyErrorReply(err as BodyError, limit);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      return errorReply(400, `request body is not valid JSON: ${(err as Error).message}`);
+    }
+    return verb === 'bind' ? bindVerb(body, deps) : verbs[verb](body, deps);
+  };
+
+  return (req, res) => {
+    const verb = verbOfPath(req.url);
+    if (verb === null) {
+      next(req, res);
+      return;
+    }
+    const stop = deps.metrics.requestDuration.startTimer({ verb });
+    res.on('finish', () => {
+      stop();
+      deps.metrics.requests.inc({ verb, code: String(res.statusCode) });
+    });
+    if (req.method !== 'POST') {
+      req.resume(); // whatever body came is not read
+      write(res, errorReply(405, `${req.method} /${verb}: the verbs are called with POST`), { Allow: 'POST' });
+      return;
+    }
+    answer(verb, req).then(
+      (reply) => {
+        // Refused before its body was read (413, 415): the connection is closed rather than drained.
+        const unread = !req.complete && (reply.status === 413 || reply.status === 415);
+        if (unread) res.setHeader('Connection', 'close');
+        write(res, reply);
+        if (unread) req.socket.end();
+      },
+      (err: unknown) => {
+        deps.logger.error({ err }, 'request failed');
+        write(res, errorReply(500, 'internal error'));
+      },
+    );
+  };
+}

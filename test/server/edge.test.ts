@@ -1,0 +1,136 @@
+/**
+ * The socket edge of a running server (serve: createListener + verbEdge), with requests written by
+ * hand so that what Node's HTTP parser refuses is seen too: every refusal is answered in the
+ * extender's error shape (`{"Error": "sandbox-extender: ..."}` and a newline), never Node's bare
+ * reply, and the server and its state carry on.
+ */
+import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { pino } from 'pino';
+import { parseConfig } from '../../src/config/load.js';
+import { serve, type RunningServer } from '../../src/runtime/serve.js';
+import { clientErrorReply } from '../../src/server/listen.js';
+import { refusedEncoding, refusedType } from '../../src/server/verbEdge.js';
+import { makePod } from '../fixtures/builders.js';
+import { NODE_192, SNAPSHOT_PATH } from './harness.js';
+
+let server: RunningServer;
+let port: number;
+
+beforeAll(async () => {
+  const config = parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, requestTimeoutSeconds: 0.5 }, logLevel: 'silent' });
+  server = await serve(config, pino({ level: 'silent' }));
+  port = Number(new URL(server.url).port);
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+/** Writes `raw` on a new connection, then `later` after `afterMs`; resolves with everything the server sent until it closed. */
+function exchange(raw: string | Buffer, later?: { afterMs: number; raw: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(raw);
+      if (later) setTimeout(() => socket.writable && socket.write(later.raw), later.afterMs);
+    });
+    socket.on('data', (d) => (text += d.toString()));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+    setTimeout(() => socket.destroy(), 5000);
+  });
+}
+
+const statusLine = (reply: string) => reply.split('\r\n')[0];
+const body = (reply: string) => reply.slice(reply.indexOf('\r\n\r\n') + 4);
+const errorOf = (reply: string) => (JSON.parse(body(reply)) as { Error: string }).Error;
+
+function filterRequest(uid: string): string {
+  return JSON.stringify({ Pod: makePod(uid).uid(uid).req({ cpu: '1', memory: '1Gi' }).obj(), NodeNames: [NODE_192] });
+}
+
+function post(path: string, text: string | Buffer, headers: Record<string, string> = { 'Content-Type': 'application/json' }): string {
+  const length = Buffer.byteLength(text);
+  const head = Object.entries({ Host: 'x', ...headers, 'Content-Length': String(length) }).map(([k, v]) => `${k}: ${v}`).join('\r\n');
+  return `POST ${path} HTTP/1.1\r\n${head}\r\nConnection: close\r\n\r\n`;
+}
+
+const reservations = () => server.service.cache.size.reservations;
+
+describe('the socket edge', () => {
+  it('a negative Content-Length: 400 in the extender shape (Node parser refused it), nothing reserved', async () => {
+    const before = reservations();
+    const reply = await exchange('POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n{}');
+    expect(statusLine(reply)).toBe('HTTP/1.1 400 Bad Request');
+    expect(reply).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+    expect(errorOf(reply)).toBe('sandbox-extender: the request has an invalid Content-Length (a non-negative integer, given once)');
+    expect(body(reply).endsWith('}\n')).toBe(true);
+    expect(reservations()).toBe(before);
+  });
+
+  it('a body that stalls is answered 408 after server.requestTimeoutSeconds and the connection closed; the server carries on', async () => {
+    const text = filterRequest('stalled');
+    const reply = await exchange(`${post('/filter', text)}${text.slice(0, 20)}`); // the rest never comes
+    expect(statusLine(reply)).toBe('HTTP/1.1 408 Request Timeout');
+    expect(errorOf(reply)).toBe('sandbox-extender: the request was not received in full within 0.5 s (server.requestTimeoutSeconds)');
+    expect(server.service.cache.reservation('stalled')).toBeUndefined();
+    const ok = filterRequest('after-stall');
+    expect(statusLine(await exchange(`${post('/filter', ok)}${ok}`))).toBe('HTTP/1.1 200 OK');
+    expect(server.service.cache.reservation('after-stall')?.nodeName).toBe(NODE_192);
+  });
+
+  it('a body sent in two pieces within the timeout is read whole', async () => {
+    const text = filterRequest('two-pieces');
+    const reply = await exchange(`${post('/filter', text)}${text.slice(0, 30)}`, { afterMs: 100, raw: text.slice(30) });
+    expect(statusLine(reply)).toBe('HTTP/1.1 200 OK');
+    expect(JSON.parse(body(reply)).NodeNames).toEqual([NODE_192]);
+  });
+
+  it('a gzip body: 415 with what to do instead, nothing reserved', async () => {
+    const gz = gzipSync(filterRequest('gzipped'));
+    const reply = await exchange(Buffer.concat([Buffer.from(post('/filter', gz, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' })), gz]));
+    expect(statusLine(reply)).toBe('HTTP/1.1 415 Unsupported Media Type');
+    expect(errorOf(reply)).toBe('sandbox-extender: Content-Encoding gzip is not accepted: send the body uncompressed');
+    expect(server.service.cache.reservation('gzipped')).toBeUndefined();
+  });
+
+  it.each([
+    ['text/plain', 415],
+    ['application/x-www-form-urlencoded', 415],
+    ['application/json; charset=latin1', 415],
+    ['application/json', 200],
+    ['Application/JSON; charset=UTF-8', 200],
+    ['application/vnd.kube+json', 200],
+  ])('Content-Type %s → %i', async (type, status) => {
+    const text = filterRequest(`type-${status}-${type.length}`);
+    const reply = await exchange(`${post('/filter', text, { 'Content-Type': type })}${text}`);
+    expect(statusLine(reply)).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    if (status === 415) expect(errorOf(reply)).toMatch(/^sandbox-extender: Content-Type .* (is not JSON: send the body as Content-Type: application\/json|JSON is read as UTF-8 only)$/);
+  });
+
+  it('no Content-Type at all is read as JSON', async () => {
+    const text = filterRequest('no-type');
+    const reply = await exchange(`${post('/filter', text, {})}${text}`);
+    expect(statusLine(reply)).toBe('HTTP/1.1 200 OK');
+  });
+});
+
+describe('the rules behind them', () => {
+  it('clientErrorReply: a status and message per parser error; nothing for a reset connection', () => {
+    expect(clientErrorReply({ code: 'ERR_HTTP_REQUEST_TIMEOUT' }, 30)).toEqual({ status: 408, reason: 'Request Timeout', message: 'the request was not received in full within 30 s (server.requestTimeoutSeconds)' });
+    expect(clientErrorReply({ code: 'HPE_HEADER_OVERFLOW' }, 30)?.status).toBe(431);
+    expect(clientErrorReply({ code: 'HPE_INVALID_METHOD', message: 'Invalid method encountered' }, 30)).toEqual({ status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP/1.1 (HPE_INVALID_METHOD: Invalid method encountered)' });
+    expect(clientErrorReply({ code: 'ECONNRESET' }, 30)).toBeNull();
+  });
+
+  it('refusedEncoding / refusedType', () => {
+    expect(refusedEncoding(undefined)).toBeNull();
+    expect(refusedEncoding('identity')).toBeNull();
+    expect(refusedEncoding('br')).toBe('Content-Encoding br is not accepted: send the body uncompressed');
+    expect(refusedType(undefined)).toBeNull();
+    expect(refusedType('application/json;charset="utf-8"')).toBeNull();
+    expect(refusedType('application/jsonx')).toMatch(/is not JSON/);
+    expect(refusedType('text/json')).toMatch(/is not JSON/);
+  });
+});
