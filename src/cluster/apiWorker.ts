@@ -58,7 +58,7 @@ function start(): void {
   const configuration = keepAliveConfiguration(kc);
   const api = new CoreV1Api(configuration);
   const requeue = data.requeue ? requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name) : null;
-  const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, ...data.watch }, observer, logger);
+  const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, locality: data.locality, ...data.watch }, observer, logger);
   const binder = new Binder(api);
   const events = data.events;
   const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }));

@@ -54,6 +54,7 @@
  * Each NodeInfo carries its starting limit (startingLimit.ts), computed from the configuration and
  * the node's allocatable when the Node object is upserted, so decisions only compare two integers.
  */
+import { LocalityIndex, type LocalityIndexOptions, type LocalityView } from './locality.js';
 import type { NodeInfo } from './nodeInfo.js';
 import type { Dimensions, NodeRecord, PodRecord } from './records.js';
 import { ReservationLedger, type Release, type ReleaseReason, type Reservation } from './reservations.js';
@@ -68,10 +69,14 @@ export interface SchedulerCacheOptions {
   readonly rememberDeletedPods?: number;
   /** Starting sandboxes allowed per node (startingLimit.ts); absent or empty: no limit. */
   readonly startingLimit?: StartingLimitConfig;
+  /** Template locality (locality.ts): node images and the memory of templates started; absent: off. */
+  readonly locality?: LocalityIndexOptions;
+  /** Clock (ms) of the informer side's locality memory touches; default Date.now. */
+  readonly now?: () => number;
 }
 
-/** The pod of an assume: its UID, `namespace/name`, request vector and current scheduling failure. */
-export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request'> & { readonly schedulingFailure?: string | null };
+/** The pod of an assume: its UID, `namespace/name`, request vector, current scheduling failure and template key. */
+export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request' | 'localityKey'> & { readonly schedulingFailure?: string | null };
 
 /** What assume did: `assumed`, or why it did not (`bound`: the cache sees the pod bound; `deleted`: seen deleted). */
 export type AssumeResult = 'assumed' | 'bound' | 'deleted';
@@ -137,6 +142,8 @@ export class SchedulerCache {
 
   private readonly onReleased: (release: Release) => void;
   private readonly onCapacityFreed: (freed: CapacityFreed) => void;
+  private readonly localityIndex: LocalityIndex | null;
+  private readonly now: () => number;
 
   /** @throws RangeError when a TTL is not positive, unconfirmedTtlMs exceeds ttlMs, or the starting limit is invalid (checkStartingLimit). */
   constructor(
@@ -152,6 +159,8 @@ export class SchedulerCache {
     this.startingLimit = options.startingLimit ?? {};
     checkStartingLimit(this.startingLimit);
     this.cpuIndex = dims.names.indexOf('cpu');
+    this.localityIndex = options.locality ? new LocalityIndex(options.locality) : null;
+    this.now = options.now ?? Date.now;
     if (!(this.ttlMs > 0)) throw new RangeError(`ttlMs must be > 0, got ${this.ttlMs}`);
     if (!(this.unconfirmedTtlMs > 0 && this.unconfirmedTtlMs <= this.ttlMs)) {
       throw new RangeError(`unconfirmedTtlMs must be > 0 and ≤ ttlMs (${this.ttlMs}), got ${this.unconfirmedTtlMs}`);
@@ -212,6 +221,11 @@ export class SchedulerCache {
     return this.deleted.has(uid);
   }
 
+  /** Template locality (node images, templates started recently), or null when it is off. */
+  get locality(): LocalityView | null {
+    return this.localityIndex;
+  }
+
   // -------------------------------------------------------------------------------- informer side
 
   /** Adds or replaces a Node object's capacity record. */
@@ -221,6 +235,7 @@ export class SchedulerCache {
     info.hasNode = true;
     info.allocatable = record.allocatable;
     info.startingLimit = this.limitOf(record.allocatable);
+    this.localityIndex?.setNodeImages(info.id, record.images);
   }
 
   /** Forgets a Node object; pods still bound to it and reservations on it keep counting under its name. */
@@ -230,6 +245,7 @@ export class SchedulerCache {
     info.hasNode = false;
     info.allocatable = null;
     info.startingLimit = this.limitOf(null);
+    this.localityIndex?.clearNodeImages(info.id);
     this.nodeCount--;
     this.dropIfEmpty(info);
   }
@@ -248,6 +264,11 @@ export class SchedulerCache {
     if (previous) this.account(previous, -1);
     this.pods.set(pod.uid, pod);
     this.account(pod, +1);
+    // A pod bound to a node (whatever its state: a finished one ran there too) shows its template is cached there.
+    if (this.localityIndex && pod.localityKey && pod.nodeName) {
+      const info = this.infos.get(pod.nodeName);
+      if (info) this.localityIndex.touch(pod.localityKey, info.id, this.now());
+    }
     if (previous && countsLess(previous, pod)) this.onCapacityFreed({ nodeName: previous.nodeName as string, cause: 'pod-updated', podTerminal: previous.terminal });
     const reservation = this.ledger.get(pod.uid);
     if (!reservation) return null;
@@ -304,6 +325,8 @@ export class SchedulerCache {
       podSeen: known !== undefined,
       failureMark: pod.schedulingFailure ?? null,
     }, 'reassumed');
+    // The node starts pulling the template now: the next pod of it finds it warm there.
+    if (this.localityIndex && pod.localityKey) this.localityIndex.touch(pod.localityKey, this.infos.get(nodeName)!.id, nowMs);
     return 'assumed';
   }
 

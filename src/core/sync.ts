@@ -12,6 +12,7 @@
  */
 import type { SchedulerCache } from './schedulerCache.js';
 import type { Node, Pod } from './kubeObjects.js';
+import type { LocalityRecordOptions } from './locality.js';
 import { podKey, toNodeRecord, toPodRecord, type Dimensions, type NodeRecord, type PodRecord, type PodRecordOptions } from './records.js';
 import type { Release } from './reservations.js';
 
@@ -41,7 +42,7 @@ export class ListingReader {
 
   addNode(node: Node): void {
     try {
-      this.nodes.push(toNodeRecord(node, this.dims));
+      this.nodes.push(toNodeRecord(node, this.dims, this.options.locality));
     } catch (err) {
       const name = node.metadata?.name;
       if (name) this.keptNodes.add(name);
@@ -133,15 +134,15 @@ export function syncModel(cache: SchedulerCache, nodes: readonly Node[], pods: r
   return applyListing(cache, reader);
 }
 
-/** Applies one watch event for a Node. @returns a readable error if the object was skipped. */
-export function applyNode(cache: SchedulerCache, type: 'ADDED' | 'MODIFIED' | 'DELETED', node: Node): string | null {
+/** Applies one watch event for a Node (with `locality`, its images too). @returns a readable error if the object was skipped. */
+export function applyNode(cache: SchedulerCache, type: 'ADDED' | 'MODIFIED' | 'DELETED', node: Node, locality?: LocalityRecordOptions): string | null {
   const name = node.metadata?.name;
   if (type === 'DELETED') {
     if (name) cache.deleteNode(name);
     return null;
   }
   try {
-    cache.upsertNode(toNodeRecord(node, cache.dims));
+    cache.upsertNode(toNodeRecord(node, cache.dims, locality));
     return null;
   } catch (err) {
     return `node ${name ?? '<unnamed>'}: ${(err as Error).message}`;

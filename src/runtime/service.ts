@@ -8,6 +8,7 @@ import { currentPressure } from '../core/nodeInfo.js';
 import { Placer } from '../core/placement.js';
 import { PlacementService } from '../core/placementService.js';
 import { byPressureDescending, maxPressure } from '../core/pressure.js';
+import type { PodRecordOptions } from '../core/records.js';
 import { SchedulerCache, type CapacityFreed } from '../core/schedulerCache.js';
 import { Metrics } from '../observability/metrics.js';
 import { randomSource } from '../random.js';
@@ -30,9 +31,10 @@ export function buildService(config: Config, options: ServiceOptions = {}): { se
     nodePressures: () => nodePressures(cache, config.metrics.maxNodeSeries),
     modelSize: () => cache.size,
   });
+  const locality = config.locality.enabled ? { ttlMs: config.locality.ttlSeconds * 1000, maxEntries: config.locality.maxEntries } : undefined;
   const cache = new SchedulerCache(
     { names: config.dimensions },
-    { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit },
+    { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit, locality },
     { released: (release) => metrics.released(release.reason), capacityFreed: options.capacityFreed },
   );
   const placer = new Placer(config.strategy, randomSource(config.randomSeed));
@@ -43,6 +45,7 @@ export function buildService(config: Config, options: ServiceOptions = {}): { se
     offerTtlMs: ttlMs,
     // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (clusterSource).
     rejectedPods: options.clusterMode && config.requeue.enabled ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000 } : undefined,
+    locality: config.locality.enabled ? { pressureBand: config.locality.pressureBand, templateLabel: config.locality.templateLabel, maxImagesPerNode: config.locality.maxImagesPerNode } : undefined,
   });
   return { service, metrics };
 }
@@ -58,4 +61,10 @@ function* nodePressures(cache: SchedulerCache, limit: number): Generator<readonl
   for (const row of rows.slice(0, limit)) {
     for (let r = 0; r < row.pressure.length; r++) if (!Number.isNaN(row.pressure[r]!)) yield [row.name, cache.dims.names[r]!, row.pressure[r]!];
   }
+}
+
+/** How records are made for `config` (PodRecordOptions): the paused label, and locality's when it is on. */
+export function recordOptions(config: Config): PodRecordOptions {
+  const { enabled, templateLabel, maxImagesPerNode } = config.locality;
+  return enabled ? { pausedLabel: config.pausedLabel, locality: { templateLabel, maxImagesPerNode } } : { pausedLabel: config.pausedLabel };
 }
