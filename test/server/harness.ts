@@ -14,7 +14,7 @@ import { syncModel } from '../../src/core/sync.js';
 import { createApp } from '../../src/server/app.js';
 import type { VerbDeps } from '../../src/server/handlers.js';
 import type { Metrics } from '../../src/observability/metrics.js';
-import { buildService, type ServiceOptions } from '../../src/runtime/service.js';
+import { buildService, recordOptions, type ServiceOptions } from '../../src/runtime/service.js';
 import { readSnapshot, type Snapshot } from '../../src/snapshot/snapshotFile.js';
 
 /** The fixed clock every decision sees (2026-11-20T09:00:00Z, the snapshot's timestamps). */
@@ -52,7 +52,7 @@ export function makeHarness(
   // Two calls per pod unless a test says otherwise: most of these tests are about the full filter reply.
   const parsed = parseConfig({ randomSeed: 1, logLevel: 'silent', chooseInFilter: false, ...config });
   const { service, metrics } = buildService(parsed, options);
-  const sync = syncModel(service.cache, snapshot.nodes, snapshot.pods, { pausedLabel: parsed.pausedLabel });
+  const sync = syncModel(service.cache, snapshot.nodes, snapshot.pods, recordOptions(parsed));
   if (sync.errors.length > 0) throw new Error(`test snapshot has bad objects: ${sync.errors.join('; ')}`);
   const clock = { now: NOW_MS };
   const app = createApp(
