@@ -69,10 +69,11 @@ export interface SchedulerCacheOptions {
   readonly rememberDeletedPods?: number;
   /** Starting sandboxes allowed per node (startingLimit.ts); absent or empty: no limit. */
   readonly startingLimit?: StartingLimitConfig;
-  /** Template locality (locality.ts): node images and the memory of templates started; absent: off. */
-  readonly locality?: LocalityIndexOptions;
-  /** Clock (ms) of the informer side's locality memory touches; default Date.now. */
-  readonly now?: () => number;
+  /**
+   * Template locality (locality.ts): node images and the memory of templates started; absent: off.
+   * `now` (ms) is the clock of the informer side's memory touches (a decision touches at its nowMs).
+   */
+  readonly locality?: LocalityIndexOptions & { readonly now: () => number };
 }
 
 /** The pod of an assume: its UID, `namespace/name`, request vector, current scheduling failure and template key. */
@@ -160,7 +161,7 @@ export class SchedulerCache {
     checkStartingLimit(this.startingLimit);
     this.cpuIndex = dims.names.indexOf('cpu');
     this.localityIndex = options.locality ? new LocalityIndex(options.locality) : null;
-    this.now = options.now ?? Date.now;
+    this.now = options.locality?.now ?? (() => 0);
     if (!(this.ttlMs > 0)) throw new RangeError(`ttlMs must be > 0, got ${this.ttlMs}`);
     if (!(this.unconfirmedTtlMs > 0 && this.unconfirmedTtlMs <= this.ttlMs)) {
       throw new RangeError(`unconfirmedTtlMs must be > 0 and ≤ ttlMs (${this.ttlMs}), got ${this.unconfirmedTtlMs}`);

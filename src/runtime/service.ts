@@ -31,7 +31,7 @@ export function buildService(config: Config, options: ServiceOptions = {}): { se
     nodePressures: () => nodePressures(cache, config.metrics.maxNodeSeries),
     modelSize: () => cache.size,
   });
-  const locality = config.locality.enabled ? { ttlMs: config.locality.ttlSeconds * 1000, maxEntries: config.locality.maxEntries } : undefined;
+  const locality = config.locality.enabled ? { ttlMs: config.locality.ttlSeconds * 1000, maxEntries: config.locality.maxEntries, now: Date.now } : undefined;
   const cache = new SchedulerCache(
     { names: config.dimensions },
     { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit, locality },

@@ -29,7 +29,7 @@ interface NodeSpec {
 
 function setup(nodes: readonly NodeSpec[], options: { strategy?: Strategy; band?: number; locality?: boolean } = {}) {
   const on = options.locality ?? true;
-  const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, ...(on ? { locality: { ttlMs: LOCALITY_TTL_MS, maxEntries: 1000 } } : {}), now: () => 0 });
+  const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, ...(on ? { locality: { ttlMs: LOCALITY_TTL_MS, maxEntries: 1000, now: () => 0 } } : {}) });
   for (const spec of nodes) {
     const node = makeNode(spec.name, { cpu: '100', memory: '1000Gi' });
     const withImages = { ...node, status: { ...node.status, images: (spec.images ?? []).map((name, i) => ({ names: [name], sizeBytes: (i + 1) * GiB })) } };
