@@ -130,9 +130,23 @@ function seededCache(o: Options, w: Workload): SimulatedImageCache {
   return cache;
 }
 
+/** `write` retried on 429 and 5xx answers (the API server under a burst), up to 20 times. */
+async function retried(write: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await write();
+      return;
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
+      else throw err;
+    }
+  }
+}
+
 /** Writes `images` to the node's status.images (a merge patch of the status subresource replaces the list). */
-async function patchNodeImages(kube: Kube, node: string, images: readonly { names: string[]; sizeBytes: number }[]): Promise<void> {
-  await kube.api.patchNodeStatus({ name: node, body: { status: { images } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+function patchNodeImages(kube: Kube, node: string, images: readonly { names: string[]; sizeBytes: number }[]): Promise<void> {
+  return retried(() => kube.api.patchNodeStatus({ name: node, body: { status: { images } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
 }
 
 function podManifest(name: string, template: number, image: ImageSpec, schedulerName: string | null, o: Options): V1Pod {
@@ -170,11 +184,15 @@ async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void>
   }, 500);
 }
 
-async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: Kube, env: Record<string, string>, nodeNames: readonly string[], nodeMilliCpu: number, configs: Record<Exclude<Setup, 'stock'>, string>): Promise<RunResult> {
+/**
+ * One run. `kube` creates and watches the pods; `patcher`, on connections of its own, writes the model's ready
+ * delays and the nodes' images, so that those never queue behind a burst of creates.
+ */
+async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: Kube, patcher: Kube, env: Record<string, string>, nodeNames: readonly string[], nodeMilliCpu: number, configs: Record<Exclude<Setup, 'stock'>, string>): Promise<RunResult> {
   log(`run ${run}: ${setup}: resetting node images`);
   await deleteAll(kube, env);
   const sim = seededCache(o, w);
-  await pool(nodeNames, o.concurrency, (n) => patchNodeImages(kube, n, sim.statusImages(n)));
+  await pool(nodeNames, o.concurrency, (n) => patchNodeImages(patcher, n, sim.statusImages(n)));
   if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
   const byLocalityBefore = setup === 'stock' ? null : await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
 
@@ -205,11 +223,8 @@ async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: 
       boundCount.set(node, (boundCount.get(node) ?? 0) + 1);
       const plan = sim.bind(node, w.images[templateOf.get(name)!]!, t, Math.max(0, tracker.startingOn(node) - 1));
       kinds[plan.kind]++;
-      patches.push(
-        kube.api
-          .patchNamespacedPod({ name, namespace: NAMESPACE, body: { metadata: { annotations: { [READY_DELAY_ANNOTATION]: `${Math.round(plan.delayMs)}ms` } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
-          .catch((e: Error) => log(`annotating ${name}: ${e.message}`)),
-      );
+      const body = { metadata: { annotations: { [READY_DELAY_ANNOTATION]: `${Math.round(plan.delayMs)}ms` } } };
+      patches.push(retried(() => patcher.api.patchNamespacedPod({ name, namespace: NAMESPACE, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))).catch((e: Error) => log(`annotating ${name}: ${e.message}`)));
     }
   };
   const open = async (): Promise<void> => {
@@ -227,7 +242,7 @@ async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: 
   const pulls = (async () => {
     while (pulling) {
       const changed = sim.finishPulls(nowMs() - t0);
-      await pool(changed, 16, (n) => patchNodeImages(kube, n, sim.statusImages(n)).catch((e: Error) => void log(`node ${n} images: ${e.message}`)));
+      await pool(changed, 16, (n) => patchNodeImages(patcher, n, sim.statusImages(n)).catch((e: Error) => void log(`node ${n} images: ${e.message}`)));
       await sleep(250);
     }
   })();
@@ -410,6 +425,7 @@ async function main(): Promise<void> {
     if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
     if (Number(env.KWOK_POD_READY_DELAY_MS) < 600_000) throw new Error(`the cluster's default ready delay is ${env.KWOK_POD_READY_DELAY_MS} ms: start it with KWOK_POD_READY_DELAY=3600s, so that only the model's delay applies`);
     const kube = await Kube.connect(env.KUBECONFIG!, o.concurrency);
+    const patcher = await Kube.connect(env.KUBECONFIG!, o.concurrency);
     const untaint = await untaintNodes(kube);
     const nodes = await kube.nodes();
     const nodeNames = nodes.map((n) => n.metadata!.name!).sort();
@@ -424,12 +440,13 @@ async function main(): Promise<void> {
     const w = workload(o, nodeNames);
     for (let run = 1; run <= o.runs; run++) {
       for (const setup of o.setups) {
-        results.push(await oneRun(setup, run, o, w, kube, env, nodeNames, nodeMilliCpu, configs));
+        results.push(await oneRun(setup, run, o, w, kube, patcher, env, nodeNames, nodeMilliCpu, configs));
         writeFileSync(out, `${JSON.stringify({ options: o, results }, null, 2)}\n`);
       }
     }
     await deleteAll(kube, env);
     kube.agent.destroy();
+    patcher.agent.destroy();
   } finally {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
     else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
