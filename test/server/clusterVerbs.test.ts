@@ -83,7 +83,7 @@ describe('POST /bind', () => {
 
   it('a decision for a pod the watch has shown deleted reserves nothing (a late request after a timeout)', async () => {
     const { h } = withBinder({ ok: true, alreadyBound: false });
-    h.service.cache.deletePod('uid-late');
+    h.updates.deletePod('uid-late'); // the watch's DELETED
     const res = await request(h.app).post('/prioritize').send(namesArgs(sandbox('late'))).expect(200);
     expect((res.body as { Score: number }[]).map((s) => s.Score)).toContain(10); // answered as usual
     expect(h.service.cache.size.reservations).toBe(0);
