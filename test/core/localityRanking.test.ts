@@ -27,11 +27,11 @@ interface NodeSpec {
   readonly images?: readonly string[];
 }
 
-function setup(nodes: readonly NodeSpec[], options: { strategy?: Strategy; band?: number; locality?: boolean } = {}) {
+function setup(nodes: readonly NodeSpec[], options: { strategy?: Strategy; band?: number; locality?: boolean; cpus?: number } = {}) {
   const on = options.locality ?? true;
   const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, ...(on ? { locality: { ttlMs: LOCALITY_TTL_MS, maxEntries: 1000, now: () => 0 } } : {}) });
   for (const spec of nodes) {
-    const node = makeNode(spec.name, { cpu: '100', memory: '1000Gi' });
+    const node = makeNode(spec.name, { cpu: String(options.cpus ?? 100), memory: '1000Gi' });
     const withImages = { ...node, status: { ...node.status, images: (spec.images ?? []).map((name, i) => ({ names: [name], sizeBytes: (i + 1) * GiB })) } };
     cache.upsertNode(toNodeRecord(withImages as never, DIMS, on ? LOCALITY : undefined));
     if (spec.usedCpu) cache.upsertPod(toPodRecord(makePod(`used-${spec.name}`).req({ cpu: `${spec.usedCpu * 1000}m`, memory: '1Gi' }).node(spec.name).obj(), DIMS, { pausedLabel: OPTIONS.pausedLabel }));
@@ -168,6 +168,54 @@ describe('locality ranks within the pressure band', () => {
     const decision = service.prioritize(sandbox('p', 't:1'), candidates, 0);
     // b is the pick (warm, in the band); a is in the band: scores as 0.01 → floor(9 × 0.99) = 8; c at 0.41 → floor(9 × 0.59) = 5
     expect(decision.scan.names.map((_, i) => service.score(decision, i))).toEqual([8, 10, 5]);
+  });
+});
+
+describe("docs/model.md's worked example", () => {
+  // A 1-CPU pod with two images and template 7f3c on four nodes of 32 CPUs.
+  const nodes = [
+    { name: 'n4', usedCpu: 7, images: ['registry.example/proxy:1'] },
+    { name: 'n1', usedCpu: 8 },
+    { name: 'n2', usedCpu: 9, images: ['registry.example/agent:v3', 'registry.example/proxy:1'] },
+    { name: 'n3', usedCpu: 10 },
+  ];
+  const pod = (): PodRecord => ({ ...sandbox('p', 'registry.example/agent:v3', '7f3c'), images: ['registry.example/agent:v3', 'registry.example/proxy:1'] });
+  const withMemory = (band: number) => {
+    const s = setup(nodes, { cpus: 32, band });
+    // a pod of 7f3c was bound to n3 (it finished since)
+    s.cache.upsertPod(toPodRecord(makePod('earlier').label(LABEL, '7f3c').req({ cpu: '1' }).node('n3').phase('Succeeded').obj(), DIMS, OPTIONS));
+    return s;
+  };
+
+  it('band 0.05: n4 (partial) and n1 (cold) are in the band; n4 is chosen', () => {
+    const { service, candidates } = withMemory(0.05);
+    expect(service.rank(pod(), candidates, 0).map((e) => [e.name, e.locality, e.inBand])).toEqual([
+      ['n4', 'partial', true],
+      ['n1', 'cold', true],
+      ['n2', 'warm', false],
+      ['n3', 'warm', false],
+    ]);
+    const decision = service.filter(pod(), candidates, 0);
+    const summary = { chosen: decision.chosenEvaluation!, runnerUp: decision.runnerUpEvaluation, candidates: 4, feasible: 4, locality: decision.locality };
+    expect(explainPlacement(summary, DIMS, 'least_loaded')).toMatch(/^placed on n4 .*; partial: some of its images are on this node, no node within the band has them all$/);
+  });
+
+  it('band 0.1: all four in the band; n2 (warm, 0.3125) before n3 (warm, 0.344), n4, n1', () => {
+    const { service, candidates } = withMemory(0.1);
+    expect(service.rank(pod(), candidates, 0).map((e) => e.name)).toEqual(['n2', 'n3', 'n4', 'n1']);
+    expect(chosen(service.filter(pod(), candidates, 0))).toBe('n2');
+  });
+
+  it('Prioritize with band 0.05: the pick 10, n1 in the band scores as the best pressure 0.250 → 6', () => {
+    const { cache, candidates } = withMemory(0.05);
+    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), { schedulerName: 'sandbox-scheduler', chooseInFilter: false, recordOffers: false, offerTtlMs: TTL_MS, locality: { pressureBand: 0.05, ...LOCALITY } });
+    const decision = service.prioritize(pod(), candidates, 0);
+    expect(decision.scan.names.map((n, i) => [n, service.score(decision, i)])).toEqual([
+      ['n4', 10],
+      ['n1', 6],
+      ['n2', 6],
+      ['n3', 5],
+    ]);
   });
 });
 
