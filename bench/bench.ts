@@ -22,7 +22,9 @@
  * watch events). Node names are realistic (30–60 characters, as cloud providers name nodes).
  *
  * Options (environment): BENCH_ITERATIONS (default 40), BENCH_SIZES (default "1000,5000"),
- * BENCH_PARTS (default "verbs,cycles,ranking,http,model").
+ * BENCH_PARTS (default "verbs,cycles,ranking,http,model"), BENCH_LOCALITY (default "off"; "on": the verbs and
+ * cycles with template locality on — every node reports 10 images in status.images, the bound pods carry 20
+ * templates, the incoming pod's image is on a quarter of the nodes, so the band's candidates are looked up).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -39,6 +41,7 @@ import type { SchedulerCacheView } from '../src/core/cacheView.js';
 import { Placer } from '../src/core/placement.js';
 import { toPodRecord } from '../src/core/records.js';
 import { CandidateScan } from '../src/core/scan.js';
+import { recordOptions } from '../src/runtime/placement.js';
 import { buildService } from '../src/runtime/service.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
@@ -47,6 +50,10 @@ import { feedThroughInformer } from './informer.js';
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'verbs,cycles,ranking,http,model').split(','));
+const LOCALITY = process.env.BENCH_LOCALITY === 'on';
+const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
+/** With BENCH_LOCALITY=on: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
+const nodeImages = (i: number) => Array.from({ length: 10 }, (_, k) => ({ names: [`registry.example/lib-${(i + k) % 40}:v1`], sizeBytes: (100 + ((i + k) % 10) * 100) * 1_000_000 }));
 const PODS_PER_NODE = 30;
 const WARM_UP = 15;
 /** The goal of the verbs: each at most this many times its floor (JSON.parse of the request + JSON.stringify of the reply). */
@@ -83,17 +90,20 @@ function node(i: number): Node {
     status: {
       allocatable: { cpu: `${cpus * 1000 - 80}m`, memory: `${cpus * 4 * 1024 * 1024 - 204800}Ki`, pods: '110', 'ephemeral-storage': '47060071478' },
       capacity: { cpu: String(cpus), memory: `${cpus * 4 * 1024 * 1024}Ki`, pods: '110', 'ephemeral-storage': '98831908Ki' },
-    },
+      ...(LOCALITY ? { images: nodeImages(i) } : {}),
+    } as Node['status'],
   };
 }
 
 function pod(name: string, nodeName?: string): Pod {
+  // With BENCH_LOCALITY=on: 20 templates among the bound pods; the incoming pod's template and image are tmpl-7 / lib-3.
+  const template = nodeName ? `tmpl-${Number(name.replace(/\D/g, '')) % 20}` : 'tmpl-7';
   return {
-    metadata: { name, namespace: 'sandboxes', uid: `uid-${name}`, labels: { app: 'sandbox' } },
+    metadata: { name, namespace: 'sandboxes', uid: `uid-${name}`, labels: { app: 'sandbox', ...(LOCALITY ? { [TEMPLATE_LABEL]: template } : {}) } },
     spec: {
       schedulerName: 'sandbox-scheduler',
       ...(nodeName ? { nodeName } : {}),
-      containers: [{ name: 'sandbox', resources: { requests: { cpu: '250m', memory: '512Mi' } } }],
+      containers: [{ name: 'sandbox', ...(LOCALITY ? { image: 'registry.example/lib-3:v1' } : {}), resources: { requests: { cpu: '250m', memory: '512Mi' } } } as NonNullable<NonNullable<Pod['spec']>['containers']>[number]],
     },
     status: nodeName ? { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } : { phase: 'Pending' },
   };
@@ -109,12 +119,12 @@ type Cycle = 'one call' | 'two calls';
 
 /** An extender of `size` nodes with 30 bound pods each, its cache filled by the informer side's initial lists, as in cluster mode. */
 async function setup(size: number, chooseInFilter: boolean) {
-  const config = parseConfig({ chooseInFilter });
+  const config = parseConfig({ chooseInFilter, ...(LOCALITY ? { locality: { enabled: true } } : {}) });
   // As in cluster mode with the bind verb: each request's candidates are recorded for the bind check.
   const { service, metrics, updates } = buildService(config, { clusterMode: true, bindVerb: true });
   await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { listed: { count: size, object: node } }, {
     listed: { count: size * PODS_PER_NODE, object: (i) => pod(`bound-${i}`, nodeName(i % size)) },
-  });
+  }, recordOptions(config).locality);
   // The clock stands still, so the incoming pod's reservation is replaced each call, never expired or piled up.
   const deps: VerbDeps = { service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 };
   return { deps, names: Array.from({ length: size }, (_, i) => nodeName(i)) };
@@ -411,7 +421,7 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<strin
 }
 
 async function main(): Promise<void> {
-  console.log(`sandbox-extender bench (Node ${process.version}): median of ${ITERATIONS} interleaved runs, ms; every cache filled through the informer side`);
+  console.log(`sandbox-extender bench (Node ${process.version}): median of ${ITERATIONS} interleaved runs, ms; every cache filled through the informer side; template locality ${LOCALITY ? 'on' : 'off'}`);
   console.log('floor = JSON.parse of each request + JSON.stringify of each reply, measured in the same loop; ratio = median of per-run work/floor\n');
   if (PARTS.has('verbs')) {
     console.log(`Each verb over node names (nodeCacheCapable: true) against its own floor; goal: ≤ ${VERB_GOAL}× the floor`);
