@@ -37,6 +37,8 @@ export const MAX_NAMES_PER_IMAGE = 8;
 export const MAX_IMAGE_NAME_LENGTH = 512;
 /** Images of a pod looked at, at most (containers, then init containers). */
 export const MAX_POD_IMAGES = 32;
+/** A key made of images longer than this is no key (the pod is then ranked by its images alone, not remembered). */
+export const MAX_IMAGES_KEY_LENGTH = 2048;
 /** A Kubernetes label value: at most 63 characters of [A-Za-z0-9._-], alphanumeric at both ends. */
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 /** Prefix of a key made of images (a label value cannot contain ':', so the two never collide). */
@@ -131,14 +133,15 @@ export function podImages(pod: Pod): string[] {
 
 /**
  * A pod's template key: the value of `label` when it is a valid label value (at most 63
- * characters), else `images:` and its sorted images joined by spaces; null when it has neither.
- * Bounded: at most MAX_POD_IMAGES × MAX_IMAGE_NAME_LENGTH characters.
+ * characters), else `images:` and its sorted images joined by spaces; null when it has neither, or
+ * when that is longer than MAX_IMAGES_KEY_LENGTH.
  */
 export function localityKey(pod: Pod, label: string): string | null {
   const value: unknown = pod.metadata?.labels?.[label];
   if (typeof value === 'string' && value.length > 0 && value.length <= 63 && LABEL_VALUE.test(value)) return value;
   const images = podImages(pod);
-  return images.length === 0 ? null : IMAGES_KEY_PREFIX + images.sort().join(' ');
+  const key = `${IMAGES_KEY_PREFIX}${images.sort().join(' ')}`;
+  return images.length === 0 || key.length > MAX_IMAGES_KEY_LENGTH ? null : key;
 }
 
 /** What a decision asks about a pod (PodRecord.localityKey and .images). */
@@ -215,6 +218,8 @@ export class LocalityIndex implements LocalityView {
   private readonly nodeImagesById = new Map<number, { readonly images: readonly NodeImage[]; readonly states: readonly ImageState[] }>();
   /** Template memory, least recently touched first (key `nodeId key`). */
   private readonly recent = new Map<string, Recent>();
+  /** One copy of each template key the cache's pod records hold (bounded like the memory; the oldest dropped first). */
+  private readonly keys = new Map<string, string>();
   private readonly byKey = new Map<string, Map<number, Recent>>();
   readonly ttlMs: number;
   readonly maxEntries: number;
@@ -268,6 +273,19 @@ export class LocalityIndex implements LocalityView {
       state.nodes.delete(nodeId);
       if (state.nodes.size === 0) this.byName.delete(state.name);
     }
+  }
+
+  /**
+   * The one copy of `key` this index holds, so that the pod records of one template share one string
+   * rather than one each (150,000 records of one template: 8 bytes each, not ~100). At most maxEntries
+   * keys are held; a key dropped is merely copied again.
+   */
+  intern(key: string): string {
+    const held = this.keys.get(key);
+    if (held !== undefined) return held;
+    this.keys.set(key, key);
+    if (this.keys.size > this.maxEntries) this.keys.delete(this.keys.keys().next().value!);
+    return key;
   }
 
   /** Template `key` started (or is starting) on node `nodeId` at `nowMs`. */

@@ -6,7 +6,7 @@
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
 import type { Node, Pod } from './kubeObjects.js';
-import { localityKey, nodeImages, podImages, type LocalityRecordOptions, type NodeImage } from './locality.js';
+import { localityKey as templateKey, nodeImages, podImages, type LocalityRecordOptions, type NodeImage } from './locality.js';
 import { nodeAllocatableExact, podRequestOptions, podRequestsExact, schedulerAmount } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
@@ -116,19 +116,19 @@ export function toPodRecord(pod: Pod, dims: Dimensions, options: PodRecordOption
   const meta = pod.metadata;
   if (!meta?.uid) throw new ObjectError(`pod ${podKey(pod)} has no metadata.uid`);
   if (!meta.name) throw new ObjectError('pod has no metadata.name');
-  const record: PodRecord = {
-    uid: meta.uid,
-    key: podKey(pod),
-    nodeName: pod.spec?.nodeName || null,
-    schedulerName: pod.spec?.schedulerName || 'default-scheduler',
-    request: requestVector(pod, dims),
-    state: sandboxState(pod, options.pausedLabel),
-    terminal: TERMINAL_PHASES.has(pod.status?.phase ?? ''),
-    schedulingFailure: schedulingFailure(pod),
-  };
-  if (!options.locality) return record;
-  const key = localityKey(pod, options.locality.templateLabel);
-  return options.withImages ? { ...record, localityKey: key, images: podImages(pod) } : { ...record, localityKey: key };
+  const uid = meta.uid;
+  const key = podKey(pod);
+  const nodeName = pod.spec?.nodeName || null;
+  const schedulerName = pod.spec?.schedulerName || 'default-scheduler';
+  const request = requestVector(pod, dims);
+  const state = sandboxState(pod, options.pausedLabel);
+  const terminal = TERMINAL_PHASES.has(pod.status?.phase ?? '');
+  const failure = schedulingFailure(pod);
+  if (!options.locality) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure };
+  // One literal each (no spread): the cache keeps 150,000 of these.
+  const localityKey = templateKey(pod, options.locality.templateLabel);
+  if (options.withImages) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, localityKey, images: podImages(pod) };
+  return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, localityKey };
 }
 
 /** `reason: message` of an unbound pod's `PodScheduled=False` condition, or null. */

@@ -53,6 +53,11 @@
  * has not seen yet count under its name and show up once the Node object arrives.
  * Each NodeInfo carries its starting limit (startingLimit.ts), computed from the configuration and
  * the node's allocatable when the Node object is upserted, so decisions only compare two integers.
+ *
+ * With locality on (SchedulerCacheOptions.locality), the cache also feeds the locality index
+ * (locality.ts), each at O(1): upsertNode sets the node's status.images, deleteNode clears them,
+ * upsertPod of a pod bound to a node and assume write its template key to the memory of templates
+ * started there. The index is read through `locality` (LocalityView).
  */
 import type { CacheSize, CapacityFreed, SchedulerCacheView } from './cacheView.js';
 import { LocalityIndex, type LocalityIndexOptions, type LocalityView } from './locality.js';
@@ -246,7 +251,8 @@ export class SchedulerCache implements SchedulerCacheView {
    * made before the pod was first seen gets its full lifetime (reservedAt + ttl).
    * @returns the release, if any.
    */
-  upsertPod(pod: PodRecord): Release | null {
+  upsertPod(record: PodRecord): Release | null {
+    const pod = this.localityIndex && record.localityKey ? withKey(record, this.localityIndex.intern(record.localityKey)) : record;
     const previous = this.pods.get(pod.uid);
     if (previous) this.account(previous, -1);
     this.pods.set(pod.uid, pod);
@@ -430,6 +436,11 @@ export class SchedulerCache implements SchedulerCacheView {
     info.reservedCount += sign;
     if (sign < 0) this.dropIfEmpty(info);
   }
+}
+
+/** The record as the cache keeps it with locality on: its template key the index's one copy, no images. */
+function withKey(p: PodRecord, localityKey: string): PodRecord {
+  return { uid: p.uid, key: p.key, nodeName: p.nodeName, schedulerName: p.schedulerName, request: p.request, state: p.state, terminal: p.terminal, schedulingFailure: p.schedulingFailure, localityKey };
 }
 
 /** What countsLess compares: where a pod (or a reservation) counts, in which state, and its requests. */

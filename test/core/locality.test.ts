@@ -5,6 +5,7 @@ import {
   localityKey,
   MAX_IMAGE_ENTRIES_READ,
   MAX_IMAGE_NAME_LENGTH,
+  MAX_IMAGES_KEY_LENGTH,
   MAX_NAMES_PER_IMAGE,
   MAX_POD_IMAGES,
   nodeImages,
@@ -112,6 +113,12 @@ describe('podImages and localityKey', () => {
     expect(key).toBe('images:app:1');
     expect(localityKey(podWith(['app:1'], { [TEMPLATE_LABEL]: 'has space' }), TEMPLATE_LABEL)).toBe('images:app:1');
     expect(localityKey(podWith(['app:1'], { [TEMPLATE_LABEL]: 'a'.repeat(63) }), TEMPLATE_LABEL)).toBe('a'.repeat(63));
+  });
+
+  it('a key of images longer than 2,048 characters is no key (each pod record would otherwise carry up to 16 KB)', () => {
+    const images = Array.from({ length: MAX_POD_IMAGES }, (_, i) => `${'r'.repeat(MAX_IMAGE_NAME_LENGTH - 10)}/i${i}:v`);
+    expect(localityKey(podWith(images), TEMPLATE_LABEL)).toBeNull();
+    expect(localityKey(podWith(images.slice(0, 3)), TEMPLATE_LABEL)!.length).toBeLessThanOrEqual(MAX_IMAGES_KEY_LENGTH);
   });
 });
 

@@ -227,6 +227,10 @@ describe('the cache feeds the locality index', () => {
     expect(view.signal(view.query({ localityKey: 'k1' }, 0), cache.nodeInfo('b')!.id)).toBe(2);
     service.filter(sandbox('q', 'img:1', 'k2'), candidates, 0); // goes to a (warm by image); the reservation records k2 there
     expect(view.signal(view.query({ localityKey: 'k2' }, 0), cache.nodeInfo('a')!.id)).toBe(2);
+    // the cache keeps the record with its key, without the images a decision's record carries
+    cache.upsertPod(sandbox('q', 'img:1', 'k2'));
+    expect(cache.pod('uid-q')).toMatchObject({ localityKey: 'k2' });
+    expect(cache.pod('uid-q')!.images).toBeUndefined();
     const idA = cache.nodeInfo('a')!.id;
     cache.deleteNode('a');
     expect(view.signal(view.query({ images: ['img:1'] }, 0), idA)).toBe(0);
