@@ -130,15 +130,19 @@ function seededCache(o: Options, w: Workload): SimulatedImageCache {
   return cache;
 }
 
-/** `write` retried on 429 and 5xx answers (the API server under a burst), up to 20 times. */
+/**
+ * An idempotent `write` (a merge patch) retried on 429 and 5xx answers (the API server under a burst) and on
+ * connection errors without an answer (a keep-alive connection closed under the request), up to 20 times.
+ */
 async function retried(write: () => Promise<unknown>): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await write();
       return;
     } catch (err) {
-      const code = (err as { code?: number }).code;
-      if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
+      const code = (err as { code?: unknown }).code;
+      const retriable = code === 429 || (typeof code === 'number' && code >= 500) || typeof code !== 'number';
+      if (attempt < 20 && retriable) await sleep(100);
       else throw err;
     }
   }
