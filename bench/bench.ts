@@ -25,7 +25,9 @@
  * watch events). Node names are realistic (30–60 characters, as cloud providers name nodes).
  *
  * Options (environment): BENCH_ITERATIONS (default 40), BENCH_SIZES (default "1000,5000"),
- * BENCH_PARTS (default "verbs,cycles,ranking,http,writes,model").
+ * BENCH_PARTS (default "verbs,cycles,ranking,http,writes,model"), BENCH_LOCALITY (default "off"; "on": the verbs and
+ * cycles with template locality on — every node reports 10 images in status.images, the bound pods carry 20
+ * templates, the incoming pod's image is on a quarter of the nodes, so the band's candidates are looked up).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,14 +41,15 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import express from 'express';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
-import type { Pod } from '../src/core/kubeObjects.js';
+import type { Node, Pod } from '../src/core/kubeObjects.js';
 import type { SchedulerCacheView } from '../src/core/cacheView.js';
 import { Placer } from '../src/core/placement.js';
 import { toPodRecord } from '../src/core/records.js';
 import { CandidateScan } from '../src/core/scan.js';
-import { benchNode as node, benchPod as pod, nodeName } from './fixtures.js';
+import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ApiWrites } from '../src/cluster/apiWrites.js';
 import { keepAliveConfiguration } from '../src/cluster/kubeClient.js';
+import { recordOptions } from '../src/runtime/placement.js';
 import { buildService } from '../src/runtime/service.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
@@ -55,6 +58,10 @@ import { feedThroughInformer } from './informer.js';
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'verbs,cycles,ranking,http,writes,model').split(','));
+const LOCALITY = process.env.BENCH_LOCALITY === 'on';
+const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
+/** With BENCH_LOCALITY=on: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
+const nodeImages = (i: number) => Array.from({ length: 10 }, (_, k) => ({ names: [`registry.example/lib-${(i + k) % 40}:v1`], sizeBytes: (100 + ((i + k) % 10) * 100) * 1_000_000 }));
 const PODS_PER_NODE = 30;
 const WARM_UP = 15;
 /** The goal of the verbs: each at most this many times its floor (JSON.parse of the request + JSON.stringify of the reply). */
@@ -64,6 +71,21 @@ const PUBLISHED_GO_US = 54.3;
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** bench/go in the sources (this module runs from dist/bench). */
 const GO_PORT = resolve(HERE, '..', '..', 'bench', 'go');
+
+/** The bench node i (fixtures.ts); with BENCH_LOCALITY=on it also reports images. */
+function node(i: number): Node {
+  const n = benchNode(i);
+  return LOCALITY ? { ...n, status: { ...n.status, images: nodeImages(i) } as Node['status'] } : n;
+}
+
+/** The bench pod (fixtures.ts); with BENCH_LOCALITY=on, 20 templates among the bound pods, the incoming pod's template and image tmpl-7 / lib-3. */
+function pod(name: string, nodeName?: string): Pod {
+  const p = benchPod(name, nodeName);
+  if (!LOCALITY) return p;
+  const template = nodeName ? `tmpl-${Number(name.replace(/\D/g, '')) % 20}` : 'tmpl-7';
+  const containers = (p.spec!.containers ?? []).map((c) => ({ ...c, image: 'registry.example/lib-3:v1' }));
+  return { ...p, metadata: { ...p.metadata, labels: { ...p.metadata!.labels, [TEMPLATE_LABEL]: template } }, spec: { ...p.spec!, containers } };
+}
 
 function median(samples: readonly number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -75,12 +97,12 @@ type Cycle = 'one call' | 'two calls';
 
 /** An extender of `size` nodes with 30 bound pods each, its cache filled by the informer side's initial lists, as in cluster mode. */
 async function setup(size: number, chooseInFilter: boolean) {
-  const config = parseConfig({ chooseInFilter });
+  const config = parseConfig({ chooseInFilter, ...(LOCALITY ? { locality: { enabled: true } } : {}) });
   // As in cluster mode with the bind verb: each request's candidates are recorded for the bind check.
   const { service, metrics, updates } = buildService(config, { clusterMode: true, bindVerb: true });
   await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { listed: { count: size, object: node } }, {
     listed: { count: size * PODS_PER_NODE, object: (i) => pod(`bound-${i}`, nodeName(i % size)) },
-  });
+  }, recordOptions(config).locality);
   // The clock stands still, so the incoming pod's reservation is replaced each call, never expired or piled up.
   const deps: VerbDeps = { service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 };
   return { deps, names: Array.from({ length: size }, (_, i) => nodeName(i)) };
@@ -441,7 +463,7 @@ async function apiWriteRows(): Promise<string[][]> {
 }
 
 async function main(): Promise<void> {
-  console.log(`sandbox-extender bench (Node ${process.version}): median of ${ITERATIONS} interleaved runs, ms; every cache filled through the informer side`);
+  console.log(`sandbox-extender bench (Node ${process.version}): median of ${ITERATIONS} interleaved runs, ms; every cache filled through the informer side; template locality ${LOCALITY ? 'on' : 'off'}`);
   console.log('floor = JSON.parse of each request + JSON.stringify of each reply, measured in the same loop; ratio = median of per-run work/floor\n');
   if (PARTS.has('verbs')) {
     console.log(`Each verb over node names (nodeCacheCapable: true) against its own floor; goal: ≤ ${VERB_GOAL}× the floor`);

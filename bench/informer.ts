@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { LiveSync, type SyncObserver } from '../src/cluster/liveSync.js';
 import type { ListPage, ResourceSource } from '../src/cluster/reflector.js';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { LocalityRecordOptions } from '../src/core/locality.js';
 import type { Dimensions } from '../src/core/records.js';
 import type { CacheUpdates } from '../src/core/sync.js';
 
@@ -60,7 +61,8 @@ function memorySource<T>(listed: Objects<T>, watched: Objects<T>): { source: Res
 
 /**
  * Runs production's informer side (LiveSync) over in-memory objects into `updates` until every
- * listed and watched object has been applied, then stops it.
+ * listed and watched object has been applied, then stops it; with `locality`, records carry template
+ * keys and node images (PodRecordOptions.locality).
  * @returns the milliseconds from the start of the lists to the last watch event applied.
  */
 export async function feedThroughInformer(
@@ -69,10 +71,11 @@ export async function feedThroughInformer(
   pausedLabel: string,
   nodes: { readonly listed?: Objects<Node>; readonly watched?: Objects<Node> },
   pods: { readonly listed?: Objects<Pod>; readonly watched?: Objects<Pod> },
+  locality?: LocalityRecordOptions,
 ): Promise<number> {
   const nodeSource = memorySource(nodes.listed ?? NONE, nodes.watched ?? NONE);
   const podSource = memorySource(pods.listed ?? NONE, pods.watched ?? NONE);
-  const live = new LiveSync(updates, { nodes: nodeSource.source, pods: podSource.source }, { dims, pausedLabel, ...WATCH }, QUIET, pino({ level: 'silent' }));
+  const live = new LiveSync(updates, { nodes: nodeSource.source, pods: podSource.source }, { dims, pausedLabel, locality, ...WATCH }, QUIET, pino({ level: 'silent' }));
   const start = performance.now();
   live.start();
   await Promise.all([nodeSource.delivered, podSource.delivered]);

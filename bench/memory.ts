@@ -14,7 +14,9 @@
  *    created bound to them (spec.nodeName set, no scheduler), and the extender's RSS once its cache holds
  *    them all.
  *
- * Options: --nodes N (5000), --pods N (150000), --cluster PODS, --keep (keep the dump).
+ * Options: --nodes N (5000), --pods N (150000), --cluster PODS, --keep (keep the dump), --locality (part 1 with
+ * template locality on: each pod record carries its template key, each node its status.images, the memory one
+ * entry per template and node; the fixtures' node reports 8 images, its pod has no template label).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -25,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
+import { recordOptions } from '../src/runtime/placement.js';
 import { buildService } from '../src/runtime/service.js';
 import { feedThroughInformer } from './informer.js';
 
@@ -40,6 +43,7 @@ const { values: opts } = parseArgs({
     pods: { type: 'string', default: '150000' },
     cluster: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    locality: { type: 'boolean', default: false },
     part: { type: 'string' }, // internal: the child-process parts
     file: { type: 'string' },
   },
@@ -66,7 +70,7 @@ async function modelPart(): Promise<void> {
   const pod = fixture<Pod & { metadata: { name: string; uid: string }; spec: { nodeName: string } }>('pods/running-ready-coredns.json');
   gc();
   const before = process.memoryUsage();
-  const config = parseConfig({});
+  const config = parseConfig(opts.locality ? { locality: { enabled: true } } : {});
   const { service, updates } = buildService(config, { clusterMode: true });
   const nodeNamed = (i: number) => `gke-prod-sandbox-pool-${i.toString(16).padStart(8, '0')}-node`;
   const ms = await feedThroughInformer(
@@ -95,6 +99,7 @@ async function modelPart(): Promise<void> {
         },
       },
     },
+    recordOptions(config).locality,
   );
   gc();
   const after = process.memoryUsage();
@@ -218,9 +223,9 @@ async function main(): Promise<void> {
   if (opts.cluster) return clusterPart(Number(opts.cluster));
 
   console.log(`sandbox-extender memory bench (Node ${process.version}): ${NODES} nodes, ${PODS} pods, each figure from a fresh process`);
-  const model = child('model');
+  const model = child('model', opts.locality ? ['--locality'] : []);
   console.log(
-    `1. model fed one watch event at a time: ${Number(model.ms).toFixed(0)} ms (${Number(model.perEventUs).toFixed(1)} µs per event); ` +
+    `1. model fed one watch event at a time${opts.locality ? ' (template locality on)' : ''}: ${Number(model.ms).toFixed(0)} ms (${Number(model.perEventUs).toFixed(1)} µs per event); ` +
       `heap of the model ${Number(model.heapMb).toFixed(0)} MB; process RSS ${Number(model.rssMb).toFixed(0)} MB (peak ${Number(model.peakMb).toFixed(0)} MB)`,
   );
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-extender-memory-'));

@@ -17,7 +17,7 @@ import { applyListing, listingOf } from '../core/sync.js';
 import { milliValue, parseQuantity, value } from '../core/quantity.js';
 import type { Config } from '../config/schema.js';
 import { randomSource } from '../random.js';
-import { buildPlacement } from '../runtime/placement.js';
+import { buildPlacement, recordOptions } from '../runtime/placement.js';
 import { readListing, SnapshotError, type Snapshot } from '../snapshot/snapshotFile.js';
 
 /** A command-line argument that cannot be used (exit code 2). */
@@ -80,9 +80,9 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   const pod = readPod(podPath);
   const dims = config.dimensions;
   const { service, updates } = buildPlacement(config);
-  const options = { pausedLabel: config.pausedLabel };
+  const options = recordOptions(config);
   // Ranked as the incoming pod kube-scheduler schedules: unbound (its requests from the spec, as Fit.PreFilter reads them).
-  const record = toPodRecord({ ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } }, service.cache.dims, options);
+  const record = toPodRecord({ ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } }, service.cache.dims, { ...options, withImages: true });
 
   const notes: string[] = [];
   const own = pod.metadata?.uid ? (p: Pod) => p.metadata?.uid === pod.metadata!.uid : (p: Pod) => podKey(p) === record.key;
@@ -108,7 +108,15 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   }
 
   const nodesByName = new Map(merged.nodes.map((n) => [n.metadata?.name ?? '', n]));
-  const evaluations = service.rank(record, { names: [...service.cache.nodeNames()] });
+  const evaluations = service.rank(record, { names: [...service.cache.nodeNames()] }, Date.now());
+  const locality = config.locality.enabled;
+  if (locality) {
+    const inBand = evaluations.filter((e) => e.inBand).length;
+    notes.push(
+      `locality: template key ${record.localityKey ?? '(none: no template label, no image)'}; the ${inBand} node(s) within ${config.locality.pressureBand} of the lowest ` +
+        'projected pressure are ranked warm, partial, cold first (from node.status.images and the pods of the snapshot)',
+    );
+  }
   const rows = evaluations.map((e) => {
     const node = nodesByName.get(e.name) ?? {};
     return { e, excluded: nodeCandidacy(node, pod), failures: [...e.failures, ...untrackedShortfalls(node, untracked)] };
@@ -116,7 +124,7 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   const group = (r: { excluded: readonly CandidacyFailure[]; failures: readonly FitFailure[] }) => (r.excluded.length > 0 ? 2 : r.failures.length > 0 ? 1 : 0);
   rows.sort((a, b) => group(a) - group(b)); // stable: service.rank's order within each group
 
-  const header = ['#', 'NODE', 'FITS', 'PRESSURE', ...dims.map((d) => d.toUpperCase()), 'STARTING', 'RUNNING', 'PAUSED', 'REASON'];
+  const header = ['#', 'NODE', 'FITS', 'PRESSURE', ...dims.map((d) => d.toUpperCase()), 'STARTING', 'RUNNING', 'PAUSED', ...(locality ? ['LOCALITY'] : []), 'REASON'];
   const table = rows.map((row, i) => [
     String(i + 1),
     row.e.name,
@@ -126,6 +134,7 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
     String(row.e.starting),
     String(row.e.running),
     String(row.e.paused),
+    ...(locality ? [`${row.e.locality ?? 'cold'}${row.e.inBand ? '' : ' (outside band)'}`] : []),
     [...row.excluded.map(formatCandidacyFailure), ...row.failures.map(formatFailure), ...(row.e.capacityKnown ? [] : ['capacity unknown (no allocatable): ranked last'])].join('; '),
   ]);
   const request = dims.map((d, r) => `${d}=${formatAmount(d, record.request[r]!)}`).join(' ');

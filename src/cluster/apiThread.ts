@@ -16,6 +16,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
+import type { LocalityRecordOptions } from '../core/locality.js';
 import type { CacheUpdates } from '../core/sync.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { EventOutcome, PodEvent } from './events.js';
@@ -55,6 +56,8 @@ export interface ApiWorkerData {
   readonly kubeconfig: string;
   readonly dims: readonly string[];
   readonly pausedLabel: string;
+  /** Locality on: how records carry template keys and node images (PodRecordOptions.locality). */
+  readonly locality?: LocalityRecordOptions | undefined;
   readonly watch: { readonly pageSize: number; readonly minBackoffMs: number; readonly maxBackoffMs: number; readonly maxBrokenSeconds: number };
   /** Event recording; null: no Events. */
   readonly events: { readonly perSecond: number; readonly maxQueued: number; readonly dedupeWindowSeconds: number } | null;

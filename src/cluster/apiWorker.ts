@@ -75,7 +75,7 @@ async function start(): Promise<void> {
     : writes
       ? requeueMergePatchWrite(writes, data.requeue.namespace, data.requeue.name)
       : requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name);
-  const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, ...data.watch }, observer, logger);
+  const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, locality: data.locality, ...data.watch }, observer, logger);
   const binder = new Binder(writes ?? api);
   const events = data.events;
   const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }), OUTCOME_BATCH_MS);

@@ -11,6 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Node, Pod } from '../core/kubeObjects.js';
+import type { LocalityRecordOptions } from '../core/locality.js';
 import { podKey, toNodeRecord, toPodRecord, type Dimensions } from '../core/records.js';
 import { ListingReader, type CacheUpdates } from '../core/sync.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -46,6 +47,8 @@ export function metricsObserver(metrics: Metrics): SyncObserver {
 export interface LiveSyncOptions {
   readonly dims: Dimensions;
   readonly pausedLabel: string;
+  /** Locality on: records carry template keys and node images (PodRecordOptions.locality). */
+  readonly locality?: LocalityRecordOptions | undefined;
   readonly pageSize: number;
   readonly minBackoffMs: number;
   readonly maxBackoffMs: number;
@@ -71,7 +74,7 @@ export class LiveSync {
     private readonly observer: SyncObserver,
     private readonly logger: Logger,
   ) {
-    const podOptions = { pausedLabel: options.pausedLabel };
+    const podOptions = { pausedLabel: options.pausedLabel, locality: options.locality };
     const skipped = (resource: string, errors: readonly string[]) => {
       for (const error of errors) logger.warn({ resource }, `skipped ${error}`);
     };
@@ -90,7 +93,7 @@ export class LiveSync {
           return;
         }
         try {
-          updates.upsertNode(toNodeRecord(node, options.dims));
+          updates.upsertNode(toNodeRecord(node, options.dims, options.locality));
         } catch (err) {
           skipped('nodes', [`node ${name ?? '<unnamed>'}: ${(err as Error).message}`]);
         }

@@ -56,6 +56,28 @@ export const configSchema = z
       })
       .strict()
       .default({}),
+    /**
+     * Template locality (src/core/locality.ts): among the candidates whose projected pressure is
+     * within `pressureBand` of the best, a node where the pod's template or images are cached comes
+     * first (warm, then partial, then cold), before the starting/running/paused tie-breaks. Read from
+     * node.status.images and from a memory of the templates started on each node (key: the pod label
+     * `templateLabel`, else its images). least_loaded and most_loaded only.
+     */
+    locality: z
+      .object({
+        enabled: z.boolean().default(false),
+        /** Absolute projected pressure (0.05 = five points of the busiest resource) above the best that still counts as equal. */
+        pressureBand: z.number().min(0).max(1).default(0.05),
+        templateLabel: labelKey.default('agents.x-k8s.io/sandbox-template-ref-hash'),
+        /** How long a template stays warm on a node after a pod of it was last seen there (E2B keeps 8 h). */
+        ttlSeconds: z.number().positive().max(7 * 86_400).default(28_800),
+        /** (template, node) pairs remembered at most; the least recently seen go first. */
+        maxEntries: z.number().int().min(1).max(10_000_000).default(100_000),
+        /** Images of node.status.images kept per node, the largest (kubelet's nodeStatusMaxImages default is 50). */
+        maxImagesPerNode: z.number().int().min(1).max(1024).default(50),
+      })
+      .strict()
+      .prefault({}),
     /** Pods whose labels carry this key with value "true" are paused sandboxes. */
     pausedLabel: labelKey.default('sandbox-extender.io/paused'),
     /** Only pods with this spec.schedulerName are placed; others are passed through. */

@@ -4,6 +4,7 @@
  * name in natural order (`node-16` before `node-64` before `node-192`), or by current pressure,
  * highest first.
  */
+import type { NodeLocalityView } from './locality.js';
 import { currentPressure, type NodeInfo } from './nodeInfo.js';
 import { byPressureDescending, maxPressure } from './pressure.js';
 import type { SchedulerCacheView } from './cacheView.js';
@@ -38,7 +39,16 @@ export interface NodeView {
    */
   readonly sandboxes: { readonly starting: number; readonly running: number; readonly paused: number; readonly reserved: number; readonly startingLimit: number | null };
   readonly reservations: readonly ReservationView[];
+  /**
+   * Locality on (absent when off): the node's status.images as kept (at most maxImagesPerNode, the
+   * largest first), and the template keys seen starting on it within the TTL, the most recent first
+   * (at most {@link RECENT_TEMPLATES_SHOWN}; `recentTemplateCount` says how many the memory holds).
+   */
+  readonly locality?: NodeLocalityView;
 }
+
+/** Template keys shown per node in the debug view, at most. */
+export const RECENT_TEMPLATES_SHOWN = 20;
 
 /** Order of the node list: by name (natural order) or by current max pressure, highest first (unknown last). */
 export type NodeOrder = 'name' | 'pressure';
@@ -78,7 +88,9 @@ function reservationsByNode(cache: SchedulerCacheView, nowMs: number, only?: str
 /** Every node the cache knows (a Node object, bound pods or reservations), in `order`. */
 export function debugNodes(cache: SchedulerCacheView, nowMs: number, order: NodeOrder = 'name'): NodeView[] {
   const byNode = reservationsByNode(cache, nowMs);
-  const views = [...cache.nodeInfos()].map((info) => nodeView(cache, info, byNode.get(info.name) ?? []));
+  const infos = [...cache.nodeInfos()];
+  const locality = cache.locality?.nodesLocality(new Set(infos.map((info) => info.id)), nowMs, RECENT_TEMPLATES_SHOWN);
+  const views = infos.map((info) => nodeView(cache, info, byNode.get(info.name) ?? [], locality?.get(info.id)));
   if (order === 'pressure') return views.sort((a, b) => byPressureDescending(a.maxPressure ?? NaN, b.maxPressure ?? NaN) || compareNames(a.name, b.name));
   return views.sort((a, b) => compareNames(a.name, b.name));
 }
@@ -86,10 +98,12 @@ export function debugNodes(cache: SchedulerCacheView, nowMs: number, order: Node
 /** One node's view, or null if the cache knows nothing of it. */
 export function debugNode(cache: SchedulerCacheView, name: string, nowMs: number): NodeView | null {
   const info = cache.nodeInfo(name);
-  return info ? nodeView(cache, info, reservationsByNode(cache, nowMs, name).get(name) ?? []) : null;
+  if (!info) return null;
+  const locality = cache.locality?.nodesLocality(new Set([info.id]), nowMs, RECENT_TEMPLATES_SHOWN).get(info.id);
+  return nodeView(cache, info, reservationsByNode(cache, nowMs, name).get(name) ?? [], locality);
 }
 
-function nodeView(cache: SchedulerCacheView, info: NodeInfo, reservations: ReservationView[]): NodeView {
+function nodeView(cache: SchedulerCacheView, info: NodeInfo, reservations: ReservationView[], locality: NodeLocalityView | undefined): NodeView {
   const dims = cache.dims.names;
   const pressure = currentPressure(info);
   return {
@@ -108,5 +122,6 @@ function nodeView(cache: SchedulerCacheView, info: NodeInfo, reservations: Reser
       startingLimit: info.startingLimit === undefined || info.startingLimit === Infinity ? null : info.startingLimit,
     },
     reservations,
+    ...(locality ? { locality } : {}),
   };
 }

@@ -3,6 +3,7 @@
  * Pure: text from evaluations (whose integers say exactly what was in use before the pod), no I/O.
  */
 import type { Evaluation } from './evaluation.js';
+import type { DecisionLocality } from './placementService.js';
 import { pressureRatio } from './pressure.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import type { Dimensions } from './records.js';
@@ -30,6 +31,26 @@ export interface PlacementSummary {
   readonly runnerUp: Evaluation | null;
   readonly candidates: number;
   readonly feasible: number;
+  /** Locality on: the pod's signal on the chosen node and the candidates in the band (absent or null: off). */
+  readonly locality?: DecisionLocality | null;
+}
+
+/**
+ * The locality clause of a placement message: `template warm on this node`, `partial: some of its
+ * images are on this node`, or `cold: no node within the band has it` (the ranking puts a warm or
+ * partial node of the band first, so a cold choice means the band had none). A choice that was not
+ * ranked (one feasible node, a strategy that ignores load) says only the signal.
+ */
+export function explainLocality(locality: DecisionLocality): string {
+  const ranked = locality.inBand > 0;
+  switch (locality.signal) {
+    case 'warm':
+      return 'template warm on this node';
+    case 'partial':
+      return ranked ? 'partial: some of its images are on this node, no node within the band has them all' : 'partial: some of its images are on this node';
+    case 'cold':
+      return ranked ? `cold: no node within the band has it (${locality.inBand} in the band)` : 'cold: the template is not known on this node';
+  }
 }
 
 /**
@@ -42,7 +63,8 @@ export function explainPlacement(summary: PlacementSummary, dims: Dimensions, st
   const next = runnerUp ? `runner-up ${runnerUp.name} at ${fixed(runnerUp.pressure)}` : 'no runner-up';
   return (
     `placed on ${chosen.name} by ${strategy}: projected pressure ${pressureChange(chosen, dims)} ` +
-    `(max ${fixed(chosen.pressure)}); ${summary.candidates} candidates, ${summary.feasible} fit; ${next}`
+    `(max ${fixed(chosen.pressure)}); ${summary.candidates} candidates, ${summary.feasible} fit; ${next}` +
+    (summary.locality ? `; ${explainLocality(summary.locality)}` : '')
   );
 }
 

@@ -18,14 +18,15 @@
  */
 import { evaluateCandidate, type Evaluation } from './evaluation.js';
 import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from './offers.js';
-import type { Placer } from './placement.js';
+import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from './locality.js';
+import { rankByLocality, type LocalityChoice, type Placer } from './placement.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
 import { CandidateScan } from './scan.js';
 import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
 import type { SchedulerCacheView } from './cacheView.js';
 import type { AssumeResult, SchedulerCache } from './schedulerCache.js';
-import { compareByLoad } from './strategies/strategy.js';
+import { compareByLoad, compareRanked } from './strategies/strategy.js';
 
 /** The nodes kube-scheduler asks about: names, and with nodeCacheCapable: false the allocatable of their objects. */
 export interface Candidates {
@@ -56,6 +57,24 @@ export interface Decision {
    * (two calls per pod, or nothing fits); empty otherwise.
    */
   readonly failed: readonly (readonly [string, readonly FitFailure[]])[];
+  /** Locality on and a node chosen: the pod's signal on it and how many candidates were in the band; else null. */
+  readonly locality: DecisionLocality | null;
+}
+
+export interface DecisionLocality {
+  /** The pod's signal on the chosen node. */
+  readonly signal: LocalitySignal;
+  /** Candidates within the pressure band (0 when the choice was not ranked: one feasible node, or a strategy that ignores load). */
+  readonly inBand: number;
+}
+
+/** An evaluation in the ranked view, with the pod's locality signal on the node when locality is on. */
+export type RankedEvaluation = Evaluation & { readonly locality?: LocalitySignal; readonly inBand?: boolean };
+
+/** Locality of the placement service: the pressure band, and how the pod being placed is read (its key and images). */
+export interface LocalityOptions extends LocalityRecordOptions {
+  /** Absolute projected pressure above the best within which locality decides (locality.pressureBand). */
+  readonly pressureBand: number;
 }
 
 export interface PlacementServiceOptions {
@@ -69,6 +88,12 @@ export interface PlacementServiceOptions {
   readonly offerTtlMs: number;
   /** Remember the pods Filter rejects for capacity, to requeue them when capacity frees (rejections.ts); unset: not remembered. */
   readonly rejectedPods?: RejectedPodsOptions;
+  /**
+   * Template locality (the cache must have it too: SchedulerCacheOptions.locality): the load-aware
+   * strategies rank the candidates within `pressureBand` of the best projected pressure by locality
+   * first. Unset: off, and nothing of it runs.
+   */
+  readonly locality?: LocalityOptions;
 }
 
 export class PlacementService {
@@ -112,21 +137,23 @@ export class PlacementService {
       return rejected;
     }
     this.rejectedPods?.forget(pod.uid);
+    const locality = this.localityChoice(pod, nowMs);
     if (this.options.chooseInFilter) {
-      const { chosen, runnerUp } = this.placer.choose(scan);
-      return this.decision('placed', chosen, runnerUp, pod, nowMs, false);
+      const { chosen, runnerUp } = this.placer.choose(scan, locality);
+      return this.decision('placed', chosen, runnerUp, pod, nowMs, false, locality);
     }
     if (scan.feasible > 1) return this.decision('placed', -1, -1, pod, nowMs, true);
     let only = 0;
     while (!scan.fits(only)) only++;
-    return this.decision('placed', only, -1, pod, nowMs, true);
+    return this.decision('placed', only, -1, pod, nowMs, true, locality);
   }
 
   /** Prioritize: the strategy's pick scores 10 (Placer.score) and is reserved. Expires old reservations first. */
   prioritize(pod: PodRecord, candidates: Candidates, nowMs: number): Decision {
     const scan = this.scanFor(pod, candidates, nowMs);
-    const { chosen, runnerUp } = this.placer.choose(scan);
-    return this.decision(chosen >= 0 ? 'placed' : 'no_fit', chosen, runnerUp, pod, nowMs, false);
+    const locality = this.localityChoice(pod, nowMs);
+    const { chosen, runnerUp } = this.placer.choose(scan, locality);
+    return this.decision(chosen >= 0 ? 'placed' : 'no_fit', chosen, runnerUp, pod, nowMs, false, locality);
   }
 
   /** A pod of another scheduler: nothing is read or reserved; its candidates are recorded for the bind check. */
@@ -180,16 +207,38 @@ export class PlacementService {
     return evaluation.failures.length === 0 ? null : `node ${nodeName} does not fit pod UID ${uid} now: ${evaluation.failures.map(formatFailure).join('; ')}`;
   }
 
-  /** Every candidate evaluated, nodes that fit first, in least_loaded order (name last); nothing is reserved. */
-  rank(pod: PodRecord, candidates: Candidates): Evaluation[] {
+  /**
+   * Every candidate evaluated, nodes that fit first, in least_loaded order (name last); with locality
+   * on, the candidates within the pressure band ranked by locality first, as least_loaded would, and
+   * each evaluation carries the pod's signal on its node. Nothing is reserved.
+   */
+  rank(pod: PodRecord, candidates: Candidates, nowMs: number): RankedEvaluation[] {
     const scan = this.scan.run(pod.request, candidates.names, { allocatableOverrides: candidates.allocatable, own: this.cache.reservation(pod.uid) });
+    const locality = this.localityChoice(pod, nowMs);
+    if (locality) rankByLocality(scan, locality, 1);
     const order = Array.from({ length: scan.count }, (_, i) => i);
     order.sort((i, j) => {
       if (scan.fits(i) !== scan.fits(j)) return scan.fits(i) ? -1 : 1;
       const names = scan.names;
-      return compareByLoad(scan, i, j, 1) || (names[i]! < names[j]! ? -1 : names[i]! > names[j]! ? 1 : 0);
+      return (locality ? compareRanked(scan, i, j, 1) : compareByLoad(scan, i, j, 1)) || (names[i]! < names[j]! ? -1 : names[i]! > names[j]! ? 1 : 0);
     });
-    return order.map((i) => scan.evaluation(i));
+    if (!locality) return order.map((i) => scan.evaluation(i));
+    return order.map((i) => ({ ...scan.evaluation(i), locality: this.signalOf(scan, i, locality), inBand: scan.localityRank[i]! > 0 }));
+  }
+
+  /** The pod's locality for a choice, when locality is on and the strategy ranks by it; else undefined. */
+  private localityChoice(pod: PodRecord, nowMs: number): LocalityChoice | undefined {
+    const band = this.options.locality?.pressureBand;
+    const view = this.cache.locality;
+    if (band === undefined || view === null || !this.placer.ranksByLocality) return undefined;
+    return { view, query: view.query(pod, nowMs), band };
+  }
+
+  /** The pod's signal on candidate `i`: from the scan's locality rank when it was ranked there, else asked. */
+  private signalOf(scan: CandidateScan, i: number, locality: LocalityChoice): LocalitySignal {
+    if (scan.localityRanked && scan.localityRank[i]! > 0) return SIGNALS[scan.localityRank[i]! - 1]!;
+    const id = scan.nodeId(i);
+    return SIGNALS[id < 0 ? COLD : locality.view.signal(locality.query, id)]!;
   }
 
   private scanFor(pod: PodRecord, candidates: Candidates, nowMs: number): CandidateScan {
@@ -201,16 +250,17 @@ export class PlacementService {
   }
 
   /** Everything that reads the cache is taken before the reservation changes it; then the choice is assumed. */
-  private decision(result: DecisionResult, chosen: number, runnerUp: number, pod: PodRecord, nowMs: number, reportFailures: boolean): Decision {
+  private decision(result: DecisionResult, chosen: number, runnerUp: number, pod: PodRecord, nowMs: number, reportFailures: boolean, localityChoice?: LocalityChoice): Decision {
     const scan = this.scan;
     const failed: [string, readonly FitFailure[]][] = [];
     if (reportFailures || chosen < 0) for (let i = 0; i < scan.count; i++) if (!scan.fits(i)) failed.push([scan.names[i]!, scan.evaluation(i).failures]);
-    const base = { result, scan, chosen, runnerUp, failed, chosenEvaluation: null, runnerUpEvaluation: null, reserved: null, assumed: null };
+    const base = { result, scan, chosen, runnerUp, failed, chosenEvaluation: null, runnerUpEvaluation: null, reserved: null, assumed: null, locality: null };
     if (chosen < 0) return base;
     const chosenEvaluation = scan.evaluation(chosen);
     const runnerUpEvaluation = runnerUp >= 0 ? scan.evaluation(runnerUp) : null;
+    const locality = localityChoice ? { signal: this.signalOf(scan, chosen, localityChoice), inBand: scan.localityRanked ? scan.inBand : 0 } : null;
     const node = scan.names[chosen]!;
     const assumed = this.schedulerCache.assume(pod, node, nowMs);
-    return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed };
+    return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed, locality };
   }
 }

@@ -6,6 +6,7 @@
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
 import type { Node, Pod } from './kubeObjects.js';
+import { localityKey as templateKey, nodeImages, podImages, type LocalityRecordOptions, type NodeImage } from './locality.js';
 import { nodeAllocatableExact, podRequestOptions, podRequestsExact, schedulerAmount } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
@@ -49,17 +50,30 @@ export interface PodRecord {
    * A new value after a reservation means the cycle that made it failed (see SchedulerCache.upsertPod).
    */
   readonly schedulingFailure: string | null;
+  /**
+   * Locality on: the pod's template key (locality.ts localityKey: the template label's value, else
+   * its images); null when it has neither. Absent when locality is off.
+   */
+  readonly localityKey?: string | null;
+  /** The pod's images (locality.ts podImages), only in the record of a pod being placed (PodRecordOptions.withImages). */
+  readonly images?: readonly string[];
 }
 
 export interface NodeRecord {
   readonly name: string;
   /** Allocatable per dimension (scheduler units), or null when the node's capacity is unknown. */
   readonly allocatable: readonly number[] | null;
+  /** Locality on: status.images, at most maxImagesPerNode, the largest first (locality.ts nodeImages). Absent when off. */
+  readonly images?: readonly NodeImage[];
 }
 
 export interface PodRecordOptions {
   /** Label key that marks a paused sandbox (value must be exactly "true"). */
   readonly pausedLabel: string;
+  /** Locality on: records carry the pod's template key and the node's images; absent: off. */
+  readonly locality?: LocalityRecordOptions | undefined;
+  /** Also keep the pod's images (the pod being placed; records the cache stores leave them out). */
+  readonly withImages?: boolean;
 }
 
 /** Thrown when an object lacks a field the model needs (e.g. a Pod without metadata.uid). */
@@ -102,16 +116,19 @@ export function toPodRecord(pod: Pod, dims: Dimensions, options: PodRecordOption
   const meta = pod.metadata;
   if (!meta?.uid) throw new ObjectError(`pod ${podKey(pod)} has no metadata.uid`);
   if (!meta.name) throw new ObjectError('pod has no metadata.name');
-  return {
-    uid: meta.uid,
-    key: podKey(pod),
-    nodeName: pod.spec?.nodeName || null,
-    schedulerName: pod.spec?.schedulerName || 'default-scheduler',
-    request: requestVector(pod, dims),
-    state: sandboxState(pod, options.pausedLabel),
-    terminal: TERMINAL_PHASES.has(pod.status?.phase ?? ''),
-    schedulingFailure: schedulingFailure(pod),
-  };
+  const uid = meta.uid;
+  const key = podKey(pod);
+  const nodeName = pod.spec?.nodeName || null;
+  const schedulerName = pod.spec?.schedulerName || 'default-scheduler';
+  const request = requestVector(pod, dims);
+  const state = sandboxState(pod, options.pausedLabel);
+  const terminal = TERMINAL_PHASES.has(pod.status?.phase ?? '');
+  const failure = schedulingFailure(pod);
+  if (!options.locality) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure };
+  // One literal each (no spread): the cache keeps 150,000 of these.
+  const localityKey = templateKey(pod, options.locality.templateLabel);
+  if (options.withImages) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, localityKey, images: podImages(pod) };
+  return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, localityKey };
 }
 
 /** `reason: message` of an unbound pod's `PodScheduled=False` condition, or null. */
@@ -127,17 +144,19 @@ export function podKey(pod: Pod): string {
 }
 
 /**
- * Builds the capacity record of a node from `status.allocatable`.
+ * Builds the capacity record of a node from `status.allocatable`, and with `locality` its
+ * status.images (bounded: locality.ts nodeImages).
  * Capacity is unknown (null) when allocatable is missing or zero in every dimension.
  * @throws ObjectError when metadata.name is missing; QuantityError on a bad quantity.
  */
-export function toNodeRecord(node: Node, dims: Dimensions): NodeRecord {
+export function toNodeRecord(node: Node, dims: Dimensions, locality?: LocalityRecordOptions): NodeRecord {
   const name = node.metadata?.name;
   if (!name) throw new ObjectError('node has no metadata.name');
+  const images = locality ? { images: nodeImages(node, locality.maxImagesPerNode) } : {};
   const allocatable = nodeAllocatableExact(node);
-  if (!allocatable) return { name, allocatable: null };
+  if (!allocatable) return { name, allocatable: null, ...images };
   // Only the tracked dimensions are converted: an untracked resource too large for exact
   // arithmetic (say 9Pi of ephemeral-storage) must not make the node unusable.
   const vector = dims.names.map((d) => schedulerAmount(d, allocatable.get(d) ?? 0n));
-  return { name, allocatable: vector.some((v) => v > 0) ? vector : null };
+  return { name, allocatable: vector.some((v) => v > 0) ? vector : null, ...images };
 }

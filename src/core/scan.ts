@@ -49,6 +49,17 @@ export class CandidateScan {
   paused = new Int32Array(16);
   /** Scratch space of the strategies (e.g. the indices of exact ties). */
   scratch = new Int32Array(16);
+  /**
+   * Set by {@link rankByLocality} for this run only: per candidate 0 outside the pressure band (or of
+   * unknown capacity, or not feasible), else 1 + its locality signal (cold 1, partial 2, warm 3).
+   */
+  localityRank = new Uint8Array(16);
+  /** Whether rankByLocality ran on this run (the load-aware strategies then compare localityRank first). */
+  localityRanked = false;
+  /** With localityRanked: the best projected pressure among the feasible candidates (the band's edge). */
+  bandBest = NaN;
+  /** With localityRanked: how many candidates are in the band. */
+  inBand = 0;
   private infos: (NodeInfo | undefined)[] = [];
   private options: ScanOptions = {};
 
@@ -65,6 +76,7 @@ export class CandidateScan {
     this.names = names;
     this.request = request;
     this.options = options;
+    this.localityRanked = false;
     this.infos.length = n;
     const { allocatableOverrides: overrides, own, ignoreCapacity, offered } = options;
     const dimCount = this.dims.names.length;
@@ -113,9 +125,47 @@ export class CandidateScan {
     return this.status[i]! <= FITS_CAPACITY_UNKNOWN;
   }
 
+  /** The NodeInfo id of candidate `i`, or -1 when the cache does not know the name. */
+  nodeId(i: number): number {
+    return this.infos[i]?.id ?? -1;
+  }
+
   /** Whether candidate `i` has a pressure: its capacity is known (a node at its starting limit may have either). */
   capacityKnown(i: number): boolean {
     return !Number.isNaN(this.pressure[i]!);
+  }
+
+  /**
+   * Marks the locality rank of every feasible candidate of known capacity whose projected pressure
+   * is within `band` of the best (the lowest when `sign` is +1, the highest when −1): 1 + `signal`
+   * of its NodeInfo id (a candidate not in the cache is cold). `anyKnown` false (no node can be
+   * anything but cold) marks every one cold without asking. A pressure p is in the band when
+   * sign × (p − best) ≤ band + 1e-9 (the margin absorbs floating-point error; one millicore on a
+   * 1,000-core node is 1e-6). O(candidates × pod images).
+   * @returns how many candidates are in the band.
+   */
+  rankByLocality(signal: (nodeId: number) => number, anyKnown: boolean, band: number, sign: 1 | -1): number {
+    let best = NaN;
+    for (let i = 0; i < this.count; i++) {
+      const p = this.pressure[i]!;
+      if (this.status[i] === FITS && (Number.isNaN(best) || sign * (p - best) < 0)) best = p;
+    }
+    this.bandBest = best;
+    this.localityRanked = true;
+    const rank = this.localityRank;
+    const edge = band + 1e-9;
+    let inBand = 0;
+    for (let i = 0; i < this.count; i++) {
+      if (this.status[i] !== FITS || !(sign * (this.pressure[i]! - best) <= edge)) {
+        rank[i] = 0;
+        continue;
+      }
+      inBand++;
+      const info = this.infos[i];
+      rank[i] = 1 + (anyKnown && info !== undefined ? signal(info.id) : 0);
+    }
+    this.inBand = inBand;
+    return inBand;
   }
 
   /** The full evaluation of candidate `i` (allocates; for the few candidates that need words). */
@@ -134,5 +184,6 @@ export class CandidateScan {
     this.running = new Int32Array(size);
     this.paused = new Int32Array(size);
     this.scratch = new Int32Array(size);
+    this.localityRank = new Uint8Array(size);
   }
 }

@@ -53,8 +53,14 @@
  * has not seen yet count under its name and show up once the Node object arrives.
  * Each NodeInfo carries its starting limit (startingLimit.ts), computed from the configuration and
  * the node's allocatable when the Node object is upserted, so decisions only compare two integers.
+ *
+ * With locality on (SchedulerCacheOptions.locality), the cache also feeds the locality index
+ * (locality.ts), each at O(1): upsertNode sets the node's status.images, deleteNode clears them,
+ * upsertPod of a pod bound to a node and assume write its template key to the memory of templates
+ * started there. The index is read through `locality` (LocalityView).
  */
 import type { CacheSize, CapacityFreed, SchedulerCacheView } from './cacheView.js';
+import { LocalityIndex, type LocalityIndexOptions, type LocalityView } from './locality.js';
 import type { NodeInfo } from './nodeInfo.js';
 import type { Dimensions, NodeRecord, PodRecord } from './records.js';
 import { ReservationLedger, type Release, type ReleaseReason, type Reservation } from './reservations.js';
@@ -69,10 +75,15 @@ export interface SchedulerCacheOptions {
   readonly rememberDeletedPods?: number;
   /** Starting sandboxes allowed per node (startingLimit.ts); absent or empty: no limit. */
   readonly startingLimit?: StartingLimitConfig;
+  /**
+   * Template locality (locality.ts): node images and the memory of templates started; absent: off.
+   * `now` (ms) is the clock of the informer side's memory touches (a decision touches at its nowMs).
+   */
+  readonly locality?: LocalityIndexOptions & { readonly now: () => number };
 }
 
-/** The pod of an assume: its UID, `namespace/name`, request vector and current scheduling failure. */
-export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request'> & { readonly schedulingFailure?: string | null };
+/** The pod of an assume: its UID, `namespace/name`, request vector, current scheduling failure and template key. */
+export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request' | 'localityKey'> & { readonly schedulingFailure?: string | null };
 
 /** What assume did: `assumed`, or why it did not (`bound`: the cache sees the pod bound; `deleted`: seen deleted). */
 export type AssumeResult = 'assumed' | 'bound' | 'deleted';
@@ -123,6 +134,8 @@ export class SchedulerCache implements SchedulerCacheView {
 
   private readonly onReleased: (release: Release) => void;
   private readonly onCapacityFreed: (freed: CapacityFreed) => void;
+  private readonly localityIndex: LocalityIndex | null;
+  private readonly now: () => number;
 
   /** @throws RangeError when a TTL is not positive, unconfirmedTtlMs exceeds ttlMs, or the starting limit is invalid (checkStartingLimit). */
   constructor(
@@ -138,6 +151,8 @@ export class SchedulerCache implements SchedulerCacheView {
     this.startingLimit = options.startingLimit ?? {};
     checkStartingLimit(this.startingLimit);
     this.cpuIndex = dims.names.indexOf('cpu');
+    this.localityIndex = options.locality ? new LocalityIndex(options.locality) : null;
+    this.now = options.locality?.now ?? (() => 0);
     if (!(this.ttlMs > 0)) throw new RangeError(`ttlMs must be > 0, got ${this.ttlMs}`);
     if (!(this.unconfirmedTtlMs > 0 && this.unconfirmedTtlMs <= this.ttlMs)) {
       throw new RangeError(`unconfirmedTtlMs must be > 0 and ≤ ttlMs (${this.ttlMs}), got ${this.unconfirmedTtlMs}`);
@@ -198,6 +213,11 @@ export class SchedulerCache implements SchedulerCacheView {
     return this.deleted.has(uid);
   }
 
+  /** Template locality (node images, templates started recently), or null when it is off. */
+  get locality(): LocalityView | null {
+    return this.localityIndex;
+  }
+
   // -------------------------------------------------------------------------------- informer side
 
   /** Adds or replaces a Node object's capacity record. */
@@ -207,6 +227,7 @@ export class SchedulerCache implements SchedulerCacheView {
     info.hasNode = true;
     info.allocatable = record.allocatable;
     info.startingLimit = this.limitOf(record.allocatable);
+    this.localityIndex?.setNodeImages(info.id, record.images);
   }
 
   /** Forgets a Node object; pods still bound to it and reservations on it keep counting under its name. */
@@ -216,6 +237,7 @@ export class SchedulerCache implements SchedulerCacheView {
     info.hasNode = false;
     info.allocatable = null;
     info.startingLimit = this.limitOf(null);
+    this.localityIndex?.clearNodeImages(info.id);
     this.nodeCount--;
     this.dropIfEmpty(info);
   }
@@ -229,11 +251,17 @@ export class SchedulerCache implements SchedulerCacheView {
    * made before the pod was first seen gets its full lifetime (reservedAt + ttl).
    * @returns the release, if any.
    */
-  upsertPod(pod: PodRecord): Release | null {
+  upsertPod(record: PodRecord): Release | null {
+    const pod = this.localityIndex && record.localityKey ? withKey(record, this.localityIndex.intern(record.localityKey)) : record;
     const previous = this.pods.get(pod.uid);
     if (previous) this.account(previous, -1);
     this.pods.set(pod.uid, pod);
     this.account(pod, +1);
+    // A pod bound to a node (whatever its state: a finished one ran there too) shows its template is cached there.
+    if (this.localityIndex && pod.localityKey && pod.nodeName) {
+      const info = this.infos.get(pod.nodeName);
+      if (info) this.localityIndex.touch(pod.localityKey, info.id, this.now());
+    }
     if (previous && countsLess(previous, pod)) this.onCapacityFreed({ nodeName: previous.nodeName as string, cause: 'pod-updated', podTerminal: previous.terminal });
     const reservation = this.ledger.get(pod.uid);
     if (!reservation) return null;
@@ -290,6 +318,8 @@ export class SchedulerCache implements SchedulerCacheView {
       podSeen: known !== undefined,
       failureMark: pod.schedulingFailure ?? null,
     }, 'reassumed');
+    // The node starts pulling the template now: the next pod of it finds it warm there.
+    if (this.localityIndex && pod.localityKey) this.localityIndex.touch(pod.localityKey, this.infos.get(nodeName)!.id, nowMs);
     return 'assumed';
   }
 
@@ -406,6 +436,11 @@ export class SchedulerCache implements SchedulerCacheView {
     info.reservedCount += sign;
     if (sign < 0) this.dropIfEmpty(info);
   }
+}
+
+/** The record as the cache keeps it with locality on: its template key the index's one copy, no images. */
+function withKey(p: PodRecord, localityKey: string): PodRecord {
+  return { uid: p.uid, key: p.key, nodeName: p.nodeName, schedulerName: p.schedulerName, request: p.request, state: p.state, terminal: p.terminal, schedulingFailure: p.schedulingFailure, localityKey };
 }
 
 /** What countsLess compares: where a pod (or a reservation) counts, in which state, and its requests. */

@@ -32,7 +32,7 @@ export class ListingReader {
 
   addNode(node: Node): void {
     try {
-      this.nodes.push(toNodeRecord(node, this.dims));
+      this.nodes.push(toNodeRecord(node, this.dims, this.options.locality));
     } catch (err) {
       const name = node.metadata?.name;
       if (name) this.keptNodes.add(name);

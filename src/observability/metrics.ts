@@ -2,13 +2,14 @@
  * Prometheus metrics on the extender's own registry (never prom-client's global one, so two
  * instances in one process, e.g. in tests, do not share state). Labels are bounded:
  * `verb` (filter, prioritize, other), `code` (HTTP status), `strategy` (4 values),
- * `result` (placed, no_fit, passthrough, error), `reason` (ReleaseReason), `kind` (node, pod),
+ * `result` (placed, no_fit, passthrough, error), `locality` (warm, partial, cold), `reason` (ReleaseReason), `kind` (node, pod),
  * `resource` (nodes, pods for watches; a configured dimension for pressure), nudge `result`
  * (requeued, failed). The one per-node series, sandbox_extender_node_pressure_ratio, is bounded by
  * metrics.maxNodeSeries nodes.
  */
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { SIGNALS } from '../core/locality.js';
 import type { ReleaseReason } from '../core/reservations.js';
 
 export type PlacementResult = 'placed' | 'no_fit' | 'passthrough' | 'error';
@@ -23,6 +24,7 @@ export class Metrics {
   readonly requests: Counter<'verb' | 'code'>;
   readonly requestDuration: Histogram<'verb'>;
   readonly placements: Counter<'strategy' | 'result'>;
+  readonly placementsByLocality: Counter<'locality'>;
   readonly reservationsPending: Gauge;
   readonly reservationsReleased: Counter<'reason'>;
   readonly snapshotLoads: Counter<'result'>;
@@ -66,6 +68,13 @@ export class Metrics {
       registers,
     });
     this.placements = new Counter({ name: 'sandbox_extender_placements_total', help: 'Placement decisions by strategy and result.', labelNames: ['strategy', 'result'], registers });
+    this.placementsByLocality = new Counter({
+      name: 'sandbox_extender_placements_by_locality_total',
+      help: "Placements reserved with locality on, by the pod's signal on the chosen node (warm: its template or every image cached there; partial: some images; cold: none).",
+      labelNames: ['locality'],
+      registers,
+    });
+    for (const locality of SIGNALS) this.placementsByLocality.inc({ locality }, 0);
     this.reservationsPending = new Gauge({
       name: 'sandbox_extender_reservations_pending',
       help: 'Placements reserved and not yet seen bound.',

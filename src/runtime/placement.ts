@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.js';
 import type { CacheUpdates } from '../core/sync.js';
 import { Placer } from '../core/placement.js';
 import { PlacementService } from '../core/placementService.js';
+import type { PodRecordOptions } from '../core/records.js';
 import { SchedulerCache, type CacheListeners } from '../core/schedulerCache.js';
 import { cacheUpdates } from '../core/sync.js';
 import { randomSource } from '../random.js';
@@ -33,7 +34,10 @@ export interface Placement {
 export function buildPlacement(config: Config, options: PlacementOptions = {}): Placement {
   const ttlMs = config.placementReservationTtlSeconds * 1000;
   const unconfirmedTtlMs = options.clusterMode ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000) : ttlMs;
-  const cache = new SchedulerCache({ names: config.dimensions }, { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit }, options.listeners);
+  const { locality } = config;
+  // The locality memory's informer-side clock is the wall clock, as the verbs' (serve.ts).
+  const localityIndex = locality.enabled ? { ttlMs: locality.ttlSeconds * 1000, maxEntries: locality.maxEntries, now: Date.now } : undefined;
+  const cache = new SchedulerCache({ names: config.dimensions }, { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit, locality: localityIndex }, options.listeners);
   const placer = new Placer(config.strategy, randomSource(config.randomSeed));
   const service = new PlacementService(cache, placer, {
     schedulerName: config.schedulerName,
@@ -42,6 +46,13 @@ export function buildPlacement(config: Config, options: PlacementOptions = {}): 
     offerTtlMs: ttlMs,
     // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (runtime/sources.ts).
     rejectedPods: options.clusterMode && config.requeue.enabled ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000 } : undefined,
+    locality: locality.enabled ? { pressureBand: locality.pressureBand, templateLabel: locality.templateLabel, maxImagesPerNode: locality.maxImagesPerNode } : undefined,
   });
   return { service, updates: cacheUpdates(cache) };
+}
+
+/** How records are made for `config` (PodRecordOptions): the paused label, and locality's when it is on. */
+export function recordOptions(config: Config): PodRecordOptions {
+  const { enabled, templateLabel, maxImagesPerNode } = config.locality;
+  return enabled ? { pausedLabel: config.pausedLabel, locality: { templateLabel, maxImagesPerNode } } : { pausedLabel: config.pausedLabel };
 }

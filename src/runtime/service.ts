@@ -51,3 +51,4 @@ function* nodePressures(cache: SchedulerCacheView, limit: number): Generator<rea
     for (let r = 0; r < row.pressure.length; r++) if (!Number.isNaN(row.pressure[r]!)) yield [row.name, cache.dims.names[r]!, row.pressure[r]!];
   }
 }
+

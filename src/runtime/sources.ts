@@ -23,6 +23,7 @@ import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
 import { readSnapshotRecords, SnapshotError } from '../snapshot/snapshotFile.js';
+import { recordOptions } from './placement.js';
 
 export interface CacheSource {
   /** Null while the verbs may decide; else why not. */
@@ -44,7 +45,7 @@ export interface CacheSource {
  * @throws SnapshotError when the snapshot cannot be loaded at start-up.
  */
 export async function snapshotSource(path: string, config: Config, cache: SchedulerCacheView, updates: CacheUpdates, metrics: Metrics, logger: Logger): Promise<CacheSource> {
-  const options = { pausedLabel: config.pausedLabel };
+  const options = recordOptions(config);
   const load = async (): Promise<void> => {
     const reader = await readSnapshotRecords(path, cache.dims, options);
     const held = cache.size.reservations;
@@ -107,6 +108,7 @@ export async function clusterSource(config: Config, service: PlacementService, u
       kubeconfig: kc.exportConfig(),
       dims: service.cache.dims.names,
       pausedLabel: config.pausedLabel,
+      locality: recordOptions(config).locality,
       watch: config.watch,
       events: config.events.enabled ? config.events : null,
       requeue: config.requeue.enabled ? { namespace: config.requeue.namespace, name: config.requeue.name } : null,
@@ -138,7 +140,7 @@ function inProcessClusterSource(kc: KubeConfig, config: Config, service: Placeme
   const configuration = keepAliveConfiguration(kc);
   const api = new CoreV1Api(configuration);
   const requeue = requeueOnFreedCapacity(service, requeueObjectWrite(new StorageV1Api(configuration), config.requeue.namespace, config.requeue.name), config, metrics, logger);
-  const live = new LiveSync(updates, { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: service.cache.dims, pausedLabel: config.pausedLabel, ...config.watch }, metricsObserver(metrics), logger);
+  const live = new LiveSync(updates, { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: service.cache.dims, pausedLabel: config.pausedLabel, locality: recordOptions(config).locality, ...config.watch }, metricsObserver(metrics), logger);
   metrics.watchHealth = () => live.health();
   live.start();
   logger.info({ server: kc.getCurrentCluster()?.server }, 'watching nodes and pods');

@@ -70,13 +70,19 @@ function countPlacement(deps: VerbDeps, result: PlacementResult): void {
   deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result });
 }
 
+/** A placement reserved with locality on: counted by the pod's signal on the chosen node. */
+function countLocality(deps: VerbDeps, decision: Decision): void {
+  if (decision.locality) deps.metrics.placementsByLocality.inc({ locality: decision.locality.signal });
+}
+
 function podRef(pod: Pod, record: PodRecord): DecisionNotice['pod'] {
   return { namespace: pod.metadata?.namespace || 'default', name: pod.metadata?.name ?? '', uid: record.uid };
 }
 
 function parseRequest(args: ExtenderArgs, deps: VerbDeps): ParsedRequest {
   const cache = deps.service.cache;
-  const pod = toPodRecord(args.Pod, cache.dims, { pausedLabel: deps.pausedLabel });
+  // With locality on, the pod's template key and images come along (PlacementService reads them).
+  const pod = toPodRecord(args.Pod, cache.dims, { pausedLabel: deps.pausedLabel, locality: deps.service.options.locality, withImages: true });
   if (args.NodeNames) return { args, pod, candidates: { names: args.NodeNames }, objects: null, badNodes: new Map() };
   const names: string[] = [];
   const allocatable: (readonly number[] | null | undefined)[] = [];
@@ -142,8 +148,10 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
   if (decision.reserved || scan.feasible === 0) {
     countPlacement(deps, decision.result);
     if (scan.feasible === 0 && decision.failed.some(([, failures]) => onlyStartingLimit(failures))) deps.metrics.startingLimitHeld.inc();
-    if (decision.reserved) notifyPlacement(deps, request, decision);
-    else deps.onDecision?.({ pod: podRef(request.args.Pod, request.pod), result: 'no_fit', node: null, message: explainNoFit(scan.count, decision.failed) });
+    if (decision.reserved) {
+      countLocality(deps, decision);
+      notifyPlacement(deps, request, decision);
+    } else deps.onDecision?.({ pod: podRef(request.args.Pod, request.pod), result: 'no_fit', node: null, message: explainNoFit(scan.count, decision.failed) });
   }
   deps.logger.debug({ pod: request.pod.key, candidates: scan.count, feasible: scan.feasible, reserved: decision.reserved }, 'filter');
   return { status: 200, body: text };
@@ -168,7 +176,10 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
   const hosts = request.badNodes.size === 0 ? names : [...names, ...request.badNodes.keys()];
   const text = encodeHostPriorities(hosts, (i) => (i < names.length ? deps.service.score(decision, i) : 0));
   countPlacement(deps, decision.result);
-  if (decision.reserved) notifyPlacement(deps, request, decision);
+  if (decision.reserved) {
+    countLocality(deps, decision);
+    notifyPlacement(deps, request, decision);
+  }
   deps.logger.debug({ pod: request.pod.key, node: decision.reserved, feasible: decision.scan.feasible }, 'prioritize');
   return { status: 200, body: text };
 }
@@ -176,7 +187,7 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
 function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decision): void {
   if (!deps.onDecision) return;
   const chosen = decision.chosenEvaluation!;
-  const summary = { chosen, runnerUp: decision.runnerUpEvaluation, candidates: decision.scan.count, feasible: decision.scan.feasible };
+  const summary = { chosen, runnerUp: decision.runnerUpEvaluation, candidates: decision.scan.count, feasible: decision.scan.feasible, locality: decision.locality };
   const message = explainPlacement(summary, deps.service.cache.dims, deps.service.placer.strategy);
   deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'placed', node: chosen.name, message });
 }

@@ -197,7 +197,7 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
 describe('PlacementService.rank', () => {
   it('orders nodes that fit by candidate order, then the others, without reserving', () => {
     const { cache, service } = cluster();
-    const ranked = service.rank(sandbox('p', '32', '4Gi'), NAMES);
+    const ranked = service.rank(sandbox('p', '32', '4Gi'), NAMES, 0);
     // n16 cannot take 32 CPUs; n192: 32/192 = 0.1667 < n64: 32/64 = 0.5
     expect(ranked.map((e) => e.name)).toEqual(['n192', 'n64', 'n16']);
     expect(cache.size.reservations).toBe(0);

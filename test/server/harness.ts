@@ -14,6 +14,7 @@ import { applyListing, listingOf, type CacheUpdates } from '../../src/core/sync.
 import { createApp } from '../../src/server/app.js';
 import type { VerbDeps } from '../../src/server/handlers.js';
 import type { Metrics } from '../../src/observability/metrics.js';
+import { recordOptions } from '../../src/runtime/placement.js';
 import { buildService, type ServiceOptions } from '../../src/runtime/service.js';
 import { readSnapshot, type Snapshot } from '../../src/snapshot/snapshotFile.js';
 
@@ -54,7 +55,7 @@ export function makeHarness(
   // Two calls per pod unless a test says otherwise: most of these tests are about the full filter reply.
   const parsed = parseConfig({ randomSeed: 1, logLevel: 'silent', chooseInFilter: false, ...config });
   const { service, updates, metrics } = buildService(parsed, options);
-  const sync = listingOf(service.cache.dims, snapshot.nodes, snapshot.pods, { pausedLabel: parsed.pausedLabel });
+  const sync = listingOf(service.cache.dims, snapshot.nodes, snapshot.pods, recordOptions(parsed));
   applyListing(updates, sync);
   if (sync.errors.length > 0) throw new Error(`test snapshot has bad objects: ${sync.errors.join('; ')}`);
   const clock = { now: NOW_MS };

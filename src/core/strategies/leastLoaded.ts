@@ -4,10 +4,11 @@
  * comes from: on nodes of 16/64/192 CPUs with 300 pods of 2 CPU / 4 GiB it peaks at pressure
  * 2.21875, the best any placement can do (see replay.ts).
  */
-import { chooseBest, compareByLoad, loadScore, type PlacementStrategy } from './strategy.js';
+import { chooseBest, loadOrder, loadScore, type PlacementStrategy } from './strategy.js';
 
 export const leastLoaded: PlacementStrategy = {
   description: 'lowest projected pressure; then fewer starting, running, paused sandboxes; exact ties in turn',
-  choose: (scan, state) => chooseBest(scan, state, (i, j) => compareByLoad(scan, i, j, 1)),
+  pressureSign: 1,
+  choose: (scan, state) => chooseBest(scan, state, loadOrder(scan, 1)),
   score: (scan, i) => loadScore(scan, i, true),
 };

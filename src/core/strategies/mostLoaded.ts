@@ -2,10 +2,11 @@
  * most_loaded (bin-packing): the candidate with the highest projected pressure that still fits;
  * otherwise as least_loaded (fewer starting, running, paused sandboxes; exact ties in turn).
  */
-import { chooseBest, compareByLoad, loadScore, type PlacementStrategy } from './strategy.js';
+import { chooseBest, loadOrder, loadScore, type PlacementStrategy } from './strategy.js';
 
 export const mostLoaded: PlacementStrategy = {
   description: 'highest projected pressure that fits (bin-packing); then as least_loaded',
-  choose: (scan, state) => chooseBest(scan, state, (i, j) => compareByLoad(scan, i, j, -1)),
+  pressureSign: -1,
+  choose: (scan, state) => chooseBest(scan, state, loadOrder(scan, -1)),
   score: (scan, i) => loadScore(scan, i, false),
 };

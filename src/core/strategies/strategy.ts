@@ -28,6 +28,11 @@ export interface StrategyState {
 export interface PlacementStrategy {
   /** One line for the docs: how it chooses. */
   readonly description: string;
+  /**
+   * Load-aware strategies: which projected pressure is best (+1 the lowest, −1 the highest). Only
+   * these rank by locality (scan.rankByLocality) within the pressure band of the best.
+   */
+  readonly pressureSign?: 1 | -1;
   /** Chooses among the scan's feasible candidates (scan.feasible > 0). */
   choose(scan: CandidateScan, state: StrategyState): Choice;
   /**
@@ -49,6 +54,20 @@ export function compareByLoad(scan: CandidateScan, i: number, j: number, pressur
   if (knownI !== knownJ) return knownI ? -1 : 1;
   if (knownI && scan.pressure[i] !== scan.pressure[j]) return pressureSign * (scan.pressure[i]! - scan.pressure[j]!);
   return scan.starting[i]! - scan.starting[j]! || scan.running[i]! - scan.running[j]! || scan.paused[i]! - scan.paused[j]!;
+}
+
+/**
+ * compareByLoad after the locality rank (scan.rankByLocality): a candidate in the pressure band
+ * comes before one outside it (it has better pressure anyway), and within the band warm before
+ * partial before cold; then projected pressure, starting, running, paused as in compareByLoad.
+ */
+export function compareRanked(scan: CandidateScan, i: number, j: number, pressureSign: 1 | -1): number {
+  return scan.localityRank[j]! - scan.localityRank[i]! || compareByLoad(scan, i, j, pressureSign);
+}
+
+/** The load order of the scan: compareRanked when the scan was ranked by locality, else compareByLoad. */
+export function loadOrder(scan: CandidateScan, pressureSign: 1 | -1): (i: number, j: number) => number {
+  return scan.localityRanked ? (i, j) => compareRanked(scan, i, j, pressureSign) : (i, j) => compareByLoad(scan, i, j, pressureSign);
 }
 
 /**
@@ -88,10 +107,13 @@ export function chooseBest(scan: CandidateScan, state: StrategyState, compare: (
 /**
  * Score of a candidate from its projected pressure p (clamped to 0..1): `free` true gives
  * floor(9 × (1 − p)), the free share after placing the pod; false gives floor(9 × p). Candidates of
- * unknown capacity score 0.
+ * unknown capacity score 0. When the scan was ranked by locality, a candidate in the pressure band
+ * scores as the band's best pressure: the band is ordered by locality, not pressure, so its
+ * candidates tie, and none scores below a candidate outside the band (ADR 0001's order kept).
  */
 export function loadScore(scan: CandidateScan, i: number, free: boolean): number {
   if (scan.status[i] !== FITS) return 0;
-  const p = Math.min(1, Math.max(0, scan.pressure[i]!));
+  const raw = scan.localityRanked && scan.localityRank[i]! > 0 ? scan.bandBest : scan.pressure[i]!;
+  const p = Math.min(1, Math.max(0, raw));
   return Math.floor((MAX_EXTENDER_PRIORITY - 1) * (free ? 1 - p : p));
 }

@@ -1,0 +1,464 @@
+/**
+ * `npm run bench:locality`: time to a Ready sandbox when images must be pulled, on the e2e control plane
+ * (test/e2e/cluster-up.sh: etcd, kube-apiserver, kube-controller-manager, KWOK nodes, the extender in cluster
+ * mode, both kube-schedulers), for the stock default-scheduler (its default plugins, ImageLocality on) and
+ * sandbox-scheduler with template locality off and on, each with the starting limit off and on.
+ *
+ * The workload: `--templates` templates (20) whose popularity follows a Zipf law (exponent `--zipf`), each with
+ * one image of 0.3–2 GiB (sizes spread evenly, in an order unrelated to popularity), each present at first on
+ * `--seed-share` (5 %) of the nodes; `--pods` pods (2,000) created in `--bursts` bursts. Pods carry agent-sandbox's
+ * template label, so the extender keys its memory by template. The same workload (same seed) for every setup.
+ *
+ * The cold-start model (bench/imageCache.ts): KWOK would start every pod at once, so the cluster comes up with a
+ * ready delay of an hour, and this benchmark, watching the pods, sets each one's delay (the
+ * e2e.sandbox-extender.io/ready-delay annotation the pod-ready Stage reads) from where it was bound: a pull at
+ * `--bandwidth-mib` MiB/s unless the node holds the image, one pull at a time per node, plus `--warm-start-ms` and
+ * `--slope-ms` per sandbox already starting there; a finished pull is written to the node's status.images (the 50
+ * largest, as kubelet reports them), where both schedulers read it. The delay is counted from the moment KWOK sees
+ * the annotation, a few ms after the bind, alike for every setup.
+ *
+ * Between runs the pods are deleted, every node's status.images is reset to the initial state, and the extender
+ * restarts with the next setup's configuration (so its memory starts empty). Setups are interleaved:
+ * stock, off, on, off+limit, on+limit, then again for `--runs`.
+ *
+ * Per run: warm-hit rate (the image on the node at bind), pulls joined and made, creation → Ready p50/p99 and max
+ * (client side: create acknowledged → Ready seen by a watch), first create → all Ready, peak projected pressure
+ * (the most loaded node's cpu requests / allocatable at the end: pods are not deleted during a run), peak starting
+ * sandboxes on any node (bound, not Ready, in watch order), the extender's placements by locality.
+ *
+ * Never part of CI. `--help` lists the options; `--print FILE` prints the tables of an earlier result.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { Command, InvalidArgumentError } from 'commander';
+import { randomSource } from '../src/random.js';
+import { fmt, formatColumns, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
+import { log, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
+import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
+import { Kube, nowMs, pool, untaintNodes, waitUntil } from './kubeBench.js';
+import { StartingTracker } from './startingStats.js';
+
+const NAMESPACE = 'bench-locality';
+const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
+const READY_DELAY_ANNOTATION = 'e2e.sandbox-extender.io/ready-delay';
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
+const SETUPS: readonly Setup[] = ['stock', 'off', 'on', 'off+limit', 'on+limit'];
+
+interface Options {
+  nodes: string;
+  pods: number;
+  bursts: number;
+  burstIntervalMs: number;
+  templates: number;
+  zipf: number;
+  imageMinGib: number;
+  imageMaxGib: number;
+  seedShare: number;
+  podCpu: string;
+  podMemory: string;
+  bandwidthMib: number;
+  warmStartMs: number;
+  slopeMs: number;
+  perNode: number;
+  band: number;
+  runs: number;
+  setups: Setup[];
+  seed: number;
+  concurrency: number;
+  reuse: boolean;
+  print?: string | undefined;
+}
+
+interface Workload {
+  readonly images: readonly ImageSpec[];
+  /** Per template, the nodes that hold its image at first. */
+  readonly seeded: readonly (readonly string[])[];
+  /** Per pod, its template. */
+  readonly podTemplates: readonly number[];
+}
+
+interface RunResult {
+  setup: Setup;
+  run: number;
+  pods: number;
+  kinds: Record<PullKind, number>;
+  createToReadyMs: { p50: number | null; p99: number | null; max: number | null };
+  allReadySeconds: number;
+  peakPressure: number;
+  peakStarting: number;
+  /** The extender's sandbox_extender_placements_by_locality_total deltas (sandbox setups). */
+  byLocality: Record<string, number> | null;
+  watchReopens: number;
+}
+
+// ------------------------------------------------------------------------------------------ the workload
+
+function workload(o: Options, nodeNames: readonly string[]): Workload {
+  const random = randomSource(o.seed);
+  // Sizes spread evenly over [min, max], assigned to templates in a shuffled order (size unrelated to popularity).
+  const order = Array.from({ length: o.templates }, (_, k) => k);
+  for (let k = order.length - 1; k > 0; k--) {
+    const j = Math.floor(random() * (k + 1));
+    [order[k], order[j]] = [order[j]!, order[k]!];
+  }
+  const images = order.map((slot, k) => {
+    const id = String(k).padStart(2, '0');
+    const gib = o.imageMinGib + ((o.imageMaxGib - o.imageMinGib) * slot) / Math.max(1, o.templates - 1);
+    return { name: `registry.example/sandbox/tmpl-${id}:v1`, digestName: `registry.example/sandbox/tmpl-${id}@sha256:${id.repeat(32)}`, sizeBytes: Math.round(gib * GiB) };
+  });
+  const perTemplate = Math.max(1, Math.round(o.seedShare * nodeNames.length));
+  const seeded = images.map(() => {
+    const pick = [...nodeNames];
+    for (let i = 0; i < perTemplate; i++) {
+      const j = i + Math.floor(random() * (pick.length - i));
+      [pick[i], pick[j]] = [pick[j]!, pick[i]!];
+    }
+    return pick.slice(0, perTemplate);
+  });
+  const cdf = zipfCdf(o.templates, o.zipf);
+  const podTemplates = Array.from({ length: o.pods }, () => drawFrom(cdf, random()));
+  return { images, seeded, podTemplates };
+}
+
+function seededCache(o: Options, w: Workload): SimulatedImageCache {
+  const cache = new SimulatedImageCache({ bandwidthBytesPerSecond: o.bandwidthMib * MiB, warmStartMs: o.warmStartMs, slopeMsPerStarting: o.slopeMs, maxImages: 50 });
+  w.seeded.forEach((nodes, k) => nodes.forEach((n) => cache.seed(n, w.images[k]!)));
+  return cache;
+}
+
+/**
+ * An idempotent `write` (a merge patch) retried on 429 and 5xx answers (the API server under a burst) and on
+ * connection errors without an answer (a keep-alive connection closed under the request), up to 20 times.
+ */
+async function retried(write: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await write();
+      return;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      const retriable = code === 429 || (typeof code === 'number' && code >= 500) || typeof code !== 'number';
+      if (attempt < 20 && retriable) await sleep(100);
+      else throw err;
+    }
+  }
+}
+
+/** Writes `images` to the node's status.images (a merge patch of the status subresource replaces the list). */
+function patchNodeImages(kube: Kube, node: string, images: readonly { names: string[]; sizeBytes: number }[]): Promise<void> {
+  return retried(() => kube.api.patchNodeStatus({ name: node, body: { status: { images } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+}
+
+function podManifest(name: string, template: number, image: ImageSpec, schedulerName: string | null, o: Options): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE, labels: { app: 'bench-locality', [TEMPLATE_LABEL]: `tmpl-${String(template).padStart(2, '0')}` } },
+    spec: {
+      ...(schedulerName ? { schedulerName } : {}),
+      terminationGracePeriodSeconds: 0,
+      containers: [{ name: 'sandbox', image: image.name, resources: { requests: { cpu: o.podCpu, memory: o.podMemory }, limits: { cpu: o.podCpu, memory: o.podMemory } } }],
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------ one run
+
+async function metric(url: string, name: string, label: string): Promise<Record<string, number>> {
+  const samples = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+  const out: Record<string, number> = {};
+  for (const s of samples) if (s.name === name && s.labels[label] !== undefined) out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
+  return out;
+}
+
+async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void> {
+  try {
+    await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 0 });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 404) throw err;
+  }
+  await waitUntil('the pods of the previous run to be gone', 300_000, async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0, 500);
+  await waitUntil('the extender to drop them', 120_000, async () => {
+    const m = parsePrometheusText(await (await fetch(`${env.EXTENDER_URL}/metrics`)).text());
+    return sumSamples(m, 'sandbox_extender_reservations_pending') === 0 && sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0;
+  }, 500);
+}
+
+/**
+ * One run. `kube` creates and watches the pods; `patcher`, on connections of its own, writes the model's ready
+ * delays and the nodes' images, so that those never queue behind a burst of creates.
+ */
+async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: Kube, patcher: Kube, env: Record<string, string>, nodeNames: readonly string[], nodeMilliCpu: number, configs: Record<Exclude<Setup, 'stock'>, string>): Promise<RunResult> {
+  log(`run ${run}: ${setup}: resetting node images`);
+  await deleteAll(kube, env);
+  const sim = seededCache(o, w);
+  await pool(nodeNames, o.concurrency, (n) => patchNodeImages(patcher, n, sim.statusImages(n)));
+  if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
+  const byLocalityBefore = setup === 'stock' ? null : await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+
+  const tracker = new StartingTracker();
+  const kinds: Record<PullKind, number> = { warm: 0, joined: 0, pulled: 0 };
+  const ackAt = new Map<string, number>();
+  const readyAt = new Map<string, number>();
+  const planned = new Set<string>();
+  const boundCount = new Map<string, number>();
+  const templateOf = new Map<string, number>();
+  const patches: Promise<unknown>[] = [];
+  let resourceVersion = '';
+  let reopens = 0;
+  let watching = true;
+  let controller: AbortController | undefined;
+  const t0 = nowMs();
+  const onPod = (type: string, pod: V1Pod) => {
+    const t = nowMs() - t0;
+    if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
+    const name = pod.metadata?.name;
+    if (type === 'BOOKMARK' || type === 'ERROR' || !name) return;
+    const node = pod.spec?.nodeName ?? null;
+    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    tracker.observe(name, node, ready, type === 'DELETED');
+    if (ready && !readyAt.has(name)) readyAt.set(name, t);
+    if (node && !planned.has(name) && templateOf.has(name)) {
+      planned.add(name);
+      boundCount.set(node, (boundCount.get(node) ?? 0) + 1);
+      const plan = sim.bind(node, w.images[templateOf.get(name)!]!, t, Math.max(0, tracker.startingOn(node) - 1));
+      kinds[plan.kind]++;
+      const body = { metadata: { annotations: { [READY_DELAY_ANNOTATION]: `${Math.round(plan.delayMs)}ms` } } };
+      patches.push(retried(() => patcher.api.patchNamespacedPod({ name, namespace: NAMESPACE, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))).catch((e: Error) => log(`annotating ${name}: ${e.message}`)));
+    }
+  };
+  const open = async (): Promise<void> => {
+    controller = await kube.watch.watch(`/api/v1/namespaces/${NAMESPACE}/pods`, { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) }, onPod, (err: unknown) => {
+      if (!watching) return;
+      reopens++;
+      log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from ${resourceVersion}`);
+      void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+    });
+  };
+  resourceVersion = (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion ?? '';
+  await open();
+  // Finished pulls go to the nodes' status.images, as kubelet would report them at its next status update.
+  let pulling = true;
+  const pulls = (async () => {
+    while (pulling) {
+      const changed = sim.finishPulls(nowMs() - t0);
+      await pool(changed, 16, (n) => patchNodeImages(patcher, n, sim.statusImages(n)).catch((e: Error) => void log(`node ${n} images: ${e.message}`)));
+      await sleep(250);
+    }
+  })();
+
+  const schedulerName = setup === 'stock' ? null : env.SANDBOX_SCHEDULER_NAME!;
+  const perBurst = Math.ceil(o.pods / o.bursts);
+  const width = String(o.pods - 1).length;
+  for (let b = 0; b * perBurst < o.pods; b++) {
+    const due = b * o.burstIntervalMs;
+    const wait = due - (nowMs() - t0);
+    if (wait > 0) await sleep(wait);
+    const indexes = Array.from({ length: Math.min(perBurst, o.pods - b * perBurst) }, (_, i) => b * perBurst + i);
+    await pool(indexes, o.concurrency, async (i) => {
+      const name = `sbx-${String(i).padStart(width, '0')}`;
+      const template = w.podTemplates[i]!;
+      templateOf.set(name, template);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await kube.api.createNamespacedPod({ namespace: NAMESPACE, body: podManifest(name, template, w.images[template]!, schedulerName, o) });
+          ackAt.set(name, nowMs() - t0);
+          return;
+        } catch (err) {
+          const code = (err as { code?: number }).code;
+          if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
+          else throw err;
+        }
+      }
+    });
+  }
+  await waitUntil(`${setup}: all ${o.pods} pods Ready`, 15 * 60_000, () => readyAt.size >= o.pods, 200);
+  pulling = false;
+  await pulls;
+  watching = false;
+  controller?.abort();
+  await Promise.all(patches);
+
+  const latencies = [...readyAt].map(([name, t]) => t - ackAt.get(name)!).sort((a, b) => a - b);
+  const peakStarting = Math.max(0, ...tracker.peaks([...nodeNames]).values());
+  const podMilliCpu = milliCpu(o.podCpu);
+  const peakPressure = (Math.max(0, ...boundCount.values()) * podMilliCpu) / nodeMilliCpu;
+  let byLocality: Record<string, number> | null = null;
+  if (byLocalityBefore) {
+    const after = await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+    byLocality = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (byLocalityBefore[k] ?? 0)]));
+  }
+  const result: RunResult = {
+    setup,
+    run,
+    pods: o.pods,
+    kinds,
+    createToReadyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? null },
+    allReadySeconds: Math.max(...readyAt.values()) / 1000,
+    peakPressure,
+    peakStarting,
+    byLocality,
+    watchReopens: reopens,
+  };
+  log(`${setup} run ${run}: warm ${kinds.warm}, joined ${kinds.joined}, pulled ${kinds.pulled}; create→Ready p50 ${fmt(result.createToReadyMs.p50, 0)} ms, p99 ${fmt(result.createToReadyMs.p99, 0)} ms; all Ready in ${result.allReadySeconds.toFixed(1)} s`);
+  return result;
+}
+
+function milliCpu(q: string): number {
+  return q.endsWith('m') ? Number(q.slice(0, -1)) : Number(q) * 1000;
+}
+
+// ------------------------------------------------------------------------------------------ output
+
+const LABELS: Record<Setup, string> = {
+  stock: 'stock default-scheduler',
+  off: 'locality off',
+  on: 'locality on',
+  'off+limit': 'locality off, limit',
+  'on+limit': 'locality on, limit',
+};
+
+function table(results: readonly RunResult[], o: Options): string {
+  const setups = o.setups.filter((s) => results.some((r) => r.setup === s));
+  const med = (s: Setup, f: (r: RunResult) => number | null) => {
+    const xs = results.filter((r) => r.setup === s).map(f).filter((x): x is number => x !== null);
+    return xs.length === 0 ? null : percentile([...xs].sort((a, b) => a - b), 0.5);
+  };
+  const stock = (f: (r: RunResult) => number | null) => med('stock', f);
+  const rows: string[][] = [['median of runs', ...setups.map((s) => LABELS[s])]];
+  const row = (label: string, f: (r: RunResult) => number | null, digits: number, vsStock = false) =>
+    rows.push([label, ...setups.map((s) => {
+      const v = med(s, f);
+      const base = stock(f);
+      return fmt(v, digits) + (vsStock && s !== 'stock' && v !== null && base ? ` (${(v / base).toFixed(2)}×)` : '');
+    })]);
+  row('warm-hit rate (image on the node at bind)', (r) => r.kinds.warm / r.pods, 3);
+  row('joined a pull in flight', (r) => r.kinds.joined / r.pods, 3);
+  row('pulls made', (r) => r.kinds.pulled, 0);
+  row('creation → Ready p50 ms', (r) => r.createToReadyMs.p50, 0, true);
+  row('creation → Ready p99 ms', (r) => r.createToReadyMs.p99, 0, true);
+  row('creation → Ready max ms', (r) => r.createToReadyMs.max, 0, true);
+  row('first create → all Ready s', (r) => r.allReadySeconds, 1, true);
+  row('peak projected pressure (cpu)', (r) => r.peakPressure, 3);
+  row('peak starting on any node', (r) => r.peakStarting, 0);
+  rows.push(['extender placements warm/partial/cold', ...setups.map((s) => {
+    const r = results.find((x) => x.setup === s && x.byLocality);
+    return r?.byLocality ? `${r.byLocality.warm ?? 0}/${r.byLocality.partial ?? 0}/${r.byLocality.cold ?? 0}` : '-';
+  })]);
+  return formatColumns(rows);
+}
+
+function describe(o: Options): string {
+  return (
+    `Locality: ${o.pods} pods of ${o.podCpu} / ${o.podMemory} in ${o.bursts} bursts ${o.burstIntervalMs / 1000} s apart on ${o.nodes} (KWOK); ` +
+    `${o.templates} templates, Zipf ${o.zipf}, images ${o.imageMinGib}–${o.imageMaxGib} GiB, each on ${o.seedShare * 100} % of the nodes at first; ` +
+    `pulls ${o.bandwidthMib} MiB/s one at a time per node, warm start ${o.warmStartMs} ms + ${o.slopeMs} ms per sandbox starting on the node; ` +
+    `locality.pressureBand ${o.band}; limit = startingLimit.perNode ${o.perNode}; ${o.runs} run(s) per setup, interleaved`
+  );
+}
+
+// ------------------------------------------------------------------------------------------ main
+
+function positive(v: string): number {
+  const n = Number(v);
+  if (!(n > 0)) throw new InvalidArgumentError('expected a number > 0');
+  return n;
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
+  return n;
+}
+
+async function main(): Promise<void> {
+  const program = new Command('bench:locality')
+    .description('Time to a Ready sandbox under a pull-cost model on KWOK: stock default-scheduler vs sandbox-scheduler with locality off and on, the starting limit off and on.')
+    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '1000x32/128Gi')
+    .option('--pods <n>', 'pods per run', positiveInt, 2000)
+    .option('--bursts <n>', 'bursts per run (pods split evenly)', positiveInt, 10)
+    .option('--burst-interval-ms <ms>', 'time between the starts of two bursts', positiveInt, 5000)
+    .option('--templates <n>', 'templates (one image each)', positiveInt, 20)
+    .option('--zipf <s>', 'Zipf exponent of template popularity', positive, 1)
+    .option('--image-min-gib <g>', 'smallest image', positive, 0.3)
+    .option('--image-max-gib <g>', 'largest image', positive, 2)
+    .option('--seed-share <x>', 'share of the nodes holding each image at first', positive, 0.05)
+    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '500m')
+    .option('--pod-memory <q>', 'memory request (= limit) per pod', '1Gi')
+    .option('--bandwidth-mib <x>', 'pull bandwidth of a node, MiB/s', positive, 100)
+    .option('--warm-start-ms <ms>', 'bind → Ready with the image on the node', positiveInt, 1000)
+    .option('--slope-ms <ms>', 'added per sandbox already starting on the node', (v) => Number(v), 250)
+    .option('--per-node <n>', 'startingLimit.perNode of the limit setups', positiveInt, 4)
+    .option('--band <x>', 'locality.pressureBand of the locality-on setups', Number, 0.05)
+    .option('--runs <n>', 'runs per setup', positiveInt, 1)
+    .option('--setups <list>', `which setups, in this order each run (${SETUPS.join(',')})`, SETUPS.join(','))
+    .option('--seed <n>', 'seed of the workload', positiveInt, 1)
+    .option('--concurrency <n>', 'API requests in flight', positiveInt, 32)
+    .option('--reuse', 'use the cluster that is up (started with KWOK_POD_READY_DELAY=3600s) and leave it running', false)
+    .option('--print <file>', 'print the tables of an earlier result file and exit')
+    .parse();
+  const raw = program.opts<Omit<Options, 'setups'> & { setups: string }>();
+  const setups = raw.setups.split(',').map((s) => s.trim()) as Setup[];
+  for (const s of setups) if (!SETUPS.includes(s)) program.error(`--setups: unknown setup ${s}`);
+  const o: Options = { ...raw, setups };
+  if (o.print) {
+    const saved = JSON.parse(readFileSync(o.print, 'utf8')) as { options: Options; results: RunResult[] };
+    console.log([describe(saved.options), '', table(saved.results, saved.options)].join('\n'));
+    return;
+  }
+  const dir = join(REPO_ROOT, '.e2e-bench');
+  mkdirSync(dir, { recursive: true });
+  const configs = {} as Record<Exclude<Setup, 'stock'>, string>;
+  for (const s of SETUPS) {
+    if (s === 'stock') continue;
+    const file = join(dir, `locality-${s.replace('+', '-')}.yaml`);
+    const locality = s.startsWith('on') ? `{enabled: true, pressureBand: ${o.band}}` : '{enabled: false}';
+    const limit = s.endsWith('limit') ? `{perNode: ${o.perNode}}` : '{}';
+    writeFileSync(file, `locality: ${locality}\nstartingLimit: ${limit}\nevents: {enabled: false}\n`);
+    configs[s] = file;
+  }
+  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: '3600s', EXTENDER_MODE: 'cluster', EXTENDER_BIND: '0', E2E_START_TIMEOUT: '600' });
+  const results: RunResult[] = [];
+  const out = join(dir, `locality-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  try {
+    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
+    if (Number(env.KWOK_POD_READY_DELAY_MS) < 600_000) throw new Error(`the cluster's default ready delay is ${env.KWOK_POD_READY_DELAY_MS} ms: start it with KWOK_POD_READY_DELAY=3600s, so that only the model's delay applies`);
+    const kube = await Kube.connect(env.KUBECONFIG!, o.concurrency);
+    const patcher = await Kube.connect(env.KUBECONFIG!, o.concurrency);
+    const untaint = await untaintNodes(kube);
+    const nodes = await kube.nodes();
+    const nodeNames = nodes.map((n) => n.metadata!.name!).sort();
+    const nodeMilliCpu = milliCpu(String(nodes[0]?.status?.allocatable?.cpu ?? '1'));
+    log(`${nodeNames.length} nodes (${untaint.removed} not-ready taints removed)`);
+    try {
+      await kube.api.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409) throw err;
+    }
+    await waitUntil(`ServiceAccount ${NAMESPACE}/default`, 60_000, async () => (await kube.api.listNamespacedServiceAccount({ namespace: NAMESPACE })).items.length > 0, 250);
+    const w = workload(o, nodeNames);
+    for (let run = 1; run <= o.runs; run++) {
+      for (const setup of o.setups) {
+        results.push(await oneRun(setup, run, o, w, kube, patcher, env, nodeNames, nodeMilliCpu, configs));
+        writeFileSync(out, `${JSON.stringify({ options: o, results }, null, 2)}\n`);
+      }
+    }
+    await deleteAll(kube, env);
+    kube.agent.destroy();
+    patcher.agent.destroy();
+  } finally {
+    if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
+    else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
+  }
+  console.log([describe(o), '', table(results, o), '', `results: ${out} (print them again: npm run bench:locality -- --print FILE)`].join('\n'));
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench:locality: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
