@@ -25,15 +25,29 @@ const data = workerData as ApiWorkerData;
 const post = (message: FromWorker) => port.postMessage(message);
 const logger = pino({ level: data.logLevel, base: { app: 'sandbox-extender', thread: 'api' } });
 
-/** CacheUpdates that queue each call and post them together at the end of the current turn. */
+/**
+ * CacheUpdates that queue each call and post them together at the end of the current turn; of the
+ * pods' resourceVersions only the last of the turn is sent, after the changes it covers.
+ */
 function postingUpdates(): CacheUpdates {
   let batch: Update[] = [];
+  let podsVersion: string | null = null;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (podsVersion !== null) batch.push(['podsAppliedAt', podsVersion]);
+    const ready = batch;
+    batch = [];
+    podsVersion = null;
+    post({ t: 'updates', batch: ready });
+  };
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
   const push = (update: Update) => {
-    if (batch.length === 0) setImmediate(() => {
-      const ready = batch;
-      batch = [];
-      post({ t: 'updates', batch: ready });
-    });
+    schedule();
     batch.push(update);
   };
   return {
@@ -43,6 +57,10 @@ function postingUpdates(): CacheUpdates {
     deleteNode: (name) => push(['deleteNode', name]),
     upsertPod: (record) => push(['upsertPod', record]),
     deletePod: (uid) => push(['deletePod', uid]),
+    podsAppliedAt: (resourceVersion) => {
+      schedule();
+      podsVersion = resourceVersion;
+    },
   };
 }
 

@@ -16,7 +16,7 @@ export type PlacementResult = 'placed' | 'no_fit' | 'passthrough' | 'error';
 /** Every ReleaseReason (a record, so that a new reason fails to compile until it is listed). */
 const RELEASE_REASONS: Record<ReleaseReason, null> = { bound: null, moved: null, deleted: null, unschedulable: null, expired: null, unreserved: null };
 /** The result label values of sandbox_extender_binds_total (src/server/handlers.ts: bindVerb). */
-const BIND_RESULTS = ['bound', 'already_bound', 'refused', 'error'] as const;
+const BIND_RESULTS = ['bound', 'already_bound', 'refused', 'does_not_fit', 'error'] as const;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -114,7 +114,7 @@ export class Metrics {
         for (const h of watchHealth()) this.set({ resource: h.resource }, h.brokenMs / 1000);
       },
     });
-    this.binds = new Counter({ name: 'sandbox_extender_binds_total', help: 'Bind verb calls by result (bound, already_bound, error).', labelNames: ['result'], registers });
+    this.binds = new Counter({ name: 'sandbox_extender_binds_total', help: 'Bind verb calls by result (bound, already_bound, refused: not what kube-scheduler was offered, does_not_fit: the node filled since the decision, error).', labelNames: ['result'], registers });
     for (const result of BIND_RESULTS) this.binds.inc({ result }, 0);
     this.events = new Counter({ name: 'sandbox_extender_events_total', help: 'Pod events by outcome (recorded, deduplicated, dropped, failed).', labelNames: ['outcome'], registers });
     const nodePressures = options.nodePressures;

@@ -30,7 +30,7 @@ describe('counters at 0 before anything happened', () => {
       ['bound', 'moved', 'deleted', 'unschedulable', 'expired', 'unreserved'].map((r) => `sandbox_extender_reservations_released_total{reason="${r}"} 0`),
     );
     expect(await samples(metrics, 'sandbox_extender_binds_total')).toEqual(
-      ['bound', 'already_bound', 'refused', 'error'].map((r) => `sandbox_extender_binds_total{result="${r}"} 0`),
+      ['bound', 'already_bound', 'refused', 'does_not_fit', 'error'].map((r) => `sandbox_extender_binds_total{result="${r}"} 0`),
     );
   });
 
