@@ -41,6 +41,11 @@ export class Metrics {
   readonly startingLimitHeld: Counter;
   readonly eventLoopDelay: Histogram;
   readonly podsNudged: Counter<'result'>;
+  readonly requeueWrites: Counter<'result'>;
+  readonly rejectedPods: Gauge;
+  readonly rejectedPodsDropped: Counter;
+  /** Read at scrape time by sandbox_extender_rejected_pods: pods remembered for a requeue (0 where nothing is remembered). */
+  rejectedPodsRemembered: () => number = () => 0;
 
   /**
    * @param pendingReservations read at scrape time.
@@ -146,6 +151,28 @@ export class Metrics {
       name: 'sandbox_extender_pods_nudged_total',
       help: 'Pods rejected for capacity that the extender asked kube-scheduler to retry after capacity freed, by result (requeued, failed).',
       labelNames: ['result'],
+      registers,
+    });
+    for (const result of ['requeued', 'failed']) this.podsNudged.inc({ result }, 0);
+    this.requeueWrites = new Counter({
+      name: 'sandbox_extender_requeue_writes_total',
+      help: 'Writes of the requeue object (each retries every pod an extender rejected), by result (requeued, failed); at most requeue.perSecond per second.',
+      labelNames: ['result'],
+      registers,
+    });
+    for (const result of ['requeued', 'failed']) this.requeueWrites.inc({ result }, 0);
+    const remembered = () => this.rejectedPodsRemembered();
+    this.rejectedPods = new Gauge({
+      name: 'sandbox_extender_rejected_pods',
+      help: 'Pods this extender rejected for capacity that it remembers, to requeue them when capacity frees (at most requeue.maxPods).',
+      registers,
+      collect() {
+        this.set(remembered());
+      },
+    });
+    this.rejectedPodsDropped = new Counter({
+      name: 'sandbox_extender_rejected_pods_dropped_total',
+      help: 'Rejected pods forgotten to stay within requeue.maxPods, the oldest rejection first: freed capacity nudges none of them until a Filter rejects it again.',
       registers,
     });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sandbox_extender_' });

@@ -42,8 +42,12 @@ export function buildService(config: Config, options: ServiceOptions = {}): { se
     recordOffers: options.bindVerb ?? false,
     offerTtlMs: ttlMs,
     // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (clusterSource).
-    rejectedPods: options.clusterMode && config.requeue.enabled ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000 } : undefined,
+    rejectedPods:
+      options.clusterMode && config.requeue.enabled
+        ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000, dropped: () => metrics.rejectedPodsDropped.inc() }
+        : undefined,
   });
+  metrics.rejectedPodsRemembered = () => service.rejectedPods?.size ?? 0;
   return { service, metrics };
 }
 

@@ -104,6 +104,16 @@ describe('POST /bind', () => {
     expect(metrics.text).toMatch(/sandbox_extender_reservations_released_total\{reason="unreserved"\} 1/);
   });
 
+  it('pods rejected for capacity are remembered for a requeue up to requeue.maxPods; the ones dropped past it are counted', async () => {
+    const h = makeHarness({ requeue: { maxPods: 2 } }, readSnapshot(SNAPSHOT_PATH), { bind: async () => ({ ok: true, alreadyBound: false }) });
+    // 170 CPUs fit on no node of the example cluster (node-192 has 168 free): rejected for capacity, each remembered.
+    for (const name of ['big-1', 'big-2', 'big-3', 'big-4']) await request(h.app).post('/filter').send(namesArgs(sandbox(name, '170'))).expect(200);
+    expect(h.service.rejectedPods?.size).toBe(2);
+    const metrics = (await request(h.app).get('/metrics')).text;
+    expect(metrics).toMatch(/^sandbox_extender_rejected_pods 2$/m);
+    expect(metrics).toMatch(/^sandbox_extender_rejected_pods_dropped_total 2$/m);
+  });
+
   it('a decision for a pod the watch has shown deleted reserves nothing (a late request after a timeout)', async () => {
     const { h } = withBinder({ ok: true, alreadyBound: false });
     h.service.cache.deletePod('uid-late');
