@@ -23,14 +23,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { CoreV1Api, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
-import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
+import { createPods, ensureNamespace, httpsGet, Kube, nowMs, scrape, taintsToClear, untaintNodes, waitUntil, type Creation } from './benchKube.js';
+import { log, readClusterEnv, REPO_ROOT, script, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
 import {
   cpuShares,
   fmt,
@@ -42,7 +42,6 @@ import {
   histogramQuantile,
   histogramsBy,
   median,
-  parsePrometheusText,
   percentile,
   placementSoundness,
   podsPerSecond,
@@ -61,7 +60,6 @@ import {
 } from './clusterStats.js';
 
 const NAMESPACE = 'bench';
-const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
 const COMPONENTS = ['sandbox-extender', 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok', 'kube-controller-manager'] as const;
 const MACHINE = '(machine)';
@@ -90,100 +88,12 @@ interface Options {
   print?: string | undefined;
 }
 
-/** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
-const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 
 // ------------------------------------------------------------------------------------------ cluster scripts
 
 
 
 // ------------------------------------------------------------------------------------------ API access
-
-/**
- * The admin client of the e2e cluster: client-node's generated API for lists, patches and deletes, with
- * one shared keep-alive agent (client-node's own authentication makes a new agent, so a new TLS connection,
- * per request: too slow to create a burst), and client-node's Watch.
- */
-class Kube {
-  readonly api: CoreV1Api;
-  readonly watch: Watch;
-  readonly agent: https.Agent;
-  /** The admin client certificate, for the schedulers' /metrics and /configz. */
-  readonly clientCert: { cert: Buffer; key: Buffer };
-
-  private constructor(kc: KubeConfig, tls: { ca?: Buffer; cert: Buffer; key: Buffer }, concurrency: number) {
-    this.agent = new https.Agent({ keepAlive: true, maxSockets: concurrency, ...tls });
-    const agent = this.agent;
-    const server = kc.getCurrentCluster()!.server;
-    const config = createConfiguration({
-      baseServer: new ServerConfiguration(server, {}),
-      authMethods: { default: { getName: () => 'e2e-admin-keepalive', applySecurityAuthentication: (ctx) => ctx.setAgent(agent) } },
-    });
-    this.api = new CoreV1Api(config);
-    this.watch = new Watch(kc);
-    this.clientCert = { cert: tls.cert, key: tls.key };
-  }
-
-  static async connect(kubeconfig: string, concurrency: number): Promise<Kube> {
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    const opts: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(opts);
-    if (!opts.cert || !opts.key) throw new Error(`${kubeconfig} has no client certificate`);
-    return new Kube(kc, { ...(opts.ca ? { ca: opts.ca as Buffer } : {}), cert: opts.cert as Buffer, key: opts.key as Buffer }, concurrency);
-  }
-
-  async listAll<T>(page: (cont: string | undefined) => Promise<{ items: T[]; metadata?: { _continue?: string; resourceVersion?: string } }>): Promise<{ items: T[]; resourceVersion: string }> {
-    const items: T[] = [];
-    let cont: string | undefined;
-    let resourceVersion = '';
-    do {
-      const p = await page(cont);
-      items.push(...p.items);
-      cont = p.metadata?._continue || undefined;
-      resourceVersion = p.metadata?.resourceVersion ?? resourceVersion;
-    } while (cont);
-    return { items, resourceVersion };
-  }
-
-  nodes(): Promise<V1Node[]> {
-    return this.listAll((c) => this.api.listNode({ limit: 1000, _continue: c })).then((l) => l.items);
-  }
-
-  pods(): Promise<V1Pod[]> {
-    return this.listAll((c) => this.api.listPodForAllNamespaces({ limit: 1000, _continue: c })).then((l) => l.items);
-  }
-}
-
-/** GET over TLS with the admin client certificate (the schedulers serve a self-signed certificate). */
-function httpsGet(url: string, cert: { cert: Buffer; key: Buffer }): Promise<string> {
-  return new Promise((ok, bad) => {
-    const req = https.get(url, { ...cert, rejectUnauthorized: false, timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => (res.statusCode === 200 ? ok(body) : bad(new Error(`GET ${url}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`))));
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${url}: timeout`)));
-    req.on('error', bad);
-  });
-}
-
-async function getText(url: string): Promise<string> {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
-  return res.text();
-}
-
-/** Samples of one /metrics endpoint; [] when it does not answer (a stopped scheduler). */
-async function scrape(url: string, kube: Kube): Promise<Sample[]> {
-  try {
-    return parsePrometheusText(url.startsWith('https:') ? await httpsGet(`${url}/metrics`, kube.clientCert) : await getText(`${url}/metrics`));
-  } catch {
-    return [];
-  }
-}
-
 interface Scrapes {
   extender: Sample[];
   sandbox: Sample[];
@@ -193,65 +103,6 @@ interface Scrapes {
 async function scrapeAll(env: ClusterEnv, kube: Kube): Promise<Scrapes> {
   const [extender, sandbox, stock] = await Promise.all([scrape(env.EXTENDER_URL!, kube), scrape(env.SANDBOX_SCHEDULER_URL!, kube), scrape(env.DEFAULT_SCHEDULER_URL!, kube)]);
   return { extender, sandbox, default: stock };
-}
-
-// ------------------------------------------------------------------------------------------ nodes: the not-ready taint
-
-const taintsToClear = (n: V1Node) => (n.spec?.taints ?? []).map((t, i) => ({ t, i })).filter(({ t }) => NOT_READY_TAINTS.has(t.key));
-const isReady = (n: V1Node) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-
-/** Runs `fn` over `items` with at most `width` in flight. */
-async function pool<T>(items: readonly T[], width: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i]!, i);
-      }
-    }),
-  );
-}
-
-/**
- * Waits until no node carries node.kubernetes.io/not-ready or .../unreachable. Right after cluster-up the node
- * lifecycle controller (kube-controller-manager, 20 requests/s by default) is still working through the nodes it
- * tainted at creation, for minutes at 1,000+ nodes; a node KWOK already reports Ready has the taint removed
- * here (JSON patch with a `test` of the key, so a taint changed meanwhile is left alone). Returns what it did.
- */
-async function untaintNodes(kube: Kube, timeoutMs = 600_000): Promise<{ removed: number; waitedMs: number }> {
-  const start = nowMs();
-  let removed = 0;
-  let cleanChecks = 0;
-  for (;;) {
-    const nodes = await kube.nodes();
-    const tainted = nodes.filter((n) => taintsToClear(n).length > 0);
-    if (tainted.length === 0) {
-      if (++cleanChecks >= 2) return { removed, waitedMs: nowMs() - start };
-      await sleep(2000); // once more: a controller pass in flight could still add one
-      continue;
-    }
-    cleanChecks = 0;
-    const ready = tainted.filter(isReady);
-    log(`${tainted.length} of ${nodes.length} nodes carry a not-ready/unreachable taint; removing it from the ${ready.length} Ready ones`);
-    await pool(ready, 16, async (n) => {
-      // Highest index first, so the earlier indexes stay valid within the one patch.
-      const ops = taintsToClear(n)
-        .sort((a, b) => b.i - a.i)
-        .flatMap(({ t, i }) => [
-          { op: 'test', path: `/spec/taints/${i}/key`, value: t.key },
-          { op: 'remove', path: `/spec/taints/${i}` },
-        ]);
-      try {
-        await kube.api.patchNode({ name: n.metadata!.name!, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
-        removed++;
-      } catch {
-        // changed meanwhile (the controller got there first): the next pass looks again
-      }
-    });
-    if (nowMs() - start > timeoutMs) throw new Error(`nodes still tainted not-ready after ${timeoutMs / 1000}s`);
-    await sleep(1000);
-  }
 }
 
 // ------------------------------------------------------------------------------------------ the schedulers' configuration
@@ -354,14 +205,6 @@ class PodTracker {
   }
 }
 
-async function waitUntil(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>, everyMs = 20): Promise<void> {
-  const deadline = nowMs() + timeoutMs;
-  while (!(await check())) {
-    if (nowMs() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)}s waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
 function podManifest(name: string, runLabel: string, schedulerName: string, cpu: string, memory: string): V1Pod {
   return {
     apiVersion: 'v1',
@@ -373,54 +216,6 @@ function podManifest(name: string, runLabel: string, schedulerName: string, cpu:
       containers: [{ name: 'sandbox', image: 'example.invalid/none', resources: { requests: { cpu, memory }, limits: { cpu, memory } } }],
     },
   };
-}
-
-interface Creation {
-  readonly ackMs: Map<string, number>;
-  readonly startMs: number;
-  readonly endMs: number;
-  readonly retries: number;
-}
-
-/** Creates the pods, `concurrency` in flight; a 429/5xx answer is retried after 100 ms. */
-async function createPods(kube: Kube, pods: readonly V1Pod[], concurrency: number): Promise<Creation> {
-  const ackMs = new Map<string, number>();
-  let retries = 0;
-  const startMs = nowMs();
-  await pool(pods, concurrency, async (body) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await kube.api.createNamespacedPod({ namespace: NAMESPACE, body });
-        ackMs.set(body.metadata!.name!, nowMs());
-        return;
-      } catch (err) {
-        const code = (err as { code?: number }).code;
-        if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) {
-          retries++;
-          await sleep(100);
-          continue;
-        }
-        throw err;
-      }
-    }
-  });
-  return { ackMs, startMs, endMs: nowMs(), retries };
-}
-
-async function ensureNamespace(kube: Kube): Promise<void> {
-  try {
-    await kube.api.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } } });
-  } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw err;
-  }
-  await waitUntil(`ServiceAccount ${NAMESPACE}/default`, 60_000, async () => {
-    try {
-      await kube.api.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 250);
 }
 
 /**
@@ -622,7 +417,7 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
   if (mode === 'drain') {
     await script('component.sh', ['stop', component]);
     try {
-      creation = await createPods(kube, manifests, opts.concurrency);
+      creation = await createPods(kube, NAMESPACE, manifests, opts.concurrency);
       await waitUntil(`the watch to see all ${opts.pods} pods`, 60_000, () => names.every((n) => tracker.seen.has(n)));
       if (tracker.boundAtMs.size > 0) throw new Error(`${tracker.boundAtMs.size} pods were bound while ${component} was stopped`);
     } catch (err) {
@@ -636,7 +431,7 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
   } else {
     before = await scrapeAll(env, kube);
     benchLoop.enable();
-    creation = await createPods(kube, manifests, opts.concurrency);
+    creation = await createPods(kube, NAMESPACE, manifests, opts.concurrency);
     await waitUntil(`all ${opts.pods} pods bound`, boundTimeout, allBound);
   }
   const after = await scrapeAll(env, kube);
@@ -924,7 +719,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string): Pro
     const untaint = await untaintNodes(kube);
     log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${Math.round(untaint.waitedMs / 100) / 10} s)`);
     const settings = { sandbox: await schedulerSettings(env.SANDBOX_SCHEDULER_URL!, kube), default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube) };
-    await ensureNamespace(kube);
+    await ensureNamespace(kube, NAMESPACE);
     sampler.start();
     const ctx: Context = { opts, env, kube, sampler, clkTck: clockTicksPerSecond(), nodeCount: actualNodes };
     const results: RunResult[] = [];
