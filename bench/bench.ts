@@ -6,7 +6,9 @@
  * reported is the median of the per-iteration ratios.
  *
  * Cycles: one call (chooseInFilter: Filter answers the chosen node; kube-scheduler skips
- * Prioritize) and two calls (Filter answers every feasible node, then Prioritize), with node names
+ * Prioritize), the same with the bind verb's check of the chosen node (PlacementService.authorizeBind;
+ * the floor then also parses the bind request and encodes its reply), and two calls (Filter answers
+ * every feasible node, then Prioritize), with node names
  * (nodeCacheCapable: true) or full Node objects. Node names are realistic (30–60 characters, as
  * cloud providers name nodes). Then the HTTP layer (express against bare node:http, same verbs,
  * keep-alive client), and the model at Kubernetes' limits (5,000 nodes, 150,000 pods) fed one
@@ -76,7 +78,7 @@ function median(samples: readonly number[]): number {
 }
 
 type Mode = 'NodeNames' | 'Nodes';
-type Cycle = 'one call' | 'two calls';
+type Cycle = 'one call' | 'one call + bind check' | 'two calls';
 
 function setup(size: number, chooseInFilter: boolean) {
   const config = parseConfig({ chooseInFilter });
@@ -91,16 +93,33 @@ function setup(size: number, chooseInFilter: boolean) {
   return { deps, nodes };
 }
 
+/** ExtenderBindingArgs of the incoming pod to `node`. */
+const bindText = (node: string) => JSON.stringify({ PodName: 'incoming', PodNamespace: 'sandboxes', PodUID: 'uid-incoming', Node: node });
+
 function requestText(nodes: readonly Node[], mode: Mode): string {
   const args = mode === 'NodeNames' ? { Pod: pod('incoming'), Nodes: null, NodeNames: nodes.map((n) => n.metadata!.name) } : { Pod: pod('incoming'), Nodes: { metadata: {}, items: nodes }, NodeNames: null };
   return JSON.stringify(args);
 }
 
-/** The verbs of one cycle, each as parse → verb → reply text (what the HTTP edge does around them). */
+/**
+ * The verbs of one cycle, each as parse → verb → reply text (what the HTTP edge does around them). The bind
+ * check is the bind verb's decision (the API call that follows it is not the extender's time).
+ */
 function cycleOf(cycle: Cycle, deps: VerbDeps, text: string): () => string[] {
-  return cycle === 'one call'
-    ? () => [filterVerb(JSON.parse(text), deps).body]
-    : () => [filterVerb(JSON.parse(text), deps).body, prioritizeVerb(JSON.parse(text), deps).body];
+  switch (cycle) {
+    case 'one call':
+      return () => [filterVerb(JSON.parse(text), deps).body];
+    case 'one call + bind check':
+      return () => {
+        const reply = filterVerb(JSON.parse(text), deps).body;
+        const node = deps.service.cache.reservation('uid-incoming')!.nodeName;
+        const args = JSON.parse(bindText(node)) as { PodUID: string; Node: string };
+        if (deps.service.authorizeBind(args.PodUID, args.Node, 0) !== null) throw new Error('the bind check refused the chosen node');
+        return [reply, '{"Error":""}'];
+      };
+    case 'two calls':
+      return () => [filterVerb(JSON.parse(text), deps).body, prioritizeVerb(JSON.parse(text), deps).body];
+  }
 }
 
 /** Median of per-iteration verbs/floor ratios, with the two medians, measured interleaved. */
@@ -129,15 +148,16 @@ function interleaved(verbs: () => unknown, floor: () => unknown): { verbsMs: num
 }
 
 function inProcessRow(size: number, mode: Mode, cycle: Cycle): string[] {
-  const { deps, nodes } = setup(size, cycle === 'one call');
+  const { deps, nodes } = setup(size, cycle !== 'two calls');
   const text = requestText(nodes, mode);
   const run = cycleOf(cycle, deps, text);
   const replies = run().map((r) => JSON.parse(r) as unknown);
+  const requests = cycle === 'one call + bind check' ? [text, bindText(deps.service.cache.reservation('uid-incoming')!.nodeName)] : replies.map(() => text);
   const floor = () => {
-    for (const reply of replies) {
-      JSON.parse(text);
+    replies.forEach((reply, i) => {
+      JSON.parse(requests[i]!);
       JSON.stringify(reply);
-    }
+    });
   };
   const { verbsMs, floorMs, ratio } = interleaved(run, floor);
   return [String(size), mode, cycle, `${(text.length / 1024 / 1024).toFixed(2)} MB`, floorMs.toFixed(3), verbsMs.toFixed(3), ratio.toFixed(2)];
@@ -249,7 +269,7 @@ async function main(): Promise<void> {
   const rows = [['nodes', 'mode', 'cycle', 'body', 'floor ms', 'verbs ms', 'verbs/floor']];
   for (const size of SIZES) {
     for (const mode of ['NodeNames', 'Nodes'] as const) {
-      for (const cycle of ['one call', 'two calls'] as const) rows.push(inProcessRow(size, mode, cycle));
+      for (const cycle of ['one call', 'one call + bind check', 'two calls'] as const) rows.push(inProcessRow(size, mode, cycle));
     }
   }
   console.log(table(rows));
