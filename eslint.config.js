@@ -18,13 +18,27 @@ const layers = {
   cluster: ['server', 'runtime', 'cli', 'snapshot'],
   server: ['cluster', 'runtime', 'cli', 'snapshot'],
   runtime: ['cli'],
+  cli: [],
 };
-const layerFences = Object.entries(layers).map(([folder, above]) => ({
+const layerPatterns = (folder) =>
+  layers[folder].map((other) => ({ group: [`../${other}/*`], message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).` }));
+// The scheduler cache's door: outside src/core only the runtime's wiring (src/runtime/placement.ts) imports the cache
+// itself. Everyone else reads the read-only view (core/cacheView.ts, PlacementService.cache) and changes it through the
+// decision side (PlacementService) or the informer side (core/sync.ts CacheUpdates). Type imports too: a type is
+// enough to cast the view back into the cache.
+const cacheFence = {
+  regex: '(^|/)core/schedulerCache(\\.js)?$',
+  message:
+    'Only src/core and src/runtime/placement.ts import the scheduler cache itself: read core/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/sync.ts).',
+};
+const layerFences = Object.keys(layers).map((folder) => ({
   files: [`src/${folder}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': ['error', { patterns: above.map((other) => ({ group: [`../${other}/*`], message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).` })) }],
-  },
+  rules: { 'no-restricted-imports': ['error', { patterns: [...layerPatterns(folder), cacheFence] }] },
 }));
+const fenceExceptions = [
+  { files: ['src/runtime/placement.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns('runtime') }] } },
+  { files: ['src/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [cacheFence] }] } },
+];
 const coreMessage = 'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here, and nothing from outside src/core.';
 
 export default tseslint.config(
@@ -38,6 +52,7 @@ export default tseslint.config(
     },
   },
   ...layerFences,
+  ...fenceExceptions,
   {
     files: ['src/core/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules, '../*'].map((group) => ({ group: [group], message: coreMessage })) }] },

@@ -1,9 +1,10 @@
 /**
  * `npm run bench:memory`: the extender's memory at Kubernetes' limits, each figure from a fresh process.
  *
- * 1. model: 5,000 nodes and 150,000 pods applied to the scheduler cache one watch event at a time (the
- *    objects are built, converted to records and dropped, as the watch delivers them); heap and RSS after
- *    a full GC, in a child process of its own.
+ * 1. model: 5,000 nodes and 150,000 pods delivered to the scheduler cache one watch event at a time
+ *    through production's informer side (bench/informer.ts: LiveSync → records → CacheUpdates; each
+ *    object built when delivered, converted to a record and dropped); heap and RSS after a full GC, in a
+ *    child process of its own.
  * 2. snapshot: a realistic `kubectl get nodes,pods -A -o json` dump (4-space indented, as kubectl prints
  *    it; nodes and pods from the test fixtures, with managedFields) of 5,000 nodes and 150,000 pods,
  *    about 1 GB, written to a temporary folder; then (a) the whole-file way (readFileSync + JSON.parse)
@@ -24,8 +25,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
-import { applyNode, applyPod } from '../src/core/sync.js';
 import { buildService } from '../src/runtime/service.js';
+import { feedThroughInformer } from './informer.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '..', '..');
@@ -57,8 +58,8 @@ function rssOf(pid: number | 'self'): { rss: number; peak: number } {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-/** Part 1, in its own process: the cache fed one event at a time. */
-function modelPart(): void {
+/** Part 1, in its own process: the cache fed one watch event at a time through production's informer side (bench/informer.ts). */
+async function modelPart(): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run with --expose-gc');
   const node = fixture<Node & { metadata: { name: string } }>('nodes/gke-e2-standard-4.json');
@@ -66,21 +67,35 @@ function modelPart(): void {
   gc();
   const before = process.memoryUsage();
   const config = parseConfig({});
-  const { service } = buildService(config, { clusterMode: true });
-  const options = { pausedLabel: config.pausedLabel };
-  const start = performance.now();
-  for (let i = 0; i < NODES; i++) {
-    node.metadata.name = `gke-prod-sandbox-pool-${i.toString(16).padStart(8, '0')}-node`;
-    applyNode(service.cache, 'ADDED', structuredClone(node));
-  }
-  for (let i = 0; i < PODS; i++) {
-    const copy = structuredClone(pod);
-    copy.metadata.name = `sandbox-${i}`;
-    copy.metadata.uid = `5c6a0b1e-${i.toString(16).padStart(8, '0')}-4f7e-9c2d-0a1b2c3d4e5f`;
-    copy.spec.nodeName = `gke-prod-sandbox-pool-${(i % NODES).toString(16).padStart(8, '0')}-node`;
-    applyPod(service.cache, 'ADDED', copy, options);
-  }
-  const ms = performance.now() - start;
+  const { service, updates } = buildService(config, { clusterMode: true });
+  const nodeNamed = (i: number) => `gke-prod-sandbox-pool-${i.toString(16).padStart(8, '0')}-node`;
+  const ms = await feedThroughInformer(
+    updates,
+    service.cache.dims,
+    config.pausedLabel,
+    {
+      watched: {
+        count: NODES,
+        object: (i) => {
+          const copy = structuredClone(node);
+          copy.metadata.name = nodeNamed(i);
+          return copy;
+        },
+      },
+    },
+    {
+      watched: {
+        count: PODS,
+        object: (i) => {
+          const copy = structuredClone(pod);
+          copy.metadata.name = `sandbox-${i}`;
+          copy.metadata.uid = `5c6a0b1e-${i.toString(16).padStart(8, '0')}-4f7e-9c2d-0a1b2c3d4e5f`;
+          copy.spec.nodeName = nodeNamed(i % NODES);
+          return copy;
+        },
+      },
+    },
+  );
   gc();
   const after = process.memoryUsage();
   const { rss, peak } = rssOf('self');

@@ -13,11 +13,11 @@ import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, scheduler
 import { formatFailure, formatAmount, type FitFailure } from '../core/reasons.js';
 import { podKey, toPodRecord, type Dimensions } from '../core/records.js';
 import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
-import { syncModel } from '../core/sync.js';
+import { applyListing, listingOf } from '../core/sync.js';
 import { milliValue, parseQuantity, value } from '../core/quantity.js';
 import type { Config } from '../config/schema.js';
 import { randomSource } from '../random.js';
-import { buildService } from '../runtime/service.js';
+import { buildPlacement } from '../runtime/placement.js';
 import { readListing, SnapshotError, type Snapshot } from '../snapshot/snapshotFile.js';
 
 /** A command-line argument that cannot be used (exit code 2). */
@@ -79,7 +79,7 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   if (merged.nodes.length === 0) throw new SnapshotError(`${paths.join(', ')}: no Node objects (expected kubectl get nodes -o json, or nodes,pods -A -o json)`);
   const pod = readPod(podPath);
   const dims = config.dimensions;
-  const { service } = buildService(config);
+  const { service, updates } = buildPlacement(config);
   const options = { pausedLabel: config.pausedLabel };
   // Ranked as the incoming pod kube-scheduler schedules: unbound (its requests from the spec, as Fit.PreFilter reads them).
   const record = toPodRecord({ ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } }, service.cache.dims, options);
@@ -88,8 +88,9 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   const own = pod.metadata?.uid ? (p: Pod) => p.metadata?.uid === pod.metadata!.uid : (p: Pod) => podKey(p) === record.key;
   const ownRecords = merged.pods.filter(own);
   for (const p of ownRecords) notes.push(`note: the pod's own record in the snapshot${p.spec?.nodeName ? ` (bound to ${p.spec.nodeName})` : ''} is left out; the pod is ranked as if it were pending`);
-  const sync = syncModel(service.cache, merged.nodes, merged.pods.filter((p) => !own(p)), options);
-  if (sync.nodes === 0) throw new SnapshotError(`${paths.join(', ')}: no usable Node object (${sync.errors.filter((e) => e.startsWith('node ')).slice(0, 3).join('; ')})`);
+  const sync = listingOf(service.cache.dims, merged.nodes, merged.pods.filter((p) => !own(p)), options);
+  applyListing(updates, sync);
+  if (service.cache.size.nodes === 0) throw new SnapshotError(`${paths.join(', ')}: no usable Node object (${sync.errors.filter((e) => e.startsWith('node ')).slice(0, 3).join('; ')})`);
   if (pod.spec?.nodeName && ownRecords.length === 0) notes.push(`note: the pod file is bound to ${pod.spec.nodeName} (spec.nodeName); ranked as if it were pending`);
   if (!service.ownsSchedulerName(record.schedulerName)) {
     notes.push(

@@ -5,14 +5,12 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { ConfigInput } from '../config/schema.js';
 import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
-import { serve } from '../runtime/serve.js';
 import { QuantityError } from '../core/quantity.js';
 import { ObjectError } from '../core/records.js';
-import { NoKubeConfigError } from '../cluster/kubeClient.js';
+import { NoKubeConfigError } from '../cluster/kubeConfigError.js';
 import { SnapshotError } from '../snapshot/snapshotFile.js';
 import { DEFAULT_REPLAY_STRATEGIES, packageVersion, rankCommand, replayCommand, UsageError } from './commands.js';
 
@@ -68,6 +66,8 @@ program
       const config = loadConfig(opts.config, overrides);
       // A snapshot file that is not there is bad input (exit 2), not a runtime failure.
       if (config.snapshot.path) readable(config.snapshot.path);
+      // Loaded here, not at start-up: the offline commands need neither the HTTP edge, the Kubernetes client nor the logger.
+      const [{ pino }, { serve }] = await Promise.all([import('pino'), import('../runtime/serve.js')]);
       const logger = pino({ level: config.logLevel, base: { app: 'sandbox-extender' } });
       const running = await serve(config, logger);
       const stop = async (signal: string) => {

@@ -16,8 +16,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
-import type { SchedulerCache } from '../core/schedulerCache.js';
-import { cacheUpdates, type CacheUpdates } from '../core/sync.js';
+import type { CacheUpdates } from '../core/sync.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { EventOutcome, PodEvent } from './events.js';
 import { NOT_SYNCED, describeHealth, metricsObserver, staleness, type SyncObserver } from './liveSync.js';
@@ -85,7 +84,6 @@ export function agedHealth(health: readonly WatchHealth[], atMs: number, nowMs: 
 
 export class ApiThread {
   private readonly worker: Worker;
-  private readonly updates: CacheUpdates;
   private readonly observer: SyncObserver;
   private readonly pendingBinds = new Map<number, (outcome: BindOutcome) => void>();
   private nextBindId = 0;
@@ -100,10 +98,11 @@ export class ApiThread {
 
   /**
    * Starts the worker (src/cluster/apiWorker.js, next to this module).
+   * @param updates the scheduler cache's informer side, where the worker's batches of records go.
    * @param onFatal called if the worker dies while it should be running (the cache would freeze).
    */
   constructor(
-    cache: SchedulerCache,
+    private readonly updates: CacheUpdates,
     data: ApiWorkerData,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
@@ -111,7 +110,6 @@ export class ApiThread {
     private readonly onFatal: (err: Error) => void,
     private readonly now: () => number = () => Date.now(),
   ) {
-    this.updates = cacheUpdates(cache);
     this.observer = metricsObserver(metrics);
     this.worker = new Worker(new URL('./apiWorker.js', import.meta.url), { workerData: data });
     this.worker.on('message', (message: FromWorker) => this.receive(message));

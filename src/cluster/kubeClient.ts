@@ -6,15 +6,8 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type Configuration } from '@kubernetes/client-node';
 import type { Node, Pod } from '../core/kubeObjects.js';
+import { NoKubeConfigError } from './kubeConfigError.js';
 import type { ResourceSource } from './reflector.js';
-
-/**
- * Thrown when no usable kubeconfig can be found ($KUBECONFIG unset, no ~/.kube/config, not in a
- * cluster), the one named cannot be read, or it names no cluster: a usage error (the CLI exits 2).
- */
-export class NoKubeConfigError extends Error {
-  override readonly name = 'NoKubeConfigError';
-}
 
 /**
  * A KubeConfig from `path` if given, else as kubectl finds one: $KUBECONFIG, ~/.kube/config, or the

@@ -6,7 +6,7 @@
  */
 import { currentPressure, type NodeInfo } from './nodeInfo.js';
 import { byPressureDescending, maxPressure } from './pressure.js';
-import type { SchedulerCache } from './schedulerCache.js';
+import type { SchedulerCacheView } from './cacheView.js';
 
 export type PerResource = Record<string, number>;
 
@@ -56,7 +56,7 @@ function perResource(names: readonly string[], values: readonly number[]): PerRe
 }
 
 /** Reservations grouped by node (only the node `only`, when given), each list sorted by pod. */
-function reservationsByNode(cache: SchedulerCache, nowMs: number, only?: string): Map<string, ReservationView[]> {
+function reservationsByNode(cache: SchedulerCacheView, nowMs: number, only?: string): Map<string, ReservationView[]> {
   const byNode = new Map<string, ReservationView[]>();
   for (const r of cache.reservations()) {
     if (only !== undefined && r.nodeName !== only) continue;
@@ -76,7 +76,7 @@ function reservationsByNode(cache: SchedulerCache, nowMs: number, only?: string)
 }
 
 /** Every node the cache knows (a Node object, bound pods or reservations), in `order`. */
-export function debugNodes(cache: SchedulerCache, nowMs: number, order: NodeOrder = 'name'): NodeView[] {
+export function debugNodes(cache: SchedulerCacheView, nowMs: number, order: NodeOrder = 'name'): NodeView[] {
   const byNode = reservationsByNode(cache, nowMs);
   const views = [...cache.nodeInfos()].map((info) => nodeView(cache, info, byNode.get(info.name) ?? []));
   if (order === 'pressure') return views.sort((a, b) => byPressureDescending(a.maxPressure ?? NaN, b.maxPressure ?? NaN) || compareNames(a.name, b.name));
@@ -84,12 +84,12 @@ export function debugNodes(cache: SchedulerCache, nowMs: number, order: NodeOrde
 }
 
 /** One node's view, or null if the cache knows nothing of it. */
-export function debugNode(cache: SchedulerCache, name: string, nowMs: number): NodeView | null {
+export function debugNode(cache: SchedulerCacheView, name: string, nowMs: number): NodeView | null {
   const info = cache.nodeInfo(name);
   return info ? nodeView(cache, info, reservationsByNode(cache, nowMs, name).get(name) ?? []) : null;
 }
 
-function nodeView(cache: SchedulerCache, info: NodeInfo, reservations: ReservationView[]): NodeView {
+function nodeView(cache: SchedulerCacheView, info: NodeInfo, reservations: ReservationView[]): NodeView {
   const dims = cache.dims.names;
   const pressure = currentPressure(info);
   return {

@@ -23,6 +23,7 @@ import { formatFailure, type FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
 import { CandidateScan } from './scan.js';
 import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
+import type { SchedulerCacheView } from './cacheView.js';
 import type { AssumeResult, SchedulerCache } from './schedulerCache.js';
 import { compareByLoad } from './strategies/strategy.js';
 
@@ -78,19 +79,26 @@ export interface PlacementServiceOptions {
 }
 
 export class PlacementService {
+  /** The scheduler cache, read-only: what the edge, the CLI and the debug view may read. */
+  readonly cache: SchedulerCacheView;
   private readonly scan: CandidateScan;
   private readonly offers: OfferLog | null;
   /** The extender's own pods that Filter rejected for capacity (null unless options.rejectedPods). */
   readonly rejectedPods: RejectedPods | null;
 
+  /**
+   * @param schedulerCache the cache whose decision side this service is: the only holder of its
+   *   assume, finishBinding, forget and expire (the informer side goes through sync.ts CacheUpdates).
+   */
   constructor(
-    readonly cache: SchedulerCache,
+    private readonly schedulerCache: SchedulerCache,
     readonly placer: Placer,
     readonly options: PlacementServiceOptions,
   ) {
-    this.scan = new CandidateScan((name) => cache.nodeInfo(name), cache.dims);
+    this.cache = schedulerCache;
+    this.scan = new CandidateScan((name) => schedulerCache.nodeInfo(name), schedulerCache.dims);
     this.offers = options.recordOffers ? new OfferLog(options.offerTtlMs) : null;
-    this.rejectedPods = options.rejectedPods ? new RejectedPods(cache, options.rejectedPods) : null;
+    this.rejectedPods = options.rejectedPods ? new RejectedPods(schedulerCache, options.rejectedPods) : null;
   }
 
   /** Whether this extender places pods of `schedulerName` (spec.schedulerName; empty means default-scheduler). */
@@ -146,12 +154,17 @@ export class PlacementService {
 
   /** The bind verb created the pod's Binding to `nodeName` (SchedulerCache.finishBinding). */
   finishBinding(uid: string, nodeName: string, nowMs: number): void {
-    this.cache.finishBinding(uid, nodeName, nowMs);
+    this.schedulerCache.finishBinding(uid, nodeName, nowMs);
   }
 
-  /** Unreserve: the answer carrying a decision could not be delivered; its reservation goes. */
+  /** Unreserve: the answer carrying a decision could not be delivered; its reservation goes (SchedulerCache.forget: unreserved). */
   unreserve(uid: string): void {
-    this.cache.forget(uid);
+    this.schedulerCache.forget(uid);
+  }
+
+  /** Releases the reservations whose deadline is ≤ `nowMs` (SchedulerCache.expire: expired). Every verb sweeps first; serve sweeps on a timer too. */
+  sweep(nowMs: number): void {
+    this.schedulerCache.expire(nowMs);
   }
 
   /**
@@ -180,7 +193,7 @@ export class PlacementService {
     if (!info.hasNode && own?.nodeName === nodeName) return null;
     const evaluation = evaluateCandidate(nodeName, info, undefined, offer.request!, own, this.cache.dims);
     if (evaluation.failures.length === 0) return null;
-    this.cache.forget(uid);
+    this.schedulerCache.forget(uid);
     return { doesNotFit: true, reason: `node ${nodeName} does not fit pod UID ${uid} now: ${evaluation.failures.map(formatFailure).join('; ')}` };
   }
 
@@ -197,7 +210,7 @@ export class PlacementService {
   }
 
   private scanFor(pod: PodRecord, candidates: Candidates, nowMs: number): CandidateScan {
-    this.cache.expire(nowMs);
+    this.sweep(nowMs);
     const offered = this.offers ? emptyOfferSet(this.cache.nodeIdBound) : undefined;
     this.scan.run(pod.request, candidates.names, { allocatableOverrides: candidates.allocatable, own: this.cache.reservation(pod.uid), offered });
     if (offered) this.offers!.record(pod.uid, { offered, atMs: nowMs, own: true, request: pod.request });
@@ -214,7 +227,7 @@ export class PlacementService {
     const chosenEvaluation = scan.evaluation(chosen);
     const runnerUpEvaluation = runnerUp >= 0 ? scan.evaluation(runnerUp) : null;
     const node = scan.names[chosen]!;
-    const assumed = this.cache.assume(pod, node, nowMs);
+    const assumed = this.schedulerCache.assume(pod, node, nowMs);
     return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed };
   }
 }

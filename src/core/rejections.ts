@@ -54,7 +54,7 @@ import { atStartingLimit, inUse } from './nodeInfo.js';
 import { addToOfferSet, emptyOfferSet, offerIncludes } from './offers.js';
 import type { FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
-import type { CapacityFreed, SchedulerCache } from './schedulerCache.js';
+import type { CapacityFreed, SchedulerCacheView } from './cacheView.js';
 
 /** Whether kube-scheduler sees the change that freed capacity (an event of it reaches its queue): the table in the module header. */
 export function seenByScheduler(freed: CapacityFreed): boolean {
@@ -116,7 +116,7 @@ export class RejectedPods {
 
   /** @throws RangeError when maxPods is not a positive integer or raceWindowMs is negative. */
   constructor(
-    private readonly cache: SchedulerCache,
+    private readonly cache: SchedulerCacheView,
     private readonly options: RejectedPodsOptions,
   ) {
     if (!(Number.isInteger(options.maxPods) && options.maxPods > 0)) throw new RangeError(`maxPods must be a positive integer, got ${options.maxPods}`);

@@ -54,6 +54,7 @@
  * Each NodeInfo carries its starting limit (startingLimit.ts), computed from the configuration and
  * the node's allocatable when the Node object is upserted, so decisions only compare two integers.
  */
+import type { CacheSize, CapacityFreed, SchedulerCacheView } from './cacheView.js';
 import type { NodeInfo } from './nodeInfo.js';
 import type { Dimensions, NodeRecord, PodRecord } from './records.js';
 import { ReservationLedger, type Release, type ReleaseReason, type Reservation } from './reservations.js';
@@ -75,21 +76,6 @@ export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request'> & { readonly
 
 /** What assume did: `assumed`, or why it did not (`bound`: the cache sees the pod bound; `deleted`: seen deleted). */
 export type AssumeResult = 'assumed' | 'bound' | 'deleted';
-
-/**
- * What freed capacity on a node: the cache's transition (see the table in the module header). A pod
- * record counting less (`pod-updated`) or gone (`pod-deleted`); a reservation released (its
- * ReleaseReason); a reservation replaced by assume (`reassumed`) or by finishBinding (`binding-finished`).
- */
-export type FreedCause = 'pod-deleted' | 'pod-updated' | 'reassumed' | 'binding-finished' | ReleaseReason;
-
-/** Capacity freed on `nodeName` by `cause`. */
-export interface CapacityFreed {
-  readonly nodeName: string;
-  readonly cause: FreedCause;
-  /** pod-deleted and pod-updated: the pod record was in a terminal phase (PodRecord.terminal); false for every other cause. */
-  readonly podTerminal: boolean;
-}
 
 /**
  * Who the cache tells of what happens, fixed when it is made: one listener of each kind (a listener
@@ -120,7 +106,7 @@ interface MutableNodeInfo {
   startingLimit: number;
 }
 
-export class SchedulerCache {
+export class SchedulerCache implements SchedulerCacheView {
   private readonly infos = new Map<string, MutableNodeInfo>();
   private readonly pods = new Map<string, PodRecord>();
   private readonly ledger = new ReservationLedger();
@@ -159,7 +145,7 @@ export class SchedulerCache {
     }
   }
 
-  // ------------------------------------------------------------------------------------ queries
+  // ------------------------------------------------------------------------------------ queries (SchedulerCacheView)
 
   /**
    * The resourceVersion of the last pod listing or pod watch event applied (cluster mode; '' before the
@@ -173,7 +159,7 @@ export class SchedulerCache {
   }
 
   /** Counts of Node objects, pod records and reservations held. */
-  get size(): { readonly nodes: number; readonly pods: number; readonly reservations: number } {
+  get size(): CacheSize {
     return { nodes: this.nodeCount, pods: this.pods.size, reservations: this.ledger.size };
   }
 

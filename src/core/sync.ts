@@ -1,8 +1,9 @@
 /**
- * Bringing the scheduler cache in line with the API server's view: a full listing (a snapshot file, or a
- * watch's list/relist) is applied as a diff, and watch events one by one. Objects are converted into
- * compact records as they come (a ListingReader keeps records, never objects, so a listing of 150,000
- * pods can be read as a stream), then applied through the cache's O(dimensions) updates: pods absent
+ * The informer side's door to the scheduler cache (CacheUpdates) and what goes through it: a full
+ * listing (a snapshot file, or a watch's list/relist) is applied as a diff, and watch events one by one.
+ * Objects are converted into compact records as they come (a ListingReader keeps records, never
+ * objects, so a listing of 150,000 pods can be read as a stream), then applied through the cache's
+ * O(dimensions) informer-side updates (SchedulerCache upsertPod, deletePod, upsertNode, deleteNode): pods absent
  * from a listing are deleted (releasing their reservations; this is how deletions missed during a watch
  * outage are caught), the others upserted (a pod now bound releases its reservation in the same step),
  * nodes likewise.
@@ -13,16 +14,6 @@
 import type { SchedulerCache } from './schedulerCache.js';
 import type { Node, Pod } from './kubeObjects.js';
 import { podKey, toNodeRecord, toPodRecord, type Dimensions, type NodeRecord, type PodRecord, type PodRecordOptions } from './records.js';
-import type { Release } from './reservations.js';
-
-export interface SyncResult {
-  readonly nodes: number;
-  readonly pods: number;
-  /** One readable line per object that was skipped. */
-  readonly errors: readonly string[];
-  /** Reservations released by this sync (bound, moved, deleted, unschedulable). */
-  readonly releases: readonly Release[];
-}
 
 /** Reads the objects of one full listing into records, one object at a time. Never throws for a bad object. */
 export class ListingReader {
@@ -84,7 +75,7 @@ export interface CacheUpdates {
 export function cacheUpdates(cache: SchedulerCache): CacheUpdates {
   return {
     replaceNodes: (listing) => replaceNodes(cache, listing),
-    replacePods: (listing) => void replacePods(cache, listing),
+    replacePods: (listing) => replacePods(cache, listing),
     upsertNode: (record) => cache.upsertNode(record),
     deleteNode: (name) => cache.deleteNode(name),
     upsertPod: (record) => void cache.upsertPod(record),
@@ -104,60 +95,25 @@ function replaceNodes(cache: SchedulerCache, reader: NodeListing): void {
 }
 
 /** Makes the cache's pods exactly the reader's (plus those it kept); reservations of pods never listed stay. */
-function replacePods(cache: SchedulerCache, reader: PodListing): Release[] {
-  const releases: Release[] = [];
+function replacePods(cache: SchedulerCache, reader: PodListing): void {
   const seen = new Set(reader.keptPods);
   for (const pod of reader.pods) {
     seen.add(pod.uid);
-    const release = cache.upsertPod(pod);
-    if (release) releases.push(release);
+    cache.upsertPod(pod);
   }
-  for (const uid of [...cache.podUids()]) {
-    if (seen.has(uid)) continue;
-    const release = cache.deletePod(uid);
-    if (release) releases.push(release);
-  }
-  return releases;
+  for (const uid of [...cache.podUids()]) if (!seen.has(uid)) cache.deletePod(uid);
 }
 
-/** Applies a full listing of both kinds, read already (the snapshot file). */
-export function applyListing(cache: SchedulerCache, reader: ListingReader): SyncResult {
-  replaceNodes(cache, reader);
-  const releases = replacePods(cache, reader);
-  const size = cache.size;
-  return { nodes: size.nodes, pods: size.pods, errors: reader.errors, releases };
-}
-
-/** Applies a full listing of both kinds, as objects. Never throws for bad objects. */
-export function syncModel(cache: SchedulerCache, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): SyncResult {
-  const reader = new ListingReader(cache.dims, options);
+/** Reads Node and Pod objects into one listing of records (a bad object is reported in `errors`, and what the cache holds for it is kept). */
+export function listingOf(dims: Dimensions, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): ListingReader {
+  const reader = new ListingReader(dims, options);
   for (const node of nodes) reader.addNode(node);
   for (const pod of pods) reader.addPod(pod);
-  return applyListing(cache, reader);
+  return reader;
 }
 
-/** Applies one watch event for a Node. @returns a readable error if the object was skipped. */
-export function applyNode(cache: SchedulerCache, type: 'ADDED' | 'MODIFIED' | 'DELETED', node: Node): string | null {
-  const name = node.metadata?.name;
-  if (type === 'DELETED') {
-    if (name) cache.deleteNode(name);
-    return null;
-  }
-  try {
-    cache.upsertNode(toNodeRecord(node, cache.dims));
-    return null;
-  } catch (err) {
-    return `node ${name ?? '<unnamed>'}: ${(err as Error).message}`;
-  }
-}
-
-/** Applies one watch event for a Pod. Never throws; a skipped object is returned as `error`. */
-export function applyPod(cache: SchedulerCache, type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod, options: PodRecordOptions): { release: Release | null; error: string | null } {
-  const uid = pod.metadata?.uid;
-  if (type === 'DELETED') return { release: uid ? cache.deletePod(uid) : null, error: null };
-  try {
-    return { release: cache.upsertPod(toPodRecord(pod, cache.dims, options)), error: null };
-  } catch (err) {
-    return { release: null, error: `pod ${podKey(pod)}: ${(err as Error).message}` };
-  }
+/** Applies a full listing of both kinds (a snapshot file, or rank's dump) through `updates`: the nodes, then the pods, as the two lists of cluster mode. */
+export function applyListing(updates: CacheUpdates, listing: NodeListing & PodListing): void {
+  updates.replaceNodes(listing);
+  updates.replacePods(listing);
 }

@@ -44,8 +44,10 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
   // Capacity freed in the cache goes to the source's requeue (cluster mode), which the source makes once it
   // has its API client; until then nothing can be waiting for it (no verb is answered before the server listens).
   let source: CacheSource | undefined = undefined;
-  const { service, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode, capacityFreed: (freed) => source?.capacityFreed?.(freed) });
-  source = config.snapshot.path ? await snapshotSource(config.snapshot.path, config, service, metrics, logger) : await clusterSource(config, service, metrics, logger, onFatal);
+  const { service, updates, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode, capacityFreed: (freed) => source?.capacityFreed?.(freed) });
+  source = config.snapshot.path
+    ? await snapshotSource(config.snapshot.path, config, service.cache, updates, metrics, logger)
+    : await clusterSource(config, service, updates, metrics, logger, onFatal);
   const now = () => Date.now();
   const app = createApp(
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
@@ -68,7 +70,7 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
   const { server, stop: stopTlsWatch } = listener;
   server.keepAliveTimeout = config.server.keepAliveTimeoutSeconds * 1000;
   server.headersTimeout = server.keepAliveTimeout + 5000;
-  const sweep = setInterval(() => service.cache.expire(now()), sweepIntervalMs(config, clusterMode));
+  const sweep = setInterval(() => service.sweep(now()), sweepIntervalMs(config, clusterMode));
   sweep.unref();
   const stopSampler = startEventLoopSampler(metrics);
   const address = server.address() as AddressInfo;

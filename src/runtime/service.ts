@@ -1,16 +1,14 @@
 /**
- * Assembling the extender from its configuration, without I/O: the scheduler cache, the placer,
- * the placement service and the metrics that read them. Shared by `serve` and the offline commands
- * (`rank` loads this, not the HTTP edge).
+ * The extender of a configuration as `serve` runs it, without I/O: the scheduler cache with its two
+ * doors (placement.ts) and the metrics that read it and count its releases. Shared by `serve`, the
+ * benchmarks and the HTTP tests; the offline commands take placement.ts alone.
  */
+import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
 import type { Config } from '../config/schema.js';
 import { currentPressure } from '../core/nodeInfo.js';
-import { Placer } from '../core/placement.js';
-import { PlacementService } from '../core/placementService.js';
 import { byPressureDescending, maxPressure } from '../core/pressure.js';
-import { SchedulerCache, type CapacityFreed } from '../core/schedulerCache.js';
 import { Metrics } from '../observability/metrics.js';
-import { randomSource } from '../random.js';
+import { buildPlacement, type Placement } from './placement.js';
 
 export interface ServiceOptions {
   /** Cluster mode: unconfirmed reservations get the short lifetime, and bind requests are checked against recorded offers. */
@@ -21,38 +19,30 @@ export interface ServiceOptions {
   readonly capacityFreed?: (freed: CapacityFreed) => void;
 }
 
+/** What buildService makes: the decision side with the read-only view (`service.cache`), the informer side, the metrics. */
+export interface BuiltService extends Placement {
+  readonly metrics: Metrics;
+}
+
 /** The cache, the placement service and the metrics of `config`. */
-export function buildService(config: Config, options: ServiceOptions = {}): { service: PlacementService; metrics: Metrics } {
-  const ttlMs = config.placementReservationTtlSeconds * 1000;
-  const unconfirmedTtlMs = options.clusterMode ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000) : ttlMs;
-  // The gauges read the cache when scraped; the cache tells the metrics of each release as it happens.
-  const metrics = new Metrics(() => cache.size.reservations, {
-    nodePressures: () => nodePressures(cache, config.metrics.maxNodeSeries),
-    modelSize: () => cache.size,
+export function buildService(config: Config, options: ServiceOptions = {}): BuiltService {
+  // The gauges read the cache when scraped (after it is made); the cache tells the metrics of each release as it happens.
+  const metrics = new Metrics(() => placement.service.cache.size.reservations, {
+    nodePressures: () => nodePressures(placement.service.cache, config.metrics.maxNodeSeries),
+    modelSize: () => placement.service.cache.size,
   });
-  const cache = new SchedulerCache(
-    { names: config.dimensions },
-    { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit },
-    { released: (release) => metrics.released(release.reason), capacityFreed: options.capacityFreed },
-  );
-  const placer = new Placer(config.strategy, randomSource(config.randomSeed));
-  const service = new PlacementService(cache, placer, {
-    schedulerName: config.schedulerName,
-    chooseInFilter: config.chooseInFilter,
-    recordOffers: options.bindVerb ?? false,
-    offerTtlMs: ttlMs,
-    // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (clusterSource).
-    rejectedPods:
-      options.clusterMode && config.requeue.enabled
-        ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000, dropped: () => metrics.rejectedPodsDropped.inc() }
-        : undefined,
+  const placement = buildPlacement(config, {
+    clusterMode: options.clusterMode,
+    bindVerb: options.bindVerb,
+    listeners: { released: (release) => metrics.released(release.reason), capacityFreed: options.capacityFreed },
+    rejectedPodDropped: () => metrics.rejectedPodsDropped.inc(),
   });
-  metrics.rejectedPodsRemembered = () => service.rejectedPods?.size ?? 0;
-  return { service, metrics };
+  metrics.rejectedPodsRemembered = () => placement.service.rejectedPods?.size ?? 0;
+  return { ...placement, metrics };
 }
 
 /** [node, resource, pressure] for the `limit` nodes of highest current pressure. */
-function* nodePressures(cache: SchedulerCache, limit: number): Generator<readonly [string, string, number]> {
+function* nodePressures(cache: SchedulerCacheView, limit: number): Generator<readonly [string, string, number]> {
   if (limit <= 0) return;
   const rows = [...cache.nodeInfos()].filter((info) => info.hasNode).map((info) => {
     const pressure = currentPressure(info);

@@ -16,9 +16,9 @@ import { LiveSync, metricsObserver } from '../cluster/liveSync.js';
 import { Requeuer, requeueObjectWrite, type RequeueWrite } from '../cluster/requeuer.js';
 import type { Config } from '../config/schema.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
+import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
 import type { PlacementService } from '../core/placementService.js';
-import type { CapacityFreed } from '../core/schedulerCache.js';
-import { applyListing, cacheUpdates } from '../core/sync.js';
+import { applyListing, type CacheUpdates } from '../core/sync.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
@@ -43,14 +43,17 @@ export interface CacheSource {
  * during a load is loaded after it). A file that cannot be loaded leaves the previous state.
  * @throws SnapshotError when the snapshot cannot be loaded at start-up.
  */
-export async function snapshotSource(path: string, config: Config, service: PlacementService, metrics: Metrics, logger: Logger): Promise<CacheSource> {
+export async function snapshotSource(path: string, config: Config, cache: SchedulerCacheView, updates: CacheUpdates, metrics: Metrics, logger: Logger): Promise<CacheSource> {
   const options = { pausedLabel: config.pausedLabel };
   const load = async (): Promise<void> => {
-    const reader = await readSnapshotRecords(path, service.cache.dims, options);
-    const result = applyListing(service.cache, reader);
-    for (const line of result.errors) logger.warn({ snapshot: path }, `skipped ${line}`);
+    const reader = await readSnapshotRecords(path, cache.dims, options);
+    const held = cache.size.reservations;
+    applyListing(updates, reader);
+    for (const line of reader.errors) logger.warn({ snapshot: path }, `skipped ${line}`);
     metrics.snapshotLoads.inc({ result: 'ok' });
-    logger.info({ snapshot: path, nodes: result.nodes, pods: result.pods, skipped: result.errors.length, released: result.releases.length }, 'snapshot loaded');
+    // A listing only releases reservations (bound, moved, deleted, unschedulable), never makes one.
+    const size = cache.size;
+    logger.info({ snapshot: path, nodes: size.nodes, pods: size.pods, skipped: reader.errors.length, released: held - size.reservations }, 'snapshot loaded');
   };
   const failed = (err: unknown) => {
     metrics.snapshotLoads.inc({ result: 'error' });
@@ -95,11 +98,11 @@ function noticeEvent(n: DecisionNotice): PodEvent {
  * @param onFatal called if the API worker dies (the cache would stop following the cluster).
  * @throws NoKubeConfigError / Error when no kubeconfig is usable; Error when the worker cannot start.
  */
-export async function clusterSource(config: Config, service: PlacementService, metrics: Metrics, logger: Logger, onFatal: (err: Error) => void): Promise<CacheSource> {
+export async function clusterSource(config: Config, service: PlacementService, updates: CacheUpdates, metrics: Metrics, logger: Logger, onFatal: (err: Error) => void): Promise<CacheSource> {
   const kc = loadKubeConfig(config.kubeconfig);
-  if (!config.apiWorker) return inProcessClusterSource(kc, config, service, metrics, logger);
+  if (!config.apiWorker) return inProcessClusterSource(kc, config, service, updates, metrics, logger);
   const thread = new ApiThread(
-    service.cache,
+    updates,
     {
       kubeconfig: kc.exportConfig(),
       dims: service.cache.dims.names,
@@ -131,11 +134,11 @@ export async function clusterSource(config: Config, service: PlacementService, m
   };
 }
 
-function inProcessClusterSource(kc: KubeConfig, config: Config, service: PlacementService, metrics: Metrics, logger: Logger): CacheSource {
+function inProcessClusterSource(kc: KubeConfig, config: Config, service: PlacementService, updates: CacheUpdates, metrics: Metrics, logger: Logger): CacheSource {
   const configuration = keepAliveConfiguration(kc);
   const api = new CoreV1Api(configuration);
   const requeue = requeueOnFreedCapacity(service, requeueObjectWrite(new StorageV1Api(configuration), config.requeue.namespace, config.requeue.name), config, metrics, logger);
-  const live = new LiveSync(cacheUpdates(service.cache), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: service.cache.dims, pausedLabel: config.pausedLabel, ...config.watch }, metricsObserver(metrics), logger);
+  const live = new LiveSync(updates, { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: service.cache.dims, pausedLabel: config.pausedLabel, ...config.watch }, metricsObserver(metrics), logger);
   metrics.watchHealth = () => live.health();
   live.start();
   logger.info({ server: kc.getCurrentCluster()?.server }, 'watching nodes and pods');

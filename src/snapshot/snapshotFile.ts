@@ -9,7 +9,6 @@
  * reads taints, labels and conditions): {@link readSnapshot}.
  */
 import { closeSync, createReadStream, openSync, readFileSync, readSync } from 'node:fs';
-import { JSONParser } from '@streamparser/json-node';
 import { parse as parseYaml } from 'yaml';
 import type { Node, Pod } from '../core/kubeObjects.js';
 import type { Dimensions, PodRecordOptions } from '../core/records.js';
@@ -127,6 +126,7 @@ export async function readSnapshotRecords(path: string, dims: Dimensions, option
   let kind: unknown;
   let itemsInArray = true;
   const untyped: unknown[] = []; // items without their own kind, until the list's kind is known (it comes last)
+  const { JSONParser } = await import('@streamparser/json-node'); // only the streamed load needs it (rank reads files whole)
   const add = (item: unknown, as: unknown) => {
     if (as === 'Node') reader.addNode(item as Node);
     else if (as === 'Pod') reader.addPod(item as Pod);

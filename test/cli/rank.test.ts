@@ -299,6 +299,30 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     expect(result.stderr).toMatch(new RegExp(`^sandbox-extender: cannot read the kubeconfig ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`));
   });
 
+  it('rank loads only what it uses: not the HTTP edge, the Kubernetes client, the metrics, the logger or the streaming JSON parser', () => {
+    // A module resolve hook writes every package the command resolves.
+    const hooks = join(dir, 'hooks.mjs');
+    const loaded = join(dir, 'loaded.txt');
+    writeFileSync(
+      hooks,
+      `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(r.url);
+  if (m) appendFileSync(${JSON.stringify(loaded)}, m[1] + '\\n');
+  return r;
+}
+`,
+    );
+    const register = join(dir, 'register.mjs');
+    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const result = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, CLI, 'rank', '--snapshot', NODES, '--snapshot', PODS, '--pod', pod()], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status).toBe(0);
+    const packages = new Set(readFileSync(loaded, 'utf8').trim().split('\n'));
+    expect(packages.has('commander') && packages.has('zod')).toBe(true); // the hook saw the command's own packages
+    for (const unused of ['express', '@kubernetes/client-node', 'prom-client', 'pino', '@streamparser/json-node', 'p-retry', 'p-throttle']) expect({ unused, loaded: packages.has(unused) }).toEqual({ unused, loaded: false });
+  });
+
   it('--version prints the package version from dist/ and from the bin entry point', () => {
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     const fromDist = run(['--version']);

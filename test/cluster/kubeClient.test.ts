@@ -5,7 +5,8 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadKubeConfig, NoKubeConfigError } from '../../src/cluster/kubeClient.js';
+import { loadKubeConfig } from '../../src/cluster/kubeClient.js';
+import { NoKubeConfigError } from '../../src/cluster/kubeConfigError.js';
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config

@@ -2,7 +2,8 @@ import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
 import { RejectedPods, seenByScheduler } from '../../src/core/rejections.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/records.js';
-import { SchedulerCache, type CapacityFreed } from '../../src/core/schedulerCache.js';
+import type { CapacityFreed } from '../../src/core/cacheView.js';
+import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };

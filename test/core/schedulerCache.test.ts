@@ -1,7 +1,8 @@
 import type { Pod } from '../../src/core/kubeObjects.js';
 import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../src/core/records.js';
 import type { Release } from '../../src/core/reservations.js';
-import { SchedulerCache, type CapacityFreed } from '../../src/core/schedulerCache.js';
+import type { CapacityFreed } from '../../src/core/cacheView.js';
+import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import { GiB, loadFixture, makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };

@@ -1,36 +1,49 @@
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import type { Node, Pod } from '../../src/core/kubeObjects.js';
-import { syncModel } from '../../src/core/sync.js';
+import type { Release } from '../../src/core/reservations.js';
+import { applyListing, cacheUpdates, listingOf } from '../../src/core/sync.js';
 import { loadFixture, makeNode, makePod } from '../fixtures/builders.js';
 
+const DIMS = { names: ['cpu', 'memory'] };
 const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused' };
 
-function fresh(): SchedulerCache {
-  return new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 });
+/** A cache, its informer side, and every release it makes. */
+function fresh() {
+  const releases: Release[] = [];
+  const m = new SchedulerCache(DIMS, { ttlMs: 600_000 }, { released: (r) => releases.push(r) });
+  const updates = cacheUpdates(m);
+  /** Applies a full listing of `nodes` and `pods` through the informer side; returns the objects skipped. */
+  const sync = (nodes: readonly Node[], pods: readonly Pod[]) => {
+    const listing = listingOf(DIMS, nodes, pods, OPTIONS);
+    applyListing(updates, listing);
+    return listing.errors;
+  };
+  return { m, releases, sync };
 }
 
-describe('syncModel: applying a full listing as a diff', () => {
+describe('applyListing: a full listing applied as a diff through the informer side', () => {
   it('loads the realistic node and pod lists, skipping nothing', () => {
-    const m = fresh();
+    const { m, releases, sync } = fresh();
     const nodes = loadFixture<{ items: Node[] }>('lists/kubectl-get-nodes.json').items;
     const pods = loadFixture<{ items: Pod[] }>('lists/kubectl-get-pods-all-namespaces.json').items;
-    const result = syncModel(m, nodes, pods, OPTIONS);
-    expect(result).toMatchObject({ nodes: nodes.length, pods: pods.length, errors: [], releases: [] });
+    expect(sync(nodes, pods)).toEqual([]);
+    expect(m.size).toMatchObject({ nodes: nodes.length, pods: pods.length });
+    expect(releases).toEqual([]);
     // registered-no-status node has unknown capacity
     expect([...m.nodeInfos()].filter((n) => n.hasNode && n.allocatable === null).length).toBe(1);
   });
 
   it('a pod now bound releases its reservation; a pod gone releases as deleted; a pod never seen keeps it', () => {
-    const m = fresh();
+    const { m, releases, sync } = fresh();
     const nodes = [makeNode('n1', { cpu: '8', memory: '32Gi' })];
     const a = makePod('a').req({ cpu: '1' });
     const b = makePod('b').req({ cpu: '1' });
-    syncModel(m, nodes, [a.obj(), b.obj()], OPTIONS);
+    sync(nodes, [a.obj(), b.obj()]);
     m.assume({ uid: 'uid-a', key: 'sandboxes/a', request: [1000, 0] }, 'n1', 0);
     m.assume({ uid: 'uid-b', key: 'sandboxes/b', request: [1000, 0] }, 'n1', 0);
     m.assume({ uid: 'uid-c', key: 'sandboxes/c', request: [1000, 0] }, 'n1', 0); // c is not in any listing yet
-    const result = syncModel(m, nodes, [a.node('n1').obj()], OPTIONS);
-    expect(result.releases.map((r) => [r.reservation.uid, r.reason])).toEqual([
+    sync(nodes, [a.node('n1').obj()]);
+    expect(releases.map((r) => [r.reservation.uid, r.reason])).toEqual([
       ['uid-a', 'bound'],
       ['uid-b', 'deleted'],
     ]);
@@ -40,13 +53,12 @@ describe('syncModel: applying a full listing as a diff', () => {
   });
 
   it('a bad object is reported and skipped, and what the cache held for it is kept', () => {
-    const m = fresh();
+    const { m, sync } = fresh();
     const good = makePod('p').req({ cpu: '2' }).node('n1');
-    syncModel(m, [makeNode('n1', { cpu: '8', memory: '32Gi' })], [good.obj()], OPTIONS);
+    sync([makeNode('n1', { cpu: '8', memory: '32Gi' })], [good.obj()]);
     const broken = makePod('p').req({ cpu: 'two' }).node('n1').obj();
     const badNode = makeNode('n1', { cpu: '8', memory: '32 Gi' });
-    const result = syncModel(m, [badNode], [broken], OPTIONS);
-    expect(result.errors).toEqual([
+    expect(sync([badNode], [broken])).toEqual([
       expect.stringMatching(/^node n1: .*invalid quantity "32 Gi"/),
       expect.stringMatching(/^pod sandboxes\/p: .*invalid quantity "two"/),
     ]);
@@ -55,9 +67,9 @@ describe('syncModel: applying a full listing as a diff', () => {
   });
 
   it('nodes absent from the listing are forgotten', () => {
-    const m = fresh();
-    syncModel(m, [makeNode('n1', { cpu: '1', memory: '1Gi' }), makeNode('n2', { cpu: '1', memory: '1Gi' })], [], OPTIONS);
-    syncModel(m, [makeNode('n2', { cpu: '1', memory: '1Gi' })], [], OPTIONS);
+    const { m, sync } = fresh();
+    sync([makeNode('n1', { cpu: '1', memory: '1Gi' }), makeNode('n2', { cpu: '1', memory: '1Gi' })], []);
+    sync([makeNode('n2', { cpu: '1', memory: '1Gi' })], []);
     expect([...m.nodeNames()]).toEqual(['n2']);
   });
 });

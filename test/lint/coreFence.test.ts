@@ -65,3 +65,45 @@ describe('layers point down only (core ← config, observability ← snapshot, c
     expect(await ruleIds(`import * as m from '${module}';\nexport const x = m;\n`, file)).not.toContain('no-restricted-imports');
   }, 30_000);
 });
+
+describe('the scheduler cache’s door: only src/core and the runtime’s wiring import the cache itself', () => {
+  const value = (module: string) => `import { SchedulerCache } from '${module}';\nexport const x = SchedulerCache;\n`;
+  const typeOnly = (module: string) => `import type { SchedulerCache } from '${module}';\nexport type X = SchedulerCache;\n`;
+
+  it.each([
+    ['src/server/probe.ts', '../core/schedulerCache.js'],
+    ['src/cli/probe.ts', '../core/schedulerCache.js'],
+    ['src/cluster/probe.ts', '../core/schedulerCache.js'],
+    ['src/runtime/sources.ts', '../core/schedulerCache.js'],
+    ['src/runtime/service.ts', '../core/schedulerCache.js'],
+    ['src/runtime/serve.ts', '../core/schedulerCache.js'],
+    ['src/snapshot/probe.ts', '../core/schedulerCache.js'],
+    ['src/observability/probe.ts', '../core/schedulerCache.js'],
+    ['src/config/probe.ts', '../core/schedulerCache.js'],
+    ['src/probe.ts', './core/schedulerCache.js'],
+  ])('%s may not import %s, not even its type (a type is enough to cast the view back)', async (file, module) => {
+    expect(await ruleIds(value(module), file)).toContain('no-restricted-imports');
+    expect(await ruleIds(typeOnly(module), file)).toContain('no-restricted-imports');
+  }, 30_000);
+
+  it.each([
+    ['src/core/probe.ts', './schedulerCache.js'],
+    ['src/core/strategies/probe.ts', '../schedulerCache.js'],
+    ['src/runtime/placement.ts', '../core/schedulerCache.js'],
+  ])('%s may import %s', async (file, module) => {
+    expect(await ruleIds(value(module), file)).not.toContain('no-restricted-imports');
+  }, 30_000);
+
+  it.each([
+    ['src/server/probe.ts', '../core/cacheView.js'],
+    ['src/cli/probe.ts', '../core/cacheView.js'],
+    ['src/cluster/probe.ts', '../core/sync.js'],
+  ])('%s may import the view and the informer side (%s)', async (file, module) => {
+    expect(await ruleIds(`import * as m from '${module}';\nexport const x = m;\n`, file)).not.toContain('no-restricted-imports');
+  }, 30_000);
+
+  it('the layer fences still hold where the door is added (the two lists of restricted imports are merged, not replaced)', async () => {
+    expect(await ruleIds("import * as m from '../cluster/kubeClient.js';\nexport const x = m;\n", 'src/server/probe.ts')).toContain('no-restricted-imports');
+    expect(await ruleIds("import * as m from '../cli/main.js';\nexport const x = m;\n", 'src/runtime/placement.ts')).toContain('no-restricted-imports');
+  }, 30_000);
+});

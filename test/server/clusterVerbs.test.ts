@@ -89,8 +89,8 @@ describe('POST /bind', () => {
     expect(cache.reservation('uid-p1')?.nodeName).toBe(NODE_16);
     // default-scheduler's pod of 4 CPUs bound to the same node, shown by the watch between Filter and bind:
     // node-16 then holds 4000m (the snapshot's pods) + 4000m without p1's reservation: 8000m + 10000m > 16000m
-    cache.upsertPod(toPodRecord(makePod('foreign').req({ cpu: '4' }).node(NODE_16).obj(), cache.dims, { pausedLabel: h.config.pausedLabel }));
-    cache.podsAppliedAt('4711');
+    h.updates.upsertPod(toPodRecord(makePod('foreign').req({ cpu: '4' }).node(NODE_16).obj(), cache.dims, { pausedLabel: h.config.pausedLabel }));
+    h.updates.podsAppliedAt('4711');
     const res = await request(h.app).post('/bind').send(bindArgs('p1', NODE_16)).expect(200);
     expect(res.body.Error).toBe(
       'sandbox-extender: bind of sandboxes/p1 to sandbox-node-16 refused: node sandbox-node-16 does not fit pod UID uid-p1 now: ' +
@@ -116,7 +116,7 @@ describe('POST /bind', () => {
 
   it('a decision for a pod the watch has shown deleted reserves nothing (a late request after a timeout)', async () => {
     const { h } = withBinder({ ok: true, alreadyBound: false });
-    h.service.cache.deletePod('uid-late');
+    h.updates.deletePod('uid-late'); // the watch's DELETED
     const res = await request(h.app).post('/prioritize').send(namesArgs(sandbox('late'))).expect(200);
     expect((res.body as { Score: number }[]).map((s) => s.Score)).toContain(10); // answered as usual
     expect(h.service.cache.size.reservations).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * In-process extender for the HTTP tests: config → buildService → syncModel(snapshot) → createApp,
+ * In-process extender for the HTTP tests: config → buildService → the snapshot through the informer side → createApp,
  * with a fixed clock and a silent logger. Nothing listens on a socket (supertest drives the app).
  */
 import { readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
 import type { Node, Pod } from '../../src/core/kubeObjects.js';
 import type { PlacementService } from '../../src/core/placementService.js';
-import { syncModel } from '../../src/core/sync.js';
+import { applyListing, listingOf, type CacheUpdates } from '../../src/core/sync.js';
 import { createApp } from '../../src/server/app.js';
 import type { VerbDeps } from '../../src/server/handlers.js';
 import type { Metrics } from '../../src/observability/metrics.js';
@@ -34,6 +34,8 @@ export interface Harness {
   readonly config: Config;
   readonly app: express.Express;
   readonly service: PlacementService;
+  /** The cache's informer side, for a test to play a watch event. */
+  readonly updates: CacheUpdates;
   readonly metrics: Metrics;
   /** The clock the verbs see (ms); tests may move it. */
   readonly clock: { now: number };
@@ -51,15 +53,16 @@ export function makeHarness(
 ): Harness {
   // Two calls per pod unless a test says otherwise: most of these tests are about the full filter reply.
   const parsed = parseConfig({ randomSeed: 1, logLevel: 'silent', chooseInFilter: false, ...config });
-  const { service, metrics } = buildService(parsed, options);
-  const sync = syncModel(service.cache, snapshot.nodes, snapshot.pods, { pausedLabel: parsed.pausedLabel });
+  const { service, updates, metrics } = buildService(parsed, options);
+  const sync = listingOf(service.cache.dims, snapshot.nodes, snapshot.pods, { pausedLabel: parsed.pausedLabel });
+  applyListing(updates, sync);
   if (sync.errors.length > 0) throw new Error(`test snapshot has bad objects: ${sync.errors.join('; ')}`);
   const clock = { now: NOW_MS };
   const app = createApp(
     { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now, ...extra },
     { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes },
   );
-  return { config: parsed, app, service, metrics, clock };
+  return { config: parsed, app, service, updates, metrics, clock };
 }
 
 /** Reads examples/<relative> as JSON (a fresh copy each call). */

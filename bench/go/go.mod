@@ -1,0 +1,3 @@
+module sandbox-extender/bench/go
+
+go 1.26

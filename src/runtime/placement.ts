@@ -1,0 +1,52 @@
+/**
+ * The scheduler cache of a configuration and its two doors, without I/O and without metrics: the
+ * decision side (the PlacementService, with the placer) and the informer side (CacheUpdates). The only
+ * module outside src/core that holds the cache itself (the lint config enforces it); everything else
+ * gets the read-only view through `service.cache` (core/cacheView.ts). `rank` loads this alone;
+ * `serve` adds the metrics (service.ts).
+ */
+import type { Config } from '../config/schema.js';
+import type { CacheUpdates } from '../core/sync.js';
+import { Placer } from '../core/placement.js';
+import { PlacementService } from '../core/placementService.js';
+import { SchedulerCache, type CacheListeners } from '../core/schedulerCache.js';
+import { cacheUpdates } from '../core/sync.js';
+import { randomSource } from '../random.js';
+
+export interface PlacementOptions {
+  /** Cluster mode: unconfirmed reservations get the short lifetime, and pods rejected for capacity are remembered for a requeue. */
+  readonly clusterMode?: boolean;
+  /** Record offered candidates for the bind verb's check (cluster mode with the bind verb). */
+  readonly bindVerb?: boolean;
+  /** Who the cache tells of releases and freed capacity (fixed here, when the cache is made). */
+  readonly listeners?: CacheListeners;
+  /** Told of each rejected pod forgotten to stay within requeue.maxPods (cluster mode). */
+  readonly rejectedPodDropped?: () => void;
+}
+
+/** The cache's two doors: the decision side with the read-only view (`service.cache`), and the informer side. */
+export interface Placement {
+  readonly service: PlacementService;
+  /** The informer side: every change a snapshot, a list or a watch brings goes through here. */
+  readonly updates: CacheUpdates;
+}
+
+/** The scheduler cache, the placer and the placement service of `config`. @throws RangeError on an invalid starting limit (SchedulerCache). */
+export function buildPlacement(config: Config, options: PlacementOptions = {}): Placement {
+  const ttlMs = config.placementReservationTtlSeconds * 1000;
+  const unconfirmedTtlMs = options.clusterMode ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000) : ttlMs;
+  const cache = new SchedulerCache({ names: config.dimensions }, { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit }, options.listeners);
+  const placer = new Placer(config.strategy, randomSource(config.randomSeed));
+  const service = new PlacementService(cache, placer, {
+    schedulerName: config.schedulerName,
+    chooseInFilter: config.chooseInFilter,
+    recordOffers: options.bindVerb ?? false,
+    offerTtlMs: ttlMs,
+    // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (runtime/sources.ts).
+    rejectedPods:
+      options.clusterMode && config.requeue.enabled
+        ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000, ...(options.rejectedPodDropped ? { dropped: options.rejectedPodDropped } : {}) }
+        : undefined,
+  });
+  return { service, updates: cacheUpdates(cache) };
+}
