@@ -5,8 +5,10 @@
  */
 import https from 'node:https';
 import { CoreV1Api, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '../src/core/kubeObjects.js';
 import { parsePrometheusText, type Sample } from './clusterStats.js';
 import { log, sleep } from './e2eCluster.js';
+import type { PodChange } from './overcommit.js';
 
 const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
 
@@ -212,3 +214,68 @@ export async function ensureNamespace(kube: Kube, namespace: string): Promise<vo
   }, 250);
 }
 
+/**
+ * Every pod change of the cluster (all namespaces, or one), from a list, in the order the API server made them,
+ * each with the time it arrived (monotonic ms): what bench/overcommit.ts replays, and the bind times of a run.
+ */
+export class PodChangeLog {
+  readonly changes: (PodChange & { readonly atMs: number })[] = [];
+  private controller: AbortController | undefined;
+  private stopped = false;
+  private resourceVersion = '';
+
+  constructor(
+    private readonly kube: Kube,
+    private readonly namespace?: string,
+  ) {}
+
+  async start(): Promise<void> {
+    const namespace = this.namespace;
+    const list = await this.kube.listAll((c) => (namespace ? this.kube.api.listNamespacedPod({ namespace, limit: 1000, _continue: c }) : this.kube.api.listPodForAllNamespaces({ limit: 1000, _continue: c })));
+    for (const p of list.items) this.keep('ADDED', p);
+    this.resourceVersion = list.resourceVersion;
+    await this.open();
+  }
+
+  private async open(): Promise<void> {
+    this.controller = await this.kube.watch.watch(
+      this.namespace ? `/api/v1/namespaces/${this.namespace}/pods` : '/api/v1/pods',
+      { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3600 },
+      (type, obj: V1Pod) => {
+        if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+        if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.keep(type, obj);
+      },
+      (err: unknown) => {
+        if (this.stopped) return;
+        log(`pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from ${this.resourceVersion}`);
+        void this.open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+      },
+    );
+  }
+
+  /** Keeps what the replay reads. */
+  private keep(type: PodChange['type'], p: V1Pod): void {
+    const pod: Pod = {
+      metadata: { name: p.metadata?.name ?? '', namespace: p.metadata?.namespace ?? '', resourceVersion: p.metadata?.resourceVersion ?? '' },
+      spec: { schedulerName: p.spec?.schedulerName ?? '', nodeName: p.spec?.nodeName ?? '', containers: (p.spec?.containers ?? []).map((c) => ({ name: c.name, resources: { requests: c.resources?.requests ?? {} } })) } as Pod['spec'],
+      status: { phase: p.status?.phase ?? '' },
+    };
+    this.changes.push({ type, pod, atMs: nowMs() });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.controller?.abort();
+  }
+
+  /** When each pod (namespace/name) was first seen bound, of those `which` selects. */
+  boundAt(which: (pod: Pod) => boolean = () => true): Map<string, number> {
+    const at = new Map<string, number>();
+    for (const c of this.changes) {
+      if (!c.pod.spec?.nodeName || c.type === 'DELETED' || !which(c.pod)) continue;
+      const key = `${c.pod.metadata?.namespace}/${c.pod.metadata?.name}`;
+      if (!at.has(key)) at.set(key, c.atMs);
+    }
+    return at;
+  }
+}
