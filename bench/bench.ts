@@ -6,9 +6,11 @@
  *    its request plus JSON.stringify of its reply (what any extender must pay). Goal: each verb ≤ 2× its
  *    floor. The floor and the verb run back to back in every iteration (in alternating order), so a busy
  *    machine slows both alike; the figure is the median of the per-iteration ratios.
+ *    The bind verb's check of the node Filter chose (PlacementService.authorizeBind: the offer, and the node's
+ *    fit against the model at the bind) against the floor of a bind request and its reply.
  * 2. One scheduling cycle's calls: one call (chooseInFilter: Filter answers the chosen node; kube-scheduler
- *    skips Prioritize) and two calls (Filter answers every feasible node, then Prioritize), with node names
- *    or full Node objects, against the same floor.
+ *    skips Prioritize), the same with the bind verb's check, and two calls (Filter answers every feasible node,
+ *    then Prioritize), with node names or full Node objects, against the same floor.
  * 3. Ranking 1,000 candidates (the candidate scan and least_loaded's choice, no HTTP, no JSON) against the
  *    54.3 µs per selection over 1,000 nodes that the Go strategy least_loaded comes from published, and
  *    against a faithful Go port of our ranking (bench/go/leastloaded) measured here, on the same nodes, in
@@ -93,7 +95,7 @@ function median(samples: readonly number[]): number {
 }
 
 type Mode = 'NodeNames' | 'Nodes';
-type Cycle = 'one call' | 'two calls';
+type Cycle = 'one call' | 'one call + bind check' | 'two calls';
 
 /** An extender of `size` nodes with 30 bound pods each, its cache filled by the informer side's initial lists, as in cluster mode. */
 async function setup(size: number, chooseInFilter: boolean) {
@@ -112,6 +114,19 @@ function requestText(size: number, mode: Mode): string {
   const names = Array.from({ length: size }, (_, i) => nodeName(i));
   const args = mode === 'NodeNames' ? { Pod: pod('incoming'), Nodes: null, NodeNames: names } : { Pod: pod('incoming'), Nodes: { metadata: {}, items: names.map((_, i) => node(i)) }, NodeNames: null };
   return JSON.stringify(args);
+}
+
+/** ExtenderBindingArgs of the incoming pod to `node`. */
+const bindText = (node: string) => JSON.stringify({ PodName: 'incoming', PodNamespace: 'sandboxes', PodUID: 'uid-incoming', Node: node });
+
+/**
+ * The bind verb's decision for the incoming pod: parse its request, check the node (the API call that follows is
+ * not the extender's time). @throws when the check refuses the node Filter chose.
+ */
+function bindCheck(deps: VerbDeps): string {
+  const args = JSON.parse(bindText(deps.service.cache.reservation('uid-incoming')!.nodeName)) as { PodUID: string; Node: string };
+  if (deps.service.authorizeBind(args.PodUID, args.Node, 0) !== null) throw new Error('the bind check refused the node Filter chose');
+  return '{"Error":""}';
 }
 
 /** Median of per-iteration work/floor ratios, with the two medians, measured interleaved. */
@@ -150,23 +165,36 @@ function floorOf(text: string, replies: readonly string[]): () => void {
   };
 }
 
-type VerbRow = 'filter, choosing (one call)' | 'filter, every feasible (two calls)' | 'prioritize (two calls)';
+type VerbRow = 'filter, choosing (one call)' | 'filter, every feasible (two calls)' | 'prioritize (two calls)' | 'bind check (the node Filter chose)';
 
 /** One verb alone over node names, against its own floor. Prioritize follows a Filter of the same pod, as in a two-call cycle. */
 async function verbRow(size: number, verb: VerbRow): Promise<string[]> {
-  const { deps } = await setup(size, verb === 'filter, choosing (one call)');
+  const { deps } = await setup(size, verb === 'filter, choosing (one call)' || verb === 'bind check (the node Filter chose)');
   const text = requestText(size, 'NodeNames');
-  if (verb === 'prioritize (two calls)') filterVerb(JSON.parse(text), deps);
-  const run = verb === 'prioritize (two calls)' ? () => prioritizeVerb(JSON.parse(text), deps).body : () => filterVerb(JSON.parse(text), deps).body;
-  const { workMs, floorMs, ratio } = interleaved(run, floorOf(text, [run()]));
+  if (verb === 'prioritize (two calls)' || verb === 'bind check (the node Filter chose)') filterVerb(JSON.parse(text), deps);
+  const run =
+    verb === 'prioritize (two calls)' ? () => prioritizeVerb(JSON.parse(text), deps).body
+    : verb === 'bind check (the node Filter chose)' ? () => bindCheck(deps)
+    : () => filterVerb(JSON.parse(text), deps).body;
+  const request = verb === 'bind check (the node Filter chose)' ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName) : text;
+  const { workMs, floorMs, ratio } = interleaved(run, floorOf(request, [run()]));
   return [String(size), verb, floorMs.toFixed(3), workMs.toFixed(3), ratio.toFixed(2), `≤ ${VERB_GOAL} ${ratio <= VERB_GOAL ? 'met' : 'not met'}`];
 }
 
 async function cycleRow(size: number, mode: Mode, cycle: Cycle): Promise<string[]> {
-  const { deps } = await setup(size, cycle === 'one call');
+  const { deps } = await setup(size, cycle !== 'two calls');
   const text = requestText(size, mode);
-  const run = cycle === 'one call' ? () => [filterVerb(JSON.parse(text), deps).body] : () => [filterVerb(JSON.parse(text), deps).body, prioritizeVerb(JSON.parse(text), deps).body];
-  const { workMs, floorMs, ratio } = interleaved(run, floorOf(text, run()));
+  const run =
+    cycle === 'one call' ? () => [filterVerb(JSON.parse(text), deps).body]
+    : cycle === 'one call + bind check' ? () => [filterVerb(JSON.parse(text), deps).body, bindCheck(deps)]
+    : () => [filterVerb(JSON.parse(text), deps).body, prioritizeVerb(JSON.parse(text), deps).body];
+  const replies = run();
+  const filterFloor = floorOf(text, replies.slice(0, 1));
+  const secondFloor = floorOf(cycle === 'one call + bind check' ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName) : text, replies.slice(1));
+  const { workMs, floorMs, ratio } = interleaved(run, () => {
+    filterFloor();
+    secondFloor();
+  });
   return [String(size), mode, cycle, `${(text.length / 1024 / 1024).toFixed(2)} MB`, floorMs.toFixed(3), workMs.toFixed(3), ratio.toFixed(2)];
 }
 
@@ -468,7 +496,9 @@ async function main(): Promise<void> {
   if (PARTS.has('verbs')) {
     console.log(`Each verb over node names (nodeCacheCapable: true) against its own floor; goal: ≤ ${VERB_GOAL}× the floor`);
     const rows = [['nodes', 'verb', 'floor ms', 'verb ms', 'verb/floor', 'goal']];
-    for (const size of SIZES) for (const verb of ['filter, choosing (one call)', 'filter, every feasible (two calls)', 'prioritize (two calls)'] as const) rows.push(await verbRow(size, verb));
+    for (const size of SIZES) {
+      for (const verb of ['filter, choosing (one call)', 'filter, every feasible (two calls)', 'prioritize (two calls)', 'bind check (the node Filter chose)'] as const) rows.push(await verbRow(size, verb));
+    }
     console.log(`${table(rows, [1, 5])}\n`);
   }
   if (PARTS.has('cycles')) {
@@ -476,7 +506,7 @@ async function main(): Promise<void> {
     const rows = [['nodes', 'mode', 'cycle', 'body', 'floor ms', 'verbs ms', 'verbs/floor']];
     for (const size of SIZES) {
       for (const mode of ['NodeNames', 'Nodes'] as const) {
-        for (const cycle of ['one call', 'two calls'] as const) rows.push(await cycleRow(size, mode, cycle));
+        for (const cycle of ['one call', 'one call + bind check', 'two calls'] as const) rows.push(await cycleRow(size, mode, cycle));
       }
     }
     console.log(`${table(rows)}\n`);

@@ -23,15 +23,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
+import { createPods, ensureNamespace, httpsGet, Kube, nowMs, scrape, taintsToClear, untaintNodes, waitUntil, type Creation } from './benchKube.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
-import { Kube, nowMs, pool, taintsToClear, untaintNodes, waitUntil } from './kubeBench.js';
 import {
   cpuSecondsPerThousand,
   cpuShares,
@@ -50,7 +49,6 @@ import {
   histogramQuantile,
   histogramsBy,
   median,
-  parsePrometheusText,
   percentile,
   placementSoundness,
   podsPerSecond,
@@ -115,37 +113,6 @@ interface Options {
   first: SchedulerKind;
 }
 
-// ------------------------------------------------------------------------------------------ API access
-
-/** GET over TLS with the admin client certificate (the schedulers serve a self-signed certificate). */
-function httpsGet(url: string, cert: { cert: Buffer; key: Buffer }): Promise<string> {
-  return new Promise((ok, bad) => {
-    const req = https.get(url, { ...cert, rejectUnauthorized: false, timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => (res.statusCode === 200 ? ok(body) : bad(new Error(`GET ${url}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`))));
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${url}: timeout`)));
-    req.on('error', bad);
-  });
-}
-
-async function getText(url: string): Promise<string> {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
-  return res.text();
-}
-
-/** Samples of one /metrics endpoint; [] when it does not answer (a stopped scheduler). */
-async function scrape(url: string, kube: Kube): Promise<Sample[]> {
-  try {
-    return parsePrometheusText(url.startsWith('https:') ? await httpsGet(`${url}/metrics`, kube.clientCert) : await getText(`${url}/metrics`));
-  } catch {
-    return [];
-  }
-}
-
 interface Scrapes {
   extender: Sample[];
   sandbox: Sample[];
@@ -156,9 +123,6 @@ async function scrapeAll(env: ClusterEnv, kube: Kube): Promise<Scrapes> {
   const [extender, sandbox, stock] = await Promise.all([scrape(env.EXTENDER_URL!, kube), scrape(env.SANDBOX_SCHEDULER_URL!, kube), scrape(env.DEFAULT_SCHEDULER_URL!, kube)]);
   return { extender, sandbox, default: stock };
 }
-
-// ------------------------------------------------------------------------------------------ nodes: the not-ready taint
-
 
 // ------------------------------------------------------------------------------------------ the schedulers' configuration
 
@@ -263,7 +227,6 @@ class PodTracker {
   }
 }
 
-
 function podManifest(name: string, runLabel: string, schedulerName: string, cpu: string, memory: string): V1Pod {
   return {
     apiVersion: 'v1',
@@ -275,54 +238,6 @@ function podManifest(name: string, runLabel: string, schedulerName: string, cpu:
       containers: [{ name: 'sandbox', image: 'example.invalid/none', resources: { requests: { cpu, memory }, limits: { cpu, memory } } }],
     },
   };
-}
-
-interface Creation {
-  readonly ackMs: Map<string, number>;
-  readonly startMs: number;
-  readonly endMs: number;
-  readonly retries: number;
-}
-
-/** Creates the pods, `concurrency` in flight; a 429/5xx answer is retried after 100 ms. */
-async function createPods(kube: Kube, pods: readonly V1Pod[], concurrency: number): Promise<Creation> {
-  const ackMs = new Map<string, number>();
-  let retries = 0;
-  const startMs = nowMs();
-  await pool(pods, concurrency, async (body) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await kube.api.createNamespacedPod({ namespace: NAMESPACE, body });
-        ackMs.set(body.metadata!.name!, nowMs());
-        return;
-      } catch (err) {
-        const code = (err as { code?: number }).code;
-        if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) {
-          retries++;
-          await sleep(100);
-          continue;
-        }
-        throw err;
-      }
-    }
-  });
-  return { ackMs, startMs, endMs: nowMs(), retries };
-}
-
-async function ensureNamespace(kube: Kube): Promise<void> {
-  try {
-    await kube.api.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } } });
-  } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw err;
-  }
-  await waitUntil(`ServiceAccount ${NAMESPACE}/default`, 60_000, async () => {
-    try {
-      await kube.api.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 250);
 }
 
 /**
@@ -621,7 +536,7 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
   if (mode === 'drain') {
     await script('component.sh', ['stop', component]);
     try {
-      creation = await createPods(kube, manifests, opts.concurrency);
+      creation = await createPods(kube, NAMESPACE, manifests, opts.concurrency);
       await waitUntil(`the watch to see all ${opts.pods} pods`, 60_000, () => names.every((n) => tracker.seen.has(n)));
       if (tracker.boundAtMs.size > 0) throw new Error(`${tracker.boundAtMs.size} pods were bound while ${component} was stopped`);
     } catch (err) {
@@ -637,7 +552,7 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
     before = await scrapeAll(env, kube);
     benchLoop.enable();
     runStartMs = nowMs();
-    creation = await createPods(kube, manifests, opts.concurrency);
+    creation = await createPods(kube, NAMESPACE, manifests, opts.concurrency);
     await waitUntil(`all ${opts.pods} pods bound`, boundTimeout, allBound);
   }
   const after = await scrapeAll(env, kube);
@@ -998,7 +913,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
     const untaint = await untaintNodes(kube);
     log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${Math.round(untaint.waitedMs / 100) / 10} s)`);
     const settings = { sandbox: await schedulerSettings(env.SANDBOX_SCHEDULER_URL!, kube), default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube) };
-    await ensureNamespace(kube);
+    await ensureNamespace(kube, NAMESPACE);
     if (opts.extenderNodeFlags) await restartExtender(opts);
     sampler.start();
     const settled = await waitClusterSettled(sampler, clockTicksPerSecond());

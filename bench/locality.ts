@@ -36,7 +36,7 @@ import { randomSource } from '../src/random.js';
 import { fmt, formatColumns, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
-import { Kube, nowMs, pool, untaintNodes, waitUntil } from './kubeBench.js';
+import { Kube, nowMs, pool, untaintNodes, waitUntil } from './benchKube.js';
 import { StartingTracker } from './startingStats.js';
 
 const NAMESPACE = 'bench-locality';

@@ -12,11 +12,14 @@
  *    answers, its RSS then and its peak RSS (VmRSS, VmHWM).
  * 3. cluster (`--cluster PODS`, not in CI): the local control plane with 5,000 KWOK nodes, PODS pods
  *    created bound to them (spec.nodeName set, no scheduler), and the extender's RSS once its cache holds
- *    them all.
+ *    them all; then the cold side of a failover: the extender restarted `--cold-starts` times
+ *    (test/e2e/component.sh restart), each time from its start to /readyz answering (both lists applied
+ *    and the model built), and its RSS then.
  *
- * Options: --nodes N (5000), --pods N (150000), --cluster PODS, --keep (keep the dump), --locality (part 1 with
- * template locality on: each pod record carries its template key, each node its status.images, the memory one
- * entry per template and node; the fixtures' node reports 8 images, its pod has no template label).
+ * Options: --nodes N (5000), --pods N (150000), --cluster PODS, --cold-starts N (3), --keep (keep the dump),
+ * --locality (part 1 with template locality on: each pod record carries its template key, each node its
+ * status.images, the memory one entry per template and node; the fixtures' node reports 8 images, its pod has no
+ * template label).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -44,6 +47,7 @@ const { values: opts } = parseArgs({
     cluster: { type: 'string' },
     keep: { type: 'boolean', default: false },
     locality: { type: 'boolean', default: false },
+    'cold-starts': { type: 'string', default: '3' },
     part: { type: 'string' }, // internal: the child-process parts
     file: { type: 'string' },
   },
@@ -175,6 +179,40 @@ async function serveDump(file: string): Promise<{ seconds: number; rss: number; 
   }
 }
 
+/**
+ * One cold start of the e2e cluster's extender (component.sh restart: SIGTERM, start, wait for /readyz): seconds
+ * from its start line to /readyz answering 200 (polled every 50 ms: both lists applied, the model built on the main
+ * thread), to each initial list applied on the API thread (its `list applied` log lines), and its RSS once ready.
+ */
+async function coldStart(extenderUrl: string): Promise<{ readySeconds: number; nodesSeconds: number; podsSeconds: number; pods: number; rss: number; peak: number }> {
+  const logFile = join(REPO, '.e2e', 'logs', 'sandbox-extender.log');
+  const from = statSync(logFile).size;
+  const ready = async () => (await fetch(`${extenderUrl}/readyz`).catch(() => null))?.ok === true;
+  const restart = new Promise<void>((ok, bad) => {
+    const child = spawn('bash', [join(REPO, 'test', 'e2e', 'component.sh'), 'restart', 'sandbox-extender'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('close', (code) => (code === 0 ? ok() : bad(new Error(`component.sh restart sandbox-extender exited with ${code}`))));
+  });
+  while (await ready()) await new Promise((r) => setTimeout(r, 20)); // the old process goes first
+  while (!(await ready())) await new Promise((r) => setTimeout(r, 50));
+  const readyMs = Date.now();
+  await restart;
+  const lines = readFileSync(logFile, 'utf8').slice(from).split('\n');
+  const started = lines.map((l) => /^--- e2e (\S+): starting /.exec(l)?.[1]).find((t) => t !== undefined);
+  if (!started) throw new Error('no start line in the extender log');
+  const startMs = Date.parse(started);
+  const listed = new Map<string, { time: number; items: number }>();
+  for (const l of lines) {
+    if (!l.startsWith('{')) continue;
+    const e = JSON.parse(l) as { msg?: string; resource?: string; time?: number; items?: number; relist?: boolean };
+    if (e.msg === 'list applied' && e.resource && !e.relist && e.time !== undefined && !listed.has(e.resource)) listed.set(e.resource, { time: e.time, items: e.items ?? 0 });
+  }
+  const nodes = listed.get('nodes');
+  const pods = listed.get('pods');
+  if (!nodes || !pods) throw new Error('the restarted extender logged no initial list of nodes and pods');
+  const pid = Number(readFileSync(join(REPO, '.e2e', 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
+  return { readySeconds: (readyMs - startMs) / 1000, nodesSeconds: (nodes.time - startMs) / 1000, podsSeconds: (pods.time - startMs) / 1000, pods: pods.items, ...rssOf(pid) };
+}
+
 /** Part 3: the extender in cluster mode on a 5,000-node cluster holding `podCount` bound pods. */
 async function clusterPart(podCount: number): Promise<void> {
   const script = (name: string, env: Record<string, string> = {}) => execFileSync('bash', [join(REPO, 'test', 'e2e', name)], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
@@ -212,6 +250,13 @@ async function clusterPart(podCount: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 10_000)); // let the last events settle and a GC run
     const { rss, peak } = rssOf(pid);
     console.log(`cluster mode: ${NODES} nodes, ${podCount} pods in the extender's cache: RSS ${rss.toFixed(0)} MB, peak ${peak.toFixed(0)} MB`);
+    for (let i = 0; i < Number(opts['cold-starts']); i++) {
+      const cold = await coldStart(env.EXTENDER_URL!);
+      console.log(
+        `cold start ${i + 1}: ready ${cold.readySeconds.toFixed(1)} s after the process started (nodes listed and applied at ${cold.nodesSeconds.toFixed(1)} s, ` +
+          `${cold.pods} pods at ${cold.podsSeconds.toFixed(1)} s); RSS ${cold.rss.toFixed(0)} MB, peak ${cold.peak.toFixed(0)} MB`,
+      );
+    }
   } finally {
     script('cluster-down.sh');
   }

@@ -82,6 +82,24 @@ export function applyUpdates(updates: CacheUpdates, batch: readonly Update[]): v
   for (const [method, argument] of batch) (updates[method] as (a: typeof argument) => void)(argument);
 }
 
+/**
+ * `batch` with its `podsAppliedAt` entries reduced to the last, moved to the end: the main thread then
+ * records one resourceVersion per batch, which covers every pod change before it. Returns `batch` itself
+ * when it holds at most one, already last.
+ */
+export function onlyLastPodsVersion(batch: readonly Update[]): readonly Update[] {
+  let last = -1;
+  let count = 0;
+  for (let i = 0; i < batch.length; i++) {
+    if (batch[i]![0] === 'podsAppliedAt') {
+      last = i;
+      count++;
+    }
+  }
+  if (count === 0 || (count === 1 && last === batch.length - 1)) return batch;
+  return [...batch.filter((u) => u[0] !== 'podsAppliedAt'), batch[last]!];
+}
+
 /** `health` as it is at `nowMs`, read at `atMs`: every age and failing time grown by the time since. */
 export function agedHealth(health: readonly WatchHealth[], atMs: number, nowMs: number): WatchHealth[] {
   const since = Math.max(0, nowMs - atMs);

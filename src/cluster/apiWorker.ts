@@ -9,7 +9,7 @@ import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { CacheUpdates } from '../core/sync.js';
 import { statusOf } from './apiStatus.js';
-import type { ApiWorkerData, FromWorker, ToWorker, Update } from './apiThread.js';
+import { onlyLastPodsVersion, type ApiWorkerData, type FromWorker, type ToWorker, type Update } from './apiThread.js';
 import { Binder } from './binder.js';
 import { EventRecorder, type EventOutcome } from './events.js';
 import { keepAliveConfiguration, nodeSource, podSource } from './kubeClient.js';
@@ -32,7 +32,7 @@ const data = workerData as ApiWorkerData;
  * kube-scheduler learns no sooner), and a burst's changes then cost the main thread one message.
  */
 const UPDATE_BATCH_MS = 20;
-const updateBatch = new TurnBatch<Update>((batch) => port.postMessage({ t: 'updates', batch } satisfies FromWorker), UPDATE_BATCH_MS);
+const updateBatch = new TurnBatch<Update>((batch) => port.postMessage({ t: 'updates', batch: onlyLastPodsVersion(batch) } satisfies FromWorker), UPDATE_BATCH_MS);
 /** Every other message goes after the updates read before it (a listing before its `listed`, changes before a health report). */
 const post = (message: FromWorker) => {
   updateBatch.flush();
@@ -40,10 +40,10 @@ const post = (message: FromWorker) => {
 };
 const logger = pino({ level: data.logLevel, base: { app: 'sandbox-extender', thread: 'api' } });
 
-/** CacheUpdates that queue each call and post them together at the end of the current turn. */
 /**
  * CacheUpdates that queue each call and post them together, UPDATE_BATCH_MS after the first: the main
- * thread applies a burst's watch events in one message instead of one per turn of this thread.
+ * thread applies a burst's watch events in one message instead of one per turn of this thread. Of the
+ * pods' resourceVersions only the last of a batch is sent, after the changes it covers (onlyLastPodsVersion).
  */
 function postingUpdates(): CacheUpdates {
   const push = (update: Update) => updateBatch.push(update);
@@ -54,6 +54,7 @@ function postingUpdates(): CacheUpdates {
     deleteNode: (name) => push(['deleteNode', name]),
     upsertPod: (record) => push(['upsertPod', record]),
     deletePod: (uid) => push(['deletePod', uid]),
+    podsAppliedAt: (resourceVersion) => push(['podsAppliedAt', resourceVersion]),
   };
 }
 

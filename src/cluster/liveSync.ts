@@ -100,18 +100,23 @@ export class LiveSync {
       },
     }, this.reflectorOptions('nodes', options));
     this.pods = new Reflector<Pod>('pods', sources.pods, {
-      replace: (items) => updates.replacePods(listing('pods', items, (r, pod) => r.addPod(pod as Pod))),
+      replace: (items, resourceVersion) => {
+        updates.replacePods(listing('pods', items, (r, pod) => r.addPod(pod as Pod)));
+        updates.podsAppliedAt(resourceVersion);
+      },
       event: (type, pod) => {
         const uid = pod.metadata?.uid;
+        const resourceVersion = pod.metadata?.resourceVersion;
         if (type === 'DELETED') {
           if (uid) updates.deletePod(uid);
-          return;
+        } else {
+          try {
+            updates.upsertPod(toPodRecord(pod, options.dims, podOptions));
+          } catch (err) {
+            skipped('pods', [`pod ${podKey(pod)}: ${(err as Error).message}`]);
+          }
         }
-        try {
-          updates.upsertPod(toPodRecord(pod, options.dims, podOptions));
-        } catch (err) {
-          skipped('pods', [`pod ${podKey(pod)}: ${(err as Error).message}`]);
-        }
+        if (resourceVersion) updates.podsAppliedAt(resourceVersion);
       },
     }, this.reflectorOptions('pods', options));
   }

@@ -67,8 +67,8 @@ export interface ResourceSource<T> {
 }
 
 export interface ReflectorHandlers<T> {
-  /** A full listing (initial or relist): make the consumer's state exactly this. */
-  replace(items: readonly T[]): void;
+  /** A full listing (initial or relist) at `resourceVersion`: make the consumer's state exactly this. */
+  replace(items: readonly T[], resourceVersion: string): void;
   event(type: WatchEventType, object: T): void;
 }
 
@@ -296,7 +296,7 @@ export class Reflector<T> {
     } while (continueToken && !this.stopped);
     if (this.stopped) return;
     const relist = this.listed;
-    this.handlers.replace(items);
+    this.handlers.replace(items, resourceVersion);
     this.resourceVersion = resourceVersion;
     this.listed = true;
     this.delivered();

@@ -65,4 +65,9 @@ export interface SchedulerCacheView {
   wasDeleted(uid: string): boolean;
   /** Template locality (locality.ts: node images, templates started recently), read-only; null when it is off. */
   readonly locality: LocalityView | null;
+  /**
+   * The resourceVersion of the last pod listing or pod watch event applied (cluster mode; '' before the
+   * first): the model holds every pod change up to it and none after it (SchedulerCache.podsResourceVersion).
+   */
+  readonly podsResourceVersion: string;
 }

@@ -26,6 +26,8 @@ export interface ObjectMeta {
   readonly name?: string;
   readonly namespace?: string;
   readonly uid?: string;
+  /** Opaque version of the object in the API server (a watch event's object carries the version of that change). */
+  readonly resourceVersion?: string;
   readonly labels?: Readonly<Record<string, string>> | null;
   readonly annotations?: Readonly<Record<string, string>> | null;
   readonly deletionTimestamp?: string | null;

@@ -37,6 +37,13 @@ export interface Candidates {
 
 export type DecisionResult = 'placed' | 'no_fit' | 'passthrough';
 
+/** Why the bind verb must not carry out a bind (PlacementService.authorizeBind). */
+export interface BindRefusal {
+  /** The node does not fit the pod against the model now (the pod's reservation was released); false: not what kube-scheduler was offered. */
+  readonly doesNotFit: boolean;
+  readonly reason: string;
+}
+
 export interface Decision {
   readonly result: DecisionResult;
   /** This call's scan (valid until the next call on this service): names, fit status, pressure, counts. */
@@ -188,23 +195,33 @@ export class PlacementService {
   }
 
   /**
-   * Whether the bind verb may bind pod `uid` to `nodeName` now: only what kube-scheduler just decided.
-   * The node must have been a candidate in a Filter or Prioritize this process answered for the pod
-   * within the reservation TTL; for the extender's own pods it must also be the node it chose, or one
-   * that passes its filter now (kube-scheduler may weigh other scores in), or the node the pod is
-   * already bound to (a retried bind). @returns null when allowed, else the reason.
+   * Whether the bind verb may bind pod `uid` to `nodeName` now: only what kube-scheduler just decided,
+   * and only while it still fits. The node must have been a candidate in a Filter or Prioritize this
+   * process answered for the pod within the reservation TTL. For the extender's own pods it must also
+   * fit the pod against the model as it is now — the node it chose included (another scheduler's pod
+   * bound there since the decision counts from the moment the watch shows it; the pod's own
+   * reservation is left out) — unless the pod is already bound to it (a retried bind). A node whose
+   * capacity the cache does not know passes, as at Filter (ADR 0002).
+   *
+   * A refusal because the node does not fit (`doesNotFit`) releases the pod's reservation, as
+   * kube-scheduler's Unreserve would: its binding cycle fails, it forgets the pod and retries it, and
+   * the next Filter decides again. Any other refusal touches nothing.
+   * @returns null when allowed, else why not.
    */
-  authorizeBind(uid: string, nodeName: string, nowMs: number): string | null {
+  authorizeBind(uid: string, nodeName: string, nowMs: number): BindRefusal | null {
     if (!this.offers) return null;
     const offer = this.offers.get(uid, nowMs);
-    if (!offer) return `no filter or prioritize for pod UID ${uid} was answered by this extender within the reservation TTL: only a pod kube-scheduler has just scheduled is bound`;
+    if (!offer) return { doesNotFit: false, reason: `no filter or prioritize for pod UID ${uid} was answered by this extender within the reservation TTL: only a pod kube-scheduler has just scheduled is bound` };
     const info = this.cache.nodeInfo(nodeName);
-    if (!info || !offerIncludes(offer.offered, info.id)) return `node ${nodeName} was not among the candidates kube-scheduler offered for pod UID ${uid}`;
+    if (!info || !offerIncludes(offer.offered, info.id)) return { doesNotFit: false, reason: `node ${nodeName} was not among the candidates kube-scheduler offered for pod UID ${uid}` };
     if (!offer.own || this.cache.pod(uid)?.nodeName === nodeName) return null;
     const own = this.cache.reservation(uid);
-    if (own?.nodeName === nodeName) return null;
+    // Chosen from the request's own Node object (nodeCacheCapable: false) before the watch showed the node: nothing newer to check against.
+    if (!info.hasNode && own?.nodeName === nodeName) return null;
     const evaluation = evaluateCandidate(nodeName, info, undefined, offer.request!, own, this.cache.dims);
-    return evaluation.failures.length === 0 ? null : `node ${nodeName} does not fit pod UID ${uid} now: ${evaluation.failures.map(formatFailure).join('; ')}`;
+    if (evaluation.failures.length === 0) return null;
+    this.schedulerCache.forget(uid);
+    return { doesNotFit: true, reason: `node ${nodeName} does not fit pod UID ${uid} now: ${evaluation.failures.map(formatFailure).join('; ')}` };
   }
 
   /**

@@ -42,8 +42,10 @@
  *   it: a pod rejected earlier sat in kube-scheduler's unschedulable pool when the event reached it,
  *   so kube-scheduler retried it already.
  *
- * Bounded: at most `maxPods` pods, the oldest rejection dropped first, each with a bitset of its
- * candidate nodes (NodeInfo ids, one bit per node the cache knew). A pod is forgotten when a later
+ * Bounded: at most `maxPods` pods, the oldest rejection dropped first (told to `dropped`: such a pod is
+ * nudged by no freed capacity until a Filter rejects it again, though any requeue write still retries
+ * it with every other pod an extender rejected), each with a bitset of its candidate nodes (NodeInfo
+ * ids, one bit per node the cache knew). A pod is forgotten when a later
  * Filter or Prioritize places it, and, when nudges are taken, once the cache sees it bound or deleted.
  * O(1) per freed capacity; takeNudges is O(remembered pods × nodes freed since the last call).
  */
@@ -76,6 +78,8 @@ export function seenByScheduler(freed: CapacityFreed): boolean {
 export interface RejectedPodsOptions {
   /** How many rejected pods are remembered (> 0); the oldest rejection is dropped first. */
   readonly maxPods: number;
+  /** Told of each pod dropped to stay within maxPods (never nudged unless rejected again). */
+  readonly dropped?: () => void;
   /** How long before the extender applied a change kube-scheduler saw a rejection may be and still be nudged (ms). */
   readonly raceWindowMs: number;
 }
@@ -149,7 +153,10 @@ export class RejectedPods {
     }
     if (!candidates) return false;
     this.byUid.set(pod.uid, { uid: pod.uid, key: pod.key, request: [...pod.request], candidates, rejectedAtMs: nowMs, nudged: false });
-    if (this.byUid.size > this.options.maxPods) this.byUid.delete(this.byUid.keys().next().value!);
+    if (this.byUid.size > this.options.maxPods) {
+      this.byUid.delete(this.byUid.keys().next().value!);
+      this.options.dropped?.();
+    }
     return true;
   }
 

@@ -124,6 +124,7 @@ export class SchedulerCache implements SchedulerCacheView {
   /** Deleted pod UIDs, oldest first (bounded). */
   private readonly deleted = new Set<string>();
   private nodeCount = 0;
+  private podsVersion = '';
   private nextId = 0;
   private readonly ttlMs: number;
   private readonly unconfirmedTtlMs: number;
@@ -160,6 +161,17 @@ export class SchedulerCache implements SchedulerCacheView {
   }
 
   // ------------------------------------------------------------------------------------ queries (SchedulerCacheView)
+
+  /**
+   * The resourceVersion of the last pod listing or pod watch event applied (cluster mode; '' before the
+   * first): the model holds every pod change the API server made up to it and none after it, so a pod
+   * bound at a resourceVersion at or below it was counted by a decision made now. Opaque to the cache;
+   * the decisions' debug lines carry it (an over-committed node can be traced to what the extender had
+   * seen when it placed a pod there).
+   */
+  get podsResourceVersion(): string {
+    return this.podsVersion;
+  }
 
   /** Counts of Node objects, pod records and reservations held. */
   get size(): CacheSize {
@@ -279,6 +291,11 @@ export class SchedulerCache implements SchedulerCacheView {
       this.ledger.put({ ...reservation, podSeen: true, expiresAtMs });
     }
     return null;
+  }
+
+  /** The pod changes applied so far are those up to `resourceVersion` (a listing's, or the last watch event's). */
+  podsAppliedAt(resourceVersion: string): void {
+    this.podsVersion = resourceVersion;
   }
 
   /** Removes a pod (kube-scheduler's RemovePod) and releases its reservation as `deleted`. Remembers the UID. */

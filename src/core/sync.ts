@@ -67,6 +67,8 @@ export interface CacheUpdates {
   deleteNode(name: string): void;
   upsertPod(record: PodRecord): void;
   deletePod(uid: string): void;
+  /** The pod changes given so far are those up to this resourceVersion (after a listing or a watch event). */
+  podsAppliedAt(resourceVersion: string): void;
 }
 
 /** The CacheUpdates that apply each change to `cache` at once. */
@@ -78,6 +80,7 @@ export function cacheUpdates(cache: SchedulerCache): CacheUpdates {
     deleteNode: (name) => cache.deleteNode(name),
     upsertPod: (record) => void cache.upsertPod(record),
     deletePod: (uid) => void cache.deletePod(uid),
+    podsAppliedAt: (resourceVersion) => cache.podsAppliedAt(resourceVersion),
   };
 }
 

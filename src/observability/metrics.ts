@@ -17,7 +17,7 @@ export type PlacementResult = 'placed' | 'no_fit' | 'passthrough' | 'error';
 /** Every ReleaseReason (a record, so that a new reason fails to compile until it is listed). */
 const RELEASE_REASONS: Record<ReleaseReason, null> = { bound: null, moved: null, deleted: null, unschedulable: null, expired: null, unreserved: null };
 /** The result label values of sandbox_extender_binds_total (src/server/handlers.ts: bindVerb). */
-const BIND_RESULTS = ['bound', 'already_bound', 'refused', 'error'] as const;
+const BIND_RESULTS = ['bound', 'already_bound', 'refused', 'does_not_fit', 'error'] as const;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -43,6 +43,11 @@ export class Metrics {
   readonly startingLimitHeld: Counter;
   readonly eventLoopDelay: Histogram;
   readonly podsNudged: Counter<'result'>;
+  readonly requeueWrites: Counter<'result'>;
+  readonly rejectedPods: Gauge;
+  readonly rejectedPodsDropped: Counter;
+  /** Read at scrape time by sandbox_extender_rejected_pods: pods remembered for a requeue (0 where nothing is remembered). */
+  rejectedPodsRemembered: () => number = () => 0;
 
   /**
    * @param pendingReservations read at scrape time.
@@ -123,7 +128,7 @@ export class Metrics {
         for (const h of watchHealth()) this.set({ resource: h.resource }, h.brokenMs / 1000);
       },
     });
-    this.binds = new Counter({ name: 'sandbox_extender_binds_total', help: 'Bind verb calls by result (bound, already_bound, error).', labelNames: ['result'], registers });
+    this.binds = new Counter({ name: 'sandbox_extender_binds_total', help: 'Bind verb calls by result (bound, already_bound, refused: not what kube-scheduler was offered, does_not_fit: the node filled since the decision, error).', labelNames: ['result'], registers });
     for (const result of BIND_RESULTS) this.binds.inc({ result }, 0);
     this.events = new Counter({ name: 'sandbox_extender_events_total', help: 'Pod events by outcome (recorded, deduplicated, dropped, failed).', labelNames: ['outcome'], registers });
     const nodePressures = options.nodePressures;
@@ -155,6 +160,28 @@ export class Metrics {
       name: 'sandbox_extender_pods_nudged_total',
       help: 'Pods rejected for capacity that the extender asked kube-scheduler to retry after capacity freed, by result (requeued, failed).',
       labelNames: ['result'],
+      registers,
+    });
+    for (const result of ['requeued', 'failed']) this.podsNudged.inc({ result }, 0);
+    this.requeueWrites = new Counter({
+      name: 'sandbox_extender_requeue_writes_total',
+      help: 'Writes of the requeue object (each retries every pod an extender rejected), by result (requeued, failed); at most requeue.perSecond per second.',
+      labelNames: ['result'],
+      registers,
+    });
+    for (const result of ['requeued', 'failed']) this.requeueWrites.inc({ result }, 0);
+    const remembered = () => this.rejectedPodsRemembered();
+    this.rejectedPods = new Gauge({
+      name: 'sandbox_extender_rejected_pods',
+      help: 'Pods this extender rejected for capacity that it remembers, to requeue them when capacity frees (at most requeue.maxPods).',
+      registers,
+      collect() {
+        this.set(remembered());
+      },
+    });
+    this.rejectedPodsDropped = new Counter({
+      name: 'sandbox_extender_rejected_pods_dropped_total',
+      help: 'Rejected pods forgotten to stay within requeue.maxPods, the oldest rejection first: freed capacity nudges none of them until a Filter rejects it again.',
       registers,
     });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sandbox_extender_' });

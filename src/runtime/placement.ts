@@ -21,6 +21,8 @@ export interface PlacementOptions {
   readonly bindVerb?: boolean;
   /** Who the cache tells of releases and freed capacity (fixed here, when the cache is made). */
   readonly listeners?: CacheListeners;
+  /** Told of each rejected pod forgotten to stay within requeue.maxPods (cluster mode). */
+  readonly rejectedPodDropped?: () => void;
 }
 
 /** The cache's two doors: the decision side with the read-only view (`service.cache`), and the informer side. */
@@ -45,7 +47,10 @@ export function buildPlacement(config: Config, options: PlacementOptions = {}): 
     recordOffers: options.bindVerb ?? false,
     offerTtlMs: ttlMs,
     // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (runtime/sources.ts).
-    rejectedPods: options.clusterMode && config.requeue.enabled ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000 } : undefined,
+    rejectedPods:
+      options.clusterMode && config.requeue.enabled
+        ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000, ...(options.rejectedPodDropped ? { dropped: options.rejectedPodDropped } : {}) }
+        : undefined,
     locality: locality.enabled ? { pressureBand: locality.pressureBand, templateLabel: locality.templateLabel, maxImagesPerNode: locality.maxImagesPerNode } : undefined,
   });
   return { service, updates: cacheUpdates(cache) };

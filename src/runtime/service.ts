@@ -35,7 +35,9 @@ export function buildService(config: Config, options: ServiceOptions = {}): Buil
     clusterMode: options.clusterMode,
     bindVerb: options.bindVerb,
     listeners: { released: (release) => metrics.released(release.reason), capacityFreed: options.capacityFreed },
+    rejectedPodDropped: () => metrics.rejectedPodsDropped.inc(),
   });
+  metrics.rejectedPodsRemembered = () => placement.service.rejectedPods?.size ?? 0;
   return { ...placement, metrics };
 }
 

@@ -189,7 +189,10 @@ function requeueOnFreedCapacity(
       take: () => rejected.takeNudges(),
       failed: (targets) => rejected.nudgeFailed(targets),
       now: () => Date.now(),
-      onNudged: (result, pods) => metrics.podsNudged.inc({ result }, pods),
+      onNudged: (result, pods) => {
+        metrics.podsNudged.inc({ result }, pods);
+        metrics.requeueWrites.inc({ result });
+      },
     },
     logger,
   );

@@ -153,7 +153,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
       notifyPlacement(deps, request, decision);
     } else deps.onDecision?.({ pod: podRef(request.args.Pod, request.pod), result: 'no_fit', node: null, message: explainNoFit(scan.count, decision.failed) });
   }
-  deps.logger.debug({ pod: request.pod.key, candidates: scan.count, feasible: scan.feasible, reserved: decision.reserved }, 'filter');
+  deps.logger.debug({ pod: request.pod.key, candidates: scan.count, feasible: scan.feasible, reserved: decision.reserved, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'filter');
   return { status: 200, body: text };
 }
 
@@ -180,7 +180,7 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
     countLocality(deps, decision);
     notifyPlacement(deps, request, decision);
   }
-  deps.logger.debug({ pod: request.pod.key, node: decision.reserved, feasible: decision.scan.feasible }, 'prioritize');
+  deps.logger.debug({ pod: request.pod.key, node: decision.reserved, feasible: decision.scan.feasible, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'prioritize');
   return { status: 200, body: text };
 }
 
@@ -210,12 +210,15 @@ function unencodable(err: unknown): VerbReply {
 
 /**
  * POST /bind: ExtenderBindingArgs → ExtenderBindingResult (`{"Error": ""}` on success). Binds only
- * what kube-scheduler just decided (PlacementService.authorizeBind), through the API; on success
- * the pod's reservation moves to the bound node and waits for the watch (SchedulerCache.finishBinding).
- * A refused or failed bind changes nothing.
+ * what kube-scheduler just decided, and only while the node still fits the pod against the model as
+ * it is now (PlacementService.authorizeBind: another scheduler's pod bound there since the decision
+ * counts), through the API; on success the pod's reservation moves to the bound node and waits for the
+ * watch (SchedulerCache.finishBinding). A refusal because the node no longer fits releases the pod's
+ * reservation (kube-scheduler retries the pod); any other refused or failed bind changes nothing.
+ * The debug line of each bind names the pods' resourceVersion the check saw (SchedulerCache.podsResourceVersion).
  */
 export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply> {
-  const refuse = (error: string, result: 'error' | 'refused' = 'error'): VerbReply => {
+  const refuse = (error: string, result: 'error' | 'refused' | 'does_not_fit' = 'error'): VerbReply => {
     deps.metrics.binds.inc({ result });
     return { status: 200, body: encodeError(`sandbox-extender: ${error}`) };
   };
@@ -229,10 +232,13 @@ export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply
   const blocked = deps.notReady?.();
   if (blocked) return refuse(`not ready: ${blocked}`);
   const pod = `${args.PodNamespace}/${args.PodName}`;
+  const podsResourceVersion = deps.service.cache.podsResourceVersion;
   const denied = deps.service.authorizeBind(args.PodUID, args.Node, deps.now());
   if (denied) {
-    deps.logger.warn({ pod, node: args.Node, reason: denied }, 'bind refused');
-    return refuse(`bind of ${pod} to ${args.Node} refused: ${denied}`, 'refused');
+    // A node that filled since the decision is ordinary contention (another scheduler shares the nodes); the rest is not.
+    if (denied.doesNotFit) deps.logger.info({ pod, node: args.Node, reason: denied.reason, podsResourceVersion }, 'bind refused: the node no longer fits');
+    else deps.logger.warn({ pod, node: args.Node, reason: denied.reason }, 'bind refused');
+    return refuse(`bind of ${pod} to ${args.Node} refused: ${denied.reason}`, denied.doesNotFit ? 'does_not_fit' : 'refused');
   }
   const outcome = await deps.bind({ podName: args.PodName, podNamespace: args.PodNamespace, podUid: args.PodUID, node: args.Node });
   if (!outcome.ok) {
@@ -241,6 +247,6 @@ export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply
   }
   deps.metrics.binds.inc({ result: outcome.alreadyBound ? 'already_bound' : 'bound' });
   deps.service.finishBinding(args.PodUID, args.Node, deps.now());
-  deps.logger.debug({ pod, node: args.Node, alreadyBound: outcome.alreadyBound }, 'bind');
+  deps.logger.debug({ pod, node: args.Node, alreadyBound: outcome.alreadyBound, podsResourceVersion }, 'bind');
   return { status: 200, body: encodeError('') };
 }

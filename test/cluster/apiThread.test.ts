@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { agedHealth, applyUpdates, type Update } from '../../src/cluster/apiThread.js';
+import { agedHealth, applyUpdates, onlyLastPodsVersion, type Update } from '../../src/cluster/apiThread.js';
 import { TurnBatch } from '../../src/cluster/turnBatch.js';
 import type { WatchHealth } from '../../src/cluster/reflector.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
@@ -17,7 +17,7 @@ describe('the main thread side of the API worker', () => {
       ['replacePods', { pods: [pod('a', 'n1'), pod('b', null)], keptPods: new Set() }],
       ['upsertPod', pod('b', 'n1')],
       ['deletePod', 'a'],
-      ['upsertNode', { name: 'n2', allocatable: [1000, 8] }],
+      ['deleteNode', { name: 'n2', allocatable: [1000, 8] }],
       ['deleteNode', 'n2'],
     ];
     applyUpdates(cacheUpdates(cache), structuredClone(batch)); // as the message arrives: a structured clone
@@ -73,5 +73,26 @@ describe('the main thread side of the API worker', () => {
       [7_500, 5_500],
     ]);
     expect(agedHealth(health, 10_000, 9_000)[0]!.lastDeliveryAgeMs).toBe(1_000); // a clock step back adds nothing
+  });
+});
+
+describe('onlyLastPodsVersion (one pods resourceVersion per batch of watch updates)', () => {
+  const deleteNode = ['deleteNode', 'node-a'] as const satisfies Update;
+  const deletePod = ['deletePod', 'uid-1'] as const satisfies Update;
+
+  it('keeps the last podsAppliedAt only, after every change of the batch', () => {
+    const batch: Update[] = [deletePod, ['podsAppliedAt', '10'], deleteNode, ['podsAppliedAt', '11'], ['deletePod', 'uid-2']];
+    expect(onlyLastPodsVersion(batch)).toEqual([deletePod, deleteNode, ['deletePod', 'uid-2'], ['podsAppliedAt', '11']]);
+  });
+
+  it('returns a batch with none, or with one already last, unchanged (the same array)', () => {
+    const none: Update[] = [deletePod, deleteNode];
+    const oneLast: Update[] = [deletePod, ['podsAppliedAt', '7']];
+    expect(onlyLastPodsVersion(none)).toBe(none);
+    expect(onlyLastPodsVersion(oneLast)).toBe(oneLast);
+  });
+
+  it('moves a single podsAppliedAt that is not last to the end', () => {
+    expect(onlyLastPodsVersion([['podsAppliedAt', '3'], deletePod])).toEqual([deletePod, ['podsAppliedAt', '3']]);
   });
 });

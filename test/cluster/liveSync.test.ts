@@ -64,6 +64,23 @@ describe('LiveSync', () => {
     await t.live.stop();
   });
 
+  it('the cache knows the pods\' resourceVersion it reflects: the list\'s, then each event\'s (also one it could not read)', async () => {
+    const t = setup();
+    expect(t.cache.podsResourceVersion).toBe('');
+    t.pods.queueLists({ items: [makePod('p').req({ cpu: '2' }).obj()], resourceVersion: '3' });
+    t.live.start();
+    await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
+    expect(t.cache.podsResourceVersion).toBe('3');
+    t.pods.watches[0]!.send('MODIFIED', { ...makePod('p').req({ cpu: '2' }).node('n1').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '8' } });
+    expect(t.cache.podsResourceVersion).toBe('8');
+    t.pods.watches[0]!.send('ADDED', { ...makePod('bad').req({ cpu: 'lots' }).obj(), metadata: { name: 'bad', namespace: 'sandboxes', uid: 'uid-bad', resourceVersion: '9' } });
+    expect(t.cache.podsResourceVersion).toBe('9');
+    t.pods.watches[0]!.send('DELETED', { ...makePod('p').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '12' } });
+    expect(t.cache.podsResourceVersion).toBe('12');
+    expect(t.cache.pod('uid-p')).toBeUndefined();
+    await t.live.stop();
+  });
+
   it('a 410 in the stream relists: pods that vanished meanwhile are deleted and their reservations released', async () => {
     const t = setup();
     t.pods.queueLists(

@@ -161,7 +161,7 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
     service.filter(pod, { names: ['n64', 'n192'] }, 0); // chooses n192
     expect(service.authorizeBind(pod.uid, 'n192', 1)).toBeNull();
     expect(service.authorizeBind(pod.uid, 'n64', 1)).toBeNull(); // offered and fits
-    expect(service.authorizeBind(pod.uid, 'n16', 1)).toMatch(/^node n16 was not among the candidates kube-scheduler offered for pod UID uid-p$/);
+    expect(service.authorizeBind(pod.uid, 'n16', 1)).toEqual({ doesNotFit: false, reason: 'node n16 was not among the candidates kube-scheduler offered for pod UID uid-p' });
   });
 
   it('refuses an offered node that does not fit the pod now', () => {
@@ -170,22 +170,64 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
     service.prioritize(pod, NAMES, 0); // chooses n192
     cache.upsertPod(toPodRecord(makePod('busy').req({ cpu: '12' }).node('n16').obj(), DIMS, OPTIONS));
     // n16: 12000m + 10000m = 22000m > 16000m
-    expect(service.authorizeBind(pod.uid, 'n16', 1)).toMatch(/^node n16 does not fit pod UID uid-p now: Insufficient cpu: requested 10000m \+ in use 12000m/);
+    expect(service.authorizeBind(pod.uid, 'n16', 1)).toMatchObject({ doesNotFit: true, reason: expect.stringMatching(/^node n16 does not fit pod UID uid-p now: Insufficient cpu: requested 10000m \+ in use 12000m/) });
+  });
+
+  it('re-checks the node it chose against the model as it is now: another scheduler\'s pod bound there since the decision counts', () => {
+    const { cache, service } = cluster('least_loaded', { chooseInFilter: true, recordOffers: true });
+    const pod = sandbox('p', '10', '4Gi');
+    expect(chosenName(service.filter(pod, { names: ['n16'] }, 0))).toBe('n16');
+    expect(service.authorizeBind(pod.uid, 'n16', 1)).toBeNull(); // nothing changed: 10 of 16 CPUs with its own reservation left out
+    // default-scheduler's pod of 8 CPUs, bound to n16 after the decision: 8000m + 10000m > 16000m
+    cache.upsertPod(toPodRecord(makePod('foreign').req({ cpu: '8' }).node('n16').obj(), DIMS, OPTIONS));
+    const refusal = service.authorizeBind(pod.uid, 'n16', 2);
+    expect(refusal).toEqual({ doesNotFit: true, reason: 'node n16 does not fit pod UID uid-p now: Insufficient cpu: requested 10000m + in use 8000m (allocated 8000m, paused 0m, reserved 0m) > allocatable 16000m' });
+    // Refused as kube-scheduler's Unreserve would be: the reservation goes, and the next Filter decides again.
+    expect(cache.reservation(pod.uid)).toBeUndefined();
+    expect(cache.nodeInfo('n16')).toMatchObject({ reserved: [0, 0], reservedCount: 0 });
+  });
+
+  it('the extender\'s own later decisions on the same node do not make an earlier one refuse (they were made seeing it)', () => {
+    const { service } = cluster('least_loaded', { chooseInFilter: true, recordOffers: true });
+    const first = sandbox('a', '8', '4Gi');
+    const second = sandbox('b', '8', '4Gi');
+    service.filter(first, { names: ['n16'] }, 0);
+    service.filter(second, { names: ['n16'] }, 1); // 8 + 8 = 16 of 16: fits beside the first's reservation
+    expect(service.authorizeBind(first.uid, 'n16', 2)).toBeNull();
+    expect(service.authorizeBind(second.uid, 'n16', 2)).toBeNull();
+  });
+
+  it('a retried bind of a pod already bound to the node is allowed however full the node is now', () => {
+    const { cache, service } = cluster('least_loaded', { chooseInFilter: true, recordOffers: true });
+    const pod = makePod('p').req({ cpu: '10', memory: '4Gi' });
+    service.filter(toPodRecord(pod.obj(), DIMS, OPTIONS), { names: ['n16'] }, 0);
+    cache.upsertPod(toPodRecord(pod.node('n16').obj(), DIMS, OPTIONS));
+    cache.upsertPod(toPodRecord(makePod('foreign').req({ cpu: '8' }).node('n16').obj(), DIMS, OPTIONS));
+    expect(service.authorizeBind('uid-p', 'n16', 1)).toBeNull();
+  });
+
+  it('a node chosen from the request\'s Node object while the cache has no Node object for it is bound: nothing newer to check against', () => {
+    const { cache, service } = cluster('least_loaded', { chooseInFilter: true, recordOffers: true });
+    cache.upsertPod(toPodRecord(makePod('seen').req({ cpu: '1' }).node('n-new').obj(), DIMS, OPTIONS)); // the cache knows the name, not the Node
+    const pod = sandbox('p');
+    const decision = service.filter(pod, { names: ['n-new'], allocatable: [[8000, 32 * GiB]] }, 0);
+    expect(decision.reserved).toBe('n-new');
+    expect(service.authorizeBind(pod.uid, 'n-new', 1)).toBeNull();
   });
 
   it('refuses a pod it answered no request for, or too long ago', () => {
     const { service } = cluster('least_loaded', { recordOffers: true });
-    expect(service.authorizeBind('uid-unknown', 'n16', 0)).toMatch(/^no filter or prioritize for pod UID uid-unknown was answered/);
+    expect(service.authorizeBind('uid-unknown', 'n16', 0)?.reason).toMatch(/^no filter or prioritize for pod UID uid-unknown was answered/);
     service.prioritize(sandbox('p'), NAMES, 0);
     expect(service.authorizeBind('uid-p', 'n192', TTL_MS - 1)).toBeNull();
-    expect(service.authorizeBind('uid-p', 'n192', TTL_MS)).toMatch(/^no filter or prioritize/);
+    expect(service.authorizeBind('uid-p', 'n192', TTL_MS)?.reason).toMatch(/^no filter or prioritize/);
   });
 
   it('for a pod of another scheduler, allows exactly the nodes of its pass-through', () => {
     const { service } = cluster('least_loaded', { recordOffers: true });
     service.passThrough('uid-foreign', ['n16', 'n64'], 0);
     expect(service.authorizeBind('uid-foreign', 'n16', 1)).toBeNull();
-    expect(service.authorizeBind('uid-foreign', 'n192', 1)).toMatch(/not among the candidates/);
+    expect(service.authorizeBind('uid-foreign', 'n192', 1)?.reason).toMatch(/not among the candidates/);
   });
 
   it('allows everything when offers are not recorded (no bind verb)', () => {

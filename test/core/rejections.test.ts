@@ -24,7 +24,7 @@ function freedRelay() {
  * Two nodes of 8 CPU / 32 GiB, each full with four paused Succeeded pods of 2 CPU (counted by the
  * extender only), and a service that remembers rejections. Every freed capacity is noted at `clock.now`.
  */
-function fullCluster(maxPods = 100) {
+function fullCluster(maxPods = 100, dropped?: () => void) {
   const relay = freedRelay();
   const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 }, { capacityFreed: relay.listener });
   for (const n of ['n1', 'n2']) cache.upsertNode(toNodeRecord(makeNode(n, { cpu: '8', memory: '32Gi' }), DIMS));
@@ -34,7 +34,7 @@ function fullCluster(maxPods = 100) {
     chooseInFilter: true,
     recordOffers: false,
     offerTtlMs: 600_000,
-    rejectedPods: { maxPods, raceWindowMs: RACE_WINDOW_MS },
+    rejectedPods: { maxPods, raceWindowMs: RACE_WINDOW_MS, ...(dropped ? { dropped } : {}) },
   });
   const rejected = service.rejectedPods!;
   const clock = { now: 0 };
@@ -258,13 +258,17 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     expect(rejected.size).toBe(1);
   });
 
-  it('remembers at most maxPods, the oldest rejection dropped first; a repeated rejection moves to the end', () => {
-    const { cache, service, rejected } = fullCluster(2);
+  it('remembers at most maxPods, the oldest rejection dropped first (and told); a repeated rejection moves to the end', () => {
+    let dropped = 0;
+    const { cache, service, rejected } = fullCluster(2, () => dropped++);
     service.filter(sandbox('a'), NODES, 0);
     service.filter(sandbox('b'), NODES, 1);
     service.filter(sandbox('a'), NODES, 2);
+    expect(dropped).toBe(0); // a again: the same pod, moved to the end
     service.filter(sandbox('c'), NODES, 3);
     expect([rejected.has('uid-a'), rejected.has('uid-b'), rejected.has('uid-c')]).toEqual([true, false, true]);
+    expect(dropped).toBe(1);
+    expect(rejected.size).toBe(2);
     cache.deletePod('uid-n1-p0');
     expect(uids(rejected.takeNudges())).toEqual(['uid-a', 'uid-c']);
   });

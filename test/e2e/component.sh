@@ -32,12 +32,25 @@
 #       rewrites the sandbox scheduler's config with or without `bindVerb: bind` (on: the extender binds; off:
 #       kube-scheduler binds and the extender learns the placement from its watch), restarts
 #       kube-scheduler-sandbox, and records EXTENDER_BIND in cluster.env. Nothing happens when it is already so.
+#   test/e2e/component.sh standby up
+#       a second sandbox-scheduler + extender pair beside the first, as the Helm chart's HA mode runs them
+#       (replicas: 2, one lease): sandbox-extender-standby (the extender's command on another port) and
+#       kube-scheduler-sandbox-standby (the sandbox scheduler's command and configuration, calling that extender,
+#       competing for the same lease). Waits until the extender is ready (its watches synced) and the scheduler
+#       healthy; the standby scheduler leads only once the first one's lease is released or expires. Records
+#       STANDBY_EXTENDER_URL and STANDBY_SCHEDULER_URL in cluster.env. (It takes the sandbox scheduler's
+#       configuration as it is now: `bind on|off` later changes only the first one's.)
+#   test/e2e/component.sh standby down
+#       stops the standby pair (SIGTERM: a kube-scheduler that leads gives its lease up) and forgets its URLs.
+#   test/e2e/component.sh kill NAME...
+#       SIGKILL to every named component at once, as a crashed pod: no clean exit, so a scheduler that led keeps
+#       its lease until it expires (leaseDuration). Prints nothing on stdout.
 #
 # Prints the new pid on stdout; progress goes to stderr. Exit 1 with the end of the component's log on failure.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start sandbox-extender|kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver | bind on|off"; }
+usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start sandbox-extender|kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver | bind on|off | standby up|down | kill NAME..."; }
 
 ENV_FILE=$E2E_STATE/cluster.env
 [ -f "$ENV_FILE" ] || e2e_die "$ENV_FILE not found: is the e2e cluster up? (npm run cluster:up)"
@@ -177,7 +190,91 @@ set_bind() {
   e2e_log "bind $([ "$want" = 1 ] && echo on: the extender binds || echo off: kube-scheduler binds)"
 }
 
+# The standby pair (standby up): the extender's recorded command on another port, the sandbox scheduler's on
+# another secure port with a copy of its configuration that calls the standby extender.
+standby_up() {
+  [ "$EXTENDER_MODE" = cluster ] || e2e_die "the standby pair needs the extender in cluster mode (EXTENDER_MODE=$EXTENDER_MODE)"
+  [ -z "$(e2e_pid sandbox-extender-standby)$(e2e_pid kube-scheduler-sandbox-standby)" ] || e2e_die "the standby pair is already running"
+  local p_ext p_sched
+  read -r p_ext p_sched <<<"$(e2e_free_ports 2)"
+  [ -n "$p_sched" ] || e2e_die "could not pick free ports on 127.0.0.1"
+  local ext_url=http://127.0.0.1:$p_ext sched_url=https://127.0.0.1:$p_sched cmd=() i=0 a
+  e2e_load_cmd sandbox-extender
+  while [ "$i" -lt "${#E2E_CMD[@]}" ]; do
+    if [ "${E2E_CMD[$i]}" = --port ]; then cmd+=(--port "$p_ext"); i=$((i + 2)); continue; fi
+    cmd+=("${E2E_CMD[$i]}"); i=$((i + 1))
+  done
+  e2e_save_cmd sandbox-extender-standby "${cmd[@]}"
+  e2e_start sandbox-extender-standby "${cmd[@]}"
+  local config=$E2E_STATE/kube-scheduler-sandbox-standby.yaml
+  sed "s#urlPrefix: \"$EXTENDER_URL\"#urlPrefix: \"$ext_url\"#" "$SANDBOX_SCHEDULER_CONFIG" >"$config"
+  grep -q "urlPrefix: \"$ext_url\"" "$config" || e2e_die "could not point a copy of $SANDBOX_SCHEDULER_CONFIG at the standby extender"
+  e2e_load_cmd kube-scheduler-sandbox
+  cmd=()
+  for a in "${E2E_CMD[@]}"; do
+    case "$a" in
+      --config=*) cmd+=("--config=$config");;
+      --secure-port=*) cmd+=("--secure-port=$p_sched");;
+      *) cmd+=("$a");;
+    esac
+  done
+  e2e_save_cmd kube-scheduler-sandbox-standby "${cmd[@]}"
+  e2e_start kube-scheduler-sandbox-standby "${cmd[@]}"
+  e2e_wait_for sandbox-extender-standby "ready (standby)" curl -fsS "$ext_url/readyz"
+  e2e_wait_for kube-scheduler-sandbox-standby "healthy (standby)" curl -kfsS "$sched_url/healthz"
+  local forbidden
+  if forbidden=$(e2e_forbidden "$E2E_LOGS/sandbox-extender-standby.log"); then
+    echo "$forbidden" >&2
+    e2e_die "the API server refused the standby extender a request (above)"
+  fi
+  sed -i '/^STANDBY_\(EXTENDER\|SCHEDULER\)_URL=/d' "$ENV_FILE"
+  printf 'STANDBY_EXTENDER_URL=%s\nSTANDBY_SCHEDULER_URL=%s\n' "$ext_url" "$sched_url" >>"$ENV_FILE"
+  e2e_log "standby pair up: extender $ext_url, kube-scheduler $sched_url (lease kube-system/$SANDBOX_SCHEDULER_NAME held by $(lease_holder "$SANDBOX_SCHEDULER_NAME"))"
+}
+
+standby_down() {
+  local holder led=0
+  holder=$(lease_holder "$SANDBOX_SCHEDULER_NAME")
+  # Whether the standby scheduler led (its log since its start says it acquired the lease).
+  [ -f "$E2E_LOGS/kube-scheduler-sandbox-standby.log" ] \
+    && sed -n '/^--- e2e .*: starting /h; /^--- e2e .*: starting /!H; ${x;p}' "$E2E_LOGS/kube-scheduler-sandbox-standby.log" | grep -q 'successfully acquired lease' && led=1
+  e2e_stop kube-scheduler-sandbox-standby || e2e_die "could not stop kube-scheduler-sandbox-standby"
+  # As stop_scheduler does: a leader that did not give its lease up on its way out leaves it naming a stopped process.
+  if [ "$led" = 1 ] && [ -n "$holder" ] && [ "$(lease_holder "$SANDBOX_SCHEDULER_NAME")" = "$holder" ]; then
+    e2e_log "lease kube-system/$SANDBOX_SCHEDULER_NAME still names the stopped standby scheduler: deleting it"
+    "${KUBECTL_ADMIN[@]}" -n kube-system delete lease "$SANDBOX_SCHEDULER_NAME" --ignore-not-found >/dev/null
+  fi
+  e2e_stop sandbox-extender-standby || e2e_die "could not stop sandbox-extender-standby"
+  rm -f "$E2E_CMDS/kube-scheduler-sandbox-standby" "$E2E_CMDS/sandbox-extender-standby"
+  sed -i '/^STANDBY_\(EXTENDER\|SCHEDULER\)_URL=/d' "$ENV_FILE"
+}
+
+# kill_components NAME...: SIGKILL to each (only the process that was started: pid + start time), then waits
+# until all are gone and removes their pid files.
+kill_components() {
+  local name pid _
+  [ $# -gt 0 ] || usage
+  for name in "$@"; do e2e_pidfile_alive "$E2E_PIDS/$name" || e2e_die "$name is not running"; done
+  for name in "$@"; do
+    read -r pid _ <"$E2E_PIDS/$name"
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  for name in "$@"; do
+    for _ in $(seq 1 100); do e2e_pidfile_alive "$E2E_PIDS/$name" || break; sleep 0.05; done
+    e2e_pidfile_alive "$E2E_PIDS/$name" && e2e_die "$name is still running after SIGKILL"
+    rm -f "$E2E_PIDS/$name"
+    printf -- '--- e2e %s: killed (SIGKILL)\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" >>"$E2E_LOGS/$name.log"
+    e2e_log "killed $name (SIGKILL)"
+  done
+}
+
 case "${1:-}" in
+  standby)
+    [ $# -eq 2 ] || usage
+    case "$2" in up) standby_up;; down) standby_down;; *) usage;; esac;;
+  kill)
+    shift
+    kill_components "$@";;
   restart)
     case "${2:-}" in
       sandbox-extender)

@@ -2,7 +2,7 @@
  * Small helpers for the e2e tests: run the cluster scripts and kubectl (child_process, no client library),
  * read the extender's Prometheus counters, and wait for conditions.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { forbiddenLinesIn } from './forbidden.mjs';
@@ -143,12 +143,13 @@ export async function tearDownCluster(): Promise<void> {
 }
 
 /**
- * test/e2e/component.sh ARGS (restart a component, bind on|off); returns the pid it prints.
- * Its progress lines go to stderr prefixed with "component.sh".
+ * test/e2e/component.sh ARGS (restart a component, bind on|off, ...); returns the pid it prints (0 for the
+ * commands that print none: stop, kill, standby). Its progress lines go to stderr prefixed with "component.sh".
  */
 export async function component(args: readonly string[]): Promise<number> {
   const { stdout, stderr } = await run('bash', [join(E2E_DIR, 'component.sh'), ...args], { timeoutMs: 180_000 });
   process.stderr.write(stderr.split('\n').filter((l) => l.trim()).map((l) => `component.sh ${args.join(' ')}: ${l}\n`).join(''));
+  if (['stop', 'kill', 'standby'].includes(args[0] ?? '')) return 0;
   const pid = Number(stdout.trim());
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`component.sh ${args.join(' ')} printed no pid: ${JSON.stringify(stdout)}`);
   return pid;
@@ -338,4 +339,69 @@ export async function waitExtenderSettled(env: ClusterEnv, timeoutMs = 60_000): 
  */
 export function forbiddenLines(): string[] {
   return forbiddenLinesIn(join(STATE_DIR, 'logs', 'sandbox-extender.log'), join(STATE_DIR, 'logs', 'kube-apiserver.log'));
+}
+
+// ------------------------------------------------------------------------------------------ a pod watch
+
+/** One change of a pod as the watch delivered it, with the time it arrived (client side, ms). */
+export interface TimedPodChange {
+  readonly atMs: number;
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  /** The fields the over-commit replay reads (bench/overcommit.ts): names, resourceVersion, scheduler, node, phase, requests. */
+  readonly pod: {
+    metadata: { namespace: string; name: string; resourceVersion: string };
+    spec: { schedulerName: string; nodeName?: string; containers: { name: string; resources: { requests: Record<string, string> } }[] };
+    status: { phase: string };
+  };
+}
+
+/**
+ * Watches the pods of every namespace (`kubectl get pods -A -w --output-watch-events`, from a list of what exists
+ * now), keeping every change in arrival order. One stream: its changes come in resourceVersion order.
+ * `until` resolves with the first change (seen already or to come) that matches.
+ */
+export function watchPodChanges(env: ClusterEnv): {
+  readonly changes: TimedPodChange[];
+  until: (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) => Promise<TimedPodChange>;
+  stop: () => void;
+} {
+  const o = '.object';
+  const template =
+    `{.type}|{${o}.metadata.namespace}|{${o}.metadata.name}|{${o}.metadata.resourceVersion}|{${o}.spec.schedulerName}|{${o}.spec.nodeName}|{${o}.status.phase}` +
+    `|{${o}.spec.containers[*].resources.requests.cpu}|{${o}.spec.containers[*].resources.requests.memory}{"\\n"}`;
+  const child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, 'get', 'pods', '-A', '-w', '--output-watch-events', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const changes: TimedPodChange[] = [];
+  const waiters: { match: (c: TimedPodChange) => boolean; ok: (c: TimedPodChange) => void }[] = [];
+  let partial = '';
+  child.stdout.on('data', (d: Buffer) => {
+    const atMs = Date.now();
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const [type = '', namespace = '', name = '', resourceVersion = '', schedulerName = '', nodeName = '', phase = '', cpus = '', memories = ''] = line.split('|');
+      if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') continue;
+      const cpu = cpus.split(' ');
+      const memory = memories.split(' ');
+      const containers = cpu.map((c, i) => ({ name: `c${i}`, resources: { requests: { ...(c ? { cpu: c } : {}), ...(memory[i] ? { memory: memory[i]! } : {}) } } }));
+      const change: TimedPodChange = {
+        atMs,
+        type,
+        pod: { metadata: { namespace, name, resourceVersion }, spec: { schedulerName, ...(nodeName ? { nodeName } : {}), containers }, status: { phase } },
+      };
+      changes.push(change);
+      for (const w of [...waiters]) {
+        if (!w.match(change)) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.ok(change);
+      }
+    }
+  });
+  const until = (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) =>
+    new Promise<TimedPodChange>((ok, bad) => {
+      const earlier = changes.find(match);
+      if (earlier) return ok(earlier);
+      const timer = setTimeout(() => bad(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} in the pod watch`)), timeoutMs);
+      waiters.push({ match, ok: (c) => (clearTimeout(timer), ok(c)) });
+    });
+  return { changes, until, stop: () => child.kill() };
 }

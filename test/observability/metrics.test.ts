@@ -30,8 +30,18 @@ describe('counters at 0 before anything happened', () => {
       ['bound', 'moved', 'deleted', 'unschedulable', 'expired', 'unreserved'].map((r) => `sandbox_extender_reservations_released_total{reason="${r}"} 0`),
     );
     expect(await samples(metrics, 'sandbox_extender_binds_total')).toEqual(
-      ['bound', 'already_bound', 'refused', 'error'].map((r) => `sandbox_extender_binds_total{result="${r}"} 0`),
+      ['bound', 'already_bound', 'refused', 'does_not_fit', 'error'].map((r) => `sandbox_extender_binds_total{result="${r}"} 0`),
     );
+  });
+
+  it('requeue: pods nudged and writes, every result; rejected pods remembered and dropped', async () => {
+    const metrics = new Metrics(() => 0, { defaultMetrics: false });
+    expect(await samples(metrics, 'sandbox_extender_pods_nudged_total')).toEqual(['requeued', 'failed'].map((r) => `sandbox_extender_pods_nudged_total{result="${r}"} 0`));
+    expect(await samples(metrics, 'sandbox_extender_requeue_writes_total')).toEqual(['requeued', 'failed'].map((r) => `sandbox_extender_requeue_writes_total{result="${r}"} 0`));
+    expect(await samples(metrics, 'sandbox_extender_rejected_pods_dropped_total')).toEqual(['sandbox_extender_rejected_pods_dropped_total 0']);
+    expect(await samples(metrics, 'sandbox_extender_rejected_pods')).toEqual(['sandbox_extender_rejected_pods 0']);
+    metrics.rejectedPodsRemembered = () => 7;
+    expect(await samples(metrics, 'sandbox_extender_rejected_pods')).toEqual(['sandbox_extender_rejected_pods 7']);
   });
 
   it('cluster mode: watch restarts and relists of nodes and pods, as soon as the watches start', async () => {

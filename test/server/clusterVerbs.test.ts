@@ -8,6 +8,7 @@ import type { DecisionNotice } from '../../src/observability/notices.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { makeHarness, namesArgs, NODE_16, NODE_192, NODE_64, NOW_MS, SNAPSHOT_PATH } from './harness.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
+import { toPodRecord } from '../../src/core/records.js';
 
 const sandbox = (name: string, cpu = '2', memory = '4Gi') => makePod(name).req({ cpu, memory }).obj();
 
@@ -79,6 +80,38 @@ describe('POST /bind', () => {
     expect(calls).toEqual([]);
     const metrics = await request(h.app).get('/metrics');
     expect(metrics.text).toMatch(/sandbox_extender_binds_total\{result="refused"\} 2/);
+  });
+
+  it('refuses a bind to the chosen node once another scheduler\'s pod bound there since the decision fills it; the reservation goes', async () => {
+    const { h, calls } = withBinder({ ok: true, alreadyBound: false });
+    const cache = h.service.cache;
+    await request(h.app).post('/filter').send(namesArgs(sandbox('p1', '10'), [NODE_16])).expect(200);
+    expect(cache.reservation('uid-p1')?.nodeName).toBe(NODE_16);
+    // default-scheduler's pod of 4 CPUs bound to the same node, shown by the watch between Filter and bind:
+    // node-16 then holds 4000m (the snapshot's pods) + 4000m without p1's reservation: 8000m + 10000m > 16000m
+    h.updates.upsertPod(toPodRecord(makePod('foreign').req({ cpu: '4' }).node(NODE_16).obj(), cache.dims, { pausedLabel: h.config.pausedLabel }));
+    h.updates.podsAppliedAt('4711');
+    const res = await request(h.app).post('/bind').send(bindArgs('p1', NODE_16)).expect(200);
+    expect(res.body.Error).toBe(
+      'sandbox-extender: bind of sandboxes/p1 to sandbox-node-16 refused: node sandbox-node-16 does not fit pod UID uid-p1 now: ' +
+        'Insufficient cpu: requested 10000m + in use 8000m (allocated 8000m, paused 0m, reserved 0m) > allocatable 16000m',
+    );
+    expect(calls).toEqual([]);
+    expect(cache.reservation('uid-p1')).toBeUndefined();
+    const metrics = await request(h.app).get('/metrics');
+    expect(metrics.text).toMatch(/sandbox_extender_binds_total\{result="does_not_fit"\} 1/);
+    expect(metrics.text).toMatch(/sandbox_extender_binds_total\{result="refused"\} 0/);
+    expect(metrics.text).toMatch(/sandbox_extender_reservations_released_total\{reason="unreserved"\} 1/);
+  });
+
+  it('pods rejected for capacity are remembered for a requeue up to requeue.maxPods; the ones dropped past it are counted', async () => {
+    const h = makeHarness({ requeue: { maxPods: 2 } }, readSnapshot(SNAPSHOT_PATH), { bind: async () => ({ ok: true, alreadyBound: false }) });
+    // 170 CPUs fit on no node of the example cluster (node-192 has 168 free): rejected for capacity, each remembered.
+    for (const name of ['big-1', 'big-2', 'big-3', 'big-4']) await request(h.app).post('/filter').send(namesArgs(sandbox(name, '170'))).expect(200);
+    expect(h.service.rejectedPods?.size).toBe(2);
+    const metrics = (await request(h.app).get('/metrics')).text;
+    expect(metrics).toMatch(/^sandbox_extender_rejected_pods 2$/m);
+    expect(metrics).toMatch(/^sandbox_extender_rejected_pods_dropped_total 2$/m);
   });
 
   it('a decision for a pod the watch has shown deleted reserves nothing (a late request after a timeout)', async () => {

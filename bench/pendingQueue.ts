@@ -1,0 +1,347 @@
+/**
+ * `npm run bench:pending`: a runaway Pending queue on the local control plane (test/e2e/cluster-up.sh).
+ *
+ * The nodes are full in the extender's model but not in kube-scheduler's: each holds a paused sandbox that has
+ * Succeeded (kube-scheduler does not watch terminal pods; the extender counts paused sandboxes whatever their
+ * phase). So pods too big for what is left pass kube-scheduler's own filters on every node and are rejected by the
+ * extender's Filter for capacity: kube-scheduler keeps them as rejected by an extender, which it retries on every
+ * cluster event (its `Extender` pseudo plugin has no queueing hints), and the extender remembers them for a requeue
+ * (at most `requeue.maxPods`). The worst case for the extender: every one of them costs a Filter call per retry.
+ *
+ *   1. a burst of `--burst` pods that fit, without the hopeless ones (the baseline)
+ *   2. `--hopeless` pods that fit nowhere, created and tried once each
+ *   3. the same burst again, beside them
+ *   4. `--add-nodes` empty nodes added: every hopeless pod that now fits (kube-scheduler's and the extender's fit
+ *      on the new nodes) must be bound; the time from the nodes' creation to the last of them is measured
+ *
+ * Per burst: pods/s over the binding window and creation → bound p50/p99, the extender's Filter calls and latency
+ * (its own histogram), event-loop delay, RSS (/proc), kube-scheduler's schedule attempts by result and queue
+ * moves by event, the requeue writes and pods nudged (per second over the window), the rejected pods remembered
+ * and dropped. Never part of CI. `npm run bench:pending -- --help` for the options.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { Command, InvalidArgumentError } from 'commander';
+import { createPods, ensureNamespace, httpsGet, Kube, nowMs, PodChangeLog, pool, scrape, taintsToClear, untaintNodes, waitUntil } from './benchKube.js';
+import {
+  formatColumns, histogram, histogramDelta, histogramQuantile, parsePrometheusText, percentile, podsPerSecond, sumBy, sumSamples, type Histogram, type Sample,
+} from './clusterStats.js';
+import { log, readClusterEnv, REPO_ROOT, script, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
+
+const FILL_NS = 'bench-pending-fill';
+const HOPELESS_NS = 'bench-pending';
+const BURST_NS = 'bench-pending-burst';
+const PAUSED = 'sandbox-extender.io/paused';
+
+interface Options {
+  nodes: string;
+  hopeless: number;
+  burst: number;
+  addNodes: number;
+  fillCpu: number;
+  hopelessCpu: number;
+  hopelessMemory: string;
+  burstCpu: string;
+  burstMemory: string;
+  concurrency: number;
+  reuse: boolean;
+  out?: string | undefined;
+}
+
+interface Scrapes {
+  extender: Sample[];
+  scheduler: Sample[];
+}
+
+async function scrapeBoth(env: ClusterEnv, kube: Kube): Promise<Scrapes> {
+  const [extender, scheduler] = await Promise.all([scrape(env.EXTENDER_URL!, kube), httpsGet(`${env.SANDBOX_SCHEDULER_URL}/metrics`, kube.clientCert).then(parsePrometheusText).catch(() => [])]);
+  return { extender, scheduler };
+}
+
+/** VmRSS of the extender (its pid file), MB. */
+function extenderRssMb(): number {
+  const pid = Number(readFileSync(join(STATE_DIR, 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
+  const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+const ms = (h: Histogram, q: number) => {
+  const v = histogramQuantile(q, h);
+  return v === null ? null : v * 1000;
+};
+
+function delta(after: Sample[], before: Sample[], name: string, label: string, match: Record<string, string> = {}): Record<string, number> {
+  const b = sumBy(before, name, label, match);
+  const out: Record<string, number> = {};
+  for (const [k, v] of sumBy(after, name, label, match)) if (v - (b.get(k) ?? 0) !== 0) out[k] = v - (b.get(k) ?? 0);
+  return out;
+}
+
+function pod(name: string, namespace: string, schedulerName: string, cpu: string, memory: string, extra: { nodeName?: string; labels?: Record<string, string> } = {}): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, ...(extra.labels ? { labels: extra.labels } : {}) },
+    spec: {
+      schedulerName,
+      ...(extra.nodeName ? { nodeName: extra.nodeName } : {}),
+      terminationGracePeriodSeconds: 0,
+      containers: [{ name: 'sandbox', image: 'example.invalid/none', resources: { requests: { cpu, memory }, limits: { cpu, memory } } }],
+    },
+  };
+}
+
+async function emptyNamespace(kube: Kube, namespace: string): Promise<void> {
+  await kube.api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+  await waitUntil(`${namespace} to be empty`, 600_000, async () => (await kube.api.listNamespacedPod({ namespace, limit: 1 })).items.length === 0, 1000);
+}
+
+interface BurstFigures {
+  label: string;
+  pods: number;
+  podsPerSecond: number | null;
+  createToBoundP50Ms: number | null;
+  createToBoundP99Ms: number | null;
+  windowSeconds: number;
+  filterCalls: number;
+  filterP50Ms: number | null;
+  filterP99Ms: number | null;
+  eventLoopP99Ms: number | null;
+  extenderRssMb: number;
+  scheduleAttempts: Record<string, number>;
+  queueMovesByEvent: Record<string, number>;
+  pendingPods: Record<string, number>;
+  requeueWrites: number;
+  podsNudged: number;
+  rejectedRemembered: number;
+  rejectedDropped: number;
+}
+
+async function burst(label: string, env: ClusterEnv, kube: Kube, o: Options, round: number): Promise<BurstFigures> {
+  log(`burst: ${label}`);
+  const changes = new PodChangeLog(kube, BURST_NS);
+  await changes.start();
+  const before = await scrapeBoth(env, kube);
+  const manifests = Array.from({ length: o.burst }, (_, i) => pod(`burst-${round}-${i}`, BURST_NS, env.SANDBOX_SCHEDULER_NAME!, o.burstCpu, o.burstMemory));
+  const creation = await createPods(kube, BURST_NS, manifests, o.concurrency);
+  await waitUntil(`the ${o.burst} pods of the burst bound`, 3_600_000, () => changes.boundAt().size >= o.burst, 100);
+  const after = await scrapeBoth(env, kube);
+  changes.stop();
+  const bound = changes.boundAt();
+  const binds = [...bound.values()];
+  const latencies = manifests.map((m) => bound.get(`${BURST_NS}/${m.metadata!.name}`)! - creation.ackMs.get(m.metadata!.name!)!);
+  const windowSeconds = (Math.max(...binds) - creation.startMs) / 1000;
+  const filter = histogramDelta(histogram(after.extender, 'sandbox_extender_http_request_duration_seconds', { verb: 'filter' }), histogram(before.extender, 'sandbox_extender_http_request_duration_seconds', { verb: 'filter' }));
+  const loop = histogramDelta(histogram(after.extender, 'sandbox_extender_event_loop_delay_seconds'), histogram(before.extender, 'sandbox_extender_event_loop_delay_seconds'));
+  const profile = { profile: env.SANDBOX_SCHEDULER_NAME! };
+  const figures: BurstFigures = {
+    label,
+    pods: o.burst,
+    podsPerSecond: podsPerSecond(binds),
+    createToBoundP50Ms: percentile(latencies, 0.5),
+    createToBoundP99Ms: percentile(latencies, 0.99),
+    windowSeconds,
+    filterCalls: filter.count,
+    filterP50Ms: ms(filter, 0.5),
+    filterP99Ms: ms(filter, 0.99),
+    eventLoopP99Ms: ms(loop, 0.99),
+    extenderRssMb: extenderRssMb(),
+    scheduleAttempts: delta(after.scheduler, before.scheduler, 'scheduler_schedule_attempts_total', 'result', profile),
+    queueMovesByEvent: delta(after.scheduler, before.scheduler, 'scheduler_queue_incoming_pods_total', 'event'),
+    pendingPods: Object.fromEntries(sumBy(after.scheduler, 'scheduler_pending_pods', 'queue')),
+    requeueWrites: sumSamples(after.extender, 'sandbox_extender_requeue_writes_total') - sumSamples(before.extender, 'sandbox_extender_requeue_writes_total'),
+    podsNudged: sumSamples(after.extender, 'sandbox_extender_pods_nudged_total') - sumSamples(before.extender, 'sandbox_extender_pods_nudged_total'),
+    rejectedRemembered: sumSamples(after.extender, 'sandbox_extender_rejected_pods'),
+    rejectedDropped: sumSamples(after.extender, 'sandbox_extender_rejected_pods_dropped_total'),
+  };
+  log(`burst ${label}: ${JSON.stringify(figures)}`);
+  await emptyNamespace(kube, BURST_NS);
+  return figures;
+}
+
+/** KWOK nodes as cluster-nodes.mjs makes them (examples/cluster/README.md), named PREFIX-NNN. */
+function kwokNode(name: string, cpu: string, memory: string): V1Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+    },
+    spec: {},
+    status: { allocatable: { cpu, memory, pods: '110' }, capacity: { cpu, memory, pods: '110' } },
+  };
+}
+
+function parseShape(shape: string): { count: number; cpu: number; memory: string } {
+  const m = /^(\d+)x(\d+)\/(\S+)$/.exec(shape);
+  if (!m) throw new InvalidArgumentError(`expected COUNTxCPUS/MEMORY, e.g. 100x32/128Gi, not ${shape}`);
+  return { count: Number(m[1]), cpu: Number(m[2]), memory: m[3]! };
+}
+
+async function main(): Promise<void> {
+  const positiveInt = (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer');
+    return n;
+  };
+  const o = new Command('bench:pending')
+    .description('A runaway Pending queue beside a normal burst, then nodes added (see bench/pendingQueue.ts)')
+    .option('--nodes <shape>', 'CLUSTER_NODES of the cluster (COUNTxCPUS/MEMORY)', '100x32/128Gi')
+    .option('--hopeless <n>', 'pods that fit nowhere', positiveInt, 30_000)
+    .option('--burst <n>', 'pods of the burst that fit', positiveInt, 1000)
+    .option('--add-nodes <n>', 'empty nodes added at the end (the cluster shape)', positiveInt, 500)
+    .option('--fill-cpu <n>', 'CPUs each node holds in a paused Succeeded sandbox (the extender counts it, kube-scheduler does not)', positiveInt, 24)
+    .option('--hopeless-cpu <n>', 'CPUs of each hopeless pod (more than a node has left in the extender\'s model)', positiveInt, 12)
+    .option('--hopeless-memory <q>', 'memory of each hopeless pod', '8Gi')
+    .option('--burst-cpu <q>', 'cpu of each burst pod', '250m')
+    .option('--burst-memory <q>', 'memory of each burst pod', '512Mi')
+    .option('--concurrency <n>', 'creates in flight', positiveInt, 32)
+    .option('--reuse', 'use the running cluster (the shape of --nodes) and leave it up', false)
+    .option('--out <file>', 'JSON results (default .e2e-bench/pending-DATE.json)')
+    .parse(['node', 'bench:pending', ...process.argv.slice(2)])
+    .opts<Options>();
+  const shape = parseShape(o.nodes);
+  if (o.hopelessCpu <= shape.cpu - o.fillCpu) throw new InvalidArgumentError('--hopeless-cpu must exceed what a node has left after --fill-cpu');
+  const outDir = join(REPO_ROOT, '.e2e-bench');
+  mkdirSync(outDir, { recursive: true });
+  const outFile = o.out ? resolve(o.out) : join(outDir, `pending-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  if (!o.reuse) {
+    log(`cluster up: ${o.nodes}`);
+    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes });
+  }
+  const record: Record<string, unknown> = { options: o };
+  const save = () => writeFileSync(outFile, JSON.stringify(record, null, 2));
+  try {
+    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    const kube = await Kube.connect(env.KUBECONFIG!, o.concurrency);
+    if ((await kube.nodes()).some((n) => taintsToClear(n).length > 0)) await untaintNodes(kube);
+    for (const ns of [FILL_NS, HOPELESS_NS, BURST_NS]) await ensureNamespace(kube, ns);
+    const nodeNames = (await kube.nodes()).map((n) => n.metadata!.name!);
+
+    // ---- every node full in the extender's model: a paused sandbox of fillCpu, Succeeded
+    log(`filling ${nodeNames.length} nodes with a paused Succeeded sandbox of ${o.fillCpu} CPUs each`);
+    const fillers = nodeNames.map((n) => pod(`fill-${n}`, FILL_NS, 'default-scheduler', String(o.fillCpu), `${o.fillCpu * 4}Gi`, { nodeName: n, labels: { [PAUSED]: 'true' } }));
+    await createPods(kube, FILL_NS, fillers, o.concurrency);
+    await waitUntil('the fillers Running', 300_000, async () => (await kube.api.listNamespacedPod({ namespace: FILL_NS })).items.filter((p) => p.status?.phase === 'Running').length === fillers.length, 1000);
+    await pool(fillers, 16, async (f) => {
+      await kube.api.patchNamespacedPodStatus({ name: f.metadata!.name!, namespace: FILL_NS, body: { status: { phase: 'Succeeded' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    });
+    await waitUntil("the extender's model to count the fillers as paused", 120_000, async () => {
+      const view = (await (await fetch(`${env.EXTENDER_URL}/debug/nodes`)).json()) as { paused: { cpu: number } }[];
+      return view.reduce((s, n) => s + n.paused.cpu, 0) === nodeNames.length * o.fillCpu * 1000;
+    }, 1000);
+    record.rssAfterFillMb = extenderRssMb();
+
+    // ---- 1. the burst alone
+    const bursts: BurstFigures[] = [];
+    record.bursts = bursts;
+    bursts.push(await burst('alone', env, kube, o, 0));
+    save();
+
+    // ---- 2. the hopeless pods, each tried once
+    const hopeless = Array.from({ length: o.hopeless }, (_, i) => pod(`hopeless-${i}`, HOPELESS_NS, env.SANDBOX_SCHEDULER_NAME!, String(o.hopelessCpu), o.hopelessMemory));
+    const beforeHopeless = await scrapeBoth(env, kube);
+    log(`creating ${o.hopeless} pods of ${o.hopelessCpu} CPUs that fit nowhere in the extender's model`);
+    const creation = await createPods(kube, HOPELESS_NS, hopeless, o.concurrency);
+    const attempts = (s: Sample[]) => sumSamples(s, 'scheduler_schedule_attempts_total', { profile: env.SANDBOX_SCHEDULER_NAME!, result: 'unschedulable' });
+    const tTried = nowMs();
+    await waitUntil(`${o.hopeless} unschedulable attempts (each hopeless pod tried)`, 3_600_000, async () => attempts((await scrapeBoth(env, kube)).scheduler) - attempts(beforeHopeless.scheduler) >= o.hopeless, 2000);
+    const afterHopeless = await scrapeBoth(env, kube);
+    record.hopeless = {
+      pods: o.hopeless,
+      createdPerSecond: (o.hopeless * 1000) / (creation.endMs - creation.startMs),
+      createSeconds: (creation.endMs - creation.startMs) / 1000,
+      allTriedSeconds: (nowMs() - creation.startMs) / 1000,
+      waitedAfterCreateSeconds: (nowMs() - tTried) / 1000,
+      extenderRssMb: extenderRssMb(),
+      rejectedRemembered: sumSamples(afterHopeless.extender, 'sandbox_extender_rejected_pods'),
+      rejectedDropped: sumSamples(afterHopeless.extender, 'sandbox_extender_rejected_pods_dropped_total'),
+      requeueWrites: sumSamples(afterHopeless.extender, 'sandbox_extender_requeue_writes_total') - sumSamples(beforeHopeless.extender, 'sandbox_extender_requeue_writes_total'),
+      pendingPods: Object.fromEntries(sumBy(afterHopeless.scheduler, 'scheduler_pending_pods', 'queue')),
+    };
+    log(`hopeless: ${JSON.stringify(record.hopeless)}`);
+    save();
+
+    // ---- 3. the burst beside them
+    bursts.push(await burst(`beside ${o.hopeless} hopeless`, env, kube, o, 1));
+    save();
+
+    // ---- 4. nodes added: the hopeless pods that now fit must be bound
+    const fitPerNode = Math.min(Math.floor(shape.cpu / o.hopelessCpu), Math.floor(parseFloat(shape.memory) / parseFloat(o.hopelessMemory)));
+    const expected = Math.min(o.hopeless, o.addNodes * fitPerNode);
+    const changes = new PodChangeLog(kube, HOPELESS_NS);
+    await changes.start();
+    const boundBefore = changes.boundAt().size;
+    const beforeAdd = await scrapeBoth(env, kube);
+    const width = String(o.addNodes - 1).length;
+    const added = Array.from({ length: o.addNodes }, (_, i) => kwokNode(`added-${String(i).padStart(width, '0')}`, String(shape.cpu), shape.memory));
+    log(`adding ${o.addNodes} nodes of ${shape.cpu} CPUs / ${shape.memory}: ${expected} hopeless pods fit on them (${fitPerNode} each)`);
+    const tAdd = nowMs();
+    await pool(added, o.concurrency, async (n) => {
+      await kube.api.createNode({ body: n });
+    });
+    const tCreated = nowMs();
+    const untaint = untaintNodes(kube).then(() => nowMs());
+    await waitUntil(`${expected} hopeless pods bound on the added nodes`, 3_600_000, () => changes.boundAt().size - boundBefore >= expected, 200);
+    const tUntainted = await untaint;
+    const afterAdd = await scrapeBoth(env, kube);
+    changes.stop();
+    const binds = [...changes.boundAt().values()].filter((t) => t >= tAdd);
+    const wrongNode = changes.changes.filter((c) => c.pod.spec?.nodeName && !c.pod.spec.nodeName.startsWith('added-')).length;
+    record.nodesAdded = {
+      nodes: o.addNodes,
+      podsThatFit: expected,
+      createNodesSeconds: (tCreated - tAdd) / 1000,
+      nodesUntaintedSeconds: (tUntainted - tAdd) / 1000,
+      allFitBoundSeconds: (Math.max(...binds) - tAdd) / 1000,
+      firstBoundSeconds: (Math.min(...binds) - tAdd) / 1000,
+      podsPerSecond: podsPerSecond(binds),
+      boundOutsideTheAddedNodes: wrongNode,
+      requeueWrites: sumSamples(afterAdd.extender, 'sandbox_extender_requeue_writes_total') - sumSamples(beforeAdd.extender, 'sandbox_extender_requeue_writes_total'),
+      podsNudged: sumSamples(afterAdd.extender, 'sandbox_extender_pods_nudged_total') - sumSamples(beforeAdd.extender, 'sandbox_extender_pods_nudged_total'),
+      scheduleAttempts: delta(afterAdd.scheduler, beforeAdd.scheduler, 'scheduler_schedule_attempts_total', 'result', { profile: env.SANDBOX_SCHEDULER_NAME! }),
+      extenderRssMb: extenderRssMb(),
+      rejectedRemembered: sumSamples(afterAdd.extender, 'sandbox_extender_rejected_pods'),
+      rejectedDropped: sumSamples(afterAdd.extender, 'sandbox_extender_rejected_pods_dropped_total'),
+    };
+    log(`nodes added: ${JSON.stringify(record.nodesAdded)}`);
+    save();
+
+    // ---- report
+    const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');
+    const [alone, beside] = bursts as [BurstFigures, BurstFigures];
+    const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? (a / b).toFixed(2) : '-');
+    const rows = [
+      ['burst figure', alone.label, beside.label, 'ratio'],
+      ['pods/s over the binding window', f(alone.podsPerSecond), f(beside.podsPerSecond), ratio(beside.podsPerSecond, alone.podsPerSecond)],
+      ['creation → bound p50 / p99 ms', `${f(alone.createToBoundP50Ms, 0)} / ${f(alone.createToBoundP99Ms, 0)}`, `${f(beside.createToBoundP50Ms, 0)} / ${f(beside.createToBoundP99Ms, 0)}`, ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms)],
+      ['extender Filter calls in the window', String(alone.filterCalls), String(beside.filterCalls), ratio(beside.filterCalls, alone.filterCalls)],
+      ['extender Filter p50 / p99 ms', `${f(alone.filterP50Ms, 2)} / ${f(alone.filterP99Ms, 2)}`, `${f(beside.filterP50Ms, 2)} / ${f(beside.filterP99Ms, 2)}`, ratio(beside.filterP99Ms, alone.filterP99Ms)],
+      ['extender event-loop delay p99 ms', f(alone.eventLoopP99Ms, 1), f(beside.eventLoopP99Ms, 1), ''],
+      ['extender RSS MB', f(alone.extenderRssMb, 0), f(beside.extenderRssMb, 0), ''],
+      ['kube-scheduler attempts (result)', JSON.stringify(alone.scheduleAttempts), JSON.stringify(beside.scheduleAttempts), ''],
+      ['requeue writes / pods nudged', `${alone.requeueWrites} / ${alone.podsNudged}`, `${beside.requeueWrites} / ${beside.podsNudged}`, ''],
+      ['rejected pods remembered / dropped (total)', `${alone.rejectedRemembered} / ${alone.rejectedDropped}`, `${beside.rejectedRemembered} / ${beside.rejectedDropped}`, ''],
+    ];
+    const h = record.hopeless as Record<string, number>;
+    const a = record.nodesAdded as Record<string, number>;
+    process.stdout.write(
+      `A runaway Pending queue on ${o.nodes} (each node holding a paused Succeeded sandbox of ${o.fillCpu} CPUs: full for the extender, not for kube-scheduler):\n\n` +
+        `${formatColumns(rows)}\n\n` +
+        `hopeless pods: ${o.hopeless} of ${o.hopelessCpu} CPUs created in ${f(h.createSeconds)} s, each tried once after ${f(h.allTriedSeconds)} s; extender RSS ${f(h.extenderRssMb, 0)} MB; ` +
+        `rejected pods remembered ${h.rejectedRemembered}, dropped ${h.rejectedDropped}; requeue writes meanwhile ${h.requeueWrites}\n` +
+        `${o.addNodes} nodes added (${a.podsThatFit} hopeless pods fit on them): created in ${f(a.createNodesSeconds)} s, untainted after ${f(a.nodesUntaintedSeconds)} s, first bound after ${f(a.firstBoundSeconds)} s, ` +
+        `all ${a.podsThatFit} bound ${f(a.allFitBoundSeconds)} s after the first node was created (${f(a.podsPerSecond)} pods/s; ${a.boundOutsideTheAddedNodes} bound elsewhere); requeue writes ${a.requeueWrites}\n\nresults: ${outFile}\n`,
+    );
+  } finally {
+    if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']);
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench:pending: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
