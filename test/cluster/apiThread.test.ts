@@ -17,7 +17,7 @@ describe('the main thread side of the API worker', () => {
       ['replacePods', { pods: [pod('a', 'n1'), pod('b', null)], keptPods: new Set() }],
       ['upsertPod', pod('b', 'n1')],
       ['deletePod', 'a'],
-      ['deleteNode', { name: 'n2', allocatable: [1000, 8] }],
+      ['upsertNode', { name: 'n2', allocatable: [1000, 8] }],
       ['deleteNode', 'n2'],
     ];
     applyUpdates(cacheUpdates(cache), structuredClone(batch)); // as the message arrives: a structured clone
