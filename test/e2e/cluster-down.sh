@@ -21,7 +21,7 @@ if [ ! -d "$PIDS" ]; then
 fi
 
 # Reverse start order: clients first, etcd last. Unknown pid files (none today) are stopped after these.
-order=(kube-scheduler-sandbox kube-scheduler-default sandbox-extender snapshot-feeder kwok
+order=(agent-sandbox-controller kube-scheduler-sandbox kube-scheduler-default sandbox-extender snapshot-feeder kwok
        kube-controller-manager kube-apiserver etcd)
 for f in "$PIDS"/*; do
   [ -e "$f" ] || continue

@@ -8,6 +8,7 @@
 #           records Events), or snapshot mode (a feeder runs kubectl get nodes,pods every second into a file)
 #        -> kube-scheduler "sandbox-scheduler" (profile sandbox-scheduler + the extender, own lease)
 #        -> kube-scheduler "default-scheduler" (profile default-scheduler only, for comparison)
+#        -> agent-sandbox-controller (Sandbox, SandboxTemplate, SandboxClaim, SandboxWarmPool; AGENT_SANDBOX=0: none)
 #
 # Every listener is on 127.0.0.1 at a free port chosen at start. State goes to $SANDBOX_E2E_STATE (default
 # .e2e/ in the repository): kubeconfig, cluster.env (ports and URLs), pids/, cmd/, logs/, pki/, etcd/.
@@ -27,6 +28,8 @@
 #   KWOK_POD_READY_DELAY=0s                       how long after it is bound a pod becomes Running and Ready (KWOK
 #                                                 Stage delay; e.g. 5s, 1500ms); a pod's annotation
 #                                                 e2e.sandbox-extender.io/ready-delay (a Go duration) overrides it
+#   AGENT_SANDBOX=1                               apply the agent-sandbox CRDs (served at v1beta1 only, conversion None)
+#                                                 and run agent-sandbox-controller (0: neither)
 #   E2E_START_TIMEOUT=120                         seconds to wait for each component
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +40,8 @@ EXTENDER_MODE=${EXTENDER_MODE:-cluster}
 EXTENDER_CONFIG=${EXTENDER_CONFIG:-}
 EXTENDER_BUILD=${EXTENDER_BUILD:-1}
 KWOK_POD_READY_DELAY=${KWOK_POD_READY_DELAY:-0s}
+AGENT_SANDBOX=${AGENT_SANDBOX:-1}
+case "$AGENT_SANDBOX" in 0|1) ;; *) e2e_die "AGENT_SANDBOX must be 0 or 1, not '$AGENT_SANDBOX'";; esac
 case "$KWOK_POD_READY_DELAY" in
   *ms) ready_delay_ms=${KWOK_POD_READY_DELAY%ms};;
   *s) ready_delay_ms=${KWOK_POD_READY_DELAY%s}
@@ -110,8 +115,8 @@ EXTENDER_MAIN=$REPO_ROOT/dist/src/cli/main.js
 [ -f "$EXTENDER_MAIN" ] || e2e_die "$EXTENDER_MAIN not found: run npm run build"
 
 # ---------------------------------------------------------------------------------------------- ports
-read -r P_ETCD P_ETCD_PEER P_API P_KCM P_SCHED P_SCHED_DEFAULT P_EXT <<<"$(e2e_free_ports 7)"
-[ -n "$P_EXT" ] || e2e_die "could not pick free ports on 127.0.0.1"
+read -r P_ETCD P_ETCD_PEER P_API P_KCM P_SCHED P_SCHED_DEFAULT P_EXT P_AS_METRICS P_AS_HEALTH <<<"$(e2e_free_ports 9)"
+[ -n "$P_AS_HEALTH" ] || e2e_die "could not pick free ports on 127.0.0.1"
 
 # ---------------------------------------------------------------------------------------------- PKI
 # One CA; a serving certificate for kube-apiserver; one client certificate per identity. The control-plane
@@ -309,6 +314,34 @@ wait_for kube-scheduler-sandbox "leader (lease kube-system/$SCHEDULER_NAME)" lea
 wait_for kube-scheduler-default "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED_DEFAULT/healthz"
 wait_for kube-scheduler-default "leader (lease kube-system/kube-scheduler)" lease_held kube-scheduler
 
+# ---------------------------------------------------------------------------------------------- agent-sandbox
+# sigs.k8s.io/agent-sandbox's controller, out of cluster with the admin kubeconfig (it is not the component under
+# test; its own RBAC is the module's business). Its CRDs are served at v1beta1 only with conversion None
+# (agent-sandbox-crds.mjs says why), applied server-side (the CRDs are too large for the last-applied annotation).
+# Flags:
+#   --extensions                  also run the SandboxTemplate, SandboxClaim and SandboxWarmPool controllers
+#   --enable-webhook=false        no webhook server: nothing would route the API server to it (no kube-proxy, and
+#                                 the process is not in the cluster), and with one served version there is no
+#                                 conversion to do; the defaulting/validation webhooks are then simply not there
+#   --manage-webhook-certs=false  no serving certificate to make and no CRD caBundle to patch
+#   --leader-elect=false          one process; a restart need not wait for a lease
+#   --metrics-bind-address, --health-probe-bind-address  127.0.0.1 on free ports (defaults: :8080, :8081 on all
+#                                 interfaces)
+AS_METRICS_URL= AS_HEALTH_URL=
+if [ "$AGENT_SANDBOX" = 1 ]; then
+  node "$E2E_DIR/agent-sandbox-crds.mjs" "$E2E_AGENT_SANDBOX_DIR"/crds/*.yaml >"$S/agent-sandbox-crds.json" \
+    || e2e_die "could not read the agent-sandbox CRDs in $E2E_AGENT_SANDBOX_DIR/crds"
+  "${KUBECTL[@]}" apply --server-side -f "$S/agent-sandbox-crds.json" >"$LOGS/agent-sandbox-crds.log" 2>&1 \
+    || { cat "$LOGS/agent-sandbox-crds.log" >&2; e2e_die "applying the agent-sandbox CRDs failed"; }
+  "${KUBECTL[@]}" wait --for=condition=Established --timeout=60s -f "$S/agent-sandbox-crds.json" >>"$LOGS/agent-sandbox-crds.log" 2>&1 \
+    || { cat "$LOGS/agent-sandbox-crds.log" >&2; e2e_die "the agent-sandbox CRDs were not Established within 60 s"; }
+  AS_METRICS_URL=http://127.0.0.1:$P_AS_METRICS AS_HEALTH_URL=http://127.0.0.1:$P_AS_HEALTH
+  start agent-sandbox-controller "$E2E_AGENT_SANDBOX_BIN" --kubeconfig="$E2E_KUBECONFIG" \
+    --extensions --enable-webhook=false --manage-webhook-certs=false --leader-elect=false \
+    --metrics-bind-address="127.0.0.1:$P_AS_METRICS" --health-probe-bind-address="127.0.0.1:$P_AS_HEALTH"
+  wait_for agent-sandbox-controller "ready (controllers ${E2E_AGENT_SANDBOX_CONTROLLERS[*]} started)" e2e_agent_sandbox_started "$AS_HEALTH_URL"
+fi
+
 # ---------------------------------------------------------------------------------------------- done
 cat >"$S/cluster.env" <<EOF
 # Written by test/e2e/cluster-up.sh: KEY=VALUE lines, values unquoted (test/e2e/component.sh keeps EXTENDER_BIND current).
@@ -331,6 +364,10 @@ SANDBOX_SCHEDULER_URL=https://127.0.0.1:$P_SCHED
 SANDBOX_SCHEDULER_CONFIG=$SANDBOX_SCHEDULER_CONFIG
 DEFAULT_SCHEDULER_URL=https://127.0.0.1:$P_SCHED_DEFAULT
 SNAPSHOT=$SNAPSHOT
+AGENT_SANDBOX=$AGENT_SANDBOX
+AGENT_SANDBOX_VERSION=$AGENT_SANDBOX_VERSION
+AGENT_SANDBOX_METRICS_URL=$AS_METRICS_URL
+AGENT_SANDBOX_HEALTH_URL=$AS_HEALTH_URL
 LOGS=$LOGS
 EOF
 rel_state=${E2E_STATE#"$REPO_ROOT"/}

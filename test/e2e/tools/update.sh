@@ -11,6 +11,9 @@
 #   kwok/  the KWOK controller. Its own module so that it does not raise grpc/otel/x/* under the
 #          Kubernetes binaries, which then build against exactly the dependency set of k8s.io/kubernetes.
 #   helm/  helm v3.
+#   agent-sandbox/  agent-sandbox-controller (sigs.k8s.io/agent-sandbox). Its version is not in versions.env (that
+#          file is part of the control plane's cache key): it is the require line of agent-sandbox/go.mod, kept
+#          unless AGENT_SANDBOX_VERSION names another. Only v0.5.6 is known to be served by the module proxy.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
@@ -62,5 +65,11 @@ fresh kwok sandbox-extender.invalid/e2e-tools/kwok
 # --- helm ---
 fresh helm sandbox-extender.invalid/e2e-tools/helm
 (cd "$HERE/helm" && go get -tool "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" && go mod tidy)
+
+# --- agent-sandbox ---
+as_version=${AGENT_SANDBOX_VERSION:-$(sed -n 's|^[[:space:]]*sigs.k8s.io/agent-sandbox \(v[^ ]*\).*|\1|p' "$HERE/agent-sandbox/go.mod" 2>/dev/null)}
+[ -n "$as_version" ] || { echo "no agent-sandbox version: set AGENT_SANDBOX_VERSION" >&2; exit 1; }
+fresh agent-sandbox sandbox-extender.invalid/e2e-tools/agent-sandbox
+(cd "$HERE/agent-sandbox" && go get -tool "sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller@$as_version" && go mod tidy)
 
 echo "tools modules regenerated; commit test/e2e/tools/*/go.mod and go.sum"
