@@ -27,10 +27,10 @@ import https from 'node:https';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { CoreV1Api, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
-import { Command, InvalidArgumentError } from 'commander';
+import type { CoreV1Api, V1Node, V1Pod, Watch } from '@kubernetes/client-node';
+import { Command } from 'commander';
 import type { Node, Pod } from '../src/core/kube.js';
-import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
+import { adminClients, ensureNamespace, inParallel, log, positiveInt, notReadyTainted, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, untaintNodes, type AdminClients, type ClusterEnv } from './e2eCluster.js';
 import {
   cpuShares,
   fmt,
@@ -61,7 +61,6 @@ import {
 } from './clusterStats.js';
 
 const NAMESPACE = 'bench';
-const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
 const COMPONENTS = ['sandbox-extender', 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok', 'kube-controller-manager'] as const;
 const MACHINE = '(machine)';
@@ -99,11 +98,7 @@ const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 
 // ------------------------------------------------------------------------------------------ API access
 
-/**
- * The admin client of the e2e cluster: client-node's generated API for lists, patches and deletes, with
- * one shared keep-alive agent (client-node's own authentication makes a new agent, so a new TLS connection,
- * per request: too slow to create a burst), and client-node's Watch.
- */
+/** The admin client of the e2e cluster (bench/e2eCluster.ts adminClients: one keep-alive agent), with paged lists. */
 class Kube {
   readonly api: CoreV1Api;
   readonly watch: Watch;
@@ -111,26 +106,15 @@ class Kube {
   /** The admin client certificate, for the schedulers' /metrics and /configz. */
   readonly clientCert: { cert: Buffer; key: Buffer };
 
-  private constructor(kc: KubeConfig, tls: { ca?: Buffer; cert: Buffer; key: Buffer }, concurrency: number) {
-    this.agent = new https.Agent({ keepAlive: true, maxSockets: concurrency, ...tls });
-    const agent = this.agent;
-    const server = kc.getCurrentCluster()!.server;
-    const config = createConfiguration({
-      baseServer: new ServerConfiguration(server, {}),
-      authMethods: { default: { getName: () => 'e2e-admin-keepalive', applySecurityAuthentication: (ctx) => ctx.setAgent(agent) } },
-    });
-    this.api = new CoreV1Api(config);
-    this.watch = new Watch(kc);
-    this.clientCert = { cert: tls.cert, key: tls.key };
+  private constructor(clients: AdminClients) {
+    this.api = clients.core;
+    this.watch = clients.watch;
+    this.agent = clients.agent;
+    this.clientCert = clients.clientCert;
   }
 
   static async connect(kubeconfig: string, concurrency: number): Promise<Kube> {
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    const opts: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(opts);
-    if (!opts.cert || !opts.key) throw new Error(`${kubeconfig} has no client certificate`);
-    return new Kube(kc, { ...(opts.ca ? { ca: opts.ca as Buffer } : {}), cert: opts.cert as Buffer, key: opts.key as Buffer }, concurrency);
+    return new Kube(await adminClients(kubeconfig, concurrency));
   }
 
   async listAll<T>(page: (cont: string | undefined) => Promise<{ items: T[]; metadata?: { _continue?: string; resourceVersion?: string } }>): Promise<{ items: T[]; resourceVersion: string }> {
@@ -193,65 +177,6 @@ interface Scrapes {
 async function scrapeAll(env: ClusterEnv, kube: Kube): Promise<Scrapes> {
   const [extender, sandbox, stock] = await Promise.all([scrape(env.EXTENDER_URL!, kube), scrape(env.SANDBOX_SCHEDULER_URL!, kube), scrape(env.DEFAULT_SCHEDULER_URL!, kube)]);
   return { extender, sandbox, default: stock };
-}
-
-// ------------------------------------------------------------------------------------------ nodes: the not-ready taint
-
-const taintsToClear = (n: V1Node) => (n.spec?.taints ?? []).map((t, i) => ({ t, i })).filter(({ t }) => NOT_READY_TAINTS.has(t.key));
-const isReady = (n: V1Node) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-
-/** Runs `fn` over `items` with at most `width` in flight. */
-async function pool<T>(items: readonly T[], width: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i]!, i);
-      }
-    }),
-  );
-}
-
-/**
- * Waits until no node carries node.kubernetes.io/not-ready or .../unreachable. Right after cluster-up the node
- * lifecycle controller (kube-controller-manager, 20 requests/s by default) is still working through the nodes it
- * tainted at creation, for minutes at 1,000+ nodes; a node KWOK already reports Ready has the taint removed
- * here (JSON patch with a `test` of the key, so a taint changed meanwhile is left alone). Returns what it did.
- */
-async function untaintNodes(kube: Kube, timeoutMs = 600_000): Promise<{ removed: number; waitedMs: number }> {
-  const start = nowMs();
-  let removed = 0;
-  let cleanChecks = 0;
-  for (;;) {
-    const nodes = await kube.nodes();
-    const tainted = nodes.filter((n) => taintsToClear(n).length > 0);
-    if (tainted.length === 0) {
-      if (++cleanChecks >= 2) return { removed, waitedMs: nowMs() - start };
-      await sleep(2000); // once more: a controller pass in flight could still add one
-      continue;
-    }
-    cleanChecks = 0;
-    const ready = tainted.filter(isReady);
-    log(`${tainted.length} of ${nodes.length} nodes carry a not-ready/unreachable taint; removing it from the ${ready.length} Ready ones`);
-    await pool(ready, 16, async (n) => {
-      // Highest index first, so the earlier indexes stay valid within the one patch.
-      const ops = taintsToClear(n)
-        .sort((a, b) => b.i - a.i)
-        .flatMap(({ t, i }) => [
-          { op: 'test', path: `/spec/taints/${i}/key`, value: t.key },
-          { op: 'remove', path: `/spec/taints/${i}` },
-        ]);
-      try {
-        await kube.api.patchNode({ name: n.metadata!.name!, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
-        removed++;
-      } catch {
-        // changed meanwhile (the controller got there first): the next pass looks again
-      }
-    });
-    if (nowMs() - start > timeoutMs) throw new Error(`nodes still tainted not-ready after ${timeoutMs / 1000}s`);
-    await sleep(1000);
-  }
 }
 
 // ------------------------------------------------------------------------------------------ the schedulers' configuration
@@ -387,7 +312,7 @@ async function createPods(kube: Kube, pods: readonly V1Pod[], concurrency: numbe
   const ackMs = new Map<string, number>();
   let retries = 0;
   const startMs = nowMs();
-  await pool(pods, concurrency, async (body) => {
+  await inParallel(pods, concurrency, async (body) => {
     for (let attempt = 0; ; attempt++) {
       try {
         await kube.api.createNamespacedPod({ namespace: NAMESPACE, body });
@@ -405,22 +330,6 @@ async function createPods(kube: Kube, pods: readonly V1Pod[], concurrency: numbe
     }
   });
   return { ackMs, startMs, endMs: nowMs(), retries };
-}
-
-async function ensureNamespace(kube: Kube): Promise<void> {
-  try {
-    await kube.api.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } } });
-  } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw err;
-  }
-  await waitUntil(`ServiceAccount ${NAMESPACE}/default`, 60_000, async () => {
-    try {
-      await kube.api.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 250);
 }
 
 /**
@@ -604,8 +513,8 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
   const runLabel = `${mode}-${scheduler}-${run}${profiled ? '-prof' : ''}-${Date.now().toString(36)}`;
   log(`run ${run}: ${mode}, ${schedulerName}${profiled ? ' (extender profiled)' : ''}: ${opts.pods} pods`);
 
-  const tainted = (await kube.nodes()).filter((n) => taintsToClear(n).length > 0).length;
-  if (tainted > 0) await untaintNodes(kube);
+  const tainted = (await kube.nodes()).filter(notReadyTainted).length;
+  if (tainted > 0) await untaintNodes(kube.api);
 
   const tracker = new PodTracker(kube, runLabel);
   await tracker.start();
@@ -865,12 +774,6 @@ function profileRows(t: SelfTimeTable): string {
 
 // ------------------------------------------------------------------------------------------ main
 
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('a positive integer');
-  return n;
-}
-
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:cluster')
     .description('Pods/s and latency of sandbox-scheduler vs the stock default-scheduler in one local control plane (test/e2e), interleaved runs.')
@@ -913,6 +816,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string): Pro
       EXTENDER_BIND: opts.bind ? '1' : '0',
       EXTENDER_CONFIG: opts.extenderConfig ?? '',
       E2E_START_TIMEOUT: String(Math.max(120, Math.ceil(nodeCount / 20))),
+      AGENT_SANDBOX: '0', // no agent-sandbox-controller watching the pods: the figures stay those of the schedulers alone
     });
     clusterUpSeconds = (nowMs() - t) / 1000;
   }
@@ -921,10 +825,10 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string): Pro
     const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'DEFAULT_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
     const kube = await Kube.connect(env.KUBECONFIG!, opts.concurrency);
     const actualNodes = (await kube.nodes()).length;
-    const untaint = await untaintNodes(kube);
+    const untaint = await untaintNodes(kube.api);
     log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${Math.round(untaint.waitedMs / 100) / 10} s)`);
     const settings = { sandbox: await schedulerSettings(env.SANDBOX_SCHEDULER_URL!, kube), default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube) };
-    await ensureNamespace(kube);
+    await ensureNamespace(kube.api, NAMESPACE);
     sampler.start();
     const ctx: Context = { opts, env, kube, sampler, clkTck: clockTicksPerSecond(), nodeCount: actualNodes };
     const results: RunResult[] = [];

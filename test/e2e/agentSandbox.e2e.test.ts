@@ -38,6 +38,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from '../../bench/agentSandboxObjects.js';
 import {
   Kubectl, SETUP_TIMEOUT_MS, STATE_DIR, allocatableOf, bytes, columns, component, createNamespace, deleteNamespace, fetchText, heterogeneousNodes,
   metricValue, milliCpu, optimumPeak, pressureOf, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, watchObjects,
@@ -87,40 +88,11 @@ const nodeAllocatable = (name: string) => allocatableOf(nodes.find((n) => n.meta
 
 // ------------------------------------------------------------------------------------------ objects
 
-/** A SandboxTemplate of one container (0.5 CPU / 1 GiB), Ready READY_DELAY after binding; `schedulerName` omitted: default-scheduler. */
-function template(name: string, schedulerName?: string): object {
-  const resources = { cpu: POD_CPU, memory: POD_MEMORY };
-  return {
-    apiVersion: 'extensions.agents.x-k8s.io/v1beta1',
-    kind: 'SandboxTemplate',
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      envVarsInjectionPolicy: 'Allowed', // claims may set env (and are then always cold)
-      podTemplate: {
-        metadata: { labels: { app: 'e2e-agent-sandbox' }, annotations: { 'e2e.sandbox-extender.io/ready-delay': READY_DELAY } },
-        spec: {
-          ...(schedulerName ? { schedulerName } : {}),
-          terminationGracePeriodSeconds: 0,
-          containers: [{ name: 'sandbox', image: 'registry.invalid/e2e/agent:1', resources: { requests: resources, limits: resources } }],
-        },
-      },
-    },
-  };
-}
-
-const warmPool = (name: string, templateName: string, replicas: number) => ({
-  apiVersion: 'extensions.agents.x-k8s.io/v1beta1',
-  kind: 'SandboxWarmPool',
-  metadata: { name, namespace: NAMESPACE },
-  spec: { replicas, sandboxTemplateRef: { name: templateName } },
-});
-
-const claim = (name: string, pool: string, env?: Record<string, string>) => ({
-  apiVersion: 'extensions.agents.x-k8s.io/v1beta1',
-  kind: 'SandboxClaim',
-  metadata: { name, namespace: NAMESPACE },
-  spec: { warmPoolRef: { name: pool }, ...(env ? { env: Object.entries(env).map(([n, value]) => ({ name: n, value })) } : {}) },
-});
+/** The templates of the scenarios: one container of 0.5 CPU / 1 GiB, Ready READY_DELAY after binding; no `schedulerName`: default-scheduler. */
+const template = (name: string, schedulerName?: string) =>
+  sandboxTemplate({ name, namespace: NAMESPACE, cpu: POD_CPU, memory: POD_MEMORY, labels: { app: 'e2e-agent-sandbox' }, readyDelay: READY_DELAY, ...(schedulerName ? { schedulerName } : {}) });
+const warmPool = (name: string, templateName: string, replicas: number) => sandboxWarmPool(name, NAMESPACE, templateName, replicas);
+const claim = (name: string, pool: string, env?: Record<string, string>) => sandboxClaim(name, NAMESPACE, pool, env);
 
 /** A pod bound directly to a node (no scheduler), optionally labelled paused. */
 function boundPod(name: string, nodeName: string, cpu: string, memory: string, paused: boolean): object {

@@ -325,6 +325,8 @@ wait_for kube-scheduler-default "leader (lease kube-system/kube-scheduler)" leas
 #                                 conversion to do; the defaulting/validation webhooks are then simply not there
 #   --manage-webhook-certs=false  no serving certificate to make and no CRD caBundle to patch
 #   --leader-elect=false          one process; a restart need not wait for a lease
+#   --cache-label-selectors       its Pod and Service informers see only the objects it labelled (it creates and
+#                                 looks up no others), not the thousands of pods the other tests create
 #   --metrics-bind-address, --health-probe-bind-address  127.0.0.1 on free ports (defaults: :8080, :8081 on all
 #                                 interfaces)
 AS_METRICS_URL= AS_HEALTH_URL=
@@ -337,7 +339,7 @@ if [ "$AGENT_SANDBOX" = 1 ]; then
     || { cat "$LOGS/agent-sandbox-crds.log" >&2; e2e_die "the agent-sandbox CRDs were not Established within 60 s"; }
   AS_METRICS_URL=http://127.0.0.1:$P_AS_METRICS AS_HEALTH_URL=http://127.0.0.1:$P_AS_HEALTH
   start agent-sandbox-controller "$E2E_AGENT_SANDBOX_BIN" --kubeconfig="$E2E_KUBECONFIG" \
-    --extensions --enable-webhook=false --manage-webhook-certs=false --leader-elect=false \
+    --extensions --enable-webhook=false --manage-webhook-certs=false --leader-elect=false --cache-label-selectors \
     --metrics-bind-address="127.0.0.1:$P_AS_METRICS" --health-probe-bind-address="127.0.0.1:$P_AS_HEALTH"
   wait_for agent-sandbox-controller "ready (controllers ${E2E_AGENT_SANDBOX_CONTROLLERS[*]} started)" e2e_agent_sandbox_started "$AS_HEALTH_URL"
 fi
