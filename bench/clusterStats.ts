@@ -19,14 +19,18 @@ export interface Sample {
 
 const SAMPLE_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
 
+/**
+ * A sample value as Prometheus reads it (Go strconv.ParseFloat): the special values in any letter case, so the
+ * `Nan` prom-client writes for a gauge without data (its event-loop lag before the first sample) is NaN too.
+ */
 function parseValue(text: string): number {
-  switch (text) {
-    case '+Inf':
-    case 'Inf':
+  switch (text.toLowerCase()) {
+    case '+inf':
+    case 'inf':
       return Infinity;
-    case '-Inf':
+    case '-inf':
       return -Infinity;
-    case 'NaN':
+    case 'nan':
       return NaN;
     default:
       return Number(text);
@@ -75,7 +79,7 @@ export function parsePrometheusText(text: string): Sample[] {
     }
     const [valueText] = line.slice(i).trim().split(/\s+/);
     const value = parseValue(valueText ?? '');
-    if (valueText === undefined || valueText === '' || (Number.isNaN(value) && valueText !== 'NaN')) {
+    if (valueText === undefined || valueText === '' || (Number.isNaN(value) && valueText.toLowerCase() !== 'nan')) {
       throw new Error(`bad value in Prometheus sample line: ${line}`);
     }
     samples.push({ name, labels, value });

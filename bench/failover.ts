@@ -201,7 +201,7 @@ async function main(): Promise<void> {
   const outFile = o.out ? resolve(o.out) : join(outDir, `failover-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   if (!o.reuse) {
     log(`cluster up: ${o.nodes}`);
-    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes });
+    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, AGENT_SANDBOX: '0' });
   }
   try {
     await sleep(1000);

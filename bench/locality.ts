@@ -421,7 +421,7 @@ async function main(): Promise<void> {
     writeFileSync(file, `locality: ${locality}\nstartingLimit: ${limit}\nevents: {enabled: false}\n`);
     configs[s] = file;
   }
-  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: '3600s', EXTENDER_MODE: 'cluster', EXTENDER_BIND: '0', E2E_START_TIMEOUT: '600' });
+  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: '3600s', EXTENDER_MODE: 'cluster', EXTENDER_BIND: '0', AGENT_SANDBOX: '0', E2E_START_TIMEOUT: '600' });
   const results: RunResult[] = [];
   const out = join(dir, `locality-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   try {

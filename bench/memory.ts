@@ -216,7 +216,7 @@ async function coldStart(extenderUrl: string): Promise<{ readySeconds: number; n
 /** Part 3: the extender in cluster mode on a 5,000-node cluster holding `podCount` bound pods. */
 async function clusterPart(podCount: number): Promise<void> {
   const script = (name: string, env: Record<string, string> = {}) => execFileSync('bash', [join(REPO, 'test', 'e2e', name)], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
-  script('cluster-up.sh', { CLUSTER_NODES: `${NODES}x32/128Gi`, EXTENDER_BUILD: '0', EXTENDER_BIND: '0' }); // kube-scheduler binds, as the chart installs it
+  script('cluster-up.sh', { CLUSTER_NODES: `${NODES}x32/128Gi`, EXTENDER_BUILD: '0', EXTENDER_BIND: '0', AGENT_SANDBOX: '0' }); // kube-scheduler binds, as the chart installs it
   try {
     const env = Object.fromEntries(readFileSync(join(REPO, '.e2e', 'cluster.env'), 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     const pid = Number(readFileSync(join(REPO, '.e2e', 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);

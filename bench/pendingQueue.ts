@@ -210,7 +210,7 @@ async function main(): Promise<void> {
   const outFile = o.out ? resolve(o.out) : join(outDir, `pending-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   if (!o.reuse) {
     log(`cluster up: ${o.nodes}`);
-    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes });
+    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, AGENT_SANDBOX: '0' });
   }
   const record: Record<string, unknown> = { options: o };
   const save = () => writeFileSync(outFile, JSON.stringify(record, null, 2));

@@ -233,7 +233,7 @@ async function main(): Promise<void> {
     const config = join(outDir, 'shared-extender.yaml');
     writeFileSync(config, stringify({ logLevel: 'debug' }));
     log(`cluster up: ${o.nodes}`);
-    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, EXTENDER_CONFIG: config });
+    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, EXTENDER_CONFIG: config, AGENT_SANDBOX: '0' });
   }
   const current: { config: Config | null } = { config: null };
   try {

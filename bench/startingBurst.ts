@@ -17,12 +17,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type V1Pod } from '@kubernetes/client-node';
-import { Command, InvalidArgumentError } from 'commander';
+import type { CoreV1Api, V1Pod, Watch } from '@kubernetes/client-node';
+import { Command } from 'commander';
 import { formatColumns, median, parsePrometheusText, sumSamples } from './clusterStats.js';
-import { log, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
+import { adminClients, ensureNamespace, inParallel, log, positiveInt, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
 
 const NAMESPACE = 'bench-starting';
@@ -44,27 +43,6 @@ interface Options {
 
 
 
-
-/** The admin client with one keep-alive agent (client-node's own authentication opens a TLS connection per request). */
-async function connect(kubeconfig: string, concurrency: number): Promise<{ api: CoreV1Api; watch: Watch }> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
-  const agent = new https.Agent({ keepAlive: true, maxSockets: concurrency, ca: opts.ca, cert: opts.cert, key: opts.key });
-  const config = createConfiguration({
-    baseServer: new ServerConfiguration(kc.getCurrentCluster()!.server, {}),
-    authMethods: { default: { getName: () => 'bench-keepalive', applySecurityAuthentication: (ctx) => ctx.setAgent(agent) } },
-  });
-  return { api: new CoreV1Api(config), watch: new Watch(kc) };
-}
-
-async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
-}
 
 async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);
@@ -96,20 +74,7 @@ interface RunResult {
 }
 
 async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<string, string>, k: { api: CoreV1Api; watch: Watch }, nodeNames: string[]): Promise<RunResult> {
-  try {
-    await k.api.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw err;
-  }
-  for (let i = 0; ; i++) {
-    try {
-      await k.api.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE });
-      break;
-    } catch {
-      if (i > 240) throw new Error(`no default ServiceAccount in ${NAMESPACE}`);
-      await sleep(250);
-    }
-  }
+  await ensureNamespace(k.api, NAMESPACE);
   const sandbox = setup !== 'default';
   const names = Array.from({ length: o.pods }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
   const tracker = new StartingTracker();
@@ -163,7 +128,7 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
   const filterBefore = sandbox ? await filters() : 0;
   await sleep(500);
   const t0 = performance.now();
-  await pool(names, o.concurrency, async (name) => {
+  await inParallel(names, o.concurrency, async (name) => {
     for (let attempt = 0; ; attempt++) {
       try {
         await k.api.createNamespacedPod({
@@ -284,12 +249,6 @@ function limitText(o: Options): string {
   return [o.perNode !== undefined ? `perNode ${o.perNode}` : '', o.perCore !== undefined ? `perCore ${o.perCore}` : ''].filter(Boolean).join(', ');
 }
 
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
-  return n;
-}
-
 async function main(): Promise<void> {
   const program = new Command('bench:starting')
     .description('A burst of sandbox pods on KWOK nodes that become Ready after a delay: the starting limit off, on, and the stock default-scheduler.')
@@ -311,12 +270,13 @@ async function main(): Promise<void> {
   const offConfig = join(REPO_ROOT, '.e2e-bench', 'starting-limit-off.yaml');
   writeFileSync(limitConfig, `startingLimit: {${[o.perNode !== undefined ? `perNode: ${o.perNode}` : '', o.perCore !== undefined ? `perCore: ${o.perCore}` : ''].filter(Boolean).join(', ')}}\n`);
   writeFileSync(offConfig, 'startingLimit: {}\n');
-  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay, EXTENDER_BIND: '0' }); // kube-scheduler binds, as the chart installs it
+  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay, EXTENDER_BIND: '0', AGENT_SANDBOX: '0' }); // kube-scheduler binds, as the chart installs it
   const results: RunResult[] = [];
   try {
     const env = readClusterEnv();
     if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
-    const k = await connect(env.KUBECONFIG!, o.concurrency);
+    const clients = await adminClients(env.KUBECONFIG!, o.concurrency);
+    const k = { api: clients.core, watch: clients.watch };
     const nodeNames = await waitNodesUntainted(env);
     log(`${nodeNames.length} nodes, pods Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding; ${o.pods} pods of ${o.podCpu} / ${o.podMemory} per burst`);
     let current = '';

@@ -64,6 +64,12 @@ describe('parsePrometheusText', () => {
     ]);
   });
 
+  it('reads the special values in any letter case, as Prometheus does (prom-client writes Nan)', () => {
+    const values = parsePrometheusText('a Nan\nb NaN\nc +inf\nd -INF\ne 1.5e3').map((x) => x.value);
+    expect(values).toEqual([NaN, NaN, Infinity, -Infinity, 1500]);
+    expect(() => parsePrometheusText('x nanx')).toThrow('bad value in Prometheus sample line: x nanx');
+  });
+
   it('throws on a malformed sample line, naming it', () => {
     expect(() => parsePrometheusText('good 1\n{bad} 2')).toThrow('not a Prometheus sample line: {bad} 2');
     expect(() => parsePrometheusText('x{a="1"}')).toThrow('bad value in Prometheus sample line: x{a="1"}');

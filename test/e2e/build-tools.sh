@@ -11,11 +11,16 @@
 #
 #   test/e2e/build-tools.sh                   build what is missing
 #   test/e2e/build-tools.sh --print-bin       print the binary folder and exit (builds nothing)
+# agent-sandbox-controller (tools/agent-sandbox) and the module's CRDs go into
+# $SANDBOX_E2E_CACHE/bin/agent-sandbox-<version>-<hash of its go.mod/go.sum>/ in the same way, with a lock of their
+# own: about 2 min to build cold on 2 cores (see test/e2e/README.md).
+#
 #   test/e2e/build-tools.sh --accounting      build only the accounting oracle if missing; print its path
 #   test/e2e/build-tools.sh --scheduler-perf  build only kube-scheduler's scheduler_perf harness (a test binary, with
 #                                             its config and templates) if missing; print its folder
 #   test/e2e/build-tools.sh --loadgen         build only bench:ceiling's load generator if missing; print its path
 # The last two are benchmark tools (npm run bench:scheduler-perf, bench:ceiling): never built by the e2e tier.
+#   test/e2e/build-tools.sh --agent-sandbox   build only agent-sandbox-controller (+ CRDs) if missing; print its path
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -51,6 +56,38 @@ build_accounting() {
     e2e_log "k8s-accounting: done in $((SECONDS - t0))s"
   fi
   exec 7>&-
+}
+
+# agent-sandbox-controller from the Go module proxy, and the module's CRDs (data, copied as published; cluster-up.sh
+# rewrites them to serve v1beta1 only). Its own lock and folder, like the oracle.
+build_agent_sandbox() {
+  [ -x "$E2E_AGENT_SANDBOX_BIN" ] && return 0
+  mkdir -p "$E2E_CACHE"
+  exec 6>"$E2E_CACHE/agent-sandbox-build.lock"
+  flock 6
+  if [ ! -x "$E2E_AGENT_SANDBOX_BIN" ]; then
+    check_go_version
+    local dir=$E2E_AGENT_SANDBOX_DIR partial=$E2E_AGENT_SANDBOX_DIR.partial t0=$SECONDS src f
+    rm -rf "$partial"; mkdir -p "$partial/crds"
+    e2e_log "agent-sandbox-controller $AGENT_SANDBOX_VERSION: go build (test/e2e/tools/agent-sandbox) into $dir"
+    local ld="-s -w -X sigs.k8s.io/agent-sandbox/internal/version.gitVersion=$AGENT_SANDBOX_VERSION"
+    (cd "$TOOLS_DIR/agent-sandbox" && go build -trimpath -ldflags "$ld" -o "$partial/agent-sandbox-controller" \
+        sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller) \
+      || e2e_die "building agent-sandbox-controller failed (module test/e2e/tools/agent-sandbox); see the go output above"
+    src=$(cd "$TOOLS_DIR/agent-sandbox" && go list -m -f '{{.Dir}}' sigs.k8s.io/agent-sandbox)
+    for f in agents.x-k8s.io_sandboxes extensions.agents.x-k8s.io_sandboxclaims \
+             extensions.agents.x-k8s.io_sandboxtemplates extensions.agents.x-k8s.io_sandboxwarmpools; do
+      [ -f "$src/k8s/crds/$f.yaml" ] || e2e_die "CRD $f.yaml not found in $src/k8s/crds"
+      cp "$src/k8s/crds/$f.yaml" "$partial/crds/"
+    done
+    chmod u+w "$partial/crds"/*
+    local out
+    out=$("$partial/agent-sandbox-controller" --version 2>&1) || e2e_die "agent-sandbox-controller --version failed: $out"
+    grep -q "version $AGENT_SANDBOX_VERSION " <<<"$out" || e2e_die "agent-sandbox-controller --version: $out"
+    rm -rf "$dir"; mv "$partial" "$dir"
+    e2e_log "agent-sandbox-controller: done in $((SECONDS - t0))s ($(du -h "$E2E_AGENT_SANDBOX_BIN" | cut -f1))"
+  fi
+  exec 6>&-
 }
 
 if [ "${1:-}" = "--accounting" ]; then build_accounting; echo "$E2E_ACCOUNTING_BIN"; exit 0; fi
@@ -102,7 +139,9 @@ build_loadgen() {
 
 if [ "${1:-}" = "--scheduler-perf" ]; then build_scheduler_perf; echo "$E2E_SCHEDULER_PERF_DIR"; exit 0; fi
 if [ "${1:-}" = "--loadgen" ]; then build_loadgen; echo "$E2E_LOADGEN_BIN"; exit 0; fi
+if [ "${1:-}" = "--agent-sandbox" ]; then build_agent_sandbox; echo "$E2E_AGENT_SANDBOX_BIN"; exit 0; fi
 build_accounting
+build_agent_sandbox
 
 if e2e_tools_complete; then e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
 

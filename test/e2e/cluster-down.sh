@@ -21,8 +21,8 @@ if [ ! -d "$PIDS" ]; then
 fi
 
 # Reverse start order: clients first, etcd last. Unknown pid files (none today) are stopped after these.
-order=(kube-scheduler-sandbox kube-scheduler-sandbox-standby kube-scheduler-default sandbox-extender sandbox-extender-standby
-       snapshot-feeder kwok kube-controller-manager kube-apiserver etcd)
+order=(agent-sandbox-controller kube-scheduler-sandbox kube-scheduler-sandbox-standby kube-scheduler-default sandbox-extender
+       sandbox-extender-standby snapshot-feeder kwok kube-controller-manager kube-apiserver etcd)
 for f in "$PIDS"/*; do
   [ -e "$f" ] || continue
   n=$(basename "$f")

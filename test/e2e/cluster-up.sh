@@ -8,6 +8,7 @@
 #           records Events), or snapshot mode (a feeder runs kubectl get nodes,pods every second into a file)
 #        -> kube-scheduler "sandbox-scheduler" (profile sandbox-scheduler + the extender, own lease)
 #        -> kube-scheduler "default-scheduler" (profile default-scheduler only, for comparison)
+#        -> agent-sandbox-controller (Sandbox, SandboxTemplate, SandboxClaim, SandboxWarmPool; AGENT_SANDBOX=0: none)
 #
 # Every listener is on 127.0.0.1 at a free port chosen at start. State goes to $SANDBOX_E2E_STATE (default
 # .e2e/ in the repository): kubeconfig, cluster.env (ports and URLs), pids/, cmd/, logs/, pki/, etcd/.
@@ -29,6 +30,8 @@
 #                                                 e2e.sandbox-extender.io/ready-delay (a Go duration) overrides it
 #   SCHEDULER_PERCENTAGE=100                      percentageOfNodesToScore of both kube-schedulers (0: kube-scheduler's
 #                                                 adaptive default, 50 − nodes/125 %, at least 5 %)
+#   AGENT_SANDBOX=1                               apply the agent-sandbox CRDs (served at v1beta1 only, conversion None)
+#                                                 and run agent-sandbox-controller (0: neither)
 #   E2E_START_TIMEOUT=120                         seconds to wait for each component
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -42,6 +45,8 @@ case "$SCHEDULER_PERCENTAGE" in ""|*[!0-9]*) e2e_die "SCHEDULER_PERCENTAGE must 
 [ "$SCHEDULER_PERCENTAGE" -le 100 ] || e2e_die "SCHEDULER_PERCENTAGE must be 0–100, not $SCHEDULER_PERCENTAGE"
 EXTENDER_BUILD=${EXTENDER_BUILD:-1}
 KWOK_POD_READY_DELAY=${KWOK_POD_READY_DELAY:-0s}
+AGENT_SANDBOX=${AGENT_SANDBOX:-1}
+case "$AGENT_SANDBOX" in 0|1) ;; *) e2e_die "AGENT_SANDBOX must be 0 or 1, not '$AGENT_SANDBOX'";; esac
 case "$KWOK_POD_READY_DELAY" in
   *ms) ready_delay_ms=${KWOK_POD_READY_DELAY%ms};;
   *s) ready_delay_ms=${KWOK_POD_READY_DELAY%s}
@@ -115,8 +120,8 @@ EXTENDER_MAIN=$REPO_ROOT/dist/src/cli/main.js
 [ -f "$EXTENDER_MAIN" ] || e2e_die "$EXTENDER_MAIN not found: run npm run build"
 
 # ---------------------------------------------------------------------------------------------- ports
-read -r P_ETCD P_ETCD_PEER P_API P_KCM P_SCHED P_SCHED_DEFAULT P_EXT <<<"$(e2e_free_ports 7)"
-[ -n "$P_EXT" ] || e2e_die "could not pick free ports on 127.0.0.1"
+read -r P_ETCD P_ETCD_PEER P_API P_KCM P_SCHED P_SCHED_DEFAULT P_EXT P_AS_METRICS P_AS_HEALTH <<<"$(e2e_free_ports 9)"
+[ -n "$P_AS_HEALTH" ] || e2e_die "could not pick free ports on 127.0.0.1"
 
 # ---------------------------------------------------------------------------------------------- PKI
 # One CA; a serving certificate for kube-apiserver; one client certificate per identity. The control-plane
@@ -314,6 +319,36 @@ wait_for kube-scheduler-sandbox "leader (lease kube-system/$SCHEDULER_NAME)" lea
 wait_for kube-scheduler-default "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED_DEFAULT/healthz"
 wait_for kube-scheduler-default "leader (lease kube-system/kube-scheduler)" lease_held kube-scheduler
 
+# ---------------------------------------------------------------------------------------------- agent-sandbox
+# sigs.k8s.io/agent-sandbox's controller, out of cluster with the admin kubeconfig (it is not the component under
+# test; its own RBAC is the module's business). Its CRDs are served at v1beta1 only with conversion None
+# (agent-sandbox-crds.mjs says why), applied server-side (the CRDs are too large for the last-applied annotation).
+# Flags:
+#   --extensions                  also run the SandboxTemplate, SandboxClaim and SandboxWarmPool controllers
+#   --enable-webhook=false        no webhook server: nothing would route the API server to it (no kube-proxy, and
+#                                 the process is not in the cluster), and with one served version there is no
+#                                 conversion to do; the defaulting/validation webhooks are then simply not there
+#   --manage-webhook-certs=false  no serving certificate to make and no CRD caBundle to patch
+#   --leader-elect=false          one process; a restart need not wait for a lease
+#   --cache-label-selectors       its Pod and Service informers see only the objects it labelled (it creates and
+#                                 looks up no others), not the thousands of pods the other tests create
+#   --metrics-bind-address, --health-probe-bind-address  127.0.0.1 on free ports (defaults: :8080, :8081 on all
+#                                 interfaces)
+AS_METRICS_URL= AS_HEALTH_URL=
+if [ "$AGENT_SANDBOX" = 1 ]; then
+  node "$E2E_DIR/agent-sandbox-crds.mjs" "$E2E_AGENT_SANDBOX_DIR"/crds/*.yaml >"$S/agent-sandbox-crds.json" \
+    || e2e_die "could not read the agent-sandbox CRDs in $E2E_AGENT_SANDBOX_DIR/crds"
+  "${KUBECTL[@]}" apply --server-side -f "$S/agent-sandbox-crds.json" >"$LOGS/agent-sandbox-crds.log" 2>&1 \
+    || { cat "$LOGS/agent-sandbox-crds.log" >&2; e2e_die "applying the agent-sandbox CRDs failed"; }
+  "${KUBECTL[@]}" wait --for=condition=Established --timeout=60s -f "$S/agent-sandbox-crds.json" >>"$LOGS/agent-sandbox-crds.log" 2>&1 \
+    || { cat "$LOGS/agent-sandbox-crds.log" >&2; e2e_die "the agent-sandbox CRDs were not Established within 60 s"; }
+  AS_METRICS_URL=http://127.0.0.1:$P_AS_METRICS AS_HEALTH_URL=http://127.0.0.1:$P_AS_HEALTH
+  start agent-sandbox-controller "$E2E_AGENT_SANDBOX_BIN" --kubeconfig="$E2E_KUBECONFIG" \
+    --extensions --enable-webhook=false --manage-webhook-certs=false --leader-elect=false --cache-label-selectors \
+    --metrics-bind-address="127.0.0.1:$P_AS_METRICS" --health-probe-bind-address="127.0.0.1:$P_AS_HEALTH"
+  wait_for agent-sandbox-controller "ready (controllers ${E2E_AGENT_SANDBOX_CONTROLLERS[*]} started)" e2e_agent_sandbox_started "$AS_HEALTH_URL"
+fi
+
 # ---------------------------------------------------------------------------------------------- done
 cat >"$S/cluster.env" <<EOF
 # Written by test/e2e/cluster-up.sh: KEY=VALUE lines, values unquoted (test/e2e/component.sh keeps EXTENDER_BIND current).
@@ -337,6 +372,10 @@ SANDBOX_SCHEDULER_URL=https://127.0.0.1:$P_SCHED
 SANDBOX_SCHEDULER_CONFIG=$SANDBOX_SCHEDULER_CONFIG
 DEFAULT_SCHEDULER_URL=https://127.0.0.1:$P_SCHED_DEFAULT
 SNAPSHOT=$SNAPSHOT
+AGENT_SANDBOX=$AGENT_SANDBOX
+AGENT_SANDBOX_VERSION=$AGENT_SANDBOX_VERSION
+AGENT_SANDBOX_METRICS_URL=$AS_METRICS_URL
+AGENT_SANDBOX_HEALTH_URL=$AS_HEALTH_URL
 LOGS=$LOGS
 EOF
 rel_state=${E2E_STATE#"$REPO_ROOT"/}

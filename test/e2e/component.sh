@@ -28,6 +28,10 @@
 #   test/e2e/component.sh stop kube-apiserver / start kube-apiserver
 #       the two halves of that restart, for a test that acts while the API server is down (start also waits and
 #       heals as above). stop prints nothing on stdout; start prints the new pid.
+#   test/e2e/component.sh restart|stop|start agent-sandbox-controller
+#       the controller of sigs.k8s.io/agent-sandbox with its cluster-up command (AGENT_SANDBOX=1); start and restart
+#       wait until its controllers have started (informers synced). While it is stopped nothing creates, adopts or
+#       suspends sandboxes: Sandboxes, claims and pools created meanwhile wait in the API server.
 #   test/e2e/component.sh bind on|off
 #       rewrites the sandbox scheduler's config with or without `bindVerb: bind` (on: the extender binds; off:
 #       kube-scheduler binds and the extender learns the placement from its watch), restarts
@@ -50,7 +54,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start sandbox-extender|kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver | bind on|off | standby up|down | kill NAME..."; }
+usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start sandbox-extender|kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver|agent-sandbox-controller | bind on|off | standby up|down | kill NAME..."; }
 
 ENV_FILE=$E2E_STATE/cluster.env
 [ -f "$ENV_FILE" ] || e2e_die "$ENV_FILE not found: is the e2e cluster up? (npm run cluster:up)"
@@ -168,10 +172,24 @@ start_apiserver() {
       restart_scheduler "$name" "$lease" "$url"
     fi
   done
-  for name in etcd kube-controller-manager kwok snapshot-feeder sandbox-extender; do
+  for name in etcd kube-controller-manager kwok snapshot-feeder sandbox-extender agent-sandbox-controller; do
     [ -f "$E2E_CMDS/$name" ] || continue
     [ -n "$(e2e_pid "$name")" ] || { tail -n 40 "$E2E_LOGS/$name.log" >&2 || true; e2e_die "$name exited while kube-apiserver was restarted (log above)"; }
   done
+}
+
+stop_agent_sandbox() {
+  [ -f "$E2E_CMDS/agent-sandbox-controller" ] || e2e_die "this cluster runs no agent-sandbox-controller (started with AGENT_SANDBOX=0)"
+  e2e_stop agent-sandbox-controller || e2e_die "could not stop agent-sandbox-controller"
+}
+
+start_agent_sandbox() {
+  [ -f "$E2E_CMDS/agent-sandbox-controller" ] || e2e_die "this cluster runs no agent-sandbox-controller (started with AGENT_SANDBOX=0)"
+  [ -z "$(e2e_pid agent-sandbox-controller)" ] || e2e_die "agent-sandbox-controller is already running (pid $(e2e_pid agent-sandbox-controller))"
+  e2e_load_cmd agent-sandbox-controller
+  e2e_start agent-sandbox-controller "${E2E_CMD[@]}"
+  e2e_wait_for agent-sandbox-controller "ready (controllers ${E2E_AGENT_SANDBOX_CONTROLLERS[*]} started)" \
+    e2e_agent_sandbox_started "$AGENT_SANDBOX_HEALTH_URL"
 }
 
 set_bind() {
@@ -292,6 +310,7 @@ case "${1:-}" in
       kube-scheduler-sandbox) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL";;
       kube-scheduler-default) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-default kube-scheduler "$DEFAULT_SCHEDULER_URL";;
       kube-apiserver) [ $# -eq 2 ] || usage; stop_apiserver; start_apiserver;;
+      agent-sandbox-controller) [ $# -eq 2 ] || usage; stop_agent_sandbox; start_agent_sandbox;;
       *) usage;;
     esac
     e2e_pid "$2";;
@@ -300,7 +319,7 @@ case "${1:-}" in
     case "$2" in
       kube-scheduler-sandbox) lease=$SANDBOX_SCHEDULER_NAME url=$SANDBOX_SCHEDULER_URL;;
       kube-scheduler-default) lease=kube-scheduler url=$DEFAULT_SCHEDULER_URL;;
-      kube-apiserver|sandbox-extender) ;;
+      kube-apiserver|sandbox-extender|agent-sandbox-controller) ;;
       *) usage;;
     esac
     if [ "$2" = sandbox-extender ]; then
@@ -313,6 +332,8 @@ case "${1:-}" in
       fi
     elif [ "$2" = kube-apiserver ]; then
       if [ "$1" = stop ]; then stop_apiserver; else start_apiserver; e2e_pid "$2"; fi
+    elif [ "$2" = agent-sandbox-controller ]; then
+      if [ "$1" = stop ]; then stop_agent_sandbox; else start_agent_sandbox; e2e_pid "$2"; fi
     elif [ "$1" = stop ]; then stop_scheduler "$2" "$lease"
     else start_scheduler "$2" "$lease" "$url"; e2e_pid "$2"; fi;;
   bind)

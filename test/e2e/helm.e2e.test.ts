@@ -64,7 +64,8 @@ function readEnvFile(file: string): ClusterEnv {
 }
 
 function clusterScript(name: 'cluster-up.sh' | 'cluster-down.sh', args: string[] = []) {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, SANDBOX_E2E_STATE: STATE, CLUSTER: 'examples/cluster/heterogeneous.yaml' };
+  // The chart's own cluster needs no agent-sandbox controller.
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, SANDBOX_E2E_STATE: STATE, CLUSTER: 'examples/cluster/heterogeneous.yaml', AGENT_SANDBOX: '0' };
   delete childEnv.CLUSTER_NODES;
   delete childEnv.EXTENDER_CONFIG;
   return run('bash', [join(E2E_DIR, name), ...args], { env: childEnv, timeoutMs: SETUP_TIMEOUT_MS });

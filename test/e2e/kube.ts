@@ -289,15 +289,18 @@ export function requestedPerNode(pods: readonly PodView[]): Map<string, Amounts 
 export const pressureOf = (used: Amounts, allocatable: Amounts) => Math.max(used.cpu / allocatable.cpu, used.memory / allocatable.memory);
 
 /**
- * The best peak pressure any placement of `count` identical pods can reach: a node holding k pods is at pressure
+ * The best peak pressure any placement of `count` identical pods can reach (on top of `base`, the requests already
+ * on each node, none by default): a node holding k pods is at pressure
  * p_n(k) = k · max_r(request_r / allocatable_r), so with peak P it can hold #{k ≥ 1 : p_n(k) ≤ P} pods, and the
  * optimum is the smallest P that holds them all: the count-th smallest p_n(k) over every node and k (p_n(k) ≤ 1).
  */
-export function optimumPeak(nodes: readonly NodeView[], pod: Amounts, count: number): number {
+export function optimumPeak(nodes: readonly NodeView[], pod: Amounts, count: number, base: ReadonlyMap<string, Amounts> = new Map()): number {
   const levels: number[] = [];
   for (const n of nodes) {
-    const step = pressureOf(pod, allocatableOf(n));
-    for (let k = 1; k * step <= 1 + 1e-12; k++) levels.push(k * step);
+    // With a base load b already on the node: p_n(k) = max_r (b_r + k · request_r) / allocatable_r, still increasing in k.
+    const b = base.get(n.metadata.name) ?? { cpu: 0, memory: 0 };
+    const level = (k: number) => pressureOf({ cpu: b.cpu + k * pod.cpu, memory: b.memory + k * pod.memory }, allocatableOf(n));
+    for (let k = 1; level(k) <= 1 + 1e-12; k++) levels.push(level(k));
   }
   levels.sort((a, b) => a - b);
   if (levels.length < count) throw new Error(`${count} pods do not fit in the cluster (room for ${levels.length})`);
@@ -341,6 +344,64 @@ export function forbiddenLines(): string[] {
   return forbiddenLinesIn(join(STATE_DIR, 'logs', 'sandbox-extender.log'), join(STATE_DIR, 'logs', 'kube-apiserver.log'));
 }
 
+// ------------------------------------------------------------------------------------------ watches
+
+/** One event of a `kubectl get -w --output-watch-events` stream: when it arrived (this process's clock) and its fields. */
+export interface WatchEvent {
+  readonly at: number;
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | string;
+  /** The requested fields of the object, in order ('' where absent). */
+  readonly fields: readonly string[];
+}
+
+export interface ObjectWatch {
+  /** Every event so far, in arrival order. */
+  readonly events: WatchEvent[];
+  /** The first event (so far or to come) that matches. @throws after timeoutMs, naming `what`. */
+  until(what: string, match: (e: WatchEvent) => boolean, timeoutMs: number): Promise<WatchEvent>;
+  stop(): void;
+}
+
+/**
+ * Watches objects with kubectl (`get ARGS -w --output-watch-events`), printing `fields` (JSONPath expressions on
+ * the object, e.g. `.metadata.name`, `.spec.nodeName`) of each event on one line, separated by `|`. Events are
+ * timed as they arrive, so two events of one stream are comparable to the client's event loop, whatever kubectl's
+ * start-up costs. The first events are the objects that exist when the watch starts (ADDED). `listener`, when
+ * given, sees each event as it arrives.
+ */
+export function watchObjects(env: ClusterEnv, args: readonly string[], fields: readonly string[], listener?: (e: WatchEvent) => void): ObjectWatch {
+  const template = `{.type}${fields.map((f) => `|{.object${f}}`).join('')}{"\\n"}`;
+  const child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, 'get', ...args, '-w', '--output-watch-events', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const events: WatchEvent[] = [];
+  const waiters: { match: (e: WatchEvent) => boolean; ok: (e: WatchEvent) => void }[] = [];
+  let partial = '';
+  child.stdout.on('data', (d: Buffer) => {
+    const at = Date.now();
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const [type = '', ...rest] = line.split('|');
+      const event = { at, type, fields: fields.map((_, i) => rest[i] ?? '') };
+      events.push(event);
+      listener?.(event);
+      for (const w of [...waiters]) {
+        if (w.match(event)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.ok(event);
+        }
+      }
+    }
+  });
+  const until = (what: string, match: (e: WatchEvent) => boolean, timeoutMs: number) =>
+    new Promise<WatchEvent>((ok, bad) => {
+      const earlier = events.find(match);
+      if (earlier) return ok(earlier);
+      const timer = setTimeout(() => bad(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} in the watch of ${args.join(' ')}`)), timeoutMs);
+      waiters.push({ match, ok: (e) => (clearTimeout(timer), ok(e)) });
+    });
+  return { events, until, stop: () => child.kill() };
+}
+
 // ------------------------------------------------------------------------------------------ a pod watch
 
 /** One change of a pod as the watch delivered it, with the time it arrived (client side, ms). */
@@ -355,53 +416,50 @@ export interface TimedPodChange {
   };
 }
 
+const POD_CHANGE_FIELDS = [
+  '.metadata.namespace',
+  '.metadata.name',
+  '.metadata.resourceVersion',
+  '.spec.schedulerName',
+  '.spec.nodeName',
+  '.status.phase',
+  '.spec.containers[*].resources.requests.cpu',
+  '.spec.containers[*].resources.requests.memory',
+];
+
 /**
- * Watches the pods of every namespace (`kubectl get pods -A -w --output-watch-events`, from a list of what exists
- * now), keeping every change in arrival order. One stream: its changes come in resourceVersion order.
- * `until` resolves with the first change (seen already or to come) that matches.
+ * Watches the pods of every namespace (watchObjects on `pods -A`, from a list of what exists now), keeping every
+ * change in arrival order. One stream: its changes come in resourceVersion order. `until` resolves with the first
+ * change (seen already or to come) that matches.
  */
 export function watchPodChanges(env: ClusterEnv): {
   readonly changes: TimedPodChange[];
   until: (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) => Promise<TimedPodChange>;
   stop: () => void;
 } {
-  const o = '.object';
-  const template =
-    `{.type}|{${o}.metadata.namespace}|{${o}.metadata.name}|{${o}.metadata.resourceVersion}|{${o}.spec.schedulerName}|{${o}.spec.nodeName}|{${o}.status.phase}` +
-    `|{${o}.spec.containers[*].resources.requests.cpu}|{${o}.spec.containers[*].resources.requests.memory}{"\\n"}`;
-  const child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, 'get', 'pods', '-A', '-w', '--output-watch-events', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   const changes: TimedPodChange[] = [];
-  const waiters: { match: (c: TimedPodChange) => boolean; ok: (c: TimedPodChange) => void }[] = [];
-  let partial = '';
-  child.stdout.on('data', (d: Buffer) => {
-    const atMs = Date.now();
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      const [type = '', namespace = '', name = '', resourceVersion = '', schedulerName = '', nodeName = '', phase = '', cpus = '', memories = ''] = line.split('|');
-      if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') continue;
-      const cpu = cpus.split(' ');
-      const memory = memories.split(' ');
-      const containers = cpu.map((c, i) => ({ name: `c${i}`, resources: { requests: { ...(c ? { cpu: c } : {}), ...(memory[i] ? { memory: memory[i]! } : {}) } } }));
-      const change: TimedPodChange = {
-        atMs,
-        type,
-        pod: { metadata: { namespace, name, resourceVersion }, spec: { schedulerName, ...(nodeName ? { nodeName } : {}), containers }, status: { phase } },
-      };
-      changes.push(change);
-      for (const w of [...waiters]) {
-        if (!w.match(change)) continue;
-        waiters.splice(waiters.indexOf(w), 1);
-        w.ok(change);
-      }
-    }
+  const changeOf = new WeakMap<WatchEvent, TimedPodChange>();
+  const watch = watchObjects(env, ['pods', '-A'], POD_CHANGE_FIELDS, (e) => {
+    const { type } = e;
+    if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
+    const [namespace = '', name = '', resourceVersion = '', schedulerName = '', nodeName = '', phase = '', cpus = '', memories = ''] = e.fields;
+    const cpu = cpus.split(' ');
+    const memory = memories.split(' ');
+    const containers = cpu.map((c, i) => ({ name: `c${i}`, resources: { requests: { ...(c ? { cpu: c } : {}), ...(memory[i] ? { memory: memory[i]! } : {}) } } }));
+    const change: TimedPodChange = {
+      atMs: e.at,
+      type,
+      pod: { metadata: { namespace, name, resourceVersion }, spec: { schedulerName, ...(nodeName ? { nodeName } : {}), containers }, status: { phase } },
+    };
+    changeOf.set(e, change);
+    changes.push(change);
   });
-  const until = (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) =>
-    new Promise<TimedPodChange>((ok, bad) => {
-      const earlier = changes.find(match);
-      if (earlier) return ok(earlier);
-      const timer = setTimeout(() => bad(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} in the pod watch`)), timeoutMs);
-      waiters.push({ match, ok: (c) => (clearTimeout(timer), ok(c)) });
-    });
-  return { changes, until, stop: () => child.kill() };
+  const until = async (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) => {
+    const e = await watch.until(what, (event) => {
+      const c = changeOf.get(event);
+      return c !== undefined && match(c);
+    }, timeoutMs);
+    return changeOf.get(e)!;
+  };
+  return { changes, until, stop: () => watch.stop() };
 }

@@ -41,6 +41,16 @@ E2E_SCHEDULER_PERF_DIR=$E2E_CACHE/bin/scheduler-perf-k8s-$K8S_VERSION-$(bench_ha
 E2E_LOADGEN_BIN=$E2E_CACHE/bin/loadgen-$(bench_hash loadgen)/loadgen
 unset -f bench_hash
 
+# agent-sandbox-controller (tools/agent-sandbox: sigs.k8s.io/agent-sandbox, the controller of Sandbox, SandboxTemplate,
+# SandboxClaim and SandboxWarmPool) is built apart too, keyed by its own go.mod/go.sum: bumping it never rebuilds
+# the control plane. The pinned version is the module's require line in its go.mod. The folder also holds the
+# module's CRDs as published (crds/), which cluster-up.sh serves at v1beta1 only (agent-sandbox-crds.mjs).
+AGENT_SANDBOX_VERSION=$(sed -n 's|^[[:space:]]*sigs.k8s.io/agent-sandbox \(v[^ ]*\).*|\1|p' "$TOOLS_DIR"/agent-sandbox/go.mod)
+agent_sandbox_hash=$(cat "$TOOLS_DIR"/agent-sandbox/go.mod "$TOOLS_DIR"/agent-sandbox/go.sum | sha256sum | cut -c1-12)
+E2E_AGENT_SANDBOX_DIR=$E2E_CACHE/bin/agent-sandbox-$AGENT_SANDBOX_VERSION-$agent_sandbox_hash
+E2E_AGENT_SANDBOX_BIN=$E2E_AGENT_SANDBOX_DIR/agent-sandbox-controller
+unset agent_sandbox_hash
+
 E2E_STATE=${SANDBOX_E2E_STATE:-$REPO_ROOT/.e2e}
 # shellcheck disable=SC2034  # used by the scripts that source this file
 E2E_KUBECONFIG=$E2E_STATE/kubeconfig
@@ -213,4 +223,22 @@ YAML
     httpTimeout: 5s
     ignorable: false
 YAML
+}
+
+# ------------------------------------------------------------------------------------- agent-sandbox-controller
+# The controllers one agent-sandbox-controller --extensions process runs (controller-runtime names them after the
+# kind they reconcile).
+E2E_AGENT_SANDBOX_CONTROLLERS=(sandbox sandboxclaim sandboxtemplate sandboxwarmpool)
+
+# e2e_agent_sandbox_started HEALTH-URL: true when the controller's /readyz answers and, since its last start (the
+# last "--- e2e ...: starting" line of its log), every one of its controllers has logged "Starting workers", which
+# controller-runtime does once that controller's informers have synced.
+e2e_agent_sandbox_started() {
+  curl -fsS "$1/readyz" >/dev/null 2>&1 || return 1
+  local log=$E2E_LOGS/agent-sandbox-controller.log c
+  local since
+  since=$(awk '/^--- e2e .*: starting /{n=NR} END{print n+0}' "$log")
+  for c in "${E2E_AGENT_SANDBOX_CONTROLLERS[@]}"; do
+    tail -n "+$since" "$log" | grep '"msg":"Starting workers"' | grep -q "\"controller\":\"$c\"" || return 1
+  done
 }

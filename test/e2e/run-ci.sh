@@ -15,7 +15,7 @@ on_exit() {
   set +e
   if [ "$rc" -ne 0 ] && [ -d "$E2E_STATE/logs" ]; then
     for n in etcd kube-apiserver kube-controller-manager kwok snapshot-feeder sandbox-extender prometheus \
-             kube-scheduler-sandbox kube-scheduler-default; do
+             kube-scheduler-sandbox kube-scheduler-default agent-sandbox-controller; do
       f=$E2E_STATE/logs/$n.log
       [ -s "$f" ] || continue
       echo "----- last lines of ${f#"$REPO_ROOT"/}" >&2

@@ -14,6 +14,9 @@
 #   scheduler-perf/  kube-scheduler's benchmark harness (test/integration/scheduler_perf of k8s.io/kubernetes), with
 #          the same staging replace lines as k8s/; a test package of this module runs it (bench:scheduler-perf).
 #   loadgen/  the open-loop load generator of bench:ceiling (vegeta's library).
+#   agent-sandbox/  agent-sandbox-controller (sigs.k8s.io/agent-sandbox). Its version is not in versions.env (that
+#          file is part of the control plane's cache key): it is the require line of agent-sandbox/go.mod, kept
+#          unless AGENT_SANDBOX_VERSION names another. Only v0.5.6 is known to be served by the module proxy.
 #
 #   update.sh                       all of them
 #   update.sh scheduler-perf ...    only the modules named
@@ -26,7 +29,7 @@ export GOTOOLCHAIN=local GOFLAGS="-mod=mod -modcacherw"   # -modcacherw: a modul
 K8S_STAGING=v0.${K8S_VERSION#v1.}   # v1.36.3 -> v0.36.3
 VEGETA_VERSION=v12.13.0             # github.com/tsenart/vegeta/v12 (loadgen/)
 
-ALL_MODULES=(k8s etcd kwok helm scheduler-perf loadgen)
+ALL_MODULES=(k8s etcd kwok helm scheduler-perf loadgen agent-sandbox)
 MODULES=("$@")
 [ ${#MODULES[@]} -gt 0 ] || MODULES=("${ALL_MODULES[@]}")
 for m in "${MODULES[@]}"; do
@@ -102,6 +105,14 @@ fi
 if wanted helm; then
   fresh helm sandbox-extender.invalid/e2e-tools/helm
   (cd "$HERE/helm" && go get -tool "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" && go mod tidy)
+fi
+
+# --- agent-sandbox --- (version: AGENT_SANDBOX_VERSION, else the require line of its current go.mod)
+if wanted agent-sandbox; then
+  as_version=${AGENT_SANDBOX_VERSION:-$(sed -n 's|^[[:space:]]*sigs.k8s.io/agent-sandbox \(v[^ ]*\).*|\1|p' "$HERE/agent-sandbox/go.mod" 2>/dev/null)}
+  [ -n "$as_version" ] || { echo "no agent-sandbox version: set AGENT_SANDBOX_VERSION" >&2; exit 1; }
+  fresh agent-sandbox sandbox-extender.invalid/e2e-tools/agent-sandbox
+  (cd "$HERE/agent-sandbox" && go get -tool "sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller@$as_version" && go mod tidy)
 fi
 
 # --- scheduler-perf --- (its Go source, perf_test.go, is kept; go mod tidy adds the harness's test dependencies)

@@ -1,0 +1,309 @@
+/**
+ * `npm run bench:agent-sandbox`: the pods of kubernetes-sigs/agent-sandbox, created by its own controller (v0.5.6,
+ * started by test/e2e/cluster-up.sh), placed by sandbox-scheduler (kube-scheduler + the extender) or by the stock
+ * default-scheduler of the same local control plane (1,000 KWOK nodes by default), interleaved run by run:
+ *
+ *   pool    a SandboxWarmPool of --pool sandboxes (1,000), created at once: the controller creates the Sandboxes
+ *           (batches of up to 300), then their pods;
+ *   claims  --claims SandboxClaims (1,000) that set env, so each is cold (a new Sandbox from the pool's template),
+ *           against a pool of 0 replicas, created at once (--concurrency creates in flight).
+ *
+ * Two SandboxTemplates differ only in the pods' schedulerName. Pods become Ready --ready-delay after they are bound
+ * (KWOK), so starts overlap. Per run, from a watch of the namespace's pods (client-side times): pods/s over the
+ * binding window (first to last pod seen bound), creation → bound p50/p99 (pool: pod seen created → bound; claims:
+ * claim created (its create acknowledged) → its pod seen bound), the time to all Ready, the peak pressure of the
+ * placement against the optimum (bench/clusterStats.ts placementSoundness), the peak of sandboxes starting at once
+ * per node (bench/startingStats.ts), and the extender's filter calls. Between runs every pool, claim, sandbox and
+ * sandbox pod is deleted and the extender allowed to settle.
+ *
+ * Never part of CI; only one e2e control plane should run on a machine at a time. It brings the cluster up and
+ * down itself unless --reuse. `--help` lists the options.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { Command } from 'commander';
+import type { Node, Pod } from '../src/core/kubeObjects.js';
+import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from './agentSandboxObjects.js';
+import { fmt, formatColumns, median, parsePrometheusText, percentile, placementSoundness, podsPerSecond, ratio, sumSamples, type Soundness } from './clusterStats.js';
+import { adminClients, ensureNamespace, inParallel, listNodes, log, notReadyTainted, positiveInt, readClusterEnv, REPO_ROOT, script, sleep, untaintNodes, type AdminClients, type ClusterEnv } from './e2eCluster.js';
+import { StartingTracker, distribution, type Distribution } from './startingStats.js';
+
+const NAMESPACE = 'bench-agent-sandbox';
+const GROUP = 'extensions.agents.x-k8s.io';
+const VERSION = 'v1beta1';
+const NAME_HASH_LABEL = 'agents.x-k8s.io/sandbox-name-hash';
+
+type Kind = 'pool' | 'claims';
+type Scheduler = 'sandbox' | 'default';
+
+interface Options {
+  nodes: string;
+  pool: number;
+  claims: number;
+  podCpu: string;
+  podMemory: string;
+  readyDelay: string;
+  runs: number;
+  concurrency: number;
+  kinds: string;
+  reuse: boolean;
+}
+
+interface RunResult {
+  kind: Kind;
+  scheduler: Scheduler;
+  run: number;
+  pods: number;
+  podsPerSecond: number | null;
+  bindWindowSeconds: number;
+  createToBoundP50Ms: number | null;
+  createToBoundP99Ms: number | null;
+  allReadySeconds: number;
+  soundness: Soundness;
+  startingPeaks: Distribution;
+  filterRequests: number;
+  watchReopens: number;
+}
+
+const now = () => performance.now();
+
+async function metric(url: string, name: string, match: Record<string, string> = {}): Promise<number> {
+  const res = await fetch(`${url}/metrics`);
+  if (!res.ok) throw new Error(`GET ${url}/metrics: HTTP ${res.status}`);
+  return sumSamples(parsePrometheusText(await res.text()), name, match);
+}
+
+/** Creates one extensions.agents.x-k8s.io object (plural: sandboxtemplates, ...); 409 is fine; 429/5xx retried. */
+async function createExtension(k: AdminClients, plural: string, body: object): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await k.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural, body });
+      return;
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      if (code === 409) return;
+      if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
+      else throw err;
+    }
+  }
+}
+
+/**
+ * Deletes every pool, claim and sandbox of the namespace and the sandboxes' pods (collections: left to the garbage
+ * collector, 1,000 sandboxes would take minutes), then waits until no pod is left and the extender holds none.
+ */
+async function clearNamespace(k: AdminClients, env: ClusterEnv): Promise<void> {
+  for (const plural of ['sandboxwarmpools', 'sandboxclaims']) await k.custom.deleteCollectionNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural });
+  await k.custom.deleteCollectionNamespacedCustomObject({ group: 'agents.x-k8s.io', version: VERSION, namespace: NAMESPACE, plural: 'sandboxes' });
+  for (let i = 0; ; i++) {
+    await k.core.deleteCollectionNamespacedPod({ namespace: NAMESPACE, labelSelector: NAME_HASH_LABEL });
+    const left = (await k.core.listNamespacedPod({ namespace: NAMESPACE })).items.length;
+    const held = await metric(env.EXTENDER_URL!, 'sandbox_extender_snapshot_objects', { kind: 'pod' });
+    const pending = await metric(env.EXTENDER_URL!, 'sandbox_extender_reservations_pending');
+    if (left === 0 && held === 0 && pending === 0) return;
+    if (i > 600) throw new Error(`after 5 min, ${left} pods are left in ${NAMESPACE}; the extender holds ${held} pods and ${pending} reservations`);
+    await sleep(500);
+  }
+}
+
+/** Waits until the extender has sent an Event outcome for each decision (they are rate-limited, after the decisions). */
+async function waitEventsOut(env: ClusterEnv): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    const decisions = (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) + (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
+    if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_events_total')) >= decisions) return;
+    await sleep(500);
+  }
+}
+
+/** The namespace's pods as a watch shows them: times seen created, bound and Ready, and the starting peaks. */
+class PodWatch {
+  readonly createdAt = new Map<string, number>();
+  readonly boundAt = new Map<string, number>();
+  readonly readyAt = new Map<string, number>();
+  readonly starting = new StartingTracker();
+  reopens = 0;
+  private resourceVersion = '';
+  private controller: AbortController | undefined;
+  private watching = true;
+
+  constructor(private readonly k: AdminClients) {}
+
+  async start(): Promise<void> {
+    // The API server closes the watch of a reader that falls behind: it is reopened from the last resourceVersion
+    // seen, so no change is lost and the order is kept.
+    this.controller = await this.k.watch.watch(
+      `/api/v1/namespaces/${NAMESPACE}/pods`,
+      this.resourceVersion ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : { allowWatchBookmarks: true },
+      (type: string, pod: V1Pod) => this.observe(type, pod),
+      (err: unknown) => {
+        if (!this.watching) return;
+        this.reopens++;
+        log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${this.resourceVersion}`);
+        void this.start().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+      },
+    );
+  }
+
+  private observe(type: string, pod: V1Pod): void {
+    if (pod.metadata?.resourceVersion) this.resourceVersion = pod.metadata.resourceVersion;
+    const name = pod.metadata?.name;
+    if (type === 'BOOKMARK' || type === 'ERROR' || !name) return;
+    const t = now();
+    const node = pod.spec?.nodeName ?? null;
+    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    this.starting.observe(name, node, ready, type === 'DELETED');
+    if (type === 'DELETED') return;
+    if (!this.createdAt.has(name)) this.createdAt.set(name, t);
+    if (node && !this.boundAt.has(name)) this.boundAt.set(name, t);
+    if (ready && !this.readyAt.has(name)) this.readyAt.set(name, t);
+  }
+
+  stop(): void {
+    this.watching = false;
+    this.controller?.abort();
+  }
+}
+
+async function oneRun(kind: Kind, scheduler: Scheduler, run: number, o: Options, env: ClusterEnv, k: AdminClients, nodes: V1Node[]): Promise<RunResult> {
+  const template = scheduler === 'sandbox' ? 'bench-sandbox' : 'bench-stock';
+  const poolName = `${kind}-${scheduler}-${run}`;
+  const count = kind === 'pool' ? o.pool : o.claims;
+  log(`run ${run}: ${kind} of ${count} through ${scheduler === 'sandbox' ? env.SANDBOX_SCHEDULER_NAME : 'default-scheduler'}`);
+  const watch = new PodWatch(k);
+  await watch.start();
+  const filtersBefore = await metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', { verb: 'filter' });
+  const claimedAt = new Map<string, number>();
+  const t0 = now();
+  if (kind === 'pool') {
+    await createExtension(k, 'sandboxwarmpools', sandboxWarmPool(poolName, NAMESPACE, template, count));
+  } else {
+    await createExtension(k, 'sandboxwarmpools', sandboxWarmPool(poolName, NAMESPACE, template, 0));
+    const width = String(count - 1).length;
+    const names = Array.from({ length: count }, (_, i) => `${poolName}-${String(i).padStart(width, '0')}`);
+    await inParallel(names, o.concurrency, async (name, i) => {
+      await createExtension(k, 'sandboxclaims', sandboxClaim(name, NAMESPACE, poolName, { TASK: String(i) }));
+      claimedAt.set(name, now()); // a cold claim's Sandbox, and its pod, are named after the claim
+    });
+  }
+  const deadline = Date.now() + 20 * 60_000;
+  while (watch.readyAt.size < count) {
+    if (Date.now() > deadline) throw new Error(`${poolName}: only ${watch.readyAt.size} of ${count} pods Ready after 20 min (${watch.boundAt.size} bound)`);
+    await sleep(200);
+  }
+  const allReadySeconds = (Math.max(...watch.readyAt.values()) - t0) / 1000;
+  const filterRequests = (await metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', { verb: 'filter' })) - filtersBefore;
+  watch.stop();
+  const bound = [...watch.boundAt.values()];
+  const createToBound = [...watch.boundAt].map(([name, at]) => at - (kind === 'pool' ? watch.createdAt.get(name)! : claimedAt.get(name) ?? watch.createdAt.get(name)!));
+  const pods = (await k.core.listNamespacedPod({ namespace: NAMESPACE })).items;
+  const result: RunResult = {
+    kind,
+    scheduler,
+    run,
+    pods: count,
+    podsPerSecond: podsPerSecond(bound),
+    bindWindowSeconds: (Math.max(...bound) - Math.min(...bound)) / 1000,
+    createToBoundP50Ms: percentile(createToBound, 0.5),
+    createToBoundP99Ms: percentile(createToBound, 0.99),
+    allReadySeconds,
+    soundness: placementSoundness(nodes as unknown as Node[], pods as unknown as Pod[]),
+    startingPeaks: distribution(watch.starting.peaks(nodes.map((n) => n.metadata!.name!)).values()),
+    filterRequests,
+    watchReopens: watch.reopens,
+  };
+  log(`  ${fmt(result.podsPerSecond)} pods/s, creation → bound p50 ${fmt(result.createToBoundP50Ms, 0)} ms p99 ${fmt(result.createToBoundP99Ms, 0)} ms, all Ready in ${fmt(allReadySeconds)} s, peak pressure ${fmt(result.soundness.peakPressure, 4)}, peak starting ${result.startingPeaks.max}`);
+  if (scheduler === 'sandbox') await waitEventsOut(env);
+  await clearNamespace(k, env);
+  return result;
+}
+
+function table(results: readonly RunResult[], kind: Kind): string {
+  const of = (s: Scheduler) => results.filter((r) => r.kind === kind && r.scheduler === s);
+  const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null) => median(rs.map(f).filter((v): v is number => v !== null && Number.isFinite(v)));
+  const each = (rs: readonly RunResult[], f: (r: RunResult) => number | null, digits: number) => rs.map((r) => fmt(f(r), digits)).join(', ');
+  const row = (label: string, f: (r: RunResult) => number | null, digits = 1): string[] => {
+    const [a, b] = [med(of('sandbox'), f), med(of('default'), f)];
+    return [label, `${fmt(a, digits)} (${each(of('sandbox'), f, digits)})`, `${fmt(b, digits)} (${each(of('default'), f, digits)})`, fmt(ratio(a, b), 2)];
+  };
+  return formatColumns([
+    ['figure (median of runs; each run)', 'sandbox-scheduler', 'default-scheduler', 'sandbox/stock'],
+    row('pods/s over the binding window', (r) => r.podsPerSecond),
+    row('creation → bound p50 ms', (r) => r.createToBoundP50Ms, 0),
+    row('creation → bound p99 ms', (r) => r.createToBoundP99Ms, 0),
+    row('first create → all Ready s', (r) => r.allReadySeconds),
+    row('peak pressure', (r) => r.soundness.peakPressure, 4),
+    row('optimum peak', (r) => r.soundness.optimum, 4),
+    row('nodes over allocatable', (r) => r.soundness.overAllocatable.length, 0),
+    row('peak starting on a node (max)', (r) => r.startingPeaks.max, 0),
+    row('peak starting per node (p50)', (r) => r.startingPeaks.p50, 0),
+    row('extender filter calls', (r) => r.filterRequests, 0),
+  ]);
+}
+
+async function main(): Promise<void> {
+  const program = new Command('bench:agent-sandbox')
+    .description('agent-sandbox warm-pool fill and cold-claim burst (its v0.5.6 controller creating the pods), sandbox-scheduler against the stock default-scheduler, interleaved in one cluster.')
+    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '1000x32/128Gi')
+    .option('--pool <n>', 'sandboxes of the warm pool', positiveInt, 1000)
+    .option('--claims <n>', 'cold claims of the burst', positiveInt, 1000)
+    .option('--pod-cpu <q>', 'cpu request (= limit) per sandbox pod', '500m')
+    .option('--pod-memory <q>', 'memory request (= limit) per sandbox pod', '1Gi')
+    .option('--ready-delay <d>', 'KWOK_POD_READY_DELAY: a pod is Ready this long after it is bound', '1s')
+    .option('--runs <n>', 'runs per kind and scheduler (interleaved: sandbox, default, sandbox, ...)', positiveInt, 2)
+    .option('--kinds <list>', 'pool, claims or both (comma-separated)', 'pool,claims')
+    .option('--concurrency <n>', 'claim creates in flight', positiveInt, 32)
+    .option('--reuse', 'use the cluster that is up (started with the same --nodes and --ready-delay) and leave it running', false)
+    .parse();
+  const o = program.opts<Options>();
+  const kinds = o.kinds.split(',').map((s) => s.trim());
+  if (kinds.length === 0 || kinds.some((x) => x !== 'pool' && x !== 'claims')) program.error(`--kinds: pool, claims or both, not ${o.kinds}`);
+  mkdirSync(join(REPO_ROOT, '.e2e-bench'), { recursive: true });
+  if (!o.reuse) {
+    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay, AGENT_SANDBOX: '1', E2E_START_TIMEOUT: '300' });
+  }
+  const results: RunResult[] = [];
+  try {
+    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    if (env.AGENT_SANDBOX !== '1') throw new Error('the cluster runs no agent-sandbox-controller (cluster-up.sh with AGENT_SANDBOX=1)');
+    const k = await adminClients(env.KUBECONFIG!, Math.max(o.concurrency, 8));
+    const untaint = await untaintNodes(k.core);
+    log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${fmt(untaint.waitedMs / 1000)} s)`);
+    const nodes = await listNodes(k.core);
+    await ensureNamespace(k.core, NAMESPACE);
+    await clearNamespace(k, env);
+    const template = (name: string, schedulerName?: string) =>
+      sandboxTemplate({ name, namespace: NAMESPACE, cpu: o.podCpu, memory: o.podMemory, labels: { app: 'bench-agent-sandbox' }, ...(schedulerName ? { schedulerName } : {}) });
+    await createExtension(k, 'sandboxtemplates', template('bench-sandbox', env.SANDBOX_SCHEDULER_NAME!));
+    await createExtension(k, 'sandboxtemplates', template('bench-stock'));
+    log(`${nodes.length} nodes; pods of ${o.podCpu} / ${o.podMemory}, Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding`);
+    for (const kind of kinds as Kind[]) {
+      for (let run = 1; run <= o.runs; run++) {
+        for (const scheduler of ['sandbox', 'default'] as const) {
+          if ((await listNodes(k.core)).some(notReadyTainted)) await untaintNodes(k.core);
+          results.push(await oneRun(kind, scheduler, run, o, env, k, nodes));
+        }
+      }
+    }
+    k.agent.destroy();
+  } finally {
+    if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
+  }
+  const text = [
+    `agent-sandbox v0.5.6 on ${o.nodes} (KWOK), sandbox pods of ${o.podCpu} / ${o.podMemory}, Ready ${o.readyDelay} after binding; ${o.runs} run(s) per scheduler, interleaved`,
+    ...kinds.flatMap((kind) => [
+      '',
+      kind === 'pool' ? `Warm-pool fill: a SandboxWarmPool of ${o.pool} created at once` : `Cold-claim burst: ${o.claims} SandboxClaims with env set (each a new sandbox), ${o.concurrency} creates in flight`,
+      table(results, kind as Kind),
+    ]),
+  ].join('\n');
+  console.log(text);
+  const out = join(REPO_ROOT, '.e2e-bench', `agent-sandbox-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(out, `${JSON.stringify({ options: o, results }, null, 2)}\n`);
+  log(`figures written to ${out}`);
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench:agent-sandbox: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
