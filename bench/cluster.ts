@@ -867,7 +867,7 @@ function parseOptions(argv: string[]): Options {
     .option('--reuse', 'use the cluster that is already up and leave it running (its node count)', false)
     .option('--run-timeout <seconds>', 'longest wait for a run’s pods to be bound', positiveInt, 900)
     .option('--settle-timeout <seconds>', 'longest wait for the extender to settle after a run', positiveInt, 300)
-    .option('--print <file>', 'print the tables of an earlier result file (JSON) and exit; runs nothing')
+    .option('--print <files>', 'print the tables of earlier result files (JSON, comma-separated: pooled as one series of sessions) and exit; runs nothing')
     .option('--sessions <n>', 'separate cluster start-ups per node count, pooled in the summary (median and spread)', positiveInt, 1)
     .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
     .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
@@ -1078,9 +1078,18 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print) {
-    const report = JSON.parse(readFileSync(opts.print, 'utf8')) as { options: Options; machine: Machine; scales: ScaleRecord[] };
-    for (const scale of report.scales) printScale(scale, report.options, report.machine, say);
-    for (const nodes of new Set(report.scales.map((s) => s.nodes))) printPooled(report.scales.filter((s) => s.nodes === nodes), report.options, say);
+    // Several files (comma-separated) pool as one series: the sessions of each later file are numbered after the earlier ones'.
+    const scales: ScaleRecord[] = [];
+    let report: { options: Options; machine: Machine; scales: ScaleRecord[] } | undefined;
+    for (const file of opts.print.split(',')) {
+      report = JSON.parse(readFileSync(file, 'utf8')) as { options: Options; machine: Machine; scales: ScaleRecord[] };
+      const offset = Math.max(0, ...scales.flatMap((s) => s.results.map((r) => r.session ?? 1)));
+      for (const scale of report.scales) {
+        printScale(scale, report.options, report.machine, say);
+        scales.push({ ...scale, results: scale.results.map((r) => ({ ...r, session: (r.session ?? 1) + offset })) });
+      }
+    }
+    for (const nodes of new Set(scales.map((s) => s.nodes))) printPooled(scales.filter((s) => s.nodes === nodes), report!.options, say);
     return;
   }
   const outDir = join(REPO_ROOT, '.e2e-bench');
