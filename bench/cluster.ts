@@ -1089,6 +1089,13 @@ async function main(): Promise<void> {
         scales.push({ ...scale, results: scale.results.map((r) => ({ ...r, session: (r.session ?? 1) + offset })) });
       }
     }
+    // The pooled figures judge every run again by this command's limits (--max-other-cores, --max-stock-deviation).
+    for (const scale of scales) {
+      for (const r of scale.results) r.disturbed = loadDisturbance(r.otherCores, { maxOtherCores: opts.maxOtherCores, maxStockDeviation: opts.maxStockDeviation });
+      flagStockOutliers(scale.results, opts.maxStockDeviation);
+    }
+    say('');
+    say(`pooled with --max-other-cores ${opts.maxOtherCores} --max-stock-deviation ${opts.maxStockDeviation}`);
     for (const nodes of new Set(scales.map((s) => s.nodes))) printPooled(scales.filter((s) => s.nodes === nodes), report!.options, say);
     return;
   }
