@@ -2,7 +2,8 @@
  * The debug view of the scheduler cache: each node's NodeInfo with its reservations, as plain data
  * (GET /debug/nodes and /debug/nodes/NAME). Read-only: it copies what it shows. Nodes are sorted by
  * name in natural order (`node-16` before `node-64` before `node-192`), or by current pressure,
- * highest first.
+ * highest first. A node whose allocatable the model does not know says why (`allocatableUnknown`),
+ * and one the model knows only by name, with no Node object, says so (`hasNode: false`).
  */
 import type { NodeLocalityView } from './locality.js';
 import { currentPressure, type NodeInfo } from './nodeInfo.js';
@@ -23,8 +24,17 @@ export interface ReservationView {
 
 export interface NodeView {
   readonly name: string;
-  /** null: the node's capacity is unknown (or the node is not in the cache but holds pods/reservations). */
+  /**
+   * Whether a Node object of this name is in the extender's model (NodeInfo.hasNode). False: the model
+   * knows the name only from the pods bound to it or the reservations held on it, e.g. a node
+   * kube-scheduler sent as a full Node object (nodeCacheCapable: false) that the extender's lists or
+   * snapshot do not have: that object's allocatable counted for that request's decision only.
+   */
+  readonly hasNode: boolean;
+  /** null: the node's capacity is unknown to the model; `allocatableUnknown` says why. */
   readonly allocatable: PerResource | null;
+  /** Present only when `allocatable` is null: why, in words ({@link NO_NODE_OBJECT} or {@link NO_ALLOCATABLE}). */
+  readonly allocatableUnknown?: string;
   readonly allocated: PerResource;
   readonly paused: PerResource;
   readonly reserved: PerResource;
@@ -46,6 +56,14 @@ export interface NodeView {
    */
   readonly locality?: NodeLocalityView;
 }
+
+/** `allocatableUnknown` of a node without a Node object in the model. */
+export const NO_NODE_OBJECT =
+  "no Node object of this name in the extender's model: only the pods bound to it and the reservations held on it are counted " +
+  '(a Node object sent in a request, nodeCacheCapable: false, counts for that request only)';
+
+/** `allocatableUnknown` of a Node object without usable allocatable (missing, or zero in every dimension). */
+export const NO_ALLOCATABLE = 'the Node object has no usable status.allocatable (missing, or zero in every dimension): capacity unknown, ranked after every node of known capacity';
 
 /** Template keys shown per node in the debug view, at most. */
 export const RECENT_TEMPLATES_SHOWN = 20;
@@ -108,7 +126,9 @@ function nodeView(cache: SchedulerCacheView, info: NodeInfo, reservations: Reser
   const pressure = currentPressure(info);
   return {
     name: info.name,
+    hasNode: info.hasNode,
     allocatable: info.allocatable && perResource(dims, info.allocatable),
+    ...(info.allocatable ? {} : { allocatableUnknown: info.hasNode ? NO_ALLOCATABLE : NO_NODE_OBJECT }),
     allocated: perResource(dims, info.allocated),
     paused: perResource(dims, info.paused),
     reserved: perResource(dims, info.reserved),

@@ -3,6 +3,7 @@
  * Pure: text from evaluations (whose integers say exactly what was in use before the pod), no I/O.
  */
 import type { Evaluation } from './evaluation.js';
+import type { Pod } from './kubeObjects.js';
 import type { DecisionLocality } from './placementService.js';
 import { pressureRatio } from './pressure.js';
 import { formatFailure, type FitFailure } from './reasons.js';
@@ -33,6 +34,26 @@ export interface PlacementSummary {
   readonly feasible: number;
   /** Locality on: the pod's signal on the chosen node and the candidates in the band (absent or null: off). */
   readonly locality?: DecisionLocality | null;
+  /** What to say of the pod's request, e.g. {@link zeroRequestNote} (absent or null: nothing). */
+  readonly podNote?: string | null;
+}
+
+/**
+ * Says plainly that a pod is ranked as requesting nothing, when its request is zero in every
+ * dimension of the model: `the pod has no containers: ranked as zero requests` (spec.containers
+ * missing or empty: the API server refuses such a pod, so it comes from a hand-made request or pod
+ * file) or `the pod requests no cpu or memory: ranked as zero requests` (containers without requests,
+ * a BestEffort pod). kube-scheduler's NodeResourcesFit counts it so too (component-helpers
+ * `PodRequests` sums nothing); only its score plugins put defaults in for containers without requests
+ * (`NonMissingContainerRequests`, not modelled: podRequests.ts).
+ * @param request the pod's request over `dims` (scheduler units), as the placement reads it.
+ * @returns the note, or null when the pod requests anything of a dimension.
+ */
+export function zeroRequestNote(pod: Pod, request: readonly number[], dims: Dimensions): string | null {
+  if (request.some((amount) => amount !== 0)) return null;
+  const containers = pod.spec?.containers;
+  const what = Array.isArray(containers) && containers.length > 0 ? `the pod requests no ${dims.names.join(' or ')}` : 'the pod has no containers';
+  return `${what}: ranked as zero requests`;
 }
 
 /**
@@ -64,7 +85,8 @@ export function explainPlacement(summary: PlacementSummary, dims: Dimensions, st
   return (
     `placed on ${chosen.name} by ${strategy}: projected pressure ${pressureChange(chosen, dims)} ` +
     `(max ${fixed(chosen.pressure)}); ${summary.candidates} candidates, ${summary.feasible} fit; ${next}` +
-    (summary.locality ? `; ${explainLocality(summary.locality)}` : '')
+    (summary.locality ? `; ${explainLocality(summary.locality)}` : '') +
+    (summary.podNote ? `; ${summary.podNote}` : '')
   );
 }
 
@@ -84,10 +106,11 @@ function failureLabel(f: FitFailure): string {
 /**
  * The message of a failed placement, in the shape of kube-scheduler's FailedScheduling message:
  * `0/3 nodes fit projected capacity: 2 Insufficient cpu (projected), 1 cpu request exceeds allocatable.`
- * followed by the first node's full reason.
+ * followed by the first node's full reason; `podNote` (e.g. {@link zeroRequestNote}) comes before the example:
+ * `0/2 nodes fit projected capacity: 2 at the starting limit; the pod has no containers: ranked as zero requests. e.g. …`.
  * @param failed each node that does not fit, with its failures, in input order.
  */
-export function explainNoFit(candidates: number, failed: readonly (readonly [string, readonly FitFailure[]])[]): string {
+export function explainNoFit(candidates: number, failed: readonly (readonly [string, readonly FitFailure[]])[], podNote?: string | null): string {
   const counts = new Map<string, number>();
   for (const [, failures] of failed) {
     for (const label of new Set(failures.map(failureLabel))) counts.set(label, (counts.get(label) ?? 0) + 1);
@@ -95,5 +118,5 @@ export function explainNoFit(candidates: number, failed: readonly (readonly [str
   const summary = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([label, n]) => `${n} ${label}`);
   const first = failed[0];
   const example = first ? ` e.g. ${first[0]}: ${first[1].map(formatFailure).join('; ')}` : '';
-  return `0/${candidates} nodes fit projected capacity: ${summary.join(', ')}.${example}`;
+  return `0/${candidates} nodes fit projected capacity: ${summary.join(', ')}${podNote ? `; ${podNote}` : ''}.${example}`;
 }

@@ -1,11 +1,12 @@
 /**
  * Prometheus metrics on the extender's own registry (never prom-client's global one, so two
  * instances in one process, e.g. in tests, do not share state). Labels are bounded:
- * `verb` (filter, prioritize, other), `code` (HTTP status), `strategy` (4 values),
- * `result` (placed, no_fit, passthrough, error), `locality` (warm, partial, cold), `reason` (ReleaseReason), `kind` (node, pod),
- * `resource` (nodes, pods for watches; a configured dimension for pressure), nudge `result`
- * (requeued, failed). The one per-node series, sandbox_extender_node_pressure_ratio, is bounded by
- * metrics.maxNodeSeries nodes.
+ * `verb` (filter, prioritize, bind, other), `code` (HTTP status), `strategy` (4 values),
+ * placement `result` (placed, no_fit, passthrough, error), bind `result` (BIND_RESULTS), `locality` (warm, partial, cold),
+ * `reason` (ReleaseReason), `kind` (node, pod), `resource` (nodes, pods for watches; a configured dimension for
+ * pressure), nudge and requeue-write `result` (requeued, failed). The one per-node series,
+ * sandbox_extender_node_pressure_ratio, is bounded by metrics.maxNodeSeries nodes. docs/metrics.md has a row
+ * for every metric here (test/docs/metrics.test.ts holds it to this registry).
  */
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';

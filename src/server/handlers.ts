@@ -22,7 +22,7 @@
  */
 import type { Logger } from 'pino';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
-import { explainNoFit, explainPlacement } from '../core/explain.js';
+import { explainNoFit, explainPlacement, zeroRequestNote } from '../core/explain.js';
 import type { Node, Pod } from '../core/kubeObjects.js';
 import type { Candidates, Decision, PlacementService } from '../core/placementService.js';
 import { formatFailure, isUnresolvable, onlyStartingLimit } from '../core/reasons.js';
@@ -151,7 +151,10 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
     if (decision.reserved) {
       countLocality(deps, decision);
       notifyPlacement(deps, request, decision);
-    } else deps.onDecision?.({ pod: podRef(request.args.Pod, request.pod), result: 'no_fit', node: null, message: explainNoFit(scan.count, decision.failed) });
+    } else if (deps.onDecision) {
+      const message = explainNoFit(scan.count, decision.failed, zeroRequestNote(request.args.Pod, request.pod.request, deps.service.cache.dims));
+      deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'no_fit', node: null, message });
+    }
   }
   deps.logger.debug({ pod: request.pod.key, candidates: scan.count, feasible: scan.feasible, reserved: decision.reserved, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'filter');
   return { status: 200, body: text };
@@ -187,8 +190,16 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
 function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decision): void {
   if (!deps.onDecision) return;
   const chosen = decision.chosenEvaluation!;
-  const summary = { chosen, runnerUp: decision.runnerUpEvaluation, candidates: decision.scan.count, feasible: decision.scan.feasible, locality: decision.locality };
-  const message = explainPlacement(summary, deps.service.cache.dims, deps.service.placer.strategy);
+  const dims = deps.service.cache.dims;
+  const summary = {
+    chosen,
+    runnerUp: decision.runnerUpEvaluation,
+    candidates: decision.scan.count,
+    feasible: decision.scan.feasible,
+    locality: decision.locality,
+    podNote: zeroRequestNote(request.args.Pod, request.pod.request, dims),
+  };
+  const message = explainPlacement(summary, dims, deps.service.placer.strategy);
   deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'placed', node: chosen.name, message });
 }
 

@@ -140,6 +140,20 @@ describe('rank on the merged dump (nodes and pods in two files)', () => {
     expect(parse(rankCommand(config, [NODES, PODS], writePod('plain.json', bare))).notes[0]).toMatch(/^note: the pod's schedulerName is default-scheduler, not sandbox-scheduler/);
   });
 
+  it('says so when the pod is ranked as zero requests: no containers, or none that requests cpu or memory', () => {
+    const empty = parse(rankCommand(config, [NODES, PODS], writePod('empty.json', makePod('empty').obj())));
+    expect(empty.title).toBe('pod sandboxes/empty requests cpu=0m memory=0; projected pressure = (allocated + paused + reserved + requested) / allocatable');
+    expect(empty.notes).toEqual(['note: the pod has no containers: ranked as zero requests (the API server refuses a pod without containers)']);
+    const bestEffort = makePod('best-effort').obj();
+    (bestEffort.spec!.containers as unknown[]).push({ name: 'c', image: 'busybox' });
+    const noRequests = parse(rankCommand(config, [NODES, PODS], writePod('best-effort.json', bestEffort)));
+    expect(noRequests.notes).toEqual(['note: the pod requests no cpu or memory: ranked as zero requests']);
+    // Nothing requested: all six candidates fit, the one at 1.0204 with a 2 CPU pod (2000m in use of 3920m) too.
+    expect(noRequests.summary).toBe('12 nodes: 6 fit, 6 are not candidates (3 not ready, 1 cordoned, 6 untolerated taints); merged 2 files');
+    // A pod that requests anything of a dimension gets no such note.
+    expect(parse(rankCommand(config, [NODES, PODS], writePod('tiny.json', makePod('tiny').req({ cpu: '1m' }).obj()))).notes).toEqual([]);
+  });
+
   it('warns about requests outside the configured dimensions and holds them against allocatable (a GPU pod)', () => {
     const gpu = loadFixture<Pod>('pods/gpu-nvidia-hugepages.json');
     const { notes, rows } = parse(rankCommand(config, [NODES, PODS], writePod('gpu.json', gpu)));

@@ -1,4 +1,4 @@
-import { debugNode, debugNodes } from '../../src/core/debugView.js';
+import { NO_ALLOCATABLE, NO_NODE_OBJECT, debugNode, debugNodes } from '../../src/core/debugView.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
@@ -43,6 +43,25 @@ describe('debug view', () => {
       ['node-1', null],
     ]);
     expect(debugNode(c, 'node-1', 0)).toMatchObject({ allocatable: null, pressure: {}, maxPressure: null, reserved: { cpu: 8_000, memory: 0 } });
+  });
+
+  it('says why allocatable is null: a Node object without it, or no Node object at all (a node known only by its reservations)', () => {
+    const c = cache();
+    c.upsertNode({ name: 'node-1', allocatable: null });
+    c.assume({ uid: 'u1', key: 'ns/a', request: [2_000, 0] }, 'node-1', 0);
+    // A decision on a node the request sent as a full Node object, never listed: only the reservation names it.
+    c.assume({ uid: 'u2', key: 'ns/b', request: [2_000, 0] }, 'node-from-request', 0);
+    expect(debugNode(c, 'node-1', 0)).toMatchObject({ hasNode: true, allocatable: null, allocatableUnknown: NO_ALLOCATABLE });
+    expect(debugNode(c, 'node-from-request', 0)).toMatchObject({ hasNode: false, allocatable: null, allocatableUnknown: NO_NODE_OBJECT, reserved: { cpu: 2_000, memory: 0 } });
+    expect(NO_NODE_OBJECT).toMatch(/^no Node object of this name in the extender's model/);
+    // A node of known allocatable has a Node object and nothing to explain.
+    const known = debugNode(c, 'node-16', 0)!;
+    expect(known.hasNode).toBe(true);
+    expect('allocatableUnknown' in known).toBe(false);
+    // The Node object deleted while the reservation holds: the name stays, without the object.
+    c.deleteNode('node-1');
+    expect(debugNode(c, 'node-1', 0)).toMatchObject({ hasNode: false, allocatableUnknown: NO_NODE_OBJECT });
+    expect(debugNodes(c, 0).filter((n) => !n.hasNode).map((n) => n.name)).toEqual(['node-1', 'node-from-request']);
   });
 
   it('shows nothing for a name it does not know', () => {

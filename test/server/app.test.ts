@@ -103,6 +103,32 @@ describe('both modes of ExtenderArgs', () => {
     expect(scoresOf(res.body as HostPriority[])).toEqual({ [NODE_16]: 5, [NODE_64]: 6, [NODE_192]: 10, 'brand-new-8cpu': 6 });
   });
 
+  it('Nodes mode: a decision on a node the snapshot does not have shows in /debug/nodes as known only by its reservation (hasNode false, why allocatable is null)', async () => {
+    const h = makeHarness({ chooseInFilter: true });
+    const fresh = makeNode('brand-new-256cpu', { cpu: '256', memory: '1Ti' });
+    const filter = await post(h, 'filter', nodesArgs(sandbox('a'), [...exampleNodes(), fresh]));
+    // 2000 / 256000 = 0.0078 on the new node: the lowest projected pressure, reserved there.
+    expect((filter.body as FilterReply).Nodes!.items.map((n) => n.metadata!.name)).toEqual(['brand-new-256cpu']);
+    const view = (await request(h.app).get('/debug/nodes/brand-new-256cpu').expect(200)).body;
+    expect(view).toMatchObject({
+      name: 'brand-new-256cpu',
+      hasNode: false,
+      allocatable: null,
+      allocatableUnknown:
+        "no Node object of this name in the extender's model: only the pods bound to it and the reservations held on it are counted " +
+        '(a Node object sent in a request, nodeCacheCapable: false, counts for that request only)',
+      reserved: { cpu: 2000, memory: 4 * 1024 ** 3 },
+      reservations: [{ uid: 'uid-a', pod: 'sandboxes/a' }],
+    });
+    const listed = (await request(h.app).get('/debug/nodes').expect(200)).body as { name: string; hasNode: boolean; allocatableUnknown?: string }[];
+    expect(listed.map((n) => [n.name, n.hasNode, n.allocatableUnknown !== undefined])).toEqual([
+      ['brand-new-256cpu', false, true],
+      [NODE_16, true, false],
+      [NODE_64, true, false],
+      [NODE_192, true, false],
+    ]);
+  });
+
   it('Nodes mode: a Node object with an unparseable allocatable goes to FailedNodes (filter) and scores 0 (prioritize)', async () => {
     const h = makeHarness();
     const broken = makeNode('broken-node', { cpu: '2x', memory: '8Gi' });

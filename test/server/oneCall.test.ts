@@ -75,6 +75,24 @@ describe('Filter chooses the node (one call per pod)', () => {
     ]);
   });
 
+  it('the Event of a pod with no containers, or none that requests anything, says it was ranked as zero requests', async () => {
+    const notices: DecisionNotice[] = [];
+    const h = oneCall((n) => notices.push(n));
+    const empty = makePod('empty').obj(); // spec.containers: []
+    const bestEffort = makePod('best-effort').obj();
+    (bestEffort.spec!.containers as unknown[]).push({ name: 'c', image: 'busybox' });
+    for (const pod of [empty, bestEffort]) expect((await request(h.app).post('/filter').send(namesArgs(pod)).expect(200)).body.NodeNames).toEqual([NODE_192]);
+    // Nothing requested: node-192 stays at (20000 + 4000 paused) / 192000 = 0.125; runner-up node-64 at 14000 / 64000 = 0.21875.
+    const placed = 'placed on sandbox-node-192 by least_loaded: projected pressure cpu 0.125→0.125, memory 0.063→0.063 (max 0.125); 3 candidates, 3 fit; runner-up sandbox-node-64 at 0.219';
+    expect(notices.map((n) => n.message)).toEqual([
+      `${placed}; the pod has no containers: ranked as zero requests`,
+      `${placed}; the pod requests no cpu or memory: ranked as zero requests`,
+    ]);
+    // Both reservations hold nothing.
+    expect(h.service.cache.reservation('uid-empty')?.request).toEqual([0, 0]);
+    expect(h.service.cache.reservation('uid-best-effort')?.request).toEqual([0, 0]);
+  });
+
   it('a filter retried for the same pod does not compete with itself and keeps one reservation', async () => {
     const h = oneCall();
     for (let i = 0; i < 3; i++) expect((await request(h.app).post('/filter').send(namesArgs(sandbox('again')))).body.NodeNames).toEqual([NODE_192]);

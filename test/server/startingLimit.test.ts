@@ -48,6 +48,20 @@ describe('starting limit perNode 1 on the example cluster', () => {
     expect(await held()).toBe(2);
   });
 
+  it('a pod with no containers held by the limit everywhere: the no-fit Event says it was ranked as zero requests', async () => {
+    const notices: DecisionNotice[] = [];
+    const h = limited(true, notices);
+    for (const p of ['p1', 'p2']) await request(h.app).post('/filter').send(namesArgs(sandbox(p))).expect(200); // node-192, node-16; node-64 was at its limit
+    const res = await request(h.app).post('/filter').send(namesArgs(makePod('empty').obj())).expect(200);
+    expect(res.body.NodeNames).toEqual([]);
+    expect(notices.at(-1)).toEqual({
+      pod: { namespace: 'sandboxes', name: 'empty', uid: 'uid-empty' },
+      result: 'no_fit',
+      node: null,
+      message: `0/3 nodes fit projected capacity: 3 at the starting limit; the pod has no containers: ranked as zero requests. e.g. ${NODE_16}: 1 sandboxes starting, limit 1`,
+    });
+  });
+
   it('a pod that fits nowhere for capacity alone is not counted as held', async () => {
     const h = limited(true);
     const huge = makePod('huge').req({ cpu: '52', memory: '4Gi' }).obj();
