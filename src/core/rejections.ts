@@ -24,6 +24,11 @@
  *                                     PodRecord.terminal), so such a paused pod deleted or un-paused is hidden
  *   bound, moved .................... seen: the pod's own bind (to the reserved node, or elsewhere)
  *   binding-finished ................ seen: the Binding the bind verb just created shows the pod bound
+ *   node-added, node-grown .......... seen: a Node added or updated (kube-scheduler requeues its
+ *                                     unschedulable pods on it, and may retry before the extender's watch
+ *                                     shows the node: the race below). Such a node was no pod's candidate
+ *                                     (the extender did not know it, or it was smaller), so every
+ *                                     remembered pod may be nudged for it
  *   deleted, unschedulable,
  *   unreserved, expired, reassumed .. hidden: only the extender's model changed (an unbound pod's
  *                                     deletion or failure moves no other pod in kube-scheduler's queue)
@@ -34,7 +39,7 @@
  * when a starting pod turns Ready: kube-scheduler sees that update and may retry before the extender
  * applied it (the race below). {@link RejectedPods.takeNudges} picks, once
  * per rejection, each remembered pod that
- * - had a node that freed among those candidates,
+ * - had a node that freed among those candidates (or a node that appeared or grew: any pod),
  * - fits that node now by the extender's fit rule (evaluation.ts dimensionFit) and the node is below
  *   its starting limit (nodeInfo.ts atStartingLimit), each pod on its own
  *   (kube-scheduler's next cycle decides between pods competing for the same room), and
@@ -65,6 +70,8 @@ export function seenByScheduler(freed: CapacityFreed): boolean {
     case 'bound':
     case 'moved':
     case 'binding-finished':
+    case 'node-added':
+    case 'node-grown':
       return true;
     case 'deleted':
     case 'unschedulable':
@@ -108,6 +115,8 @@ interface Freed {
   hidden: boolean;
   /** When the extender applied the earliest change kube-scheduler saw (ms), or Infinity. */
   seenAtMs: number;
+  /** The node appeared or grew: it counts for every remembered pod, not only those it was a candidate of. */
+  anyPod: boolean;
 }
 
 export class RejectedPods {
@@ -168,7 +177,8 @@ export class RejectedPods {
   /** Capacity freed in the cache (SchedulerCache's capacityFreed listener), applied by the extender at `nowMs`. O(1). */
   capacityFreed(freed: CapacityFreed, nowMs: number): void {
     let entry = this.freed.get(freed.nodeName);
-    if (!entry) this.freed.set(freed.nodeName, (entry = { hidden: false, seenAtMs: Infinity }));
+    if (!entry) this.freed.set(freed.nodeName, (entry = { hidden: false, seenAtMs: Infinity, anyPod: false }));
+    if (freed.cause === 'node-added' || freed.cause === 'node-grown') entry.anyPod = true;
     if (!seenByScheduler(freed)) entry.hidden = true;
     else entry.seenAtMs = Math.min(entry.seenAtMs, nowMs);
   }
@@ -195,7 +205,7 @@ export class RejectedPods {
         continue;
       }
       for (const node of nodes) {
-        if (!offerIncludes(pod.candidates, node.id)) continue;
+        if (!node.freed.anyPod && !offerIncludes(pod.candidates, node.id)) continue;
         if (!node.freed.hidden && pod.rejectedAtMs < node.freed.seenAtMs - this.options.raceWindowMs) continue;
         if (!this.fitsNow(pod.request, node.name)) continue;
         pod.nudged = true;

@@ -48,6 +48,8 @@
  *                             └ moved, deleted, unschedulable, unreserved, expired ............... that reason on N
  *   reservation on N replaced by one elsewhere (or smaller) ─ assume again ─────► reassumed on N
  *                                                         └ finishBinding ─────► binding-finished on N
+ *   Node object N upserted ─ new to the cache (or back after a deleteNode) ─────► node-added on N
+ *                        └ allocatable larger in some dimension ─────────────────► node-grown on N
  *
  * Node totals live in one NodeInfo per node name (see nodeInfo.ts); pods bound to a node the cache
  * has not seen yet count under its name and show up once the Node object arrives.
@@ -235,11 +237,14 @@ export class SchedulerCache implements SchedulerCacheView {
   /** Adds or replaces a Node object's capacity record. */
   upsertNode(record: NodeRecord): void {
     const info = this.infoOf(record.name);
-    if (!info.hasNode) this.nodeCount++;
+    const added = !info.hasNode;
+    const previous = info.allocatable;
+    if (added) this.nodeCount++;
     info.hasNode = true;
     info.allocatable = record.allocatable;
     info.startingLimit = this.limitOf(record.allocatable);
     this.localityIndex?.setNodeImages(info.id, record.images);
+    if (record.allocatable && (added || grew(previous, record.allocatable))) this.onCapacityFreed({ nodeName: record.name, cause: added ? 'node-added' : 'node-grown', podTerminal: false });
   }
 
   /** Forgets a Node object; pods still bound to it and reservations on it keep counting under its name. */
@@ -482,5 +487,12 @@ function countsLess(previous: Counted, next: Counted): boolean {
   if (!counts(next) || next.nodeName !== previous.nodeName) return true;
   if (previous.state === 'starting' && next.state !== 'starting') return true;
   for (let r = 0; r < previous.request.length; r++) if ((next.request[r] ?? 0) < previous.request[r]!) return true;
+  return false;
+}
+
+/** Whether `next` allocates more than `previous` in some dimension (a node with no allocatable before grew if it has one now). */
+function grew(previous: readonly number[] | null, next: readonly number[]): boolean {
+  if (!previous) return true;
+  for (let r = 0; r < next.length; r++) if (next[r]! > (previous[r] ?? 0)) return true;
   return false;
 }

@@ -53,6 +53,8 @@ describe('seenByScheduler: which of the cache’s facts kube-scheduler sees (the
     ['bound', true],
     ['moved', true],
     ['binding-finished', true],
+    ['node-added', true],
+    ['node-grown', true],
     ['deleted', false],
     ['unschedulable', false],
     ['unreserved', false],
@@ -112,6 +114,26 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     expect(rejected.takeNudges()).toEqual([]);
     cache.deletePod('uid-n1-p0');
     expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
+  });
+
+  it('a node added (or grown) nudges any remembered pod that fits it and raced the watch: it was no pod’s candidate', () => {
+    const { cache, service, rejected, clock } = fullCluster();
+    const large = (name: string) => toPodRecord(makePod(name).req({ cpu: '2', memory: '20Gi' }).obj(), DIMS, OPTIONS);
+    service.filter(sandbox('early'), NODES, 0);
+    service.filter(sandbox('racing'), NODES, 20_000);
+    service.filter(large('large'), NODES, 20_000);
+    expect(rejected.size).toBe(3);
+    // n3 (8 CPU / 16 GiB) reaches the extender at 20.1 s: kube-scheduler saw it too and retried `early` itself;
+    // `racing` was rejected on the model without it; `large` (20 GiB) does not fit it.
+    clock.now = 20_100;
+    cache.upsertNode(toNodeRecord(makeNode('n3', { cpu: '8', memory: '16Gi' }), DIMS));
+    expect(rejected.takeNudges()).toEqual([{ uid: 'uid-racing', key: 'sandboxes/racing', nodeName: 'n3' }]);
+    // The same Node object again frees nothing; a larger allocatable (32 GiB) is node-grown, seen as well.
+    cache.upsertNode(toNodeRecord(makeNode('n3', { cpu: '8', memory: '16Gi' }), DIMS));
+    expect(rejected.pendingFrees).toBe(0);
+    clock.now = 20_200;
+    cache.upsertNode(toNodeRecord(makeNode('n3', { cpu: '8', memory: '32Gi' }), DIMS));
+    expect(uids(rejected.takeNudges())).toEqual(['uid-large']);
   });
 
   it('a change kube-scheduler saw nudges only pods rejected within the race window before the extender applied it', () => {

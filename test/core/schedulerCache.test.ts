@@ -461,3 +461,20 @@ describe('SchedulerCache capacity freed (the capacityFreed listener: the facts o
     expect(record(sandbox('d').obj()).terminal).toBe(false);
   });
 });
+
+describe('capacity a Node object brings', () => {
+  it('a Node new to the cache is node-added, a larger allocatable node-grown; the same or a smaller one frees nothing', () => {
+    const { c, freed } = cacheWithNodes();
+    c.upsertNode(toNodeRecord(makeNode('n3', { cpu: '8', memory: '32Gi' }), DIMS));
+    c.upsertNode(toNodeRecord(makeNode('n3', { cpu: '8', memory: '32Gi' }), DIMS));
+    c.upsertNode(toNodeRecord(makeNode('n3', { cpu: '4', memory: '32Gi' }), DIMS));
+    c.upsertNode(toNodeRecord(makeNode('n3', { cpu: '4', memory: '64Gi' }), DIMS));
+    c.deleteNode('n3');
+    c.upsertNode(toNodeRecord(makeNode('n3', { cpu: '4', memory: '64Gi' }), DIMS));
+    expect(freed).toEqual([
+      { nodeName: 'n3', cause: 'node-added', podTerminal: false },
+      { nodeName: 'n3', cause: 'node-grown', podTerminal: false },
+      { nodeName: 'n3', cause: 'node-added', podTerminal: false },
+    ]);
+  });
+});
