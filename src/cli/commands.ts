@@ -6,7 +6,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { agentSandboxOf } from '../core/agentSandbox.js';
 import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from '../core/candidacy.js';
+import { explainAgentSandbox } from '../core/explain.js';
 import type { Node, Pod } from '../core/kubeObjects.js';
 import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
 import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/podRequests.js';
@@ -67,7 +69,8 @@ function formatPressure(p: number): string {
  * has no uid) is left out, so a pod already in the dump is not counted against itself.
  *
  * Output: a title line with the pod's requests, notes (another scheduler's pod, the record left
- * out, requested resources outside `dimensions`), the table, then a summary line; every quantity in
+ * out, an agent-sandbox pod and its template, requested resources outside `dimensions`), the table,
+ * then a summary line; every quantity in
  * the units of core/reasons.ts formatAmount.
  * @throws SnapshotError for an unreadable file or when no file holds a Node that can be read; UsageError /
  *   QuantityError / ObjectError for an unusable pod file.
@@ -98,6 +101,8 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
         `the extender passes it through (filter keeps every node, prioritize scores 0); the table is what the extender would answer for a ${config.schedulerName} pod`,
     );
   }
+  const agentSandbox = agentSandboxOf(pod);
+  if (agentSandbox) notes.push(`note: ${explainAgentSandbox(agentSandbox, record.request, service.cache.dims)}; ranked like any other pod`);
   const untracked = untrackedRequests(pod, dims);
   if (untracked.size > 0) {
     const listed = [...untracked].map(([name, amount]) => `${name}=${formatAmount(name, amount)}`).join(', ');

@@ -2,11 +2,12 @@
  * Human-readable explanations of placement decisions, for the pod's Events (`kubectl describe pod`).
  * Pure: text from evaluations (whose integers say exactly what was in use before the pod), no I/O.
  */
+import { describeAgentSandbox, type AgentSandboxPod } from './agentSandbox.js';
 import type { Evaluation } from './evaluation.js';
 import type { DecisionLocality } from './placementService.js';
 import { pressureRatio } from './pressure.js';
 import { formatFailure, type FitFailure } from './reasons.js';
-import type { Dimensions } from './records.js';
+import { PODS_RESOURCE, type Dimensions } from './records.js';
 
 function fixed(p: number): string {
   return Number.isNaN(p) ? 'n/a' : p.toFixed(3);
@@ -33,6 +34,8 @@ export interface PlacementSummary {
   readonly feasible: number;
   /** Locality on: the pod's signal on the chosen node and the candidates in the band (absent or null: off). */
   readonly locality?: DecisionLocality | null;
+  /** An agent-sandbox pod (agentSandbox.ts): what it is and its request vector; absent or null: a pod of any other origin, of which nothing more is said. */
+  readonly agentSandbox?: { readonly pod: AgentSandboxPod; readonly request: readonly number[] } | null;
 }
 
 /**
@@ -54,9 +57,23 @@ export function explainLocality(locality: DecisionLocality): string {
 }
 
 /**
+ * The agent-sandbox clause of a placement message: `agent-sandbox pod of template 9f8e7d6c, warm pool`
+ * (agentSandbox.ts describeAgentSandbox), and for a pod that requests none of the tracked resources
+ * (`pods` aside; a template without requests) `; it requests no cpu or memory: counted as zero (...)`.
+ */
+export function explainAgentSandbox(pod: AgentSandboxPod, request: readonly number[], dims: Dimensions): string {
+  const tracked = dims.names.filter((name) => name !== PODS_RESOURCE);
+  const requestsNothing = tracked.length > 0 && dims.names.every((name, r) => name === PODS_RESOURCE || request[r] === 0);
+  const zero = requestsNothing ? `; it requests no ${tracked.join(' or ')}: counted as zero (it fits any node and adds no pressure; set requests in its SandboxTemplate)` : '';
+  return describeAgentSandbox(pod) + zero;
+}
+
+/**
  * The message of a ProjectedPlacement event, e.g.
  * `placed on node-a by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135);
- * 3 candidates, 3 fit; runner-up node-b at 0.250`.
+ * 3 candidates, 3 fit; runner-up node-b at 0.250`; then the locality clause (locality on) and the
+ * agent-sandbox clause (an agent-sandbox pod: `; agent-sandbox pod of template 9f8e7d6c, warm pool`).
+ * A pod of any other origin with locality off gets exactly the first part.
  */
 export function explainPlacement(summary: PlacementSummary, dims: Dimensions, strategy: string): string {
   const { chosen, runnerUp } = summary;
@@ -64,7 +81,8 @@ export function explainPlacement(summary: PlacementSummary, dims: Dimensions, st
   return (
     `placed on ${chosen.name} by ${strategy}: projected pressure ${pressureChange(chosen, dims)} ` +
     `(max ${fixed(chosen.pressure)}); ${summary.candidates} candidates, ${summary.feasible} fit; ${next}` +
-    (summary.locality ? `; ${explainLocality(summary.locality)}` : '')
+    (summary.locality ? `; ${explainLocality(summary.locality)}` : '') +
+    (summary.agentSandbox ? `; ${explainAgentSandbox(summary.agentSandbox.pod, summary.agentSandbox.request, dims)}` : '')
   );
 }
 

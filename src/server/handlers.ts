@@ -21,6 +21,7 @@
  *   reason (filter) or scores 0 (prioritize); a Node object with an invalid allocatable likewise.
  */
 import type { Logger } from 'pino';
+import { agentSandboxOf } from '../core/agentSandbox.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import { explainNoFit, explainPlacement } from '../core/explain.js';
 import type { Node, Pod } from '../core/kubeObjects.js';
@@ -187,7 +188,10 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
 function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decision): void {
   if (!deps.onDecision) return;
   const chosen = decision.chosenEvaluation!;
-  const summary = { chosen, runnerUp: decision.runnerUpEvaluation, candidates: decision.scan.count, feasible: decision.scan.feasible, locality: decision.locality };
+  // An agent-sandbox pod (its record says so) is named in the message: its kind and template, read from the pod.
+  const agentSandboxPod = request.pod.agentSandbox ? agentSandboxOf(request.args.Pod) : null;
+  const agentSandbox = agentSandboxPod ? { pod: agentSandboxPod, request: request.pod.request } : null;
+  const summary = { chosen, runnerUp: decision.runnerUpEvaluation, candidates: decision.scan.count, feasible: decision.scan.feasible, locality: decision.locality, agentSandbox };
   const message = explainPlacement(summary, deps.service.cache.dims, deps.service.placer.strategy);
   deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'placed', node: chosen.name, message });
 }
