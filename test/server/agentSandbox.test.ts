@@ -5,6 +5,7 @@
  * the template label on another scheduler's pod, ownerReferences of the wrong shape, a 10 KB label value) is placed
  * or passed through with a readable reason, never an error reply.
  */
+import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { TEMPLATE_HASH_LABEL, WARM_POOL_LABEL } from '../../src/core/agentSandbox.js';
 import type { Pod } from '../../src/core/kubeObjects.js';
@@ -162,3 +163,13 @@ describe('/debug/nodes: agent-sandbox pods per node', () => {
   });
 });
 
+describe('docs/agent-sandbox.md', () => {
+  it('quotes the Event the example pool pod gets on the example agent-sandbox cluster, as the extender writes it', async () => {
+    const notices: DecisionNotice[] = [];
+    const h = makeHarness({ chooseInFilter: true }, readSnapshot(`${EXAMPLES}agent-sandbox/snapshot.json`), { onDecision: (n) => notices.push(n) });
+    await request(h.app).post('/filter').send(namesArgs(loadExample<Pod>('agent-sandbox/pool-pod.json'), ['agent-node-32', 'agent-node-64'])).expect(200);
+    const message = notices[0]!.message;
+    expect(message).toMatch(/; agent-sandbox pod of template 7c7dd1d6, warm pool$/);
+    expect(readFileSync(new URL('../../docs/agent-sandbox.md', import.meta.url), 'utf8')).toContain(message);
+  });
+});
