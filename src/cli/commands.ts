@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { agentSandboxOf, describeAgentSandbox } from '../core/agentSandbox.js';
 import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from '../core/candidacy.js';
 import { zeroRequestNote } from '../core/explain.js';
 import type { Node, Pod } from '../core/kubeObjects.js';
@@ -100,8 +101,10 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
         `the extender passes it through (filter keeps every node, prioritize scores 0); the table is what the extender would answer for a ${config.schedulerName} pod`,
     );
   }
+  const agentSandbox = agentSandboxOf(pod);
+  if (agentSandbox) notes.push(`note: ${describeAgentSandbox(agentSandbox)}; ranked like any other pod`);
   const zero = zeroRequestNote(pod, record.request, service.cache.dims);
-  if (zero) notes.push(`note: ${zero}${pod.spec?.containers?.length ? '' : ' (the API server refuses a pod without containers)'}`);
+  if (zero) notes.push(`note: ${zero}${pod.spec?.containers?.length ? (agentSandbox ? ' (set requests in its SandboxTemplate)' : '') : ' (the API server refuses a pod without containers)'}`);
   const untracked = untrackedRequests(pod, dims);
   if (untracked.size > 0) {
     const listed = [...untracked].map(([name, amount]) => `${name}=${formatAmount(name, amount)}`).join(', ');

@@ -48,6 +48,12 @@ export interface NodeView {
    * `startingLimit`, null when no limit applies).
    */
   readonly sandboxes: { readonly starting: number; readonly running: number; readonly paused: number; readonly reserved: number; readonly startingLimit: number | null };
+  /**
+   * The agent-sandbox pods among the starting, running and paused ones (agentSandbox.ts): `warmPool` a
+   * SandboxWarmPool's not yet claimed, `claimed` a SandboxClaim's (cold, or adopted from a pool),
+   * `standalone` a Sandbox created directly. All 0 on a node without any.
+   */
+  readonly agentSandboxes: { readonly warmPool: number; readonly claimed: number; readonly standalone: number };
   readonly reservations: readonly ReservationView[];
   /**
    * Locality on (absent when off): the node's status.images as kept (at most maxImagesPerNode, the
@@ -141,6 +147,7 @@ function nodeView(cache: SchedulerCacheView, info: NodeInfo, reservations: Reser
       reserved: info.reservedCount,
       startingLimit: info.startingLimit === undefined || info.startingLimit === Infinity ? null : info.startingLimit,
     },
+    agentSandboxes: { warmPool: info.warmPoolSandboxes, claimed: info.claimedSandboxes, standalone: info.standaloneSandboxes },
     reservations,
     ...(locality ? { locality } : {}),
   };

@@ -2,12 +2,13 @@
  * Human-readable explanations of placement decisions, for the pod's Events (`kubectl describe pod`).
  * Pure: text from evaluations (whose integers say exactly what was in use before the pod), no I/O.
  */
+import { describeAgentSandbox, type AgentSandboxPod } from './agentSandbox.js';
 import type { Evaluation } from './evaluation.js';
 import type { Pod } from './kubeObjects.js';
 import type { DecisionLocality } from './placementService.js';
 import { pressureRatio } from './pressure.js';
 import { formatFailure, type FitFailure } from './reasons.js';
-import type { Dimensions } from './records.js';
+import { PODS_RESOURCE, type Dimensions } from './records.js';
 
 function fixed(p: number): string {
   return Number.isNaN(p) ? 'n/a' : p.toFixed(3);
@@ -36,11 +37,13 @@ export interface PlacementSummary {
   readonly locality?: DecisionLocality | null;
   /** What to say of the pod's request, e.g. {@link zeroRequestNote} (absent or null: nothing). */
   readonly podNote?: string | null;
+  /** An agent-sandbox pod (agentSandbox.ts): what it is; absent or null: a pod of any other origin, of which nothing more is said. */
+  readonly agentSandbox?: AgentSandboxPod | null;
 }
 
 /**
  * Says plainly that a pod is ranked as requesting nothing, when its request is zero in every
- * dimension of the model: `the pod has no containers: ranked as zero requests` (spec.containers
+ * dimension of the model (the pods dimension aside: it counts the pod itself): `the pod has no containers: ranked as zero requests` (spec.containers
  * missing or empty: the API server refuses such a pod, so it comes from a hand-made request or pod
  * file) or `the pod requests no cpu or memory: ranked as zero requests` (containers without requests,
  * a BestEffort pod). kube-scheduler's NodeResourcesFit counts it so too (component-helpers
@@ -50,9 +53,11 @@ export interface PlacementSummary {
  * @returns the note, or null when the pod requests anything of a dimension.
  */
 export function zeroRequestNote(pod: Pod, request: readonly number[], dims: Dimensions): string | null {
-  if (request.some((amount) => amount !== 0)) return null;
+  // The pods dimension counts the pod itself (1 for every pod): it says nothing of what the pod requests.
+  const tracked = dims.names.filter((name) => name !== PODS_RESOURCE);
+  if (tracked.length === 0 || request.some((amount, r) => dims.names[r] !== PODS_RESOURCE && amount !== 0)) return null;
   const containers = pod.spec?.containers;
-  const what = Array.isArray(containers) && containers.length > 0 ? `the pod requests no ${dims.names.join(' or ')}` : 'the pod has no containers';
+  const what = Array.isArray(containers) && containers.length > 0 ? `the pod requests no ${tracked.join(' or ')}` : 'the pod has no containers';
   return `${what}: ranked as zero requests`;
 }
 
@@ -77,7 +82,9 @@ export function explainLocality(locality: DecisionLocality): string {
 /**
  * The message of a ProjectedPlacement event, e.g.
  * `placed on node-a by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135);
- * 3 candidates, 3 fit; runner-up node-b at 0.250`.
+ * 3 candidates, 3 fit; runner-up node-b at 0.250`; then the locality clause (locality on) and the
+ * agent-sandbox clause (an agent-sandbox pod: `; agent-sandbox pod of template 9f8e7d6c, warm pool`).
+ * A pod of any other origin with locality off gets exactly the first part.
  */
 export function explainPlacement(summary: PlacementSummary, dims: Dimensions, strategy: string): string {
   const { chosen, runnerUp } = summary;
@@ -86,6 +93,7 @@ export function explainPlacement(summary: PlacementSummary, dims: Dimensions, st
     `placed on ${chosen.name} by ${strategy}: projected pressure ${pressureChange(chosen, dims)} ` +
     `(max ${fixed(chosen.pressure)}); ${summary.candidates} candidates, ${summary.feasible} fit; ${next}` +
     (summary.locality ? `; ${explainLocality(summary.locality)}` : '') +
+    (summary.agentSandbox ? `; ${describeAgentSandbox(summary.agentSandbox)}` : '') +
     (summary.podNote ? `; ${summary.podNote}` : '')
   );
 }

@@ -31,6 +31,18 @@ export interface ObjectMeta {
   readonly labels?: Readonly<Record<string, string>> | null;
   readonly annotations?: Readonly<Record<string, string>> | null;
   readonly deletionTimestamp?: string | null;
+  /** Objects this one belongs to (a pod of agent-sandbox: its Sandbox). Read defensively: the wire does not check their shape. */
+  readonly ownerReferences?: readonly OwnerReference[] | null;
+}
+
+/** meta/v1 OwnerReference. */
+export interface OwnerReference {
+  readonly apiVersion?: string | null;
+  readonly kind?: string | null;
+  readonly name?: string | null;
+  readonly uid?: string | null;
+  /** The managing controller (at most one per object). */
+  readonly controller?: boolean | null;
 }
 
 export interface PodCondition {

@@ -41,6 +41,8 @@ export const MAX_POD_IMAGES = 32;
 export const MAX_IMAGES_KEY_LENGTH = 2048;
 /** A Kubernetes label value: at most 63 characters of [A-Za-z0-9._-], alphanumeric at both ends. */
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+/** The longest label value Kubernetes accepts (apimachinery validation IsValidLabelValue). */
+const MAX_LABEL_VALUE_LENGTH = 63;
 /** Prefix of a key made of images (a label value cannot contain ':', so the two never collide). */
 const IMAGES_KEY_PREFIX = 'images:';
 
@@ -138,10 +140,18 @@ export function podImages(pod: Pod): string[] {
  */
 export function localityKey(pod: Pod, label: string): string | null {
   const value: unknown = pod.metadata?.labels?.[label];
-  if (typeof value === 'string' && value.length > 0 && value.length <= 63 && LABEL_VALUE.test(value)) return value;
+  if (isLabelValue(value)) return value;
   const images = podImages(pod);
   const key = `${IMAGES_KEY_PREFIX}${images.sort().join(' ')}`;
   return images.length === 0 || key.length > MAX_IMAGES_KEY_LENGTH ? null : key;
+}
+
+/**
+ * Whether `value` is a non-empty Kubernetes label value (apimachinery IsValidLabelValue): at most 63
+ * characters, checked by length first, so a value of any size costs O(1).
+ */
+export function isLabelValue(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_LABEL_VALUE_LENGTH && LABEL_VALUE.test(value);
 }
 
 /** What a decision asks about a pod (PodRecord.localityKey and .images). */

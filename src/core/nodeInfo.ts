@@ -11,7 +11,7 @@
  *   inUse_r     = allocated_r + paused_r + reserved_r
  *   pressure_r  = inUse_r / allocatable_r   (pressure.ts; no value where allocatable_r is 0 or unknown)
  * plus the counts of starting, running and paused sandboxes and of reservations (each reservation is
- * one more starting sandbox), and the node's starting limit (startingLimit.ts). The SchedulerCache owns and updates these records; everything else
+ * one more starting sandbox), of the agent-sandbox pods among them, and the node's starting limit (startingLimit.ts). The SchedulerCache owns and updates these records; everything else
  * (placement, explanations, the debug view, metrics, the replay) reads them through this interface.
  */
 import { pressureRatio } from './pressure.js';
@@ -34,6 +34,13 @@ export interface NodeInfo {
   readonly pausedCount: number;
   /** Reservations held on the node; each also counts as a starting sandbox for placement. */
   readonly reservedCount: number;
+  /**
+   * agent-sandbox pods among the starting, running and paused ones (agentSandbox.ts, PodRecord.agentSandbox):
+   * a SandboxWarmPool's not yet claimed, a SandboxClaim's, a Sandbox's of its own. Shown, never ranked on.
+   */
+  readonly warmPoolSandboxes: number;
+  readonly claimedSandboxes: number;
+  readonly standaloneSandboxes: number;
   /**
    * How many sandboxes the node may be starting at once (startingLimit.ts): an integer ≥ 1, or
    * Infinity when no limit applies. Set by the SchedulerCache from the configuration and the node's

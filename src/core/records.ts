@@ -5,6 +5,7 @@
  * Vectors are plain `number[]` indexed like `Dimensions.names`, in scheduler units: cpu in
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
+import { agentSandboxKind, type AgentSandboxKind } from './agentSandbox.js';
 import type { Node, Pod } from './kubeObjects.js';
 import { localityKey as templateKey, nodeImages, podImages, type LocalityRecordOptions, type NodeImage } from './locality.js';
 import { nodeAllocatableExact, podRequestOptions, podRequestsExact, schedulerAmount } from './podRequests.js';
@@ -15,7 +16,7 @@ export interface Dimensions {
 }
 
 /** The `pods` dimension is a count: every pod requests exactly one pod slot. */
-const PODS_RESOURCE = 'pods';
+export const PODS_RESOURCE = 'pods';
 
 /**
  * Lifecycle of a pod as the placement model sees it.
@@ -57,6 +58,11 @@ export interface PodRecord {
   readonly localityKey?: string | null;
   /** The pod's images (locality.ts podImages), only in the record of a pod being placed (PodRecordOptions.withImages). */
   readonly images?: readonly string[];
+  /**
+   * The kind of agent-sandbox pod it is (agentSandbox.ts: a Sandbox owns it; warm pool, claimed or
+   * standalone); null or absent for a pod of any other origin. Counted per node, never ranked on.
+   */
+  readonly agentSandbox?: AgentSandboxKind | null;
 }
 
 export interface NodeRecord {
@@ -124,11 +130,12 @@ export function toPodRecord(pod: Pod, dims: Dimensions, options: PodRecordOption
   const state = sandboxState(pod, options.pausedLabel);
   const terminal = TERMINAL_PHASES.has(pod.status?.phase ?? '');
   const failure = schedulingFailure(pod);
-  if (!options.locality) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure };
+  const agentSandbox = agentSandboxKind(pod);
+  if (!options.locality) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, agentSandbox };
   // One literal each (no spread): the cache keeps 150,000 of these.
   const localityKey = templateKey(pod, options.locality.templateLabel);
-  if (options.withImages) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, localityKey, images: podImages(pod) };
-  return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, localityKey };
+  if (options.withImages) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, agentSandbox, localityKey, images: podImages(pod) };
+  return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, agentSandbox, localityKey };
 }
 
 /** `reason: message` of an unbound pod's `PodScheduled=False` condition, or null. */

@@ -51,7 +51,9 @@
  *   Node object N upserted ─ new to the cache (or back after a deleteNode) ─────► node-added on N
  *                        └ allocatable larger in some dimension ─────────────────► node-grown on N
  *
- * Node totals live in one NodeInfo per node name (see nodeInfo.ts); pods bound to a node the cache
+ * Node totals live in one NodeInfo per node name (see nodeInfo.ts), with the counts of the agent-sandbox
+ * pods among the pods counted there (PodRecord.agentSandbox: warm pool, claimed, standalone; a claim
+ * adopting a pool's pod moves it from one count to the other in the update); pods bound to a node the cache
  * has not seen yet count under its name and show up once the Node object arrives.
  * Each NodeInfo carries its starting limit (startingLimit.ts), computed from the configuration and
  * the node's allocatable when the Node object is upserted, so decisions only compare two integers.
@@ -116,6 +118,9 @@ interface MutableNodeInfo {
   running: number;
   pausedCount: number;
   reservedCount: number;
+  warmPoolSandboxes: number;
+  claimedSandboxes: number;
+  standaloneSandboxes: number;
   startingLimit: number;
 }
 
@@ -429,6 +434,9 @@ export class SchedulerCache implements SchedulerCacheView {
         running: 0,
         pausedCount: 0,
         reservedCount: 0,
+        warmPoolSandboxes: 0,
+        claimedSandboxes: 0,
+        standaloneSandboxes: 0,
         startingLimit: this.limitOf(null),
       };
       this.infos.set(name, info);
@@ -449,6 +457,9 @@ export class SchedulerCache implements SchedulerCacheView {
     if (pod.state === 'starting') info.starting += sign;
     else if (pod.state === 'running') info.running += sign;
     else info.pausedCount += sign;
+    if (pod.agentSandbox === 'warm-pool') info.warmPoolSandboxes += sign;
+    else if (pod.agentSandbox === 'claimed') info.claimedSandboxes += sign;
+    else if (pod.agentSandbox === 'standalone') info.standaloneSandboxes += sign;
     if (sign < 0) this.dropIfEmpty(info);
   }
 
@@ -462,7 +473,7 @@ export class SchedulerCache implements SchedulerCacheView {
 
 /** The record as the cache keeps it with locality on: its template key the index's one copy, no images. */
 function withKey(p: PodRecord, localityKey: string): PodRecord {
-  return { uid: p.uid, key: p.key, nodeName: p.nodeName, schedulerName: p.schedulerName, request: p.request, state: p.state, terminal: p.terminal, schedulingFailure: p.schedulingFailure, localityKey };
+  return { uid: p.uid, key: p.key, nodeName: p.nodeName, schedulerName: p.schedulerName, request: p.request, state: p.state, terminal: p.terminal, schedulingFailure: p.schedulingFailure, agentSandbox: p.agentSandbox ?? null, localityKey };
 }
 
 /** What countsLess compares: where a pod (or a reservation) counts, in which state, and its requests. */

@@ -21,6 +21,7 @@
  *   reason (filter) or scores 0 (prioritize); a Node object with an invalid allocatable likewise.
  */
 import type { Logger } from 'pino';
+import { agentSandboxOf } from '../core/agentSandbox.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import { explainNoFit, explainPlacement, zeroRequestNote } from '../core/explain.js';
 import type { Node, Pod } from '../core/kubeObjects.js';
@@ -191,13 +192,17 @@ function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decis
   if (!deps.onDecision) return;
   const chosen = decision.chosenEvaluation!;
   const dims = deps.service.cache.dims;
+  // An agent-sandbox pod (its record says so) is named in the message: its kind and template, read from the pod.
+  const agentSandboxPod = request.pod.agentSandbox ? agentSandboxOf(request.args.Pod) : null;
+  const zero = zeroRequestNote(request.args.Pod, request.pod.request, dims);
   const summary = {
     chosen,
     runnerUp: decision.runnerUpEvaluation,
     candidates: decision.scan.count,
     feasible: decision.scan.feasible,
     locality: decision.locality,
-    podNote: zeroRequestNote(request.args.Pod, request.pod.request, dims),
+    agentSandbox: agentSandboxPod,
+    podNote: zero && agentSandboxPod ? `${zero} (set requests in its SandboxTemplate)` : zero,
   };
   const message = explainPlacement(summary, dims, deps.service.placer.strategy);
   deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'placed', node: chosen.name, message });

@@ -190,6 +190,31 @@ describe('rank on the merged dump (nodes and pods in two files)', () => {
   });
 });
 
+describe('rank of an agent-sandbox pod (examples/agent-sandbox)', () => {
+  const SNAPSHOT = join(ROOT, 'examples/agent-sandbox/snapshot.json');
+  const POOL_POD = join(ROOT, 'examples/agent-sandbox/pool-pod.json');
+
+  it('a line names it (template and kind); the table is the one of the same pod without its Sandbox', () => {
+    const ranked = parse(rankCommand(config, SNAPSHOT, POOL_POD));
+    expect(ranked.notes).toEqual(['note: agent-sandbox pod of template 7c7dd1d6, warm pool; ranked like any other pod']);
+    // agent-node-64: (3 pool + 2 claimed + 4 standalone + 1) / 64 = 0.1563; agent-node-32: (2 pool + 4 CI job + 1) / 32 = 0.2188
+    expect(ranked.rows.map((r) => [r[1], r[3]])).toEqual([['agent-node-64', '0.1563'], ['agent-node-32', '0.2188']]);
+    const pod = loadFixture<Pod>('../../examples/agent-sandbox/pool-pod.json');
+    const plain = parse(rankCommand(config, SNAPSHOT, writePod('no-sandbox.json', { ...pod, metadata: { ...pod.metadata, ownerReferences: [] } })));
+    expect(plain.notes).toEqual([]);
+    expect(plain.rows).toEqual(ranked.rows);
+  });
+
+  it('a Sandbox pod without requests: a line says it is ranked as zero requests, and where to set them', () => {
+    const pod = loadFixture<Pod>('../../examples/agent-sandbox/pool-pod.json');
+    const bare = { ...pod, spec: { ...pod.spec, containers: [{ name: 'python-runtime', image: 'registry.example/python-runtime:3.12' }] } };
+    expect(parse(rankCommand(config, SNAPSHOT, writePod('no-requests.json', bare))).notes).toEqual([
+      'note: agent-sandbox pod of template 7c7dd1d6, warm pool; ranked like any other pod',
+      'note: the pod requests no cpu or memory: ranked as zero requests (set requests in its SandboxTemplate)',
+    ]);
+  });
+});
+
 describe('mergeListings', () => {
   const node = (name: string, cpu: string) => ({ kind: 'Node', metadata: { name }, status: { allocatable: { cpu } } });
   it('merges nodes by name and pods by uid (namespace/name without one), the later copy winning', () => {

@@ -46,6 +46,9 @@ function infosOf(specs: readonly InfoSpec[]): NodeInfo[] {
     running: s.count,
     pausedCount: 0,
     reservedCount: s.count,
+    warmPoolSandboxes: 0,
+    claimedSandboxes: 0,
+    standaloneSandboxes: 0,
     ...(s.startingLimit === undefined ? {} : { startingLimit: s.startingLimit }),
   }));
 }

@@ -37,6 +37,9 @@ function info(s: InfoSpec): NodeInfo {
     running: s.running ?? 0,
     pausedCount: s.pausedCount ?? 0,
     reservedCount: s.reservedCount ?? 0,
+    warmPoolSandboxes: 0,
+    claimedSandboxes: 0,
+    standaloneSandboxes: 0,
   };
 }
 
