@@ -402,6 +402,16 @@ async function deleteSandboxes(): Promise<void> {
   await kubectl.run(['delete', '--raw', `/apis/agents.x-k8s.io/v1beta1/namespaces/${NAMESPACE}/sandboxes`]);
   await kubectl.run(['delete', '--raw', `/api/v1/namespaces/${NAMESPACE}/pods?labelSelector=${encodeURIComponent(NAME_HASH_LABEL)}`]);
   await pods.until('no sandbox pod left', 180_000, (all) => (all.some((p) => p.owner === 'Sandbox') ? undefined : true));
+  // The controller may still hold the deleted pool (its deletion is asynchronous) and make a sandbox for it: the next
+  // case's pool of the same name would then meet pods and sandboxes of this one. Wait until none is left.
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const left = (await kubectl.run(['-n', NAMESPACE, 'get', 'sandboxwarmpools,sandboxclaims,sandboxes', '-o', 'name'])).trim();
+    if (left === '' && !pods.all().some((p) => p.owner === 'Sandbox')) return;
+    if (Date.now() > deadline) throw new Error(`agent-sandbox objects left 180 s after their deletion: ${left.split('\n').slice(0, 5).join(', ')}`);
+    if (left !== '') await kubectl.run(['delete', '--raw', `/apis/agents.x-k8s.io/v1beta1/namespaces/${NAMESPACE}/sandboxes`]);
+    await sleep(500);
+  }
 }
 
 // ------------------------------------------------------------------------------------------ setup
