@@ -15,3 +15,25 @@ export function statusOf(err: unknown): number | undefined {
   if (typeof e?.statusCode === 'number') return e.statusCode;
   return undefined;
 }
+
+/**
+ * A failure from the API server in one line for the log: `HTTP 403: <the Status message>` when `err` carries a
+ * status and a message of the API server's (an ApiWriteError: `POST /api/...: HTTP 403: pods "p" is forbidden: ...`;
+ * a client-node ApiException: its `body`'s Status message), `HTTP 403` when only the status, else `err`'s message.
+ */
+export function describeApiError(err: unknown): string {
+  const status = statusOf(err);
+  if (status === undefined) return (err as Error | null)?.message ?? String(err);
+  const e = err as { message?: unknown; body?: unknown };
+  let detail: string | undefined;
+  if (typeof e.message === 'string' && e.message.includes(`HTTP ${status}: `)) detail = e.message.slice(e.message.indexOf(`HTTP ${status}: `) + `HTTP ${status}: `.length);
+  else if (typeof e.body === 'string') {
+    try {
+      const message = (JSON.parse(e.body) as { message?: unknown }).message;
+      if (typeof message === 'string') detail = message;
+    } catch {
+      // a body that is not a Status object: the status alone
+    }
+  }
+  return detail ? `HTTP ${status}: ${detail.slice(0, 300)}` : `HTTP ${status}`;
+}

@@ -10,7 +10,7 @@
  */
 import type { V1Binding, V1Pod } from '@kubernetes/client-node';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
-import { statusOf } from './apiStatus.js';
+import { describeApiError, statusOf } from './apiStatus.js';
 
 /** What creates a Binding and reads a pod back: client-node's CoreV1Api, or ApiWrites (apiWrites.ts). */
 export interface BindApi {
@@ -41,7 +41,7 @@ export class Binder {
       if (status === 404) return { ok: false, error: `pod ${pod} not found` };
       // 409 (already assigned, or the UID precondition failed) and any other failure, which may hide
       // a bind that did happen: read the pod back and decide from what it is now.
-      const failure = `binding ${pod} to ${req.node} failed: ${status ? `HTTP ${status}` : (err as Error).message}`;
+      const failure = `binding ${pod} to ${req.node} failed: ${describeApiError(err)}`;
       return this.checkExisting(req, pod, failure);
     }
   }
@@ -56,7 +56,7 @@ export class Binder {
     } catch (err) {
       const status = statusOf(err);
       if (status === 404) return { ok: false, error: `pod ${pod} not found` };
-      return { ok: false, error: `${failure}; reading it back failed: ${status ? `HTTP ${status}` : (err as Error).message}` };
+      return { ok: false, error: `${failure}; reading it back failed: ${describeApiError(err)}` };
     }
   }
 }

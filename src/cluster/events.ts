@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
-import { statusOf } from './apiStatus.js';
+import { describeApiError } from './apiStatus.js';
 
 /** The reasons of the Events the extender records: a placement decision, or none possible (runtime/sources.ts noticeEvent). */
 export type EventReason = 'ProjectedPlacement' | 'ProjectedPlacementFailed';
@@ -71,8 +71,7 @@ export class EventRecorder {
       .then(() => this.options.onOutcome?.('recorded'))
       .catch((err: unknown) => {
         this.options.onOutcome?.('failed');
-        const status = statusOf(err);
-        this.logger.warn({ pod: `${event.pod.namespace}/${event.pod.name}`, reason: event.reason, err: status ? `HTTP ${status}` : (err as Error).message }, 'event not recorded');
+        this.logger.warn({ pod: `${event.pod.namespace}/${event.pod.name}`, reason: event.reason, err: describeApiError(err) }, 'event not recorded');
       })
       .finally(() => this.queued--);
   }

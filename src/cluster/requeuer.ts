@@ -23,7 +23,7 @@ import pRetry, { AbortError } from 'p-retry';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
 import type { NudgeTarget } from '../core/rejections.js';
-import { statusOf } from './apiStatus.js';
+import { describeApiError, statusOf } from './apiStatus.js';
 import type { ApiWrites } from './apiWrites.js';
 
 /** The annotation the nudge writes: when, and which round (unique, so every nudge is an update). */
@@ -145,7 +145,7 @@ export class Requeuer {
         status === 404 ? `: the requeue object CSIStorageCapacity ${namespace}/${name} does not exist (the chart and manifests create it)`
         : status === 403 ? `: the extender may not patch CSIStorageCapacity ${namespace}/${name} (RBAC)`
         : '';
-      this.logger.warn({ pods: targets.length, err: status ? `HTTP ${status}` : (err as Error).message }, `requeue failed${hint}; the pods wait for kube-scheduler's own retry`);
+      this.logger.warn({ pods: targets.length, err: describeApiError(err) }, `requeue failed${hint}; the pods wait for kube-scheduler's own retry`);
     }
   }
 

@@ -1,5 +1,6 @@
 import { ApiException } from '@kubernetes/client-node';
-import { statusOf } from '../../src/cluster/apiStatus.js';
+import { describeApiError, statusOf } from '../../src/cluster/apiStatus.js';
+import { ApiWriteError } from '../../src/cluster/apiWrites.js';
 import { describeFailure } from '../../src/cluster/reflector.js';
 
 describe('statusOf: the one reader of an API failure’s HTTP status', () => {
@@ -27,5 +28,16 @@ describe('statusOf: the one reader of an API failure’s HTTP status', () => {
     expect(describeFailure(Object.assign(new Error('Gone'), { statusCode: 410 }))).toBe('HTTP 410: Gone');
     expect(describeFailure(new ApiException(403, 'Forbidden', { message: 'nodes is forbidden' }, {}))).toBe('HTTP 403: nodes is forbidden');
     expect(describeFailure(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe('connect ECONNREFUSED');
+  });
+});
+
+describe('describeApiError: one line for the log', () => {
+  it('keeps the Status message of an undici write and of a client-node ApiException, else the status alone or the message', () => {
+    expect(describeApiError(new ApiWriteError('POST /api/v1/namespaces/q/pods/p/binding: HTTP 403: pods "p" is forbidden: unable to create new content in namespace q because it is being terminated', 403))).toBe(
+      'HTTP 403: pods "p" is forbidden: unable to create new content in namespace q because it is being terminated',
+    );
+    expect(describeApiError({ code: 409, body: JSON.stringify({ kind: 'Status', message: 'pod p is already assigned to node n1' }) })).toBe('HTTP 409: pod p is already assigned to node n1');
+    expect(describeApiError({ code: 500, body: 'not json' })).toBe('HTTP 500');
+    expect(describeApiError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }))).toBe('connect ECONNREFUSED 127.0.0.1:6443');
   });
 });

@@ -79,7 +79,8 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
   await component(['standby', 'up']);
   standby = readClusterEnv();
   const standbyExt = standby.STANDBY_EXTENDER_URL!;
-  expect(await leads(env.SANDBOX_SCHEDULER_URL!)).toBe(true);
+  // The primary leads (an earlier file may have restarted it: its lease is taken again within a few retry periods).
+  await waitFor('kube-scheduler-sandbox to hold the lease', 60_000, async () => ((await leads(env.SANDBOX_SCHEDULER_URL!)) ? true : undefined));
   expect(await leads(standby.STANDBY_SCHEDULER_URL!)).toBe(false);
   const before = await fetchText(`${standbyExt}/metrics`);
   expect(metricValue(before, 'sandbox_extender_watch_lists_total', { resource: 'pods', kind: 'initial' })).toBe(1);

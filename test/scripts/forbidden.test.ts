@@ -40,4 +40,10 @@ describe('forbidden.mjs', () => {
   it('without the API server log every refusal counts', () => {
     expect(countedRefusals(line('2026-12-01T08:10:03.000Z', 'HTTP 403'))).toHaveLength(1);
   });
+
+  it('a write into a namespace being deleted is no refusal of ours; any other 403 of the same request still counts', () => {
+    const terminating = line('2026-12-01T09:00:00.000Z', 'HTTP 403: pods "p" is forbidden: unable to create new content in namespace q because it is being terminated');
+    const rbac = line('2026-12-01T09:00:01.000Z', 'HTTP 403: pods "p" is forbidden: User "system:serviceaccount:s:e" cannot create resource "pods/binding"');
+    expect(countedRefusals([terminating, rbac].join('\n'), APISERVER_LOG)).toEqual([rbac]);
+  });
 });
