@@ -1079,10 +1079,12 @@ async function main(): Promise<void> {
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print) {
     // Several files (comma-separated) pool as one series: the sessions of each later file are numbered after the earlier ones'.
+    // The first file's options describe the series (which scheduler ran first in session 1; they alternate after).
     const scales: ScaleRecord[] = [];
-    let report: { options: Options; machine: Machine; scales: ScaleRecord[] } | undefined;
+    let first: { options: Options; machine: Machine; scales: ScaleRecord[] } | undefined;
     for (const file of opts.print.split(',')) {
-      report = JSON.parse(readFileSync(file, 'utf8')) as { options: Options; machine: Machine; scales: ScaleRecord[] };
+      const report = JSON.parse(readFileSync(file, 'utf8')) as { options: Options; machine: Machine; scales: ScaleRecord[] };
+      first ??= report;
       const offset = Math.max(0, ...scales.flatMap((s) => s.results.map((r) => r.session ?? 1)));
       for (const scale of report.scales) {
         printScale(scale, report.options, report.machine, say);
@@ -1096,7 +1098,7 @@ async function main(): Promise<void> {
     }
     say('');
     say(`pooled with --max-other-cores ${opts.maxOtherCores} --max-stock-deviation ${opts.maxStockDeviation}`);
-    for (const nodes of new Set(scales.map((s) => s.nodes))) printPooled(scales.filter((s) => s.nodes === nodes), report!.options, say);
+    for (const nodes of new Set(scales.map((s) => s.nodes))) printPooled(scales.filter((s) => s.nodes === nodes), first!.options, say);
     return;
   }
   const outDir = join(REPO_ROOT, '.e2e-bench');
