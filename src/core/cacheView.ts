@@ -19,11 +19,11 @@ import type { Reservation, ReleaseReason } from './reservations.js';
 
 /**
  * What freed capacity on a node: the cache's transition (the table in schedulerCache.ts). A pod
- * record counting less (`pod-updated`) or gone (`pod-deleted`); a reservation released (its
+ * record counting less (`pod-updated`; `pod-started` when all it frees is a start slot) or gone (`pod-deleted`); a reservation released (its
  * ReleaseReason); a reservation replaced by assume (`reassumed`) or by finishBinding (`binding-finished`);
  * a Node object that appeared or whose allocatable grew in some dimension (`node-added`, `node-grown`).
  */
-export type FreedCause = 'pod-deleted' | 'pod-updated' | 'reassumed' | 'binding-finished' | 'node-added' | 'node-grown' | ReleaseReason;
+export type FreedCause = 'pod-deleted' | 'pod-updated' | 'pod-started' | 'reassumed' | 'binding-finished' | 'node-added' | 'node-grown' | ReleaseReason;
 
 /** Capacity freed on `nodeName` by `cause`. */
 export interface CapacityFreed {

@@ -29,6 +29,10 @@
  *                                     shows the node: the race below). Such a node was no pod's candidate
  *                                     (the extender did not know it, or it was smaller), so every
  *                                     remembered pod may be nudged for it
+ *   pod-started ..................... hidden: a starting pod turned Ready (or paused), freeing only a start
+ *                                     slot; kube-scheduler registers no event for a pod's Ready condition, so
+ *                                     the pods the starting limit held stay in its unschedulable pool until
+ *                                     its periodic flush (5 min) unless the extender requeues them
  *   deleted, unschedulable,
  *   unreserved, expired, reassumed .. hidden: only the extender's model changed (an unbound pod's
  *                                     deletion or failure moves no other pod in kube-scheduler's queue)
@@ -36,8 +40,7 @@
  * A pod is remembered when a Filter finds no node and at least one candidate failed only with
  * InsufficientResource or StartingLimit (capacity or a start slot freeing can help there); a rejection
  * where every failure is unresolvable or a node unknown to the extender is not. A start slot frees
- * when a starting pod turns Ready: kube-scheduler sees that update and may retry before the extender
- * applied it (the race below). {@link RejectedPods.takeNudges} picks, once
+ * when a starting pod turns Ready: a change kube-scheduler does not act on (pod-started, above). {@link RejectedPods.takeNudges} picks, once
  * per rejection, each remembered pod that
  * - had a node that freed among those candidates (or a node that appeared or grew: any pod),
  * - fits that node now by the extender's fit rule (evaluation.ts dimensionFit) and the node is below
@@ -73,6 +76,7 @@ export function seenByScheduler(freed: CapacityFreed): boolean {
     case 'node-added':
     case 'node-grown':
       return true;
+    case 'pod-started':
     case 'deleted':
     case 'unschedulable':
     case 'unreserved':

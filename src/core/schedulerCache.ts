@@ -41,6 +41,7 @@
  *
  *   pod record counting on node N ─ deletePod ──────────────────► pod-deleted on N
  *                                 └ upsertPod counting less on N ─► pod-updated on N
+ *                                   (only leaving the starting state, Ready or paused: pod-started on N)
  *        (finished, unpaused while terminal, resized down, bound elsewhere, starting → Ready: a start
  *        slot; paused → running frees nothing); `podTerminal`: the record was in a terminal phase
  *   reservation on N released ─ bound: only when the pod counts less than the reservation did (a
@@ -284,7 +285,7 @@ export class SchedulerCache implements SchedulerCacheView {
       const info = this.infos.get(pod.nodeName);
       if (info) this.localityIndex.touch(pod.localityKey, info.id, this.now());
     }
-    if (previous && countsLess(previous, pod)) this.onCapacityFreed({ nodeName: previous.nodeName as string, cause: 'pod-updated', podTerminal: previous.terminal });
+    if (previous && countsLess(previous, pod)) this.onCapacityFreed({ nodeName: previous.nodeName as string, cause: onlyStarted(previous, pod) ? 'pod-started' : 'pod-updated', podTerminal: previous.terminal });
     const reservation = this.ledger.get(pod.uid);
     if (!reservation) return null;
     if (pod.nodeName) {
@@ -499,6 +500,17 @@ function countsLess(previous: Counted, next: Counted): boolean {
   if (previous.state === 'starting' && next.state !== 'starting') return true;
   for (let r = 0; r < previous.request.length; r++) if ((next.request[r] ?? 0) < previous.request[r]!) return true;
   return false;
+}
+
+/**
+ * Whether all `next` frees against `previous` is a start slot: the same node, no dimension smaller, and the pod left
+ * the starting state (Ready, or paused). kube-scheduler registers no event for a pod's Ready condition, so this
+ * change moves no pod in its queue (rejections.ts seenByScheduler: pod-started).
+ */
+function onlyStarted(previous: Counted, next: Counted): boolean {
+  if (!counts(next) || next.nodeName !== previous.nodeName || previous.state !== 'starting' || next.state === 'starting') return false;
+  for (let r = 0; r < previous.request.length; r++) if ((next.request[r] ?? 0) < previous.request[r]!) return false;
+  return true;
 }
 
 /** Whether `next` allocates more than `previous` in some dimension (a node with no allocatable before grew if it has one now). */

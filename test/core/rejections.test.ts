@@ -50,6 +50,7 @@ describe('seenByScheduler: which of the cache’s facts kube-scheduler sees (the
   it.each<[CapacityFreed['cause'], boolean]>([
     ['pod-deleted', true],
     ['pod-updated', true],
+    ['pod-started', false],
     ['bound', true],
     ['moved', true],
     ['binding-finished', true],
@@ -184,7 +185,7 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     expect(rejected.takeNudges()).toEqual([{ uid: 'uid-w', key: 'sandboxes/w', nodeName: 'n1' }]);
   });
 
-  it('a Ready update (seen by kube-scheduler) nudges pods held by the limit within the race window only; running → running frees nothing', () => {
+  it('a Ready update frees a start slot kube-scheduler does not act on (pod-started, hidden): pods held by the limit are nudged whatever their rejection’s age; running → running frees nothing', () => {
     const relay = freedRelay();
     const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } }, { capacityFreed: relay.listener });
     cache.upsertNode(toNodeRecord(makeNode('n1', { cpu: '8', memory: '32Gi' }), DIMS));
@@ -193,16 +194,23 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     const pod = makePod('s').req({ cpu: '2', memory: '4Gi' });
     cache.upsertPod(toPodRecord(pod.node('n1', { ready: false }).obj(), DIMS, OPTIONS));
     cache.upsertPod(toPodRecord(pod.node('n1', { ready: true }).obj(), DIMS, OPTIONS));
-    expect(freed).toEqual(['n1:pod-updated:seen']); // starting → running: the start slot frees, kube-scheduler sees the update
+    expect(freed).toEqual(['n1:pod-started:hidden']); // starting → running: only the start slot frees
     cache.upsertPod(toPodRecord(pod.node('n1', { ready: true }).obj(), DIMS, OPTIONS));
     expect(freed).toHaveLength(1); // running → running: nothing frees
+    // Ready and resized down in one update: more than a start slot, an update kube-scheduler acts on.
+    const r = makePod('r').req({ cpu: '4', memory: '4Gi' });
+    cache.upsertPod(toPodRecord(r.node('n1', { ready: false }).obj(), DIMS, OPTIONS));
+    cache.upsertPod(toPodRecord(makePod('r').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    expect(freed).toEqual(['n1:pod-started:hidden', 'n1:pod-updated:seen']);
+    cache.deletePod('uid-r');
+    freed.length = 0;
     // A reservation whose pod is first seen bound and already Ready: its start slot frees with the bind.
     cache.assume({ uid: 'uid-v', key: 'sandboxes/v', request: [2000, 4 * 1024 ** 3] }, 'n1', 0);
     cache.upsertPod(toPodRecord(makePod('v').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
-    expect(freed).toEqual(['n1:pod-updated:seen', 'n1:bound:seen']);
+    expect(freed).toEqual(['n1:bound:seen']);
     cache.assume({ uid: 'uid-y', key: 'sandboxes/y', request: [2000, 4 * 1024 ** 3] }, 'n1', 0);
     cache.upsertPod(toPodRecord(makePod('y').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
-    expect(freed).toHaveLength(2); // bound and starting: the reservation's slot is the pod's now
+    expect(freed).toHaveLength(1); // bound and starting: the reservation's slot is the pod's now
     cache.deletePod('uid-y');
     cache.deletePod('uid-v');
     const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
@@ -210,16 +218,11 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
       rejectedPods: { maxPods: 10, raceWindowMs: RACE_WINDOW_MS },
     });
     const rejected = service.rejectedPods!;
-    relay.to = (f) => rejected.capacityFreed(f, 10_000 + RACE_WINDOW_MS + 1);
+    // w was rejected long before the slot freed (it sat in kube-scheduler's unschedulable pool): still nudged.
+    relay.to = (f) => rejected.capacityFreed(f, 10_000 + RACE_WINDOW_MS + 60_000);
     cache.upsertPod(toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
     expect(service.filter(sandbox('w'), { names: ['n1'] }, 10_000).result).toBe('no_fit');
     cache.upsertPod(toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
-    expect(rejected.takeNudges()).toEqual([]); // kube-scheduler retried w on that update after the extender applied it
-    // Within the window: kube-scheduler retried w on the Ready update before the extender applied it.
-    cache.upsertPod(toPodRecord(makePod('u').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
-    expect(service.filter(sandbox('w'), { names: ['n1'] }, 20_000).result).toBe('no_fit');
-    relay.to = (f) => rejected.capacityFreed(f, 20_100);
-    cache.upsertPod(toPodRecord(makePod('u').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
     expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
   });
 
