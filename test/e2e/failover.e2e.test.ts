@@ -47,10 +47,13 @@ const modelCpu = async (url: string) => {
   const view = JSON.parse(await fetchText(`${url}/debug/nodes`)) as ModelNode[];
   return { allocated: view.reduce((s, n) => s + n.allocated.cpu, 0), reserved: view.reduce((s, n) => s + n.reserved.cpu, 0) };
 };
-/** kube-scheduler's own gauge: 1 while it leads the lease. Its /metrics is open without authorization (always-allow paths). */
+/**
+ * kube-scheduler's own gauge: 1 while it leads the lease. Its /metrics is open without authorization (always-allow
+ * paths). The gauge's `name` is the component's name, `kube-scheduler`, whatever the lease is called.
+ */
 const leads = async (schedulerUrl: string) => {
   const { stdout } = await run('curl', ['-ksS', `${schedulerUrl}/metrics`]);
-  return metricValue(stdout, 'leader_election_master_status', { name: SCHEDULER }) === 1;
+  return metricValue(stdout, 'leader_election_master_status', { name: 'kube-scheduler' }) === 1;
 };
 
 beforeAll(async () => {
