@@ -92,7 +92,7 @@ export const configSchema = z
         /** Largest request body accepted; 100 full Node objects are several MB, 5,000 are tens of MB. */
         maxRequestBodyBytes: z.number().int().positive().default(64 * 1024 * 1024),
         /** Idle keep-alive; above Go's client idle timeout so kube-scheduler never reuses a closed connection. */
-        keepAliveTimeoutSeconds: z.number().positive().default(120),
+        keepAliveTimeoutSeconds: z.number().positive().max(86_400).default(120),
         /**
          * A request (headers and body) not received in full within this time is answered 408 and its
          * connection closed, so a stalled client never holds a connection (kube-scheduler's httpTimeout is
@@ -110,7 +110,7 @@ export const configSchema = z
             keyFile: z.string().min(1),
             clientCaFile: z.string().min(1).optional(),
             /** How often the files are checked; a change is loaded for new connections without a restart. */
-            reloadIntervalMs: z.number().int().min(50).default(10_000),
+            reloadIntervalMs: z.number().int().min(50).max(86_400_000).default(10_000),
           })
           .strict()
           .optional(),
@@ -137,8 +137,8 @@ export const configSchema = z
         /** Objects per list page. */
         pageSize: z.number().int().min(1).max(10_000).default(500),
         /** Backoff of a failed list/watch session, doubling up to the maximum. */
-        minBackoffMs: z.number().int().min(1).default(500),
-        maxBackoffMs: z.number().int().min(1).default(30_000),
+        minBackoffMs: z.number().int().min(1).max(3_600_000).default(500),
+        maxBackoffMs: z.number().int().min(1).max(3_600_000).default(30_000),
         /**
          * A list/watch failing for longer than this makes the cache stale: filter, prioritize and bind
          * refuse (pods wait) and /readyz answers 503 until it recovers. A quiet watch is never failing.
@@ -155,7 +155,7 @@ export const configSchema = z
         perSecond: z.number().positive().max(1000).default(20),
         maxQueued: z.number().int().min(1).default(1000),
         /** The same pod, reason and message within this window is recorded once. */
-        dedupeWindowSeconds: z.number().min(0).default(600),
+        dedupeWindowSeconds: z.number().min(0).max(86_400).default(600),
       })
       .strict()
       .prefault({}),
@@ -193,7 +193,7 @@ export const configSchema = z
         /** A `kubectl get nodes,pods -A -o json|yaml` List. */
         path: z.string().min(1).optional(),
         /** How often the file is checked for changes. */
-        pollIntervalMs: z.number().int().min(50).default(1000),
+        pollIntervalMs: z.number().int().min(50).max(86_400_000).default(1000),
       })
       .strict()
       .prefault({}),

@@ -198,6 +198,10 @@ describe('every problem is listed with its path', () => {
     ['a negative port', { server: { port: -1 } }, 'server.port: Too small: expected number to be >=0'],
     ['a zero body limit', { server: { maxRequestBodyBytes: 0 } }, 'server.maxRequestBodyBytes: Too small: expected number to be >0'],
     ['a TTL above one day', { placementReservationTtlSeconds: 86_401 }, 'placementReservationTtlSeconds: Too big: expected number to be <=86400'],
+    // Node's timers take at most 2^31 − 1 ms: a longer interval would crash start-up without naming the key.
+    ['a snapshot poll interval of 1e10 ms', { snapshot: { pollIntervalMs: 1e10 } }, 'snapshot.pollIntervalMs: Too big: expected number to be <=86400000'],
+    ['a TLS reload interval of 1e12 ms', { server: { tls: { certFile: 'c.pem', keyFile: 'k.pem', reloadIntervalMs: 1e12 } } }, 'server.tls.reloadIntervalMs: Too big: expected number to be <=86400000'],
+    ['a keep-alive timeout of 1e9 s', { server: { keepAliveTimeoutSeconds: 1e9 } }, 'server.keepAliveTimeoutSeconds: Too big: expected number to be <=86400'],
     ['an empty schedulerName', { schedulerName: '' }, 'schedulerName: Too small: expected string to have >=1 characters'],
     ['an unknown top-level key', { strategyy: 'random' }, '(root): Unrecognized key: "strategyy"'],
     ['an unknown snapshot key', { snapshot: { file: 'x' } }, 'snapshot: Unrecognized key: "file"'],

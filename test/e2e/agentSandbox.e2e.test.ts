@@ -135,6 +135,8 @@ const POD_FIELDS = [
 /** A live view of the namespace's pods (one kubectl watch): by UID, with listeners called on every change. */
 class Pods {
   readonly byUid = new Map<string, PodState>();
+  /** When each pod was first seen bound, kept across a restart of the watch. */
+  private readonly boundAt = new Map<string, number>();
   private readonly listeners = new Set<() => void>();
   private readonly watch: ObjectWatch;
 
@@ -143,6 +145,12 @@ class Pods {
   }
 
   private apply(e: WatchEvent): void {
+    // The watch started over (the API server closed it): its listing follows as ADDED; keep only when each pod was bound.
+    if (e.type === 'RESTARTED') {
+      for (const [uid, p] of this.byUid) if (p.boundAt !== undefined) this.boundAt.set(uid, p.boundAt);
+      this.byUid.clear();
+      return;
+    }
     const [name = '', uid = '', node = '', ready, scheduler = '', pool = '', templateHash = '', owner = '', paused, phase = '', cpu = '0', memory = '0', deleting = ''] = e.fields;
     if (e.type === 'DELETED') this.byUid.delete(uid);
     else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
@@ -151,7 +159,7 @@ class Pods {
         name, uid, node, ready: ready === 'True', scheduler, pool, templateHash, owner, paused: paused === 'true', phase: deleting ? 'Terminating' : phase,
         request: { cpu: milliCpu(cpu || '0'), memory: bytes(memory || '0') },
       };
-      state.boundAt = before?.boundAt ?? (node ? e.at : undefined);
+      state.boundAt = before?.boundAt ?? this.boundAt.get(uid) ?? (node ? e.at : undefined);
       this.byUid.set(uid, state);
     } else return;
     for (const l of this.listeners) l();
@@ -407,7 +415,8 @@ async function deleteSandboxes(): Promise<void> {
   const deadline = Date.now() + 180_000;
   for (;;) {
     const left = (await kubectl.run(['-n', NAMESPACE, 'get', 'sandboxwarmpools,sandboxclaims,sandboxes', '-o', 'name'])).trim();
-    if (left === '' && !pods.all().some((p) => p.owner === 'Sandbox')) return;
+    const podsLeft = (await kubectl.run(['-n', NAMESPACE, 'get', 'pods', '-l', NAME_HASH_LABEL, '-o', 'name'])).trim();
+    if (left === '' && podsLeft === '' && !pods.all().some((p) => p.owner === 'Sandbox')) return;
     if (Date.now() > deadline) throw new Error(`agent-sandbox objects left 180 s after their deletion: ${left.split('\n').slice(0, 5).join(', ')}`);
     if (left !== '') await kubectl.run(['delete', '--raw', `/apis/agents.x-k8s.io/v1beta1/namespaces/${NAMESPACE}/sandboxes`]);
     await sleep(500);

@@ -101,7 +101,12 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
     await watch.until(`${KILL_AFTER_BOUND} pods bound`, () => boundNames().size >= KILL_AFTER_BOUND, 120_000);
     // The standby's model just before the kill: the requests of what the leader bound (its own decisions: none).
     const apiBound = boundNames().size;
-    const warm = await modelCpu(standbyExt);
+    // The standby's model a moment before the kill: its watch is as fresh as the leader's (a few ms behind the
+    // test's own), so it shows at least the pods bound by then once it has applied them.
+    const warm = await waitFor("the standby's model to hold the bound pods", 5_000, async () => {
+      const m = await modelCpu(standbyExt);
+      return m.allocated >= KILL_AFTER_BOUND * 2000 ? m : undefined;
+    }).catch(() => modelCpu(standbyExt));
     const holder = (await kubectl.run(['-n', 'kube-system', 'get', 'lease', SCHEDULER, '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
     killAtMs = Date.now();
     await component(['kill', 'sandbox-extender', 'kube-scheduler-sandbox']);

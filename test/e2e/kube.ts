@@ -371,27 +371,44 @@ export interface ObjectWatch {
  */
 export function watchObjects(env: ClusterEnv, args: readonly string[], fields: readonly string[], listener?: (e: WatchEvent) => void): ObjectWatch {
   const template = `{.type}${fields.map((f) => `|{.object${f}}`).join('')}{"\\n"}`;
-  const child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, 'get', ...args, '-w', '--output-watch-events', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   const events: WatchEvent[] = [];
   const waiters: { match: (e: WatchEvent) => boolean; ok: (e: WatchEvent) => void }[] = [];
-  let partial = '';
-  child.stdout.on('data', (d: Buffer) => {
-    const at = Date.now();
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      const [type = '', ...rest] = line.split('|');
-      const event = { at, type, fields: fields.map((_, i) => rest[i] ?? '') };
-      events.push(event);
-      listener?.(event);
-      for (const w of [...waiters]) {
-        if (w.match(event)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.ok(event);
+  let stopped = false;
+  let child: ReturnType<typeof spawn>;
+  // kubectl ends its watch when the API server closes the stream; it is started again, and its listing of what
+  // exists then comes as ADDED events after a RESTARTED event (fields: kubectl's last words), so that a listener
+  // that keeps state can start over.
+  const start = () => {
+    child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, 'get', ...args, '-w', '--output-watch-events', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let partial = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+    child.stdout!.on('data', (d: Buffer) => {
+      const at = Date.now();
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const [type = '', ...rest] = line.split('|');
+        const event = { at, type, fields: fields.map((_, i) => rest[i] ?? '') };
+        events.push(event);
+        listener?.(event);
+        for (const w of [...waiters]) {
+          if (w.match(event)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.ok(event);
+          }
         }
       }
-    }
-  });
+    });
+    child.on('exit', () => {
+      if (stopped) return;
+      listener?.({ at: Date.now(), type: 'RESTARTED', fields: [stderr.trim()] });
+      setTimeout(() => {
+        if (!stopped) start();
+      }, 200);
+    });
+  };
+  start();
   const until = (what: string, match: (e: WatchEvent) => boolean, timeoutMs: number) =>
     new Promise<WatchEvent>((ok, bad) => {
       const earlier = events.find(match);
@@ -399,7 +416,14 @@ export function watchObjects(env: ClusterEnv, args: readonly string[], fields: r
       const timer = setTimeout(() => bad(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} in the watch of ${args.join(' ')}`)), timeoutMs);
       waiters.push({ match, ok: (e) => (clearTimeout(timer), ok(e)) });
     });
-  return { events, until, stop: () => child.kill() };
+  return {
+    events,
+    until,
+    stop: () => {
+      stopped = true;
+      child.kill();
+    },
+  };
 }
 
 // ------------------------------------------------------------------------------------------ a pod watch
