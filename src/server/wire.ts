@@ -16,6 +16,12 @@ import type { Node, Pod } from '../core/kubeObjects.js';
  * reservations and Events.
  */
 export const MAX_NAME_LENGTH = 253;
+/**
+ * The most candidate nodes one request may carry (names or Node objects): well above the largest clusters
+ * (Kubernetes supports 5,000 nodes; managed offerings go to 65,000); a longer list is refused before the
+ * extender spends seconds on it.
+ */
+export const MAX_CANDIDATES = 100_000;
 export const MAX_NAMESPACE_LENGTH = 63;
 export const MAX_UID_LENGTH = 128;
 
@@ -122,8 +128,8 @@ const node = z.looseObject({
 const extenderArgs = z
   .object({
     Pod: pod,
-    Nodes: z.looseObject({ items: z.array(node) }).nullish(),
-    NodeNames: z.array(objectName).nullish(),
+    Nodes: z.looseObject({ items: z.array(node).max(MAX_CANDIDATES) }).nullish(),
+    NodeNames: z.array(objectName).max(MAX_CANDIDATES).nullish(),
   })
   .refine((a) => (a.Nodes == null) !== (a.NodeNames == null), {
     message: 'exactly one of Nodes (nodeCacheCapable: false) or NodeNames (nodeCacheCapable: true) must be set',
@@ -241,7 +247,7 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
   const names = args.NodeNames;
   const nodes = args.Nodes;
   if (Array.isArray(names)) {
-    if (nodes != null) return false;
+    if (nodes != null || names.length > MAX_CANDIDATES) return false;
     for (let i = 0; i < names.length; i++) {
       const name: unknown = names[i];
       if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
@@ -250,7 +256,7 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
   }
   if (names != null || typeof nodes !== 'object' || nodes === null) return false;
   const items = (nodes as { items?: unknown }).items;
-  if (!Array.isArray(items)) return false;
+  if (!Array.isArray(items) || items.length > MAX_CANDIDATES) return false;
   for (const item of items as unknown[]) {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
     const { metadata, status } = item as { metadata?: unknown; status?: unknown };
@@ -273,6 +279,12 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
  */
 export function parseExtenderArgs(body: unknown): ExtenderArgs {
   const normalised = canonicalKeys(body, ARGS_KEYS, 'Pod and Nodes or NodeNames (ExtenderArgs)');
+  // Said before any per-node work: a list this long would cost seconds even to explain.
+  const names = normalised.NodeNames;
+  const items = (normalised.Nodes as { items?: unknown } | null | undefined)?.items;
+  for (const [key, list] of [['NodeNames', names], ['Nodes.items', items]] as const) {
+    if (Array.isArray(list) && list.length > MAX_CANDIDATES) throw new WireError(`${key}: ${list.length} candidates, more than the ${MAX_CANDIDATES} one request may carry`);
+  }
   if (!podLooksValid(normalised.Pod) || !nodesLookValid(normalised)) validated(extenderArgs.safeParse(normalised), 'ExtenderArgs');
   // Valid; hand back the caller's own objects (zod's copies reorder keys), so Node objects are echoed as sent.
   const input = normalised as { Pod: Pod; Nodes?: { items: Node[] } | null; NodeNames?: string[] | null };

@@ -4,7 +4,7 @@
  * two give the same verdict — above all, the hand check never accepts what zod refuses.
  */
 import fc from 'fast-check';
-import { MAX_NAME_LENGTH, MAX_NAMESPACE_LENGTH, MAX_UID_LENGTH, podLooksValid, podSchemaAccepts } from '../../src/server/wire.js';
+import { MAX_CANDIDATES, MAX_NAME_LENGTH, MAX_NAMESPACE_LENGTH, MAX_UID_LENGTH, parseExtenderArgs, podLooksValid, podSchemaAccepts } from '../../src/server/wire.js';
 import { makePod } from '../fixtures/builders.js';
 
 const base = () =>
@@ -105,5 +105,20 @@ describe('podLooksValid agrees with the Pod schema', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('the number of candidates one request may carry', () => {
+  const pod = makePod('p').req({ cpu: '1', memory: '1Gi' }).obj();
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `node-${i}`);
+
+  it(`accepts ${MAX_CANDIDATES} node names and refuses one more, by count, before any per-node check`, () => {
+    expect(parseExtenderArgs({ Pod: pod, NodeNames: names(MAX_CANDIDATES) }).NodeNames).toHaveLength(MAX_CANDIDATES);
+    expect(() => parseExtenderArgs({ Pod: pod, NodeNames: names(MAX_CANDIDATES + 1) })).toThrow(`NodeNames: ${MAX_CANDIDATES + 1} candidates, more than the ${MAX_CANDIDATES} one request may carry`);
+  });
+
+  it('refuses as many Node objects the same way', () => {
+    const items = names(MAX_CANDIDATES + 1).map((name) => ({ metadata: { name } }));
+    expect(() => parseExtenderArgs({ Pod: pod, Nodes: { items } })).toThrow(`Nodes.items: ${MAX_CANDIDATES + 1} candidates`);
   });
 });
