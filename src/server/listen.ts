@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -74,7 +74,7 @@ function answerClientError(server: Server, requestTimeoutSeconds: number, logger
  * The HTTP(S) server for `app`, and a function that stops its certificate watch. A request not
  * received within server.requestTimeoutSeconds, and one Node's parser refuses, is answered in the
  * extender's error shape (clientErrorReply).
- * @throws ConfigError when a TLS file cannot be read (the CLI exits 2).
+ * @throws ConfigError when a TLS file cannot be read or is not a usable PEM certificate and key (the CLI exits 2).
  */
 export function createListener(config: Config, app: RequestListener, metrics: Metrics, logger: Logger): { server: Server; stop: () => void } {
   const tls = config.server.tls;
@@ -84,7 +84,15 @@ export function createListener(config: Config, app: RequestListener, metrics: Me
     answerClientError(server, config.server.requestTimeoutSeconds, logger);
     return { server, stop: () => undefined };
   }
-  const server = createHttpsServer({ ...timeouts, ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, app);
+  let server: HttpsServer;
+  try {
+    server = createHttpsServer({ ...timeouts, ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, app);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    // Read but not usable (not PEM, a key that does not match the certificate): OpenSSL's message alone names no file.
+    const named = [`certFile ${tls.certFile}`, `keyFile ${tls.keyFile}`, ...(tls.clientCaFile ? [`clientCaFile ${tls.clientCaFile}`] : [])].join(', ');
+    throw new ConfigError('server.tls', [`server.tls: ${named}: not a usable PEM certificate and key: ${(err as Error).message}`]);
+  }
   answerClientError(server, config.server.requestTimeoutSeconds, logger);
   const files = [tls.certFile, tls.keyFile, ...(tls.clientCaFile ? [tls.clientCaFile] : [])];
   const reload = () => {

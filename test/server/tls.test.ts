@@ -127,4 +127,22 @@ describe('TLS files that cannot be read', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(new RegExp(`server\\.tls\\.keyFile: cannot read ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`));
   });
+
+  it('a file that is read but is no PEM fails the same way, naming the files (not OpenSSL’s message alone)', async () => {
+    const notPem = join(dir, 'not-pem.key');
+    writeFileSync(notPem, 'this is not a key\n');
+    const config = parseConfig({
+      snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
+      server: { port: 0, tls: { certFile: file('server.crt'), keyFile: notPem } },
+    });
+    const err = await serve(config, pino({ level: 'silent' })).then(
+      async (s) => {
+        await s.close();
+        return null;
+      },
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain(`server.tls: certFile ${file('server.crt')}, keyFile ${notPem}: not a usable PEM certificate and key: `);
+  });
 });
