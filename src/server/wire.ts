@@ -231,9 +231,15 @@ function keyMap(keys: readonly string[]): ReadonlyMap<string, string> {
 }
 
 /** The data of a successful zod parse, or a WireError listing every issue as `path: message`. */
+/** At most this many problems are listed in one error (the rest are counted): kube-scheduler puts the text in an Event. */
+const MAX_LISTED_ISSUES = 20;
+
 function validated<T>(result: z.ZodSafeParseResult<T>, root: string): T {
   if (result.success) return result.data;
-  throw new WireError(result.error.issues.map((i) => `${i.path.join('.') || root}: ${i.message}`).join('; '));
+  const issues = result.error.issues;
+  const listed = issues.slice(0, MAX_LISTED_ISSUES).map((i) => `${i.path.join('.') || root}: ${i.message}`);
+  if (issues.length > MAX_LISTED_ISSUES) listed.push(`and ${issues.length - MAX_LISTED_ISSUES} more problems`);
+  throw new WireError(listed.join('; '));
 }
 
 const ARGS_KEYS = keyMap(['Pod', 'Nodes', 'NodeNames']);

@@ -122,3 +122,21 @@ describe('the number of candidates one request may carry', () => {
     expect(() => parseExtenderArgs({ Pod: pod, Nodes: { items } })).toThrow(`Nodes.items: ${MAX_CANDIDATES + 1} candidates`);
   });
 });
+
+describe('an error names at most 20 problems', () => {
+  it('10,000 null containers: the first 20 paths, then how many more', () => {
+    const pod = makePod('p').req({ cpu: '1' }).obj();
+    const bad = { ...pod, spec: { ...pod.spec, containers: Array.from({ length: 10_000 }, () => null) } };
+    let message = '';
+    try {
+      parseExtenderArgs({ Pod: bad, NodeNames: ['n1'] });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message.split('; ')).toHaveLength(21);
+    expect(message).toContain('Pod.spec.containers.0: ');
+    expect(message).toContain('Pod.spec.containers.19: ');
+    expect(message).not.toContain('Pod.spec.containers.20: ');
+    expect(message.endsWith('and 9980 more problems')).toBe(true);
+  });
+});
