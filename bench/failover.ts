@@ -52,10 +52,13 @@ async function modelTotals(url: string, kube: Kube): Promise<ModelTotals> {
   };
 }
 
-/** kube-scheduler's own gauge: 1 while it leads the lease (its /metrics, with the admin client certificate). */
-async function leads(url: string, kube: Kube, lease: string): Promise<boolean> {
+/**
+ * kube-scheduler's own gauge: 1 while it leads its lease (its /metrics, with the admin client certificate). The
+ * gauge's `name` is the component's name, `kube-scheduler`, whatever the lease is called (`_lease` names it for the reader).
+ */
+async function leads(url: string, kube: Kube, _lease: string): Promise<boolean> {
   try {
-    return sumSamples(parsePrometheusText(await httpsGet(`${url}/metrics`, kube.clientCert)), 'leader_election_master_status', { name: lease }) === 1;
+    return sumSamples(parsePrometheusText(await httpsGet(`${url}/metrics`, kube.clientCert)), 'leader_election_master_status', { name: 'kube-scheduler' }) === 1;
   } catch {
     return false;
   }
