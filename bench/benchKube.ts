@@ -4,13 +4,12 @@
  * ports with the admin client certificate), the not-ready taint, creating pods in parallel, waiting.
  */
 import https from 'node:https';
-import { CoreV1Api, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type { Pod } from '../src/core/kubeObjects.js';
 import { parsePrometheusText, type Sample } from './clusterStats.js';
-import { log, sleep } from './e2eCluster.js';
+import { ensureNamespace as ensureNamespaceOf, inParallel, log, sleep, untaintNodes as untaintNodesOf } from './e2eCluster.js';
 import type { PodChange } from './overcommit.js';
 
-const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
 
 /** Monotonic milliseconds (CLOCK_MONOTONIC, the clock of V8's CPU profiles in µs). */
 export const nowMs = () => Number(process.hrtime.bigint() / 1000n) / 1000;
@@ -101,61 +100,14 @@ export async function scrape(url: string, kube: Kube): Promise<Sample[]> {
   }
 }
 
-export const taintsToClear = (n: V1Node) => (n.spec?.taints ?? []).map((t, i) => ({ t, i })).filter(({ t }) => NOT_READY_TAINTS.has(t.key));
-export const isReady = (n: V1Node) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+export { isReady, taintsToClear } from './e2eCluster.js';
 
-/** Runs `fn` over `items` with at most `width` in flight. */
-export async function pool<T>(items: readonly T[], width: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i]!, i);
-      }
-    }),
-  );
-}
+/** Runs `fn` over `items` with at most `width` in flight (e2eCluster.ts inParallel). */
+export const pool = inParallel;
 
-/**
- * Waits until no node carries node.kubernetes.io/not-ready or .../unreachable. Right after cluster-up the node
- * lifecycle controller (kube-controller-manager, 20 requests/s by default) is still working through the nodes it
- * tainted at creation, for minutes at 1,000+ nodes; a node KWOK already reports Ready has the taint removed
- * here (JSON patch with a `test` of the key, so a taint changed meanwhile is left alone). Returns what it did.
- */
-export async function untaintNodes(kube: Kube, timeoutMs = 600_000): Promise<{ removed: number; waitedMs: number }> {
-  const start = nowMs();
-  let removed = 0;
-  let cleanChecks = 0;
-  for (;;) {
-    const nodes = await kube.nodes();
-    const tainted = nodes.filter((n) => taintsToClear(n).length > 0);
-    if (tainted.length === 0) {
-      if (++cleanChecks >= 2) return { removed, waitedMs: nowMs() - start };
-      await sleep(2000); // once more: a controller pass in flight could still add one
-      continue;
-    }
-    cleanChecks = 0;
-    const ready = tainted.filter(isReady);
-    log(`${tainted.length} of ${nodes.length} nodes carry a not-ready/unreachable taint; removing it from the ${ready.length} Ready ones`);
-    await pool(ready, 16, async (n) => {
-      // Highest index first, so the earlier indexes stay valid within the one patch.
-      const ops = taintsToClear(n)
-        .sort((a, b) => b.i - a.i)
-        .flatMap(({ t, i }) => [
-          { op: 'test', path: `/spec/taints/${i}/key`, value: t.key },
-          { op: 'remove', path: `/spec/taints/${i}` },
-        ]);
-      try {
-        await kube.api.patchNode({ name: n.metadata!.name!, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
-        removed++;
-      } catch {
-        // changed meanwhile (the controller got there first): the next pass looks again
-      }
-    });
-    if (nowMs() - start > timeoutMs) throw new Error(`nodes still tainted not-ready after ${timeoutMs / 1000}s`);
-    await sleep(1000);
-  }
+/** e2eCluster.ts untaintNodes with this admin client: the not-ready/unreachable taints removed from Ready nodes, waiting until none is left. */
+export function untaintNodes(kube: Kube, timeoutMs = 600_000): Promise<{ removed: number; waitedMs: number }> {
+  return untaintNodesOf(kube.api, timeoutMs);
 }
 
 export async function waitUntil(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>, everyMs = 20): Promise<void> {
@@ -198,20 +150,9 @@ export async function createPods(kube: Kube, namespace: string, pods: readonly V
   return { ackMs, startMs, endMs: nowMs(), retries };
 }
 
-export async function ensureNamespace(kube: Kube, namespace: string): Promise<void> {
-  try {
-    await kube.api.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } });
-  } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw err;
-  }
-  await waitUntil(`ServiceAccount ${namespace}/default`, 60_000, async () => {
-    try {
-      await kube.api.readNamespacedServiceAccount({ name: 'default', namespace });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 250);
+/** e2eCluster.ts ensureNamespace with this admin client: the namespace and its default ServiceAccount. */
+export function ensureNamespace(kube: Kube, namespace: string): Promise<void> {
+  return ensureNamespaceOf(kube.api, namespace);
 }
 
 /**

@@ -131,8 +131,8 @@ export async function adminClients(kubeconfig: string, concurrency: number): Pro
 }
 
 const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
-const taintsToClear = (n: V1Node) => (n.spec?.taints ?? []).map((t, i) => ({ t, i })).filter(({ t }) => NOT_READY_TAINTS.has(t.key));
-const isReady = (n: V1Node) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+export const taintsToClear = (n: V1Node) => (n.spec?.taints ?? []).map((t, i) => ({ t, i })).filter(({ t }) => NOT_READY_TAINTS.has(t.key));
+export const isReady = (n: V1Node) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 /** The node carries node.kubernetes.io/not-ready or .../unreachable (pods without a toleration stay off it). */
 export const notReadyTainted = (n: V1Node) => taintsToClear(n).length > 0;
 
