@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import https from 'node:https';
-import { InvalidArgumentError } from 'commander';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,12 +58,7 @@ export function readClusterEnv(required: readonly string[] = ['KUBECONFIG', 'EXT
   return env;
 }
 
-/** commander's parser of a count option. @throws InvalidArgumentError unless `v` is an integer ≥ 1. */
-export function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
-  return n;
-}
+export { positiveInt } from './cliOptions.js';
 
 /**
  * Creates the namespace (if missing) and waits for its default ServiceAccount (kube-controller-manager makes it a

@@ -27,11 +27,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { Command, Option } from 'commander';
 import { parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
 import { recordOptions } from '../src/runtime/placement.js';
 import { buildService } from '../src/runtime/service.js';
+import { positiveInt } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -40,20 +41,20 @@ const CLI = join(REPO, 'bin', 'sandbox-extender.js');
 const FIXTURES = join(REPO, 'test', 'fixtures');
 const MB = 1024 * 1024;
 
-const { values: opts } = parseArgs({
-  options: {
-    nodes: { type: 'string', default: '5000' },
-    pods: { type: 'string', default: '150000' },
-    cluster: { type: 'string' },
-    keep: { type: 'boolean', default: false },
-    locality: { type: 'boolean', default: false },
-    'cold-starts': { type: 'string', default: '3' },
-    part: { type: 'string' }, // internal: the child-process parts
-    file: { type: 'string' },
-  },
-});
-const NODES = Number(opts.nodes);
-const PODS = Number(opts.pods);
+const opts = new Command('bench:memory')
+  .description("the extender's memory at Kubernetes' limits, each figure from a fresh process (see bench/memory.ts)")
+  .option('--nodes <n>', 'nodes of the model and the dump', positiveInt, 5000)
+  .option('--pods <n>', 'pods of the model and the dump', positiveInt, 150_000)
+  .option('--cluster <pods>', 'part 3 only: a local control plane of --nodes KWOK nodes holding this many bound pods (not in CI)', positiveInt)
+  .option('--cold-starts <n>', 'with --cluster: extender restarts timed from start to /readyz', positiveInt, 3)
+  .option('--keep', 'keep the snapshot dump', false)
+  .option('--locality', 'part 1 with template locality on', false)
+  .addOption(new Option('--part <part>').choices(['model', 'whole-file']).hideHelp()) // internal: the child-process parts
+  .addOption(new Option('--file <file>').hideHelp())
+  .parse()
+  .opts<{ nodes: number; pods: number; cluster?: number; coldStarts: number; keep: boolean; locality: boolean; part?: 'model' | 'whole-file'; file?: string }>();
+const NODES = opts.nodes;
+const PODS = opts.pods;
 
 function fixture<T>(path: string): T {
   return JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')) as T;
@@ -250,7 +251,7 @@ async function clusterPart(podCount: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 10_000)); // let the last events settle and a GC run
     const { rss, peak } = rssOf(pid);
     console.log(`cluster mode: ${NODES} nodes, ${podCount} pods in the extender's cache: RSS ${rss.toFixed(0)} MB, peak ${peak.toFixed(0)} MB`);
-    for (let i = 0; i < Number(opts['cold-starts']); i++) {
+    for (let i = 0; i < opts.coldStarts; i++) {
       const cold = await coldStart(env.EXTENDER_URL!);
       console.log(
         `cold start ${i + 1}: ready ${cold.readySeconds.toFixed(1)} s after the process started (nodes listed and applied at ${cold.nodesSeconds.toFixed(1)} s, ` +
@@ -265,7 +266,7 @@ async function clusterPart(podCount: number): Promise<void> {
 async function main(): Promise<void> {
   if (opts.part === 'model') return modelPart();
   if (opts.part === 'whole-file') return wholeFilePart(opts.file!);
-  if (opts.cluster) return clusterPart(Number(opts.cluster));
+  if (opts.cluster !== undefined) return clusterPart(opts.cluster);
 
   console.log(`sandbox-extender memory bench (Node ${process.version}): ${NODES} nodes, ${PODS} pods, each figure from a fresh process`);
   const model = child('model', opts.locality ? ['--locality'] : []);

@@ -1,0 +1,9 @@
+/** Option parsers shared by the bench commands (commander's argParser shape), free of the Kubernetes client. */
+import { InvalidArgumentError } from 'commander';
+
+/** commander's parser of a count option. @throws InvalidArgumentError unless `v` is an integer ≥ 1. */
+export function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
+  return n;
+}
