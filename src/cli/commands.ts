@@ -17,6 +17,7 @@ import { podKey, toPodRecord, type Dimensions } from '../core/records.js';
 import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
 import { applyListing, listingOf } from '../core/sync.js';
 import { milliValue, parseQuantity, value } from '../core/quantity.js';
+import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 import type { Config } from '../config/schema.js';
 import { randomSource } from '../random.js';
 import { buildPlacement, recordOptions } from '../runtime/placement.js';
@@ -236,7 +237,7 @@ function untrackedShortfalls(node: Node, untracked: ReadonlyMap<string, number>)
 function readPod(path: string): Pod {
   let doc: Pod | null;
   try {
-    const text = readFileSync(path, 'utf8');
+    const text = readTextBounded(path, MAX_BYTES.pod);
     doc = (/^\s*\{/.test(text) ? JSON.parse(text) : parseYaml(text)) as Pod | null;
   } catch (err) {
     throw new UsageError(`--pod ${path}: ${(err as Error).message}`);
@@ -274,6 +275,8 @@ export function parseNodeCpus(list: string): number[] {
 
 /** Kubernetes' own limit is 5,000 nodes; the replay allows more, but not unbounded memory. */
 const MAX_REPLAY_NODES = 100_000;
+/** Pods × nodes one replay strategy may rank (~10 s per 100 million on one core). */
+const MAX_REPLAY_RANKINGS = 500_000_000;
 
 /** A positive quantity option in scheduler units (cpu: millicores). @throws UsageError */
 function positiveQuantity(option: string, text: string, units: 'milli' | 'units'): number {
@@ -297,6 +300,10 @@ export function replaySpec(options: ReplayOptions): ReplaySpec {
     allocatable: [Math.round(cores * 1000), Math.round(cores * memoryPerCpu)],
   }));
   const podRequest = [positiveQuantity('--pod-cpu', options.podCpu, 'milli'), positiveQuantity('--pod-memory', options.podMemory, 'units')];
+  // Each pod is ranked over every node: a size that would run for hours is refused up front.
+  if (nodes.length * options.pods > MAX_REPLAY_RANKINGS) {
+    throw new UsageError(`--pods ${options.pods} over ${nodes.length} nodes ranks ${nodes.length * options.pods} nodes per strategy, more than ${MAX_REPLAY_RANKINGS.toLocaleString('en-US')} (about a minute each); use fewer pods or nodes`);
+  }
   return { dims, nodes, podRequest, podCount: options.pods, honourCapacity: options.honourCapacity };
 }
 

@@ -35,11 +35,20 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+/**
+ * `text` safe to print on a terminal: control characters other than newline and tab (escape sequences, NUL, bell,
+ * C1 controls) written as `\u001b`-style escapes. A message may quote a line of a binary or hostile input file.
+ */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 function fail(err: unknown): never {
   const usage =
     err instanceof ConfigError || err instanceof UsageError || err instanceof QuantityError || err instanceof ObjectError || err instanceof SnapshotError || err instanceof NoKubeConfigError;
   const code = usage ? 2 : 1;
-  process.stderr.write(`sandbox-extender: ${(err as Error).message}\n`);
+  process.stderr.write(`sandbox-extender: ${printable((err as Error).message)}\n`);
   process.exit(code);
 }
 

@@ -2,10 +2,10 @@
  * Loading the configuration: YAML file → flag overrides → zod schema → frozen Config.
  * Every problem is reported at once, each with its path, and start-up stops.
  */
-import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { isRecord } from '../core/kubeObjects.js';
+import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 import { configSchema, type Config, type ConfigInput } from './schema.js';
 
 /** Thrown when the configuration is invalid; `issues` lists every problem as `path: message`. */
@@ -37,7 +37,7 @@ export function loadConfig(path: string | undefined, overrides: ConfigInput = {}
   if (path) {
     let text: string;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readTextBounded(path, MAX_BYTES.config);
     } catch (err) {
       throw new ConfigError(path, [`cannot read the file: ${(err as Error).message}`]);
     }

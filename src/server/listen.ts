@@ -3,7 +3,7 @@
  * certificate files are re-read when they change, so a renewed certificate (cert-manager, a mounted
  * Secret) is used for new connections without a restart.
  */
-import { readFileSync } from 'node:fs';
+import { MAX_BYTES, readFileBounded } from '../fileRead.js';
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Logger } from 'pino';
@@ -17,7 +17,7 @@ type TlsConfig = NonNullable<Config['server']['tls']>;
 /** Reads one TLS file. @throws ConfigError naming the key (`server.tls.certFile` …) and the path. */
 function readTlsFile(key: keyof TlsConfig, path: string): Buffer {
   try {
-    return readFileSync(path);
+    return readFileBounded(path, MAX_BYTES.tls);
   } catch (err) {
     throw new ConfigError('server.tls', [`server.tls.${key}: cannot read ${path}: ${(err as Error).message}`]);
   }

@@ -8,11 +8,12 @@
  * heap. YAML is read whole (the yaml library has no streaming reader). `rank` keeps whole objects (it
  * reads taints, labels and conditions): {@link readSnapshot}.
  */
-import { closeSync, createReadStream, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { Node, Pod } from '../core/kubeObjects.js';
 import type { Dimensions, PodRecordOptions } from '../core/records.js';
 import { ListingReader } from '../core/sync.js';
+import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 
 export interface Snapshot {
   readonly nodes: readonly Node[];
@@ -80,7 +81,7 @@ export function readListing(path: string): Snapshot {
 
 function readText(path: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readTextBounded(path, MAX_BYTES.snapshot);
   } catch (err) {
     throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
   }

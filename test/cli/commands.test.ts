@@ -319,6 +319,32 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     expect(result.stderr).toMatch(/^sandbox-extender: .*nope\.json: cannot read: ENOENT/);
   });
 
+  // Regression (hostile-input trial): these never returned, reading /dev/zero to the end.
+  it.each([
+    ['--config', ['rank', '--snapshot', 'examples/snapshot.json', '--pod', 'examples/pod.json', '--config', '/dev/zero'], /invalid configuration \(\/dev\/zero\):\n {2}- cannot read the file: larger than 1 MiB/],
+    ['--pod', ['rank', '--snapshot', 'examples/snapshot.json', '--pod', '/dev/zero'], /--pod \/dev\/zero: larger than 16 MiB/],
+  ])('%s /dev/zero exits 2: the file is larger than its bound', (_name, args, message) => {
+    const result = run(...args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
+  // Regression (hostile-input trial): a YAML error quotes the offending line, and a binary file's escape sequences reached the terminal raw.
+  it('control characters of a quoted input line are escaped on stderr', () => {
+    const path = join(dir, 'binary.yaml');
+    writeFileSync(path, 'a: [\u001b[31mred\u0000\u0007\r\n  b: {');
+    const result = run('rank', '--snapshot', 'examples/snapshot.json', '--pod', path);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('a: [\\u001b[31mred\\u0000\\u0007\n');
+    expect([...result.stderr].filter((c) => c.charCodeAt(0) < 0x20 && c !== '\n' && c !== '\t')).toEqual([]);
+  });
+
+  it('a replay too large to finish exits 2 before it starts', () => {
+    const result = run('replay', '--nodes', '5000x32', '--pods', '1000000');
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe('sandbox-extender: --pods 1000000 over 5000 nodes ranks 5000000000 nodes per strategy, more than 500,000,000 (about a minute each); use fewer pods or nodes\n');
+  });
+
   // Regression: invalid arguments used to exit 1 (commander's default); usage errors exit 2.
   it.each([
     ['replay', '--nodes', 'abc'],
