@@ -17,8 +17,10 @@
  * Per burst: pods/s over the binding window and creation → bound p50/p99, the extender's Filter calls and latency
  * (its own histogram), event-loop delay, RSS (/proc), kube-scheduler's schedule attempts by result and queue
  * moves by event, the requeue writes and pods nudged (per second over the window), the rejected pods remembered
- * and dropped. Never part of CI. `npm run bench:pending -- --help` for the options.
+ * and dropped. With `--burst-priority N` the burst's pods are in a PriorityClass of value N (the hopeless pods in
+ * none): kube-scheduler's active queue is ordered by priority first, so this measures that remedy. Never part of CI. `npm run bench:pending -- --help` for the options.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
@@ -34,6 +36,9 @@ const HOPELESS_NS = 'bench-pending';
 const BURST_NS = 'bench-pending-burst';
 const PAUSED = 'sandbox-extender.io/paused';
 
+/** The PriorityClass of the burst with --burst-priority. */
+const BURST_PRIORITY_CLASS = 'bench-pending-burst';
+
 interface Options {
   nodes: string;
   hopeless: number;
@@ -45,6 +50,7 @@ interface Options {
   burstCpu: string;
   burstMemory: string;
   concurrency: number;
+  burstPriority: number;
   reuse: boolean;
   out?: string | undefined;
 }
@@ -78,7 +84,7 @@ function delta(after: Sample[], before: Sample[], name: string, label: string, m
   return out;
 }
 
-function pod(name: string, namespace: string, schedulerName: string, cpu: string, memory: string, extra: { nodeName?: string; labels?: Record<string, string> } = {}): V1Pod {
+function pod(name: string, namespace: string, schedulerName: string, cpu: string, memory: string, extra: { nodeName?: string; labels?: Record<string, string>; priorityClassName?: string } = {}): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -86,6 +92,7 @@ function pod(name: string, namespace: string, schedulerName: string, cpu: string
     spec: {
       schedulerName,
       ...(extra.nodeName ? { nodeName: extra.nodeName } : {}),
+      ...(extra.priorityClassName ? { priorityClassName: extra.priorityClassName } : {}),
       terminationGracePeriodSeconds: 0,
       containers: [{ name: 'sandbox', image: 'example.invalid/none', resources: { requests: { cpu, memory }, limits: { cpu, memory } } }],
     },
@@ -123,7 +130,8 @@ async function burst(label: string, env: ClusterEnv, kube: Kube, o: Options, rou
   const changes = new PodChangeLog(kube, BURST_NS);
   await changes.start();
   const before = await scrapeBoth(env, kube);
-  const manifests = Array.from({ length: o.burst }, (_, i) => pod(`burst-${round}-${i}`, BURST_NS, env.SANDBOX_SCHEDULER_NAME!, o.burstCpu, o.burstMemory));
+  const priority = o.burstPriority > 0 ? { priorityClassName: BURST_PRIORITY_CLASS } : {};
+  const manifests = Array.from({ length: o.burst }, (_, i) => pod(`burst-${round}-${i}`, BURST_NS, env.SANDBOX_SCHEDULER_NAME!, o.burstCpu, o.burstMemory, priority));
   const creation = await createPods(kube, BURST_NS, manifests, o.concurrency);
   await waitUntil(`the ${o.burst} pods of the burst bound`, 3_600_000, () => changes.boundAt().size >= o.burst, 100);
   const after = await scrapeBoth(env, kube);
@@ -199,6 +207,7 @@ async function main(): Promise<void> {
     .option('--burst-cpu <q>', 'cpu of each burst pod', '250m')
     .option('--burst-memory <q>', 'memory of each burst pod', '512Mi')
     .option('--concurrency <n>', 'creates in flight', positiveInt, 32)
+    .option('--burst-priority <n>', `the burst's pods in PriorityClass ${BURST_PRIORITY_CLASS} of this value (preemptionPolicy Never); 0: no class, the hopeless pods' priority`, (v) => (v === '0' ? 0 : positiveInt(v)), 0)
     .option('--reuse', 'use the running cluster (the shape of --nodes) and leave it up', false)
     .option('--out <file>', 'JSON results (default .e2e-bench/pending-DATE.json)')
     .parse(['node', 'bench:pending', ...process.argv.slice(2)])
@@ -215,10 +224,16 @@ async function main(): Promise<void> {
   const record: Record<string, unknown> = { options: o };
   const save = () => writeFileSync(outFile, JSON.stringify(record, null, 2));
   try {
-    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    const env = readClusterEnv(['KUBECONFIG', 'KUBECTL', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
     const kube = await Kube.connect(env.KUBECONFIG!, o.concurrency);
     if ((await kube.nodes()).some((n) => taintsToClear(n).length > 0)) await untaintNodes(kube);
     for (const ns of [FILL_NS, HOPELESS_NS, BURST_NS]) await ensureNamespace(kube, ns);
+    if (o.burstPriority > 0) {
+      // kube-scheduler's active queue is ordered by priority first (PrioritySort), so the burst goes before every
+      // waiting pod of a lower priority, however many there are; Never: it takes no one's place.
+      const manifest = { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: BURST_PRIORITY_CLASS }, value: o.burstPriority, preemptionPolicy: 'Never', globalDefault: false };
+      execFileSync(env.KUBECTL!, ['--kubeconfig', env.KUBECONFIG!, 'apply', '-f', '-'], { input: JSON.stringify(manifest), stdio: ['pipe', 'ignore', 'inherit'] });
+    }
     const nodeNames = (await kube.nodes()).map((n) => n.metadata!.name!);
 
     // ---- every node full in the extender's model: a paused sandbox of fillCpu, Succeeded
@@ -329,7 +344,7 @@ async function main(): Promise<void> {
     const h = record.hopeless as Record<string, number>;
     const a = record.nodesAdded as Record<string, number>;
     process.stdout.write(
-      `A runaway Pending queue on ${o.nodes} (each node holding a paused Succeeded sandbox of ${o.fillCpu} CPUs: full for the extender, not for kube-scheduler):\n\n` +
+      `A runaway Pending queue on ${o.nodes} (each node holding a paused Succeeded sandbox of ${o.fillCpu} CPUs: full for the extender, not for kube-scheduler)${o.burstPriority > 0 ? `; the burst in PriorityClass ${BURST_PRIORITY_CLASS} (${o.burstPriority}), the hopeless pods without one` : ''}:\n\n` +
         `${formatColumns(rows)}\n\n` +
         `hopeless pods: ${o.hopeless} of ${o.hopelessCpu} CPUs created in ${f(h.createSeconds)} s, each tried once after ${f(h.allTriedSeconds)} s; extender RSS ${f(h.extenderRssMb, 0)} MB; ` +
         `rejected pods remembered ${h.rejectedRemembered}, dropped ${h.rejectedDropped}; requeue writes meanwhile ${h.requeueWrites}\n` +
