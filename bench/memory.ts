@@ -47,12 +47,14 @@ const opts = new Command('bench:memory')
   .option('--pods <n>', 'pods of the model and the dump', positiveInt, 150_000)
   .option('--cluster <pods>', 'part 3 only: a local control plane of --nodes KWOK nodes holding this many bound pods (not in CI)', positiveInt)
   .option('--cold-starts <n>', 'with --cluster: extender restarts timed from start to /readyz', positiveInt, 3)
+  .option('--reuse', 'with --cluster: the cluster that is up (its memory-bench pods counted, the missing ones created), left running', false)
+  .option('--extender-config <file>', 'with --cluster: the config file of the restarted extender (e.g. another watch.pageSize)')
   .option('--keep', 'keep the snapshot dump', false)
   .option('--locality', 'part 1 with template locality on', false)
   .addOption(new Option('--part <part>').choices(['model', 'whole-file']).hideHelp()) // internal: the child-process parts
   .addOption(new Option('--file <file>').hideHelp())
   .parse()
-  .opts<{ nodes: number; pods: number; cluster?: number; coldStarts: number; keep: boolean; locality: boolean; part?: 'model' | 'whole-file'; file?: string }>();
+  .opts<{ nodes: number; pods: number; cluster?: number; coldStarts: number; reuse: boolean; extenderConfig?: string; keep: boolean; locality: boolean; part?: 'model' | 'whole-file'; file?: string }>();
 const NODES = opts.nodes;
 const PODS = opts.pods;
 
@@ -185,12 +187,14 @@ async function serveDump(file: string): Promise<{ seconds: number; rss: number; 
  * from its start line to /readyz answering 200 (polled every 50 ms: both lists applied, the model built on the main
  * thread), to each initial list applied on the API thread (its `list applied` log lines), and its RSS once ready.
  */
-async function coldStart(extenderUrl: string): Promise<{ readySeconds: number; nodesSeconds: number; podsSeconds: number; pods: number; rss: number; peak: number }> {
+async function coldStart(extenderUrl: string, extenderConfig: string | undefined): Promise<{ readySeconds: number; nodesSeconds: number; podsSeconds: number; pods: number; rss: number; peak: number }> {
   const logFile = join(REPO, '.e2e', 'logs', 'sandbox-extender.log');
   const from = statSync(logFile).size;
   const ready = async () => (await fetch(`${extenderUrl}/readyz`).catch(() => null))?.ok === true;
   const restart = new Promise<void>((ok, bad) => {
-    const child = spawn('bash', [join(REPO, 'test', 'e2e', 'component.sh'), 'restart', 'sandbox-extender'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // A cold start at 150,000 pods takes minutes on 2 shared cores: component.sh's 120 s default wait is raised.
+    const args = ['restart', 'sandbox-extender', ...(extenderConfig ? ['--config', extenderConfig] : [])];
+    const child = spawn('bash', [join(REPO, 'test', 'e2e', 'component.sh'), ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, E2E_START_TIMEOUT: '1800' } });
     child.on('close', (code) => (code === 0 ? ok() : bad(new Error(`component.sh restart sandbox-extender exited with ${code}`))));
   });
   while (await ready()) await new Promise((r) => setTimeout(r, 20)); // the old process goes first
@@ -217,20 +221,23 @@ async function coldStart(extenderUrl: string): Promise<{ readySeconds: number; n
 /** Part 3: the extender in cluster mode on a 5,000-node cluster holding `podCount` bound pods. */
 async function clusterPart(podCount: number): Promise<void> {
   const script = (name: string, env: Record<string, string> = {}) => execFileSync('bash', [join(REPO, 'test', 'e2e', name)], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
-  script('cluster-up.sh', { CLUSTER_NODES: `${NODES}x32/128Gi`, EXTENDER_BUILD: '0', EXTENDER_BIND: '0', AGENT_SANDBOX: '0' }); // kube-scheduler binds, as the chart installs it
+  if (!opts.reuse) script('cluster-up.sh', { CLUSTER_NODES: `${NODES}x32/128Gi`, EXTENDER_BUILD: '0', EXTENDER_BIND: '0', AGENT_SANDBOX: '0' }); // kube-scheduler binds, as the chart installs it
   try {
     const env = Object.fromEntries(readFileSync(join(REPO, '.e2e', 'cluster.env'), 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     const pid = Number(readFileSync(join(REPO, '.e2e', 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
     const kubectl = join(REPO, '.e2e', 'bin', 'kubectl');
     const kubeconfig = join(REPO, '.e2e', 'kubeconfig');
-    execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'memory-bench'], { stdio: 'ignore' });
+    const namespaces = execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'get', 'namespaces', '-o', 'name'], { encoding: 'utf8' });
+    if (!namespaces.split('\n').includes('namespace/memory-bench')) execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'memory-bench'], { stdio: 'ignore' });
     const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfig);
     const api = kc.makeApiClient(CoreV1Api);
     const names = (await api.listNode()).items.map((n) => n.metadata!.name!);
     const start = performance.now();
-    let next = 0;
+    // With --reuse the pods a run before created are counted, and only the missing ones made.
+    const first = await api.listNamespacedPod({ namespace: 'memory-bench', limit: 1 });
+    let next = first.items.length === 0 ? 0 : Number(first.metadata?.remainingItemCount ?? 0) + 1;
     await Promise.all(
       Array.from({ length: 32 }, async () => {
         while (next < podCount) {
@@ -252,14 +259,14 @@ async function clusterPart(podCount: number): Promise<void> {
     const { rss, peak } = rssOf(pid);
     console.log(`cluster mode: ${NODES} nodes, ${podCount} pods in the extender's cache: RSS ${rss.toFixed(0)} MB, peak ${peak.toFixed(0)} MB`);
     for (let i = 0; i < opts.coldStarts; i++) {
-      const cold = await coldStart(env.EXTENDER_URL!);
+      const cold = await coldStart(env.EXTENDER_URL!, opts.extenderConfig);
       console.log(
         `cold start ${i + 1}: ready ${cold.readySeconds.toFixed(1)} s after the process started (nodes listed and applied at ${cold.nodesSeconds.toFixed(1)} s, ` +
           `${cold.pods} pods at ${cold.podsSeconds.toFixed(1)} s); RSS ${cold.rss.toFixed(0)} MB, peak ${cold.peak.toFixed(0)} MB`,
       );
     }
   } finally {
-    script('cluster-down.sh');
+    if (!opts.reuse) script('cluster-down.sh');
   }
 }
 

@@ -78,14 +78,21 @@ export class LiveSync {
     const skipped = (resource: string, errors: readonly string[]) => {
       for (const error of errors) logger.warn({ resource }, `skipped ${error}`);
     };
-    const listing = (resource: string, items: readonly unknown[], add: (reader: ListingReader, item: unknown) => void) => {
+    // Each page becomes records at once (ListingReader); the listing is applied when complete.
+    const listing = <T>(resource: string, add: (reader: ListingReader, item: T) => void, apply: (reader: ListingReader, resourceVersion: string) => void) => {
       const reader = new ListingReader(options.dims, podOptions);
-      for (const item of items) add(reader, item);
-      skipped(resource, reader.errors);
-      return reader;
+      return {
+        add: (items: readonly T[]) => {
+          for (const item of items) add(reader, item);
+        },
+        complete: (resourceVersion: string) => {
+          skipped(resource, reader.errors);
+          apply(reader, resourceVersion);
+        },
+      };
     };
     this.nodes = new Reflector<Node>('nodes', sources.nodes, {
-      replace: (items) => updates.replaceNodes(listing('nodes', items, (r, node) => r.addNode(node as Node))),
+      beginListing: () => listing<Node>('nodes', (r, node) => r.addNode(node), (r) => updates.replaceNodes(r)),
       event: (type, node) => {
         const name = node.metadata?.name;
         if (type === 'DELETED') {
@@ -100,10 +107,11 @@ export class LiveSync {
       },
     }, this.reflectorOptions('nodes', options));
     this.pods = new Reflector<Pod>('pods', sources.pods, {
-      replace: (items, resourceVersion) => {
-        updates.replacePods(listing('pods', items, (r, pod) => r.addPod(pod as Pod)));
-        updates.podsAppliedAt(resourceVersion);
-      },
+      beginListing: () =>
+        listing<Pod>('pods', (r, pod) => r.addPod(pod), (r, resourceVersion) => {
+          updates.replacePods(r);
+          updates.podsAppliedAt(resourceVersion);
+        }),
       event: (type, pod) => {
         const uid = pod.metadata?.uid;
         const resourceVersion = pod.metadata?.resourceVersion;

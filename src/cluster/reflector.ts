@@ -6,7 +6,7 @@
  *
  * Lifecycle of one session (repeated until stop()):
  *
- *   list (paginated, `limit` per page) ──► replace(all items) ──► watch from the last resourceVersion
+ *   list (paginated, `limit` per page) ──► sink.add(each page) ──► sink.complete ──► watch from the last resourceVersion
  *        ▲                                                          │ ADDED/MODIFIED/DELETED → event(); its resourceVersion
  *        │                                                          │ BOOKMARK → its resourceVersion
  *        │ 410 Gone in any form: an ERROR event carrying a Status   │
@@ -20,8 +20,9 @@
  *           exponential backoff (p-retry), resuming the watch from the last resourceVersion seen, so a resume
  *           the API server refuses (410) relists. A session that ends normally resets the backoff.
  *
- * `replace` receives every object of a (re)list, so the consumer can delete what is gone: that is
- * how deletions missed while the watch was down (tombstones) release what those pods held.
+ * The listing sink receives every object of a (re)list, page by page, and `complete` makes the consumer's
+ * state exactly that listing, so the consumer can delete what is gone: that is how deletions missed while the
+ * watch was down (tombstones) release what those pods held.
  *
  * The source's watch follows @kubernetes/client-node 1.4's Watch (see ResourceSource.watch); in
  * particular its `done` callback runs inside abort() with an AbortError, so why a watch ended is
@@ -66,9 +67,20 @@ export interface ResourceSource<T> {
   watch(options: { resourceVersion: string; timeoutSeconds: number }, onEvent: (type: string, object: unknown) => void, onDone: (err: unknown) => void): Promise<() => void>;
 }
 
+/**
+ * Where the pages of one listing go, as each arrives: the consumer converts them to its own compact form at once,
+ * so a list of 150,000 pods never holds 150,000 API objects (about 10 KB each in the heap) while its later pages
+ * are fetched. A listing that fails or is stopped half-way is dropped without `complete`.
+ */
+export interface ListingSink<T> {
+  add(items: readonly T[]): void;
+  /** Every page added: make the consumer's state exactly this listing, at `resourceVersion`. */
+  complete(resourceVersion: string): void;
+}
+
 export interface ReflectorHandlers<T> {
-  /** A full listing (initial or relist) at `resourceVersion`: make the consumer's state exactly this. */
-  replace(items: readonly T[], resourceVersion: string): void;
+  /** A full listing (initial or relist) begins; its pages go to the sink returned. */
+  beginListing(): ListingSink<T>;
   event(type: WatchEventType, object: T): void;
 }
 
@@ -285,22 +297,24 @@ export class Reflector<T> {
   }
 
   private async listAll(): Promise<void> {
-    const items: T[] = [];
+    const sink = this.handlers.beginListing();
+    let count = 0;
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
       const page = await this.unlessStopped(this.source.list({ limit: this.options.pageSize, continueToken }));
-      items.push(...page.items);
+      sink.add(page.items);
+      count += page.items.length;
       resourceVersion = page.resourceVersion;
       continueToken = page.continueToken || undefined;
     } while (continueToken && !this.stopped);
     if (this.stopped) return;
     const relist = this.listed;
-    this.handlers.replace(items, resourceVersion);
+    sink.complete(resourceVersion);
     this.resourceVersion = resourceVersion;
     this.listed = true;
     this.delivered();
-    this.options.onList?.(items.length, relist);
+    this.options.onList?.(count, relist);
   }
 
   /** `work`, or a rejection as soon as stop() is called (a list in flight must not hold stop() up). */

@@ -9,10 +9,16 @@ function consumer() {
     log,
     state,
     handlers: {
-      replace(items: readonly Obj[]) {
-        log.push(`replace ${items.map((i) => i.metadata.name).join(',')}`);
-        state.clear();
-        for (const i of items) state.set(i.metadata.name, i);
+      beginListing() {
+        const items: Obj[] = [];
+        return {
+          add: (page: readonly Obj[]) => void items.push(...page),
+          complete: () => {
+            log.push(`replace ${items.map((i) => i.metadata.name).join(',')}`);
+            state.clear();
+            for (const i of items) state.set(i.metadata.name, i);
+          },
+        };
       },
       event(type: WatchEventType, o: Obj) {
         log.push(`${type} ${o.metadata.name}`);
@@ -85,6 +91,36 @@ describe.each([
     await r.stop();
     await until(() => driver.watches[0]!.aborted, 'the watch aborted');
     expect(driver.watches).toHaveLength(1);
+  });
+
+  // Regression: the pages of a list were all kept as API objects until the last one came (at 150,000 pods a cold
+  // start peaked at 1.5 GB RSS); each page now goes to the consumer's sink as it arrives, and a listing that fails
+  // half-way is dropped without being applied.
+  it('hands each page to the listing sink before asking for the next; a listing failed half-way is never applied', async () => {
+    const pages: string[] = [];
+    const completed: string[] = [];
+    const handlers = {
+      beginListing: () => {
+        const names: string[] = [];
+        return {
+          add: (items: readonly Obj[]) => {
+            pages.push(items.map((i) => i.metadata.name).join(','));
+            names.push(...items.map((i) => i.metadata.name));
+          },
+          complete: (resourceVersion: string) => void completed.push(`${names.join(',')}@${resourceVersion}`),
+        };
+      },
+      event: () => undefined,
+    };
+    driver.queueLists({ items: [obj('a'), obj('b')], resourceVersion: '10', continueToken: 'page2' });
+    reflector = new Reflector<Obj>('things', driver.source, handlers, OPTIONS);
+    reflector.start();
+    await until(() => driver.listCalls.length === 2, 'the second page asked for');
+    expect(pages).toEqual(['a,b']); // page 1 is the consumer's before page 2 is fetched
+    driver.queueLists({ status: 500 }, { items: [obj('a'), obj('b')], resourceVersion: '12', continueToken: 'p2' }, { items: [obj('c')], resourceVersion: '12' });
+    await until(() => completed.length === 1, 'a listing completed', () => ({ pages, completed }));
+    expect(pages).toEqual(['a,b', 'a,b', 'c']);
+    expect(completed).toEqual(['a,b,c@12']); // the listing refused at page 2 was dropped
   });
 
   it('applies events, follows bookmarks, and resumes from the last resourceVersion when the server ends the watch', async () => {
