@@ -8,7 +8,7 @@
  * heap. YAML is read whole (the yaml library has no streaming reader). `rank` keeps whole objects (it
  * reads taints, labels and conditions): {@link readSnapshot}.
  */
-import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { Node, Pod } from '../core/kubeObjects.js';
 import type { Dimensions, PodRecordOptions } from '../core/records.js';
@@ -90,6 +90,23 @@ function readText(path: string): string {
 const LIST_KINDS = ['List', 'NodeList', 'PodList'];
 const EXPECTED = 'expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json)';
 
+/**
+ * Serving re-reads its snapshot when the file changes, on the main thread: a FIFO put in its place would block that
+ * thread in open() until a writer came (every verb and probe waiting), a device would be read to the size bound.
+ * @throws SnapshotError unless `path` (symlinks followed) is a regular file.
+ */
+function regularFile(path: string): void {
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch (err) {
+    throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
+  }
+  if (stats.isFile()) return;
+  const kind = stats.isFIFO() ? 'a pipe' : stats.isDirectory() ? 'a directory' : stats.isCharacterDevice() || stats.isBlockDevice() ? 'a device' : stats.isSocket() ? 'a socket' : 'not a file';
+  throw new SnapshotError(`${path}: ${kind}; serve re-reads its snapshot when the file changes, so it must be a regular file (kubectl get nodes,pods -A -o json > FILE)`);
+}
+
 /** The first bytes of a file: whether it starts with a UTF-8 byte-order mark, and whether it is JSON. */
 function sniff(path: string): { bom: boolean; json: boolean } {
   let fd: number;
@@ -117,6 +134,7 @@ function sniff(path: string): { bom: boolean; json: boolean } {
  */
 export async function readSnapshotRecords(path: string, dims: Dimensions, options: PodRecordOptions): Promise<ListingReader> {
   const reader = new ListingReader(dims, options);
+  regularFile(path);
   const { bom, json } = sniff(path);
   if (!json) {
     const listing = readSnapshot(path);

@@ -2,7 +2,8 @@
  * The snapshot file (src/snapshot/snapshotFile.ts): parsing kubectl Lists in JSON and YAML, the
  * polling watcher, and the `serve()` composition root reloading it (src/runtime/serve.ts).
  */
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -188,6 +189,27 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
     expect(reader.pods).toHaveLength(EXAMPLE_POD_COUNT);
     expect(reader.nodes[2]!.allocatable).toEqual([192000, 768 * 1024 ** 3]);
     expect(reader.errors).toEqual([]);
+  });
+
+  // Regression (new-user trial): a FIFO put in the snapshot's place froze serve for good (open() blocked the main
+  // thread until a writer came); a symlink to /dev/zero was read to the 500 MiB bound on every reload.
+  it.each([
+    ['a FIFO', () => {
+      const path = join(dir, `fifo-${n++}`);
+      execFileSync('mkfifo', [path]);
+      return path;
+    }, 'a pipe'],
+    ['a device (through a symlink)', () => {
+      const path = join(dir, `zero-${n++}.json`);
+      symlinkSync('/dev/zero', path);
+      return path;
+    }, 'a device'],
+    ['a directory', () => dir, 'a directory'],
+  ])('refuses %s at once, saying it needs a regular file', async (_name, make, kind) => {
+    const path = make();
+    const err = await readSnapshotRecords(path, DIMS, OPTS).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(SnapshotError);
+    expect((err as Error).message).toBe(`${path}: ${kind}; serve re-reads its snapshot when the file changes, so it must be a regular file (kubectl get nodes,pods -A -o json > FILE)`);
   });
 
   it('gives items without a kind the list’s kind (NodeList, PodList), even though kind comes after the items', async () => {
