@@ -339,6 +339,27 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     expect([...result.stderr].filter((c) => c.charCodeAt(0) < 0x20 && c !== '\n' && c !== '\t')).toEqual([]);
   });
 
+  // Regression (new-user trial): names from the files reached the terminal raw in rank's table (a title rewrite).
+  it("rank escapes control characters of a pod's name in its table", () => {
+    const pod = JSON.parse(readFileSync(join(ROOT, 'examples/pod.json'), 'utf8')) as { metadata: { name: string } };
+    pod.metadata.name = 'x\u001b]0;pwned\u0007';
+    const path = join(dir, 'hostile-pod.json');
+    writeFileSync(path, JSON.stringify(pod));
+    const result = run('rank', '--snapshot', 'examples/snapshot.json', '--pod', path);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('x\\u001b]0;pwned\\u0007');
+    expect([...result.stdout].filter((c) => c.charCodeAt(0) < 0x20 && c !== '\n' && c !== '\t')).toEqual([]);
+  });
+
+  // Regression (new-user trial): `serve --snapshot <(cat FILE)` failed with "ESPIPE: invalid seek" and exit 1.
+  it('serve --snapshot on a pipe exits 2 saying it needs a regular file', () => {
+    const fifo = join(dir, 'snapshot-fifo');
+    spawnSync('mkfifo', [fifo]);
+    const result = run('serve', '--snapshot', fifo, '--port', '0');
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(`sandbox-extender: cannot start: the snapshot ${fifo} could not be loaded: ${fifo}: a pipe; serve re-reads its snapshot when the file changes, so it must be a regular file`);
+  });
+
   it('a replay too large to finish exits 2 before it starts', () => {
     const result = run('replay', '--nodes', '5000x32', '--pods', '1000000');
     expect(result.status).toBe(2);
