@@ -29,6 +29,7 @@ import { createPods, ensureNamespace, httpsGet, Kube, nowMs, PodChangeLog, pool,
 import {
   formatColumns, histogram, histogramDelta, histogramQuantile, parsePrometheusText, percentile, podsPerSecond, sumBy, sumSamples, type Histogram, type Sample,
 } from './clusterStats.js';
+import { positiveInt } from './cliOptions.js';
 import { log, readClusterEnv, REPO_ROOT, script, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
 
 const FILL_NS = 'bench-pending-fill';
@@ -190,11 +191,6 @@ function parseShape(shape: string): { count: number; cpu: number; memory: string
 }
 
 async function main(): Promise<void> {
-  const positiveInt = (v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer');
-    return n;
-  };
   const o = new Command('bench:pending')
     .description('A runaway Pending queue beside a normal burst, then nodes added (see bench/pendingQueue.ts)')
     .option('--nodes <shape>', 'CLUSTER_NODES of the cluster (COUNTxCPUS/MEMORY)', '100x32/128Gi')

@@ -111,19 +111,19 @@ describe('HTTPS with client-certificate verification', () => {
 });
 
 describe('TLS files that cannot be read', () => {
-  it('fail at start with a ConfigError naming the key and the path (the CLI exits 2), before anything listens', async () => {
-    const missing = join(dir, 'no-such.key');
-    const config = parseConfig({
-      snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
-      server: { port: 0, tls: { certFile: file('server.crt'), keyFile: missing } },
-    });
-    const err = await serve(config, pino({ level: 'silent' })).then(
+  /** What serve() rejects with for the example snapshot, the test certificate and `keyFile` (null: it started). */
+  const startError = (keyFile: string) =>
+    serve(parseConfig({ snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname }, server: { port: 0, tls: { certFile: file('server.crt'), keyFile } } }), pino({ level: 'silent' })).then(
       async (s) => {
         await s.close();
         return null;
       },
       (e: unknown) => e,
     );
+
+  it('fail at start with a ConfigError naming the key and the path (the CLI exits 2), before anything listens', async () => {
+    const missing = join(dir, 'no-such.key');
+    const err = await startError(missing);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(new RegExp(`server\\.tls\\.keyFile: cannot read ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`));
   });
@@ -131,17 +131,7 @@ describe('TLS files that cannot be read', () => {
   it('a file that is read but is no PEM fails the same way, naming the files (not OpenSSL’s message alone)', async () => {
     const notPem = join(dir, 'not-pem.key');
     writeFileSync(notPem, 'this is not a key\n');
-    const config = parseConfig({
-      snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
-      server: { port: 0, tls: { certFile: file('server.crt'), keyFile: notPem } },
-    });
-    const err = await serve(config, pino({ level: 'silent' })).then(
-      async (s) => {
-        await s.close();
-        return null;
-      },
-      (e: unknown) => e,
-    );
+    const err = await startError(notPem);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toContain(`server.tls: certFile ${file('server.crt')}, keyFile ${notPem}: not a usable PEM certificate and key: `);
   });
