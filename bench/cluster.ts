@@ -21,8 +21,8 @@
  * Prints one table per node count with the ratios sandbox/stock, and writes a JSON file (.e2e-bench/).
  * Never part of CI. Run with `npm run bench:cluster -- --help` for the options.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -56,6 +56,7 @@ import {
   selfTimeTable,
   sumBy,
   sumSamples,
+  startTimeOfStat,
   ticksOfStat,
   type CpuProfile,
   type CpuSample,
@@ -103,6 +104,8 @@ interface Options {
   maxStockDeviation: number;
   /** One more stock run per mode with the extender stopped: the API server's cost of the extender's watches and writes. */
   apiCost: boolean;
+  /** One more sandbox run per mode with the floor extender (bench/floorExtender.ts) in the extender's place. */
+  floor: boolean;
   /** Restart the extender before every sandbox run, so that each is its first run after a start (its own warm-up). */
   freshExtender: boolean;
   /** Node options for the extender (e.g. V8 heap flags): it is restarted with them once the cluster is up. */
@@ -424,7 +427,7 @@ interface RunResult {
   /** Cluster start-up (1…sessions) the run belongs to. */
   session: number;
   /** 'extender stopped': a stock run with the extender down (--api-cost); null otherwise. */
-  variant: 'extender stopped' | null;
+  variant: 'extender stopped' | 'floor extender' | null;
   /** Cores each component took over the quiet 3 s just before the run (its background: timers, heartbeats). */
   idleCores: Record<string, number>;
   /**
@@ -494,12 +497,36 @@ function eventLoop(after: Sample[], before: Sample[]): RunResult['extender']['ev
 }
 
 async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled = false, variant: RunResult['variant'] = null): Promise<RunResult> {
-  if (variant === 'extender stopped') await script('component.sh', ['stop', 'sandbox-extender']);
+  if (variant !== null) await script('component.sh', ['stop', 'sandbox-extender']);
+  const floor = variant === 'floor extender' ? await startFloorExtender(ctx.env) : null;
   try {
     return await measuredRun(ctx, mode, scheduler, run, profiled, variant);
   } finally {
-    if (variant === 'extender stopped') await script('component.sh', ['start', 'sandbox-extender']);
+    if (floor) await floor.stop();
+    if (variant !== null) await script('component.sh', ['start', 'sandbox-extender']);
   }
+}
+
+/**
+ * Starts bench/floorExtender.ts in the extender's place (its URL's port), its pid in the extender's pid file so
+ * that the CPU sampler reads it; `stop` ends it and removes the file (component.sh then starts the real one).
+ */
+async function startFloorExtender(env: ClusterEnv): Promise<{ stop: () => Promise<void> }> {
+  const url = new URL(env.EXTENDER_URL!);
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'bench', 'floorExtender.js'), '--host', url.hostname, '--port', url.port], { stdio: ['ignore', 'ignore', 'inherit'], detached: true });
+  const pid = child.pid!;
+  const pidFile = join(STATE_DIR, 'pids', 'sandbox-extender');
+  writeFileSync(pidFile, `${pid} ${startTimeOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))}\n`);
+  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  await waitUntil('the floor extender to answer /readyz', 30_000, async () => (await fetch(`${env.EXTENDER_URL}/readyz`).catch(() => null))?.ok === true, 100);
+  log(`floor extender (bench/floorExtender.ts) in the extender's place: pid ${pid}, ${env.EXTENDER_URL}`);
+  return {
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(pidFile, { force: true });
+    },
+  };
 }
 
 async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled: boolean, variant: RunResult['variant']): Promise<RunResult> {
@@ -602,7 +629,8 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
   await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, labelSelector: `bench-run=${runLabel}`, gracePeriodSeconds: 0 });
   await waitUntil(`the ${opts.pods} pods to be gone`, 180_000, () => names.every((n) => tracker.gone.has(n)), 100);
   tracker.stop();
-  const settleMs = await waitExtenderSettled(env, kube, opts.settleTimeout * 1000);
+  // The extender is stopped or the floor stands in for it: nothing of it to settle.
+  const settleMs = variant === null ? await waitExtenderSettled(env, kube, opts.settleTimeout * 1000) : 0;
 
   const result: RunResult = {
     nodes: ctx.nodeCount,
@@ -875,9 +903,10 @@ function parseOptions(argv: string[]): Options {
     .option('--percentage <n>', "percentageOfNodesToScore of both kube-schedulers, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)", nonNegative, 100)
     .option('--extender-node-flags <flags>', 'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up')
     .option('--fresh-extender', 'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)', false)
+    .option('--floor', "one more sandbox run per mode with bench/floorExtender.ts in the extender's place (read, JSON.parse, answer a name): the floor of a Node extender on this machine", false)
     .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; freshExtender: boolean; extenderNodeFlags?: string; percentage: number; first: string }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; floor: boolean; freshExtender: boolean; extenderNodeFlags?: string; percentage: number; first: string }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
@@ -935,6 +964,7 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
         }
       }
       if (opts.apiCost) results.push(await runOnce(ctx, mode, 'default', opts.runs + 1, false, 'extender stopped'));
+      if (opts.floor) results.push(await runOnce(ctx, mode, 'sandbox', opts.runs + 1, false, 'floor extender'));
       if (opts.profile && session === 1 && mode === profileMode) {
         profile = await profiledRun(ctx, mode, outDir);
         results.push(profile.run);
@@ -1057,6 +1087,28 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
       }
     }
     if (warm.length) say(`warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs in the session): ${warm.join('; ')}`);
+  }
+  const floors = all.filter((r) => r.variant === 'floor extender');
+  if (floors.length) {
+    say('');
+    say("The floor of a Node extender (--floor: bench/floorExtender.ts in the extender's place: read, JSON.parse, answer a name; no cache, no Event), median of runs:");
+    const rowsFloor = [['mode', 'figure', 'sandbox-scheduler + floor', 'sandbox-scheduler + extender', 'default-scheduler', 'floor/stock', 'extender/stock']];
+    const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : a / b);
+    for (const mode of opts.modes) {
+      const f = floors.filter((r) => r.mode === mode);
+      const x = quiet.filter((r) => r.mode === mode && r.scheduler === 'sandbox');
+      const d = quiet.filter((r) => r.mode === mode && r.scheduler === 'default');
+      const figures: [string, (r: RunResult) => number | null | undefined, number][] = [
+        ['pods/s over the binding window', (r) => r.podsPerSecond, 1],
+        ['extender CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['sandbox-extender'], 3],
+        ['  of which its main thread', (r) => r.cpuPerThousand?.lifecycle[EXTENDER_MAIN], 3],
+      ];
+      for (const [name, get, digits] of figures) {
+        const [a, b, c] = [med(f, get), med(x, get), med(d, get)];
+        rowsFloor.push([mode, name, fmt(a, digits), fmt(b, digits), fmt(c, digits), fmt(ratio(a, c), 2), fmt(ratio(b, c), 2)]);
+      }
+    }
+    say(formatColumns(rowsFloor));
   }
   const stopped = all.filter((r) => r.variant === 'extender stopped');
   if (stopped.length) {

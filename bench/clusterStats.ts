@@ -239,6 +239,13 @@ export function ticksOfStat(stat: string): number {
   return utime + stime;
 }
 
+/** The start time (field 22, clock ticks after boot) of the text of /proc/PID/stat, as cluster-up.sh records it in its pid files. */
+export function startTimeOfStat(stat: string): string {
+  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  if (start === undefined || !/^\d+$/.test(start)) throw new Error(`not a /proc/PID/stat line: ${stat.slice(0, 80)}`);
+  return start;
+}
+
 /**
  * CPU share of each component over [fromMs, toMs], in cores (1 = one core busy the whole time): the
  * tick delta between the last sample at or before `fromMs` and the first at or after `toMs` (so the

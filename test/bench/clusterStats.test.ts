@@ -20,6 +20,7 @@ import {
   selfTimeTable,
   sumBy,
   sumSamples,
+  startTimeOfStat,
   ticksOfStat,
   type CpuProfile,
   type CpuSample,
@@ -145,6 +146,12 @@ describe('CPU from /proc', () => {
     const stat = '4242 (kube sched (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 173 27 0 0 20 0 12 0 9876 1000000 200';
     expect(ticksOfStat(stat)).toBe(200);
     expect(() => ticksOfStat('garbage')).toThrow('not a /proc/PID/stat line');
+  });
+
+  it('reads the start time (field 22) as cluster-up.sh records it', () => {
+    const stat = '4242 (kube sched (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 173 27 0 0 20 0 12 0 9876 1000000 200';
+    expect(startTimeOfStat(stat)).toBe('9876');
+    expect(() => startTimeOfStat('4242 (x) S 1')).toThrow('not a /proc/PID/stat line');
   });
 
   it('shares over the window widened to the samples around it; a new pid counts from zero', () => {
