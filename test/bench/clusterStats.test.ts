@@ -184,18 +184,25 @@ describe('selfTimeTable', () => {
     timeDeltas: [10, 100, 100, 100, 100], // samples at 10, 110, 210, 310, 410
   };
 
-  it('attributes each sample until the next (the last until endTime) and sorts by self time', () => {
+  it('counts each sample for the sampling interval (the median gap) and sorts by self time', () => {
     const t = selfTimeTable(profile, { stripPrefix: '/repo' });
-    expect(t.totalMs).toBeCloseTo(0.59, 12);
+    expect(t.totalMs).toBeCloseTo(0.5, 12);
     expect(t.idleMs).toBeCloseTo(0.1, 12);
-    expect(t.busyMs).toBeCloseTo(0.49, 12);
-    expect(t.gcMs).toBeCloseTo(0.19, 12);
+    expect(t.busyMs).toBeCloseTo(0.4, 12);
+    expect(t.gcMs).toBeCloseTo(0.1, 12);
     expect(t.top.map((e) => [e.functionName, e.location, Math.round(e.selfMs * 1000)])).toEqual([
       ['evaluate', 'dist/src/core/placement.js:10', 200],
-      ['(garbage collector)', '', 190],
       ['(anonymous)', 'node:internal/streams/readable:1', 100],
+      ['(garbage collector)', '', 100],
     ]);
-    expect(t.top[0]!.share).toBeCloseTo(200 / 490, 12);
+    expect(t.top[0]!.share).toBeCloseTo(200 / 400, 12);
+  });
+
+  it('does not charge a preemption (a long gap before the next sample) to the function sampled before it', () => {
+    const preempted: CpuProfile = { ...profile, endTime: 5500, timeDeltas: [10, 5000, 100, 100, 100] }; // evaluate, then 5 ms off the CPU
+    const t = selfTimeTable(preempted);
+    expect(t.top.find((e) => e.functionName === 'evaluate')!.selfMs).toBeCloseTo(0.2, 12);
+    expect(t.busyMs).toBeCloseTo(0.4, 12);
   });
 
   it('counts only the samples inside a window, and at most `top` entries', () => {
