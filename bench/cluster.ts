@@ -1126,16 +1126,33 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
   }
 }
 
+/** A result file of an earlier run (--out), checked for the shape --print reads. @throws naming the file when it cannot be read or is not one. */
+function readReport(file: string): { options: Options; machine: Machine; scales: ScaleRecord[] } {
+  let report: unknown;
+  try {
+    report = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`--print ${file}: ${(err as Error).message}`);
+  }
+  const r = report as { options?: unknown; machine?: unknown; scales?: unknown } | null;
+  if (typeof r !== 'object' || r === null || typeof r.options !== 'object' || typeof r.machine !== 'object' || !Array.isArray(r.scales)) {
+    throw new Error(`--print ${file}: not a result file of bench:cluster (an object with options, machine and scales)`);
+  }
+  return r as { options: Options; machine: Machine; scales: ScaleRecord[] };
+}
+
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
-  if (opts.print) {
+  if (opts.print !== undefined) {
     // Several files (comma-separated) pool as one series: the sessions of each later file are numbered after the earlier ones'.
     // The first file's options describe the series (which scheduler ran first in session 1; they alternate after).
     const scales: ScaleRecord[] = [];
     let first: { options: Options; machine: Machine; scales: ScaleRecord[] } | undefined;
-    for (const file of opts.print.split(',')) {
-      const report = JSON.parse(readFileSync(file, 'utf8')) as { options: Options; machine: Machine; scales: ScaleRecord[] };
+    const files = opts.print.split(',').filter((f) => f.trim() !== '');
+    if (files.length === 0) throw new Error('--print: no result file named (give FILE or A.json,B.json,…)');
+    for (const file of files) {
+      const report = readReport(file);
       first ??= report;
       const offset = Math.max(0, ...scales.flatMap((s) => s.results.map((r) => r.session ?? 1)));
       for (const scale of report.scales) {
@@ -1178,6 +1195,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: Error) => {
-  process.stderr.write(`bench:cluster: ${err.stack ?? err.message}\n`);
+  // A result file that cannot be read says so in one line; anything else with its stack.
+  process.stderr.write(`bench:cluster: ${err.message.startsWith('--print') ? err.message : (err.stack ?? err.message)}\n`);
   process.exit(1);
 });

@@ -1,11 +1,13 @@
 /**
  * The floor of any extender written in Node, for `npm run bench:cluster -- --floor`: an HTTP server that
  * does only what the protocol forces on every extender and nothing of the placement. On POST /filter it
- * reads the body (node:http, the chunks joined), decodes it with one JSON.parse and answers the next of the
- * request's NodeNames in turn (round-robin over the call count), the answer shape of the one-call Filter
- * (ADR 0005): `{"NodeNames":[name],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""}`. No cache,
- * no watch, no reservation, no Event, no metric. GET /readyz answers 200, GET /metrics an empty text (the bench
- * scrapes it), anything else 404.
+ * reads the body (node:http, the chunks joined; at most MAX_BODY_BYTES, as the extender's default
+ * server.maxRequestBodyBytes), decodes it with one JSON.parse and answers the next of the request's NodeNames
+ * in turn (round-robin over the call count), in the answer shape of the one-call Filter (ADR 0005):
+ * `{"NodeNames":[name],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""}`. No cache, no watch, no
+ * reservation, no Event, no metric. GET /readyz answers 200, GET /metrics an empty text (the bench scrapes it),
+ * anything else 404. A request it cannot use gets the protocol's Error field (HTTP 200, as kube-scheduler
+ * reads it), a body over the limit 413.
  *
  * The bench runs it in the extender's place, on its port, for one sandbox-scheduler run per mode: its CPU
  * per placed pod and the rate kube-scheduler reaches with it are what an extender costs on that machine
@@ -16,50 +18,83 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Command } from 'commander';
-import { positiveInt } from './cliOptions.js';
+import { Command, InvalidArgumentError } from 'commander';
+
+/** The largest body read (bytes), as the extender's server.maxRequestBodyBytes default. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 function reply(res: ServerResponse, status: number, body: string, type = 'application/json'): void {
   res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 
-/** Reads the whole body as UTF-8 text. */
-function readBody(req: IncomingMessage): Promise<string> {
+const errorReply = (message: string) => JSON.stringify({ NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: `floor extender: ${message}` });
+
+/**
+ * The answer to one Filter request's text: the next of its NodeNames (round-robin over `call`), none for an
+ * empty list, or the protocol's Error for a body that is not JSON or carries no list of node names.
+ */
+export function floorFilterReply(text: string, call: number): string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    return errorReply(`body is not JSON: ${(err as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return errorReply('body is not an ExtenderArgs object');
+  const names = (body as { NodeNames?: unknown }).NodeNames;
+  if (!Array.isArray(names)) return errorReply('NodeNames is not a list of node names (the floor answers nodeCacheCapable: true requests only)');
+  if (names.length === 0) return JSON.stringify({ NodeNames: [], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+  const name: unknown = names[call % names.length];
+  if (typeof name !== 'string' || name === '') return errorReply('NodeNames holds something other than a node name');
+  return JSON.stringify({ NodeNames: [name], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+}
+
+/** Reads the whole body as UTF-8 text; resolves null when it is longer than `limit` bytes (the rest is not read). */
+function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
   return new Promise((ok, bad) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
+    let bytes = 0;
+    req.on('data', (c: Buffer) => {
+      bytes += c.length;
+      if (bytes > limit) {
+        req.removeAllListeners('data');
+        req.pause();
+        ok(null);
+        return;
+      }
+      chunks.push(c);
+    });
     req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
     req.on('error', bad);
   });
 }
 
-/** The answer to one Filter request's text: the next of its NodeNames (round-robin over `call`), or an Error. */
-export function floorFilterReply(text: string, call: number): string {
-  let names: unknown;
-  try {
-    names = (JSON.parse(text) as { NodeNames?: unknown }).NodeNames;
-  } catch (err) {
-    return JSON.stringify({ Error: `floor extender: body is not JSON: ${(err as Error).message}` });
-  }
-  if (!Array.isArray(names) || names.length === 0) return JSON.stringify({ NodeNames: [], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
-  return JSON.stringify({ NodeNames: [names[call % names.length]], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+/** A TCP port, 1–65535, written in decimal digits. */
+export function tcpPort(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535) throw new InvalidArgumentError('expected a port number 1–65535');
+  return Number(v);
 }
 
 function main(): void {
   const program = new Command('floorExtender')
     .description('the floor of a Node extender: read, JSON.parse, answer one of the names (bench:cluster --floor)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .requiredOption('--port <port>', 'port to listen on', positiveInt);
+    .requiredOption('--port <port>', 'port to listen on', tcpPort);
   program.parse();
   const { host, port } = program.opts<{ host: string; port: number }>();
   let calls = 0;
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'POST' && path === '/filter') {
-      readBody(req).then(
-        (text) => reply(res, 200, floorFilterReply(text, calls++)),
-        (err: unknown) => reply(res, 400, JSON.stringify({ Error: `floor extender: ${String(err)}` })),
+      readBody(req, MAX_BODY_BYTES).then(
+        (text) => {
+          if (text !== null) return reply(res, 200, floorFilterReply(text, calls++));
+          res.setHeader('Connection', 'close');
+          reply(res, 413, JSON.stringify({ Error: `floor extender: request body larger than ${MAX_BODY_BYTES} bytes` }));
+          req.socket.end();
+        },
+        (err: unknown) => reply(res, 400, JSON.stringify({ Error: `floor extender: the body could not be read: ${String(err)}` })),
       );
       return;
     }
@@ -68,7 +103,11 @@ function main(): void {
     else if (req.method === 'GET' && path === '/metrics') reply(res, 200, '', 'text/plain');
     else reply(res, 404, JSON.stringify({ Error: `floor extender: no ${req.method} ${path}` }));
   });
-  server.listen(port, host);
+  server.on('error', (err: Error) => {
+    process.stderr.write(`floor extender: cannot listen on ${host}:${port}: ${err.message}\n`);
+    process.exit(1);
+  });
+  server.listen(port, host, () => process.stderr.write(`floor extender: listening on ${host}:${port}\n`));
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }
 
