@@ -220,8 +220,9 @@ function passThroughFilter(args: ExtenderArgs, deps: VerbDeps): VerbReply {
   }
 }
 
+/** A Filter reply that cannot be encoded: the protocol's Error field, HTTP 200 (kube-scheduler shows the text in the pod's Event). */
 function unencodable(err: unknown): VerbReply {
-  return { status: 400, body: encodeError(`sandbox-extender: the reply cannot be encoded (objects in the request nested too deeply?): ${messageOf(err)}`) };
+  return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: the reply cannot be encoded (objects in the request nested too deeply?): ${messageOf(err)}`)) };
 }
 
 /**

@@ -162,14 +162,14 @@ describe('hostile inputs: a readable error, nothing changed', () => {
     expect(reply.split('\r\n\r\n')[1]).toBe(`${JSON.stringify({ Error: 'sandbox-extender: request body larger than 1000 bytes (server.maxRequestBodyBytes)' })}\n`);
   });
 
-  it('a decision whose reply cannot be encoded is unreserved (HTTP 400, no reservation left)', async () => {
+  it('a decision whose reply cannot be encoded is unreserved (the protocol\'s Error, HTTP 200; no reservation left)', async () => {
     const h = makeHarness({ chooseInFilter: true });
     // node-192 (the only node sent) carries a label object nested 20,000 deep: JSON.parse reads it, JSON.stringify cannot write it back.
     const node192 = JSON.stringify(exampleNodes()[2]);
     const deep = `${'{"x":'.repeat(20_000)}{}${'}'.repeat(20_000)}`;
     const body = `{"Pod":${JSON.stringify(sandbox('p'))},"NodeNames":null,"Nodes":{"items":[${node192.slice(0, -1)},"deep":${deep}}]}}`;
     const res = await request(h.app).post('/filter').set('Content-Type', 'application/json').send(body);
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(200);
     expect(res.body.Error).toMatch(/^sandbox-extender: the reply cannot be encoded/);
     expect(h.service.cache.size.reservations).toBe(0);
     expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_reservations_released_total')).toMatch(/reason="unreserved"} 1/);
