@@ -498,8 +498,10 @@ function eventLoop(after: Sample[], before: Sample[]): RunResult['extender']['ev
 
 async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled = false, variant: RunResult['variant'] = null): Promise<RunResult> {
   if (variant !== null) await script('component.sh', ['stop', 'sandbox-extender']);
-  const floor = variant === 'floor extender' ? await startFloorExtender(ctx.env) : null;
+  let floor: { stop: () => Promise<void> } | null = null;
   try {
+    // Inside the try: a floor that does not come up still gives the extender back.
+    if (variant === 'floor extender') floor = await startFloorExtender(ctx.env);
     return await measuredRun(ctx, mode, scheduler, run, profiled, variant);
   } finally {
     if (floor) await floor.stop();
@@ -518,15 +520,19 @@ async function startFloorExtender(env: ClusterEnv): Promise<{ stop: () => Promis
   const pidFile = join(STATE_DIR, 'pids', 'sandbox-extender');
   writeFileSync(pidFile, `${pid} ${startTimeOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))}\n`);
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
-  await waitUntil('the floor extender to answer /readyz', 30_000, async () => (await fetch(`${env.EXTENDER_URL}/readyz`).catch(() => null))?.ok === true, 100);
-  log(`floor extender (bench/floorExtender.ts) in the extender's place: pid ${pid}, ${env.EXTENDER_URL}`);
-  return {
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-      rmSync(pidFile, { force: true });
-    },
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    rmSync(pidFile, { force: true });
   };
+  try {
+    await waitUntil('the floor extender to answer /readyz', 30_000, async () => (await fetch(`${env.EXTENDER_URL}/readyz`).catch(() => null))?.ok === true, 100);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  log(`floor extender (bench/floorExtender.ts) in the extender's place: pid ${pid}, ${env.EXTENDER_URL}`);
+  return { stop };
 }
 
 async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled: boolean, variant: RunResult['variant']): Promise<RunResult> {
@@ -1126,17 +1132,20 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
   }
 }
 
-/** A result file of an earlier run (--out), checked for the shape --print reads. @throws naming the file when it cannot be read or is not one. */
+/** What --print cannot read: said in one line, without a stack. */
+class PrintError extends Error {}
+
+/** A result file of an earlier run (--out), checked for the shape --print reads. @throws PrintError naming the file when it cannot be read or is not one. */
 function readReport(file: string): { options: Options; machine: Machine; scales: ScaleRecord[] } {
   let report: unknown;
   try {
     report = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`--print ${file}: ${(err as Error).message}`);
+    throw new PrintError(`--print ${file}: ${(err as Error).message}`);
   }
   const r = report as { options?: unknown; machine?: unknown; scales?: unknown } | null;
   if (typeof r !== 'object' || r === null || typeof r.options !== 'object' || typeof r.machine !== 'object' || !Array.isArray(r.scales)) {
-    throw new Error(`--print ${file}: not a result file of bench:cluster (an object with options, machine and scales)`);
+    throw new PrintError(`--print ${file}: not a result file of bench:cluster (an object with options, machine and scales)`);
   }
   return r as { options: Options; machine: Machine; scales: ScaleRecord[] };
 }
@@ -1150,7 +1159,7 @@ async function main(): Promise<void> {
     const scales: ScaleRecord[] = [];
     let first: { options: Options; machine: Machine; scales: ScaleRecord[] } | undefined;
     const files = opts.print.split(',').filter((f) => f.trim() !== '');
-    if (files.length === 0) throw new Error('--print: no result file named (give FILE or A.json,B.json,…)');
+    if (files.length === 0) throw new PrintError('--print: no result file named (give FILE or A.json,B.json,…)');
     for (const file of files) {
       const report = readReport(file);
       first ??= report;
@@ -1196,6 +1205,6 @@ async function main(): Promise<void> {
 
 main().catch((err: Error) => {
   // A result file that cannot be read says so in one line; anything else with its stack.
-  process.stderr.write(`bench:cluster: ${err.message.startsWith('--print') ? err.message : (err.stack ?? err.message)}\n`);
+  process.stderr.write(`bench:cluster: ${err instanceof PrintError ? err.message : (err.stack ?? err.message)}\n`);
   process.exit(1);
 });

@@ -18,7 +18,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { tcpPort } from './cliOptions.js';
 
 /** The largest body read (bytes), as the extender's server.maxRequestBodyBytes default. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -68,12 +69,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
     req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
     req.on('error', bad);
   });
-}
-
-/** A TCP port, 1–65535, written in decimal digits. */
-export function tcpPort(v: string): number {
-  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535) throw new InvalidArgumentError('expected a port number 1–65535');
-  return Number(v);
 }
 
 function main(): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { floorFilterReply, tcpPort } from '../../bench/floorExtender.js';
+import { tcpPort } from '../../bench/cliOptions.js';
+import { floorFilterReply } from '../../bench/floorExtender.js';
 
 describe('the floor extender (bench:cluster --floor)', () => {
   const body = JSON.stringify({ Pod: { metadata: { name: 'p', uid: 'u' } }, Nodes: null, NodeNames: ['a', 'b', 'c'] });
