@@ -110,8 +110,10 @@ interface Options {
   freshExtender: boolean;
   /** Node options for the extender (e.g. V8 heap flags): it is restarted with them once the cluster is up. */
   extenderNodeFlags: string | undefined;
-  /** percentageOfNodesToScore of both kube-schedulers (0: kube-scheduler's adaptive default). */
-  percentage: number;
+  /** percentageOfNodesToScore of the sandbox-scheduler profile (0: kube-scheduler's adaptive default). */
+  sandboxPercentage: number;
+  /** percentageOfNodesToScore of the stock scheduler; undefined: not set, kube-scheduler as shipped (the baseline). */
+  stockPercentage: number | undefined;
   /** Which scheduler runs first in session 1 (then they alternate from session to session). */
   first: SchedulerKind;
 }
@@ -797,8 +799,26 @@ function target(mode: Mode, figure: 'pods/s' | 'sli-p99', nodes: number): { text
   return null;
 }
 
-function summaryRows(results: readonly RunResult[], modes: readonly Mode[]): string {
-  const rows = [['mode', 'figure (median of runs)', 'sandbox-scheduler', 'default-scheduler', 'sandbox/stock', 'target']];
+/**
+ * How a scheduler picks the nodes it filters, from its /configz: percentageOfNodesToScore unset or 0 is
+ * kube-scheduler's adaptive default (numFeasibleNodesToFind: max(5, 50 − nodes/125) %, at least 100 nodes).
+ */
+function sampling(percentage: unknown): string {
+  return typeof percentage === 'number' && percentage > 0 ? `${percentage} %` : 'adaptive';
+}
+
+/** The column titles of the two schedulers, each with its sampling; stock without a setting is stock as shipped. */
+function schedulerColumns(settings: Record<SchedulerKind, SchedulerSettings> | undefined): [string, string] {
+  if (!settings) return ['sandbox-scheduler', 'default-scheduler'];
+  const stock = settings.default.percentageOfNodesToScore;
+  return [
+    `sandbox-scheduler (${sampling(settings.sandbox.percentageOfNodesToScore)})`,
+    stock === undefined || stock === null ? 'stock as shipped (adaptive)' : `stock at ${sampling(stock)} (not as shipped)`,
+  ];
+}
+
+function summaryRows(results: readonly RunResult[], modes: readonly Mode[], settings: Record<SchedulerKind, SchedulerSettings>): string {
+  const rows = [['mode', 'figure (median of runs)', ...schedulerColumns(settings), 'sandbox/stock', 'target']];
   const nodes = results[0]?.nodes ?? 0;
   for (const mode of modes) {
     const s = results.filter((r) => r.mode === mode && r.scheduler === 'sandbox' && counted(r));
@@ -906,22 +926,25 @@ function parseOptions(argv: string[]): Options {
     .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
     .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
     .option('--first <scheduler>', 'which scheduler runs first in session 1 (sandbox or stock); sessions then alternate', 'sandbox')
-    .option('--percentage <n>', "percentageOfNodesToScore of both kube-schedulers, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)", nonNegative, 100)
+    .option('--sandbox-percentage <n>', "percentageOfNodesToScore of the sandbox-scheduler profile, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)", nonNegative, 100)
+    .option('--stock-percentage <n>', 'percentageOfNodesToScore of the stock scheduler, 0–100: a labelled extra (default: not set, kube-scheduler as shipped, the baseline)', nonNegative)
     .option('--extender-node-flags <flags>', 'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up')
     .option('--fresh-extender', 'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)', false)
     .option('--floor', "one more sandbox run per mode with bench/floorExtender.ts in the extender's place (read, JSON.parse, answer a name): the floor of a Node extender on this machine", false)
     .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; floor: boolean; freshExtender: boolean; extenderNodeFlags?: string; percentage: number; first: string }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; floor: boolean; freshExtender: boolean; extenderNodeFlags?: string; sandboxPercentage: number; stockPercentage?: number; first: string }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
   if (o.first !== 'sandbox' && o.first !== 'stock') program.error(`--first: "${o.first}" is neither sandbox nor stock`);
-  if (!Number.isInteger(o.percentage) || o.percentage > 100) program.error(`--percentage: ${o.percentage} is not an integer 0–100`);
+  for (const [flag, p] of [['--sandbox-percentage', o.sandboxPercentage], ['--stock-percentage', o.stockPercentage]] as const) {
+    if (p !== undefined && (!Number.isInteger(p) || p > 100)) program.error(`${flag}: ${p} is not an integer 0–100`);
+  }
   if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(o.nodeShape)) program.error(`--node-shape: "${o.nodeShape}" is not CPUS/MEMORY, e.g. 32/128Gi`);
   const extenderConfig = o.extenderConfig ?? (process.env.EXTENDER_CONFIG || undefined);
   if (extenderConfig && !existsSync(extenderConfig)) program.error(`--extender-config: ${extenderConfig} not found`);
-  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined, extenderNodeFlags: o.extenderNodeFlags, first: o.first === 'stock' ? 'default' : 'sandbox' };
+  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined, extenderNodeFlags: o.extenderNodeFlags, stockPercentage: o.stockPercentage, first: o.first === 'stock' ? 'default' : 'sandbox' };
 }
 
 async function benchScale(opts: Options, nodeCount: number, outDir: string, session: number): Promise<{ results: RunResult[]; profile: ProfileResult | null; settings: Record<SchedulerKind, SchedulerSettings>; untaint: { removed: number; waitedMs: number }; clusterUpSeconds: number | null }> {
@@ -935,7 +958,8 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
       EXTENDER_MODE: 'cluster',
       EXTENDER_BIND: opts.bind ? '1' : '0',
       EXTENDER_CONFIG: opts.extenderConfig ?? '',
-      SCHEDULER_PERCENTAGE: String(opts.percentage),
+      SANDBOX_PERCENTAGE: String(opts.sandboxPercentage),
+      STOCK_PERCENTAGE: opts.stockPercentage === undefined ? '' : String(opts.stockPercentage),
       AGENT_SANDBOX: '0', // no agent-sandbox-controller watching the pods: the figures stay those of the schedulers alone
       E2E_START_TIMEOUT: String(Math.max(120, Math.ceil(nodeCount / 20))),
     });
@@ -1023,7 +1047,7 @@ function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s
   say('');
   say(runRows(scale.results));
   say('');
-  say(summaryRows(scale.results, opts.modes));
+  say(summaryRows(scale.results, opts.modes, scale.settings));
   say('');
   say("Breakdown (kube-scheduler histograms and the extender's, deltas over each run; CPU in cores over the binding window, 1.00 = one core busy):");
   say(breakdownRows(scale.results, opts.modes));
@@ -1055,7 +1079,7 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
   say('');
   say(`== pooled: ${all[0]?.nodes ?? records[0]?.nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session`);
   for (const r of left) say(`left out: session ${r.session ?? 1} ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`);
-  const rows = [['mode', 'figure', 'sandbox-scheduler', 'default-scheduler', 'sandbox/stock', 'per session', 'target']];
+  const rows = [['mode', 'figure', ...schedulerColumns(records[0]?.settings), 'sandbox/stock', 'per session', 'target']];
   const nodes = all[0]?.nodes ?? 0;
   for (const mode of opts.modes) {
     const line = (label: string, f: (r: RunResult) => number | null | undefined, digits: number, figure?: 'pods/s' | 'sli-p99') => {

@@ -2,8 +2,9 @@
  * `npm run bench:scheduler-perf`: the field's own yardstick. Runs kube-scheduler's benchmark harness,
  * test/integration/scheduler_perf of k8s.io/kubernetes (the e2e tier's version; an in-process kube-apiserver on
  * a fresh etcd and an in-process kube-scheduler, no kubelets), on the same workloads twice, interleaved:
- *   stock    the harness's default configuration (the default profile, every plugin on);
- *   sandbox  the sandbox-scheduler profile (score plugins off, percentageOfNodesToScore 100, the extender with
+ *   stock    the harness's default configuration (the default profile, every plugin on, percentageOfNodesToScore
+ *            not set: kube-scheduler as shipped);
+ *   sandbox  the sandbox-scheduler profile (score plugins off, percentageOfNodesToScore --sandbox-percentage, the extender with
  *            filterVerb + prioritizeVerb, nodeCacheCapable: true, the chart's defaults otherwise) and
  *            sandbox-extender in cluster mode (`serve --kubeconfig FILE`) against the harness's API server.
  * The harness's pods carry the default schedulerName, so the sandbox profile is named default-scheduler and the
@@ -59,6 +60,8 @@ interface Options {
   out?: string | undefined;
   print?: string | undefined;
   timeoutMinutes: number;
+  /** percentageOfNodesToScore of the sandbox profile (0: kube-scheduler's adaptive default); stock keeps its default. */
+  sandboxPercentage: number;
 }
 
 interface RunRecord {
@@ -90,6 +93,12 @@ function positiveInt(v: string): number {
   return n;
 }
 
+function percentage(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 100) throw new InvalidArgumentError('an integer 0–100');
+  return n;
+}
+
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:scheduler-perf')
     .description("kube-scheduler's scheduler_perf harness: the stock configuration vs the sandbox-scheduler profile with sandbox-extender, interleaved; the harness's SchedulingThroughput and the ratio.")
@@ -99,8 +108,9 @@ function parseOptions(argv: string[]): Options {
     .option('--timeout-minutes <n>', 'longest run of one process', positiveInt, 60)
     .option('--out <dir>', 'output folder (default .e2e-bench/scheduler-perf-DATE)')
     .option('--print <file>', 'print the tables of an earlier report (its report.json) and exit')
+    .option('--sandbox-percentage <n>', "percentageOfNodesToScore of the sandbox profile, 0–100 (0: kube-scheduler's adaptive default); stock always runs as shipped", percentage, 100)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ workloads: string; runs: number; extenderConfig?: string; timeoutMinutes: number; out?: string; print?: string }>();
+  const o = program.opts<{ workloads: string; runs: number; extenderConfig?: string; timeoutMinutes: number; out?: string; print?: string; sandboxPercentage: number }>();
   const workloads = o.workloads.split(',').map((s) => s.trim()).filter(Boolean);
   for (const w of workloads) {
     try {
@@ -125,11 +135,11 @@ function freePort(): Promise<number> {
 }
 
 /** The sandbox-scheduler profile as the chart renders it, named after the harness's pods' scheduler. */
-function sandboxSchedulerConfig(extenderUrl: string): string {
+function sandboxSchedulerConfig(extenderUrl: string, percentageOfNodesToScore: number): string {
   return stringifyYaml({
     apiVersion: 'kubescheduler.config.k8s.io/v1',
     kind: 'KubeSchedulerConfiguration',
-    percentageOfNodesToScore: 100,
+    percentageOfNodesToScore,
     profiles: [{ schedulerName: 'default-scheduler', plugins: { score: { disabled: [{ name: '*' }] } } }],
     extenders: [{ urlPrefix: extenderUrl, filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 1, nodeCacheCapable: true, httpTimeout: '5s', ignorable: false }],
   });
@@ -170,7 +180,7 @@ async function runOne(t: Tools, opts: Options, outDir: string, run: number, work
   if (variant === 'sandbox') {
     const port = await freePort();
     schedulerConfigPath = join(dir, 'scheduler-config.yaml');
-    writeFileSync(schedulerConfigPath, sandboxSchedulerConfig(`http://127.0.0.1:${port}`));
+    writeFileSync(schedulerConfigPath, sandboxSchedulerConfig(`http://127.0.0.1:${port}`, opts.sandboxPercentage ?? 100));
     const argv = [process.execPath, join(REPO_ROOT, 'bin', 'sandbox-extender.js'), 'serve', '--config', extenderConfigFile, '--port', String(port)];
     args.push(`-extender-argv=${JSON.stringify(argv)}`, `-extender-dir=${join(dir, 'extender')}`, `-extender-readyz=http://127.0.0.1:${port}/readyz`);
   }
@@ -253,6 +263,8 @@ function printReport(report: Report, say: (s: string) => void): void {
   const others = report.runs.map((r) => r.cpu.otherCores);
   say('');
   say(`scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, stock and sandbox interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
+  const sandboxPercentage = options.sandboxPercentage ?? 100;
+  say(`sampling (percentageOfNodesToScore): stock as shipped (not set: adaptive); sandbox ${sandboxPercentage === 0 ? 'adaptive' : `${sandboxPercentage} %`}`);
   const busy = report.runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
   say(`other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}${busy ? ` — NOT QUIET in ${busy} run(s): other jobs took more than ${QUIET_CORES} cores` : ''}`);
   say('');

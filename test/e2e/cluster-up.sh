@@ -28,8 +28,10 @@
 #   KWOK_POD_READY_DELAY=0s                       how long after it is bound a pod becomes Running and Ready (KWOK
 #                                                 Stage delay; e.g. 5s, 1500ms); a pod's annotation
 #                                                 e2e.sandbox-extender.io/ready-delay (a Go duration) overrides it
-#   SCHEDULER_PERCENTAGE=100                      percentageOfNodesToScore of both kube-schedulers (0: kube-scheduler's
-#                                                 adaptive default, 50 − nodes/125 %, at least 5 %)
+#   SANDBOX_PERCENTAGE=100                        percentageOfNodesToScore of the sandbox-scheduler profile, 0–100 (0:
+#                                                 kube-scheduler's adaptive default, 50 − nodes/125 %, at least 5 %)
+#   STOCK_PERCENTAGE=                             percentageOfNodesToScore of the stock default-scheduler; empty (the
+#                                                 default): not set, kube-scheduler as shipped; 0–100: a labelled extra
 #   AGENT_SANDBOX=1                               apply the agent-sandbox CRDs (served at v1beta1 only, conversion None)
 #                                                 and run agent-sandbox-controller (0: neither)
 #   E2E_START_TIMEOUT=120                         seconds to wait for each component
@@ -40,9 +42,12 @@ CLUSTER=${CLUSTER:-examples/cluster/heterogeneous.yaml}
 CLUSTER_NODES=${CLUSTER_NODES:-}
 EXTENDER_MODE=${EXTENDER_MODE:-cluster}
 EXTENDER_CONFIG=${EXTENDER_CONFIG:-}
-SCHEDULER_PERCENTAGE=${SCHEDULER_PERCENTAGE:-100}
-case "$SCHEDULER_PERCENTAGE" in ""|*[!0-9]*) e2e_die "SCHEDULER_PERCENTAGE must be an integer 0–100, not $SCHEDULER_PERCENTAGE";; esac
-[ "$SCHEDULER_PERCENTAGE" -le 100 ] || e2e_die "SCHEDULER_PERCENTAGE must be 0–100, not $SCHEDULER_PERCENTAGE"
+[ -z "${SCHEDULER_PERCENTAGE:-}" ] \
+  || e2e_die "SCHEDULER_PERCENTAGE is gone: SANDBOX_PERCENTAGE sets the sandbox profile, STOCK_PERCENTAGE the stock scheduler"
+SANDBOX_PERCENTAGE=${SANDBOX_PERCENTAGE:-100}
+STOCK_PERCENTAGE=${STOCK_PERCENTAGE:-}
+e2e_check_percentage SANDBOX_PERCENTAGE "$SANDBOX_PERCENTAGE"
+[ -z "$STOCK_PERCENTAGE" ] || e2e_check_percentage STOCK_PERCENTAGE "$STOCK_PERCENTAGE"
 EXTENDER_BUILD=${EXTENDER_BUILD:-1}
 KWOK_POD_READY_DELAY=${KWOK_POD_READY_DELAY:-0s}
 AGENT_SANDBOX=${AGENT_SANDBOX:-1}
@@ -291,18 +296,23 @@ fi
   || { cat "$LOGS/rbac.log" >&2; e2e_die "applying the sandbox-scheduler RBAC failed"; }
 
 SANDBOX_SCHEDULER_CONFIG=$S/kube-scheduler-sandbox.yaml
-e2e_sandbox_scheduler_config "$PKI/kube-scheduler.kubeconfig" "http://127.0.0.1:$P_EXT" "$SCHEDULER_NAME" "$EXTENDER_BIND" "$SCHEDULER_PERCENTAGE" \
+e2e_sandbox_scheduler_config "$PKI/kube-scheduler.kubeconfig" "http://127.0.0.1:$P_EXT" "$SCHEDULER_NAME" "$EXTENDER_BIND" "$SANDBOX_PERCENTAGE" \
   >"$SANDBOX_SCHEDULER_CONFIG"
-# The comparison scheduler: stock profile, default lease name (kube-scheduler).
-cat >"$S/kube-scheduler-default.yaml" <<EOF
+# The comparison scheduler: stock profile, default lease name (kube-scheduler), percentageOfNodesToScore as
+# shipped (not set) unless STOCK_PERCENTAGE asks for a labelled extra.
+{
+  cat <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection: {kubeconfig: "$PKI/kube-scheduler.kubeconfig", qps: 200, burst: 400}
 leaderElection: {leaderElect: true, resourceLock: leases, resourceNamespace: kube-system, resourceName: kube-scheduler}
-percentageOfNodesToScore: $SCHEDULER_PERCENTAGE
+EOF
+  [ -z "$STOCK_PERCENTAGE" ] || echo "percentageOfNodesToScore: $STOCK_PERCENTAGE"
+  cat <<EOF
 profiles:
   - schedulerName: default-scheduler
 EOF
+} >"$S/kube-scheduler-default.yaml"
 # start_scheduler NAME PORT CONFIG
 start_scheduler() {
   start "$1" "$BIN/kube-scheduler" --config="$3" \
@@ -363,7 +373,8 @@ KCM_URL=https://127.0.0.1:$P_KCM
 EXTENDER_URL=http://127.0.0.1:$P_EXT
 EXTENDER_MODE=$EXTENDER_MODE
 EXTENDER_BIND=$EXTENDER_BIND
-SCHEDULER_PERCENTAGE=$SCHEDULER_PERCENTAGE
+SANDBOX_PERCENTAGE=$SANDBOX_PERCENTAGE
+STOCK_PERCENTAGE=$STOCK_PERCENTAGE
 EXTENDER_USER=sandbox-extender
 EXTENDER_CONFIG=$EXTENDER_CONFIG
 KWOK_POD_READY_DELAY_MS=$ready_delay_ms

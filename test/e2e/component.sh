@@ -196,7 +196,7 @@ set_bind() {
   local want=$1
   [ "$want" = 0 ] || [ "$EXTENDER_MODE" = cluster ] || e2e_die "bind on needs the extender in cluster mode (EXTENDER_MODE=$EXTENDER_MODE)"
   local config
-  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "$want" "${SCHEDULER_PERCENTAGE:-100}")
+  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "$want" "${SANDBOX_PERCENTAGE:-100}")
   if [ "$config" = "$(cat "$SANDBOX_SCHEDULER_CONFIG")" ] && [ -n "$(e2e_pid kube-scheduler-sandbox)" ]; then
     e2e_log "bind is already $([ "$want" = 1 ] && echo on || echo off)"
     return
