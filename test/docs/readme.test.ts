@@ -44,3 +44,10 @@ describe('README extender configuration', () => {
     expect(res.status).toBe(200);
   });
 });
+
+// The README is what a newcomer reads in five minutes; detail belongs in docs/.
+describe('README size', () => {
+  it('stays within 16 KB', () => {
+    expect(Buffer.byteLength(readme, 'utf8')).toBeLessThanOrEqual(16 * 1024);
+  });
+});
