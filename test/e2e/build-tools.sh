@@ -140,15 +140,12 @@ build_loadgen() {
 if [ "${1:-}" = "--scheduler-perf" ]; then build_scheduler_perf; echo "$E2E_SCHEDULER_PERF_DIR"; exit 0; fi
 if [ "${1:-}" = "--loadgen" ]; then build_loadgen; echo "$E2E_LOADGEN_BIN"; exit 0; fi
 if [ "${1:-}" = "--agent-sandbox" ]; then build_agent_sandbox; echo "$E2E_AGENT_SANDBOX_BIN"; exit 0; fi
-build_accounting
-build_agent_sandbox
-
-if e2e_tools_complete; then e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
+if e2e_tools_complete; then build_accounting; build_agent_sandbox; e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
 
 mkdir -p "$E2E_CACHE"
 exec 9>"$E2E_CACHE/build.lock"
 flock 9                                   # one build at a time per cache
-if e2e_tools_complete; then e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
+if e2e_tools_complete; then flock -u 9; build_accounting; build_agent_sandbox; e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
 check_go_version
 
 PARTIAL=$E2E_BIN.partial                 # binaries land here one by one; the folder is renamed when complete
@@ -178,20 +175,44 @@ for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   k8s_ld+=" -X $p.buildDate=1970-01-01T00:00:00Z"
 done
 k8s_tags=selinux,notest,grpcnotrace
-# The first build compiles the shared dependency tree; the other three mostly link.
-for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-  build "$b" k8s "$k8s_ld" -tags "$k8s_tags" "k8s.io/kubernetes/cmd/$b"
-done
+k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 
-build etcd etcd "-s -w" go.etcd.io/etcd/server/v3
-build kwok kwok "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
+# The four Kubernetes commands in one go build: their shared dependency tree is compiled once and the four links
+# run side by side (one build after another left a core idle through each link).
+build_k8s() {
+  local missing=() b t0=$SECONDS
+  for b in "${k8s_cmds[@]}"; do [ -x "$PARTIAL/$b" ] || missing+=("$b"); done
+  [ "${#missing[@]}" -gt 0 ] || return 0
+  e2e_log "${missing[*]}: go build -tags $k8s_tags (one build)"
+  rm -rf "$PARTIAL/.k8s.tmp"; mkdir -p "$PARTIAL/.k8s.tmp"
+  (cd "$TOOLS_DIR/k8s" && go build -trimpath -ldflags "$k8s_ld" -tags "$k8s_tags" -o "$PARTIAL/.k8s.tmp/" \
+      "${missing[@]/#/k8s.io/kubernetes/cmd/}") \
+    || e2e_die "building ${missing[*]} failed (module test/e2e/tools/k8s); see the go output above"
+  for b in "${missing[@]}"; do mv -f "$PARTIAL/.k8s.tmp/$b" "$PARTIAL/$b"; done
+  rm -rf "$PARTIAL/.k8s.tmp"
+  e2e_log "${missing[*]}: done in $((SECONDS - t0))s"
+}
 
 helm_k8s_minor=$(sed -n 's|^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*|\1|p' "$TOOLS_DIR/helm/go.mod")
 helm_ld="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
 for p in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
   helm_ld+=" -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$helm_k8s_minor"
 done
-build helm helm "$helm_ld" helm.sh/helm/v3/cmd/helm
+
+# Everything that is not k8s.io/kubernetes, one module after another, in a second lane beside the Kubernetes build:
+# each module has serial phases (loading, linking) that would leave a core idle.
+other_lane() {
+  build_accounting
+  build_agent_sandbox
+  build etcd etcd "-s -w" go.etcd.io/etcd/server/v3
+  build kwok kwok "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
+  build helm helm "$helm_ld" helm.sh/helm/v3/cmd/helm
+}
+other_lane & other_pid=$!
+trap 'kill "$other_pid" 2>/dev/null || true' EXIT
+build_k8s
+wait "$other_pid" || e2e_die "the second build lane failed (accounting oracle, agent-sandbox-controller, etcd, kwok or helm); see above"
+trap - EXIT
 
 # KWOK stage files (pod/node lifecycle for the fake nodes); the standalone kwok has none built in.
 kwok_src=$(cd "$TOOLS_DIR/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)

@@ -52,6 +52,9 @@ jest_rc=$?
 set -e
 if [ -f "$results" ]; then
   node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const files = r.testResults.map((t) => ({ s: (t.endTime - t.startTime) / 1000, name: require("path").relative(process.cwd(), t.name), n: t.assertionResults.length }));
+    console.error("e2e cost per file (s, slowest first):");
+    for (const f of files.sort((a, b) => b.s - a.s)) console.error(`  ${f.s.toFixed(0).padStart(5)}  ${f.name} (${f.n} tests)`);
     console.log(`e2e: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
     if (r.numTotalTests === 0) process.exitCode = 1;' "$results" || jest_rc=1
 fi
