@@ -47,7 +47,7 @@ describe('agent-sandbox pods, recognised from the pod alone', () => {
     expect(agentSandboxOf(standalonePod('notebook-ada'))).toEqual({ kind: 'standalone', templateHash: null, templateHashUnreadable: false });
   });
 
-  it('the example pod file (a pool pod as v0.5.6 creates it) is a warm pool’s pod of template 7c7dd1d6', () => {
+  it('the example pod file (a pool pod as v0.5.6 and v1.0.1 create it: the same labels) is a warm pool’s pod of template 7c7dd1d6', () => {
     const pod = loadFixture<Pod>('../../examples/agent-sandbox/pool-pod.json');
     expect(agentSandboxOf(pod)).toEqual({ kind: 'warm-pool', templateHash: TEMPLATE, templateHashUnreadable: false });
   });
