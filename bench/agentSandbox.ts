@@ -1,7 +1,8 @@
 /**
- * `npm run bench:agent-sandbox`: the pods of kubernetes-sigs/agent-sandbox, created by its own controller (v0.5.6,
- * started by test/e2e/cluster-up.sh), placed by sandbox-scheduler (kube-scheduler + the extender) or by the stock
- * default-scheduler of the same local control plane (1,000 KWOK nodes by default), interleaved run by run:
+ * `npm run bench:agent-sandbox`: the pods of kubernetes-sigs/agent-sandbox, created by its own controller (the
+ * version test/e2e/tools/agent-sandbox pins, v1.0.1; started by test/e2e/cluster-up.sh), placed by sandbox-scheduler
+ * (kube-scheduler + the extender) or by the stock default-scheduler of the same local control plane (1,000 KWOK
+ * nodes by default), interleaved run by run:
  *
  *   pool    a SandboxWarmPool of --pool sandboxes (1,000), created at once: the controller creates the Sandboxes
  *           (batches of up to 300), then their pods;
@@ -244,7 +245,7 @@ function table(results: readonly RunResult[], kind: Kind): string {
 
 async function main(): Promise<void> {
   const program = new Command('bench:agent-sandbox')
-    .description('agent-sandbox warm-pool fill and cold-claim burst (its v0.5.6 controller creating the pods), sandbox-scheduler against the stock default-scheduler, interleaved in one cluster.')
+    .description('agent-sandbox warm-pool fill and cold-claim burst (its own controller creating the pods), sandbox-scheduler against the stock default-scheduler, interleaved in one cluster.')
     .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '1000x32/128Gi')
     .option('--pool <n>', 'sandboxes of the warm pool', positiveInt, 1000)
     .option('--claims <n>', 'cold claims of the burst', positiveInt, 1000)
@@ -265,8 +266,10 @@ async function main(): Promise<void> {
     await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay, AGENT_SANDBOX: '1', E2E_START_TIMEOUT: '300' });
   }
   const results: RunResult[] = [];
+  let agentSandboxVersion = '?';
   try {
     const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    agentSandboxVersion = env.AGENT_SANDBOX_VERSION ?? '?';
     if (env.AGENT_SANDBOX !== '1') throw new Error('the cluster runs no agent-sandbox-controller (cluster-up.sh with AGENT_SANDBOX=1)');
     const k = await adminClients(env.KUBECONFIG!, Math.max(o.concurrency, 8));
     const untaint = await untaintNodes(k.core);
@@ -295,7 +298,7 @@ async function main(): Promise<void> {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
   }
   const text = [
-    `agent-sandbox v0.5.6 on ${o.nodes} (KWOK), sandbox pods of ${o.podCpu} / ${o.podMemory}, Ready ${o.readyDelay} after binding; ${o.runs} run(s) per scheduler, interleaved (${o.first} first, the order flipped each run)`,
+    `agent-sandbox ${agentSandboxVersion} on ${o.nodes} (KWOK), sandbox pods of ${o.podCpu} / ${o.podMemory}, Ready ${o.readyDelay} after binding; ${o.runs} run(s) per scheduler, interleaved (${o.first} first, the order flipped each run)`,
     ...kinds.flatMap((kind) => [
       '',
       kind === 'pool' ? `Warm-pool fill: a SandboxWarmPool of ${o.pool} created at once` : `Cold-claim burst: ${o.claims} SandboxClaims with env set (each a new sandbox), ${o.concurrency} creates in flight`,

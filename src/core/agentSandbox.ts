@@ -1,23 +1,25 @@
 /**
  * Pods of kubernetes-sigs/agent-sandbox, recognised from the pod alone (no Sandbox, SandboxClaim or
- * SandboxWarmPool is ever read: the extender watches only Nodes and Pods). What v0.5.6 puts on the
- * pods it creates (controllers/sandbox_controller.go: the pod is built from the Sandbox's
- * podTemplate, `agents.x-k8s.io/` labels of the template are dropped, then the controller adds its
- * own; computeExtensionPodLabels):
+ * SandboxWarmPool is ever read: the extender watches only Nodes and Pods). What v1.0.1 (and v0.5.6 before it)
+ * puts on the pods it creates (controllers/sandbox_controller.go: the pod is built from the Sandbox's
+ * podTemplate, `agents.x-k8s.io/` labels of the template are dropped, then the controller adds its own;
+ * computeExtensionPodLabels):
  *
  * - every pod: a controller ownerReference to its Sandbox (apiVersion `agents.x-k8s.io/v1beta1`,
  *   kind `Sandbox`) and the label `agents.x-k8s.io/sandbox-name-hash`;
  * - a Sandbox controlled by a SandboxWarmPool: also `agents.x-k8s.io/warm-pool-sandbox` (the FNV-1a
  *   hash of the pool's name) and `agents.x-k8s.io/sandbox-template-ref-hash` (of the template's name);
  * - a Sandbox controlled by a SandboxClaim (a cold claim's new Sandbox, or a pool's Sandbox a warm claim
- *   adopted): `agents.x-k8s.io/sandbox-template-ref-hash` only; adoption removes the pool label from
- *   the running pod (the launch type `warm`/`cold` stays on the Sandbox, never on the pod);
- * - a Sandbox created directly (no claim, no pool): neither label.
+ *   adopted): `agents.x-k8s.io/sandbox-template-ref-hash` and, in v1.0.1, `agents.x-k8s.io/claim-uid`
+ *   (the claim's UID; v0.5.6 kept it on the Sandbox and off the pod); adoption removes the pool label from the
+ *   running pod and (v1.0.1) adds the claim UID (the launch type `warm`/`cold` stays on the Sandbox, never on the pod);
+ * - a Sandbox created directly (no claim, no pool): none of these three.
  *
  * So a pod is an agent-sandbox pod when one of its ownerReferences is a Sandbox of the group
  * `agents.x-k8s.io` (whether that Sandbox still exists does not matter), and its kind is told by its
- * labels: the pool label → `warm-pool`; else the template hash label → `claimed`; else `standalone`.
- * Nothing here changes where a pod goes: the ranking never reads it.
+ * labels: the pool label → `warm-pool`; else the claim UID label or the template hash label → `claimed`
+ * (v1.0.1 writes both, v0.5.6 only the hash); else `standalone`. Nothing here changes where a pod goes:
+ * the ranking never reads it.
  *
  * Bounded on hostile input (the HTTP edge does not check the shape of ownerReferences, and a forged
  * request may carry a 10 KB label value): at most {@link MAX_OWNER_REFERENCES_READ} entries are read,
@@ -34,6 +36,8 @@ export const SANDBOX_KIND = 'Sandbox';
 export const WARM_POOL_LABEL = 'agents.x-k8s.io/warm-pool-sandbox';
 /** On the pods of Sandboxes made from a SandboxTemplate by a pool or a claim (value: FNV-1a hash of the template's name, 8 hex digits). */
 export const TEMPLATE_HASH_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
+/** On the pods of a SandboxClaim's Sandbox in agent-sandbox v1.0.1 (value: the claim's UID; v0.5.6 left it off the pod); never on a pool's. */
+export const CLAIM_UID_LABEL = 'agents.x-k8s.io/claim-uid';
 /** ownerReferences read per pod, at most (a pod has one controller; agent-sandbox sets exactly one reference). */
 export const MAX_OWNER_REFERENCES_READ = 16;
 
@@ -81,7 +85,7 @@ export function agentSandboxKind(pod: Pod): AgentSandboxKind | null {
   const labels: unknown = pod.metadata?.labels;
   if (!isRecord(labels)) return 'standalone';
   if (isSet(labels[WARM_POOL_LABEL])) return 'warm-pool';
-  return isSet(labels[TEMPLATE_HASH_LABEL]) ? 'claimed' : 'standalone';
+  return isSet(labels[CLAIM_UID_LABEL]) || isSet(labels[TEMPLATE_HASH_LABEL]) ? 'claimed' : 'standalone';
 }
 
 /** What the extender reads of `pod` as an agent-sandbox pod (kind and template), or null for a pod of any other origin. O(1). */

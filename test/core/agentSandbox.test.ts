@@ -1,11 +1,12 @@
 /**
- * agent-sandbox pods recognised from the pod alone (src/core/agentSandbox.ts): the pods v0.5.6's controllers make
- * (a warm pool's, a claim's, a Sandbox's of its own), the kind in the pod record, the counts per node in the
- * scheduler cache and /debug/nodes, and bad input (owner gone, wrong shapes, a 10 KB label value).
+ * agent-sandbox pods recognised from the pod alone (src/core/agentSandbox.ts): the pods v0.5.6's and v1.0.1's
+ * controllers make (a warm pool's, a claim's, a Sandbox's of its own), the kind in the pod record, the counts per
+ * node in the scheduler cache and /debug/nodes, and bad input (owner gone, wrong shapes, a 10 KB label value).
  */
 import {
   agentSandboxKind,
   agentSandboxOf,
+  CLAIM_UID_LABEL,
   describeAgentSandbox,
   MAX_OWNER_REFERENCES_READ,
   ownedBySandbox,
@@ -46,7 +47,7 @@ describe('agent-sandbox pods, recognised from the pod alone', () => {
     expect(agentSandboxOf(standalonePod('notebook-ada'))).toEqual({ kind: 'standalone', templateHash: null, templateHashUnreadable: false });
   });
 
-  it('the example pod file (a pool pod as v0.5.6 creates it) is a warm pool’s pod of template 7c7dd1d6', () => {
+  it('the example pod file (a pool pod as v0.5.6 and v1.0.1 create it: the same labels) is a warm pool’s pod of template 7c7dd1d6', () => {
     const pod = loadFixture<Pod>('../../examples/agent-sandbox/pool-pod.json');
     expect(agentSandboxOf(pod)).toEqual({ kind: 'warm-pool', templateHash: TEMPLATE, templateHashUnreadable: false });
   });
@@ -117,6 +118,62 @@ describe('agent-sandbox pods, recognised from the pod alone', () => {
     expect(describeAgentSandbox(agentSandboxOf(poolPod('p'))!)).toBe('agent-sandbox pod of template 7c7dd1d6, warm pool');
     expect(describeAgentSandbox(agentSandboxOf(claimedPod('c'))!)).toBe('agent-sandbox pod of template 7c7dd1d6, claimed');
     expect(describeAgentSandbox(agentSandboxOf(standalonePod('s'))!)).toBe('agent-sandbox pod, a Sandbox of its own (no claim, no warm pool)');
+  });
+});
+
+/**
+ * A pod exactly as agent-sandbox v1.0.1's Sandbox controller creates it for the Sandbox `name` (controllers/
+ * sandbox_controller.go): the template's labels other than `agents.x-k8s.io/` ones (`app` here), the name hash of
+ * the Sandbox, then computeExtensionPodLabels (the claim UID only under a SandboxClaim, the pool hash only under a
+ * SandboxWarmPool, the template hash under either) and the normalised `created-by` of the Sandbox.
+ */
+function v1Pod(name: string, labels: Record<string, string>): Pod {
+  const base = makePod(name).req({ cpu: '1', memory: '2Gi' }).obj();
+  return { ...base, metadata: { ...base.metadata, namespace: 'agents', labels: { app: 'python-sandbox', ...labels }, ownerReferences: [sandboxOwner(name)] as never } };
+}
+/** FNV-1a of the Sandboxes' names, as NameHash writes them: python-pool-x7k2p, python-pool-b7r5k, claim-0042. */
+const NAME_HASH = { pool: '65d76649', adopted: 'b13149ea', cold: '62d90fdc' };
+const CLAIM_UID = '4f7a2c1e-0000-4000-8000-000000000042';
+
+describe('agent-sandbox v1.0.1 pods (one more label on a claim\'s pod: agents.x-k8s.io/claim-uid)', () => {
+  // A warm pool's Sandbox (buildSandboxCR): pool hash, template hash and created-by=controller; no claim UID.
+  const pool = v1Pod('python-pool-x7k2p', { [NAME_HASH_LABEL]: NAME_HASH.pool, [WARM_POOL_LABEL]: POOL, [TEMPLATE_HASH_LABEL]: TEMPLATE, 'agents.x-k8s.io/created-by': 'controller' });
+  // A cold claim's new Sandbox: the claim UID and the template hash (created-by only when the claim carries one).
+  const cold = v1Pod('claim-0042', { [NAME_HASH_LABEL]: NAME_HASH.cold, [TEMPLATE_HASH_LABEL]: TEMPLATE, [CLAIM_UID_LABEL]: CLAIM_UID });
+  // A pool's Sandbox after a warm claim adopted it: the pool label and created-by removed, the claim UID added.
+  const adopted = v1Pod('python-pool-b7r5k', { [NAME_HASH_LABEL]: NAME_HASH.adopted, [TEMPLATE_HASH_LABEL]: TEMPLATE, [CLAIM_UID_LABEL]: CLAIM_UID });
+
+  it('a pool pod is a warm pool\'s; a cold claim\'s and an adopted pod (the claim UID beside the template hash) are claimed', () => {
+    expect(agentSandboxOf(pool)).toEqual({ kind: 'warm-pool', templateHash: TEMPLATE, templateHashUnreadable: false });
+    expect(agentSandboxOf(cold)).toEqual({ kind: 'claimed', templateHash: TEMPLATE, templateHashUnreadable: false });
+    expect(agentSandboxOf(adopted)).toEqual({ kind: 'claimed', templateHash: TEMPLATE, templateHashUnreadable: false });
+    expect(describeAgentSandbox(agentSandboxOf(cold)!)).toBe('agent-sandbox pod of template 7c7dd1d6, claimed');
+  });
+
+  it('the claim UID alone says claimed (it is written only under a SandboxClaim); empty, it counts as absent', () => {
+    const noHash = v1Pod('claim-7', { [NAME_HASH_LABEL]: NAME_HASH.cold, [CLAIM_UID_LABEL]: CLAIM_UID });
+    expect(agentSandboxOf(noHash)).toEqual({ kind: 'claimed', templateHash: null, templateHashUnreadable: false });
+    expect(describeAgentSandbox(agentSandboxOf(noHash)!)).toBe('agent-sandbox pod, claimed');
+    expect(agentSandboxKind(v1Pod('claim-8', { [NAME_HASH_LABEL]: NAME_HASH.cold, [CLAIM_UID_LABEL]: '' }))).toBe('standalone');
+  });
+
+  it('the pool label wins over a claim UID (no controller writes both: adoption swaps them in one update)', () => {
+    expect(agentSandboxKind(v1Pod('both', { [WARM_POOL_LABEL]: POOL, [TEMPLATE_HASH_LABEL]: TEMPLATE, [CLAIM_UID_LABEL]: CLAIM_UID }))).toBe('warm-pool');
+  });
+
+  it('a claim UID on a pod no Sandbox owns: an ordinary pod', () => {
+    expect(agentSandboxOf(makePod('plain').label(CLAIM_UID_LABEL, CLAIM_UID).label(TEMPLATE_HASH_LABEL, TEMPLATE).obj())).toBeNull();
+  });
+
+  it('the cache: a warm claim\'s adoption moves the pod from warm pool to claimed on the same node', () => {
+    const c = new SchedulerCache(DIMS, { ttlMs: 600_000 });
+    c.upsertNode({ name: 'n64', allocatable: [64_000, 256 * 1024 ** 3] });
+    const before = withNode(v1Pod('python-pool-b7r5k', { [NAME_HASH_LABEL]: NAME_HASH.adopted, [WARM_POOL_LABEL]: POOL, [TEMPLATE_HASH_LABEL]: TEMPLATE, 'agents.x-k8s.io/created-by': 'controller' }), 'n64');
+    c.upsertPod(toPodRecord(before, DIMS, OPTIONS));
+    c.upsertPod(toPodRecord(withNode(cold, 'n64', false), DIMS, OPTIONS));
+    expect(debugNode(c, 'n64', 0)!.agentSandboxes).toEqual({ warmPool: 1, claimed: 1, standalone: 0 });
+    c.upsertPod(toPodRecord({ ...withNode(adopted, 'n64'), metadata: { ...adopted.metadata, uid: before.metadata!.uid } }, DIMS, OPTIONS));
+    expect(debugNode(c, 'n64', 0)!.agentSandboxes).toEqual({ warmPool: 0, claimed: 2, standalone: 0 });
   });
 });
 

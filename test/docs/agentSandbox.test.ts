@@ -1,8 +1,8 @@
 /**
  * docs/agent-sandbox.md: its agent-sandbox objects have the shape the e2e scenarios create with agent-sandbox's
- * controller (bench/agentSandboxObjects.ts: known to work with v0.5.6) and name the chart's scheduler; the template
- * hash it quotes is the one agent-sandbox computes for its template; its Helm values exist in the chart and its
- * extender config is valid.
+ * controller (bench/agentSandboxObjects.ts: known to work with v1.0.1, as with v0.5.6 before) and name the chart's
+ * scheduler; the template hash it quotes is the one agent-sandbox computes for its template; its Helm values exist
+ * in the chart and its extender config is valid.
  */
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';

@@ -6,11 +6,13 @@
  * - only the version `v1beta1` is left (served and stored), the one every controller of the module uses;
  * - `spec.conversion` is `{strategy: None}`.
  *
- * Why: the published CRDs serve v1alpha1 and v1beta1 and convert between them with a webhook behind the
- * in-cluster Service `agent-sandbox-system/agent-sandbox-webhook-service`. The API server reaches such a Service
- * through its ClusterIP, which nothing routes on a control plane without kube-proxy (and the controller runs
- * outside the cluster, with its webhook server off). With one version there is nothing to convert, so the API
- * server never calls a webhook; a request for v1alpha1 is answered 404 instead of failing at conversion.
+ * Why: nothing here can serve a conversion webhook. The API server would reach one through the ClusterIP of an
+ * in-cluster Service, which nothing routes on a control plane without kube-proxy, and the controller runs outside
+ * the cluster (v1.0.1 has no webhook server at all). v1.0.1 publishes its CRDs at v1beta1 only, with no
+ * `conversion` (None, the API server's default), so for them the rewrite changes nothing but spelling that default
+ * out; v0.5.6 published v1alpha1 and v1beta1 converted by a webhook behind
+ * `agent-sandbox-system/agent-sandbox-webhook-service`, and such a CRD would be served here at v1beta1 only (a
+ * request for another version answered 404) instead of failing at conversion.
  *
  *   node test/e2e/agent-sandbox-crds.mjs CRD.yaml... | kubectl apply --server-side -f -
  *

@@ -1,5 +1,5 @@
 /**
- * kubernetes-sigs/agent-sandbox's own controller (v0.5.6, started by cluster-up.sh) creating the pods, the extender
+ * kubernetes-sigs/agent-sandbox's own controller (v1.0.1, started by cluster-up.sh) creating the pods, the extender
  * placing them, on examples/cluster/heterogeneous.yaml (16, 64 and 192 CPUs, 4 GiB per CPU). A SandboxTemplate
  * whose pod template names `sandbox-scheduler` (and one that names no scheduler, for the stock comparison); pods
  * of 0.5 CPU / 1 GiB, Ready 1 s after binding (KWOK's Ready delay, through the pod annotation), so starts overlap.
@@ -20,9 +20,11 @@
  *     moment, in the model or the API, and the limit reached. (A burst larger than the free start slots is placed in
  *     waves, each pod on the least pressured node with a slot free, so the peak is then above the optimum: printed.)
  * b. SandboxClaims: 20 warm claims adopt pool sandboxes without scheduling (same pod, same node; the pool label
- *    dropped) and the pool's refill of 20 is placed by the extender; 10 cold claims (env set) get new sandboxes,
- *    placed by the extender. Claim-to-bound time for both (claim seen created -> its sandbox's pod seen bound, or
- *    for a warm claim -> the adopted sandbox named in its status).
+ *    dropped, the claim's UID added as agents.x-k8s.io/claim-uid) and the pool's refill of 20 is placed by the
+ *    extender; 10 cold claims (env set) get new sandboxes (their pods labelled with the claim's UID), placed by the
+ *    extender. The extender's Events name the refill's pods `warm pool` and the cold claims' `claimed`. Claim-to-bound
+ *    time for both (claim seen created -> its sandbox's pod seen bound, or for a warm claim -> the adopted sandbox
+ *    named in its status).
  * c. suspend/resume: the 10 cold-claim sandboxes suspended and resumed 5 times (50 cycles): each suspend deletes
  *    the pod and the extender's model drops its requests (compared with an independent sum of the API's pods, the
  *    lag printed); each resume's new pod is placed through the extender. At the end no reservation is left and
@@ -67,6 +69,8 @@ const PAUSED = 'sandbox-extender.io/paused';
 const WARM_POOL_LABEL = 'agents.x-k8s.io/warm-pool-sandbox';
 const TEMPLATE_HASH_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
 const NAME_HASH_LABEL = 'agents.x-k8s.io/sandbox-name-hash';
+/** v1.0.1 puts it on the pods of a claim's Sandbox (v0.5.6 did not): the claim's UID. */
+const CLAIM_UID_LABEL = 'agents.x-k8s.io/claim-uid';
 const TEST_TIMEOUT_MS = 300_000;
 
 let env: ClusterEnv;
@@ -117,6 +121,8 @@ interface PodState {
   /** The warm-pool label (the hash of the pool's name), '' once claimed. */
   readonly pool: string;
   readonly templateHash: string;
+  /** The claim-UID label, '' on a pod no claim holds. */
+  readonly claimUid: string;
   readonly owner: string;
   readonly paused: boolean;
   readonly phase: string;
@@ -130,6 +136,7 @@ const POD_FIELDS = [
   `.metadata.labels.${WARM_POOL_LABEL.replaceAll('.', '\\.')}`, `.metadata.labels.${TEMPLATE_HASH_LABEL.replaceAll('.', '\\.')}`,
   '.metadata.ownerReferences[0].kind', `.metadata.labels.${PAUSED.replaceAll('.', '\\.')}`, '.status.phase',
   '.spec.containers[0].resources.requests.cpu', '.spec.containers[0].resources.requests.memory', '.metadata.deletionTimestamp',
+  `.metadata.labels.${CLAIM_UID_LABEL.replaceAll('.', '\\.')}`,
 ];
 
 /** A live view of the namespace's pods (one kubectl watch): by UID, with listeners called on every change. */
@@ -151,12 +158,12 @@ class Pods {
       this.byUid.clear();
       return;
     }
-    const [name = '', uid = '', node = '', ready, scheduler = '', pool = '', templateHash = '', owner = '', paused, phase = '', cpu = '0', memory = '0', deleting = ''] = e.fields;
+    const [name = '', uid = '', node = '', ready, scheduler = '', pool = '', templateHash = '', owner = '', paused, phase = '', cpu = '0', memory = '0', deleting = '', claimUid = ''] = e.fields;
     if (e.type === 'DELETED') this.byUid.delete(uid);
     else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
       const before = this.byUid.get(uid);
       const state: PodState = {
-        name, uid, node, ready: ready === 'True', scheduler, pool, templateHash, owner, paused: paused === 'true', phase: deleting ? 'Terminating' : phase,
+        name, uid, node, ready: ready === 'True', scheduler, pool, templateHash, claimUid, owner, paused: paused === 'true', phase: deleting ? 'Terminating' : phase,
         request: { cpu: milliCpu(cpu || '0'), memory: bytes(memory || '0') },
       };
       state.boundAt = before?.boundAt ?? this.boundAt.get(uid) ?? (node ? e.at : undefined);
@@ -471,7 +478,7 @@ afterAll(async () => {
 
 // ------------------------------------------------------------------------------------------ the scenarios
 
-describe('agent-sandbox v0.5.6 pods placed by the extender (16/64/192 CPUs, paused sandboxes, mixed shapes)', () => {
+describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paused sandboxes, mixed shapes)', () => {
   /** One fill of the pool through the extender, with its report and the checks (a1 and a2) share. */
   async function sandboxPool(label: string, description: string, bounds: Bounds): Promise<PoolRun> {
     const before = await metrics();
@@ -488,7 +495,7 @@ describe('agent-sandbox v0.5.6 pods placed by the extender (16/64/192 CPUs, paus
         `binds bound +${delta('sandbox_extender_binds_total', { result: 'bound' })}, Filter calls held by the starting limit +${delta('sandbox_extender_starting_limit_held_total')}; ` +
         `${run.samples.modelSamples} model samples, ${run.samples.apiSamples} API samples`,
     ].join('\n'));
-    expect(poolPods(pods.all(), POOL).every((p) => p.scheduler === SCHEDULER && p.owner === 'Sandbox' && p.templateHash !== '')).toBe(true);
+    expect(poolPods(pods.all(), POOL).every((p) => p.scheduler === SCHEDULER && p.owner === 'Sandbox' && p.templateHash !== '' && p.claimUid === '')).toBe(true);
     expect(delta('sandbox_extender_http_requests_total', { verb: 'filter' })).toBeGreaterThanOrEqual(POOL_SIZE);
     expect(delta('sandbox_extender_placements_total', { result: 'placed' })).toBeGreaterThanOrEqual(POOL_SIZE);
     if (env.EXTENDER_BIND === '1') expect(delta('sandbox_extender_binds_total', { result: 'bound' })).toBe(POOL_SIZE);
@@ -520,7 +527,7 @@ describe('agent-sandbox v0.5.6 pods placed by the extender (16/64/192 CPUs, paus
   test(`b. SandboxClaims: ${WARM_CLAIMS} warm claims adopt pool sandboxes (no scheduling) and the refill is placed; ${COLD_CLAIMS} cold claims (env) are placed; claim-to-bound times`, async () => {
     const poolBefore = new Map(poolPods(pods.all(), POOL).map((p) => [p.name, p] as const));
     expect(poolBefore.size).toBe(POOL_SIZE);
-    const claims = watchObjects(env, ['-n', NAMESPACE, 'sandboxclaims'], ['.metadata.name', '.status.sandbox.name']);
+    const claims = watchObjects(env, ['-n', NAMESPACE, 'sandboxclaims'], ['.metadata.name', '.status.sandbox.name', '.metadata.uid']);
     try {
       // Warm: each claim names a pool sandbox whose pod was already bound; that pod keeps its UID and node.
       const warmNames = Array.from({ length: WARM_CLAIMS }, (_, i) => `warm-${String(i).padStart(2, '0')}`);
@@ -528,13 +535,14 @@ describe('agent-sandbox v0.5.6 pods placed by the extender (16/64/192 CPUs, paus
       const warm = await Promise.all(warmNames.map(async (n) => {
         const created = await claims.until(`claim ${n} created`, (e) => e.type === 'ADDED' && e.fields[0] === n, 60_000);
         const assigned = await claims.until(`claim ${n} assigned a sandbox`, (e) => e.fields[0] === n && e.fields[1] !== '', 60_000);
-        return { name: n, sandbox: assigned.fields[1]!, ms: assigned.at - created.at };
+        return { name: n, uid: created.fields[2]!, sandbox: assigned.fields[1]!, ms: assigned.at - created.at };
       }));
       for (const w of warm) {
         const adopted = poolBefore.get(w.sandbox);
         expect(adopted).toBeDefined(); // a pool sandbox, not a new one
-        const now = await pods.until(`${w.sandbox} without its pool label`, 60_000, (all) => all.find((p) => p.uid === adopted!.uid && p.pool === ''));
-        expect([now.node, now.templateHash]).toEqual([adopted!.node, adopted!.templateHash]);
+        expect(adopted!.claimUid).toBe('');
+        const now = await pods.until(`${w.sandbox} without its pool label, with its claim's UID`, 60_000, (all) => all.find((p) => p.uid === adopted!.uid && p.pool === '' && p.claimUid !== ''));
+        expect([now.node, now.templateHash, now.claimUid]).toEqual([adopted!.node, adopted!.templateHash, w.uid]);
       }
       // The pool refills: WARM_CLAIMS new pods, placed by the extender.
       const refill = await pods.until(`the pool refilled to ${POOL_SIZE} Ready`, 120_000, (all) => {
@@ -550,10 +558,16 @@ describe('agent-sandbox v0.5.6 pods placed by the extender (16/64/192 CPUs, paus
       const cold = await Promise.all(coldNames.map(async (n) => {
         const created = await claims.until(`claim ${n} created`, (e) => e.type === 'ADDED' && e.fields[0] === n, 60_000);
         const pod = await pods.until(`the pod of claim ${n} bound and Ready`, 120_000, (all) => all.find((p) => p.name === n && p.node && p.ready));
-        return { name: n, pod, ms: pod.boundAt! - created.at };
+        return { name: n, uid: created.fields[2]!, pod, ms: pod.boundAt! - created.at };
       }));
-      expect(cold.every((c) => c.pod.scheduler === SCHEDULER && c.pod.pool === '' && c.pod.owner === 'Sandbox')).toBe(true);
+      expect(cold.every((c) => c.pod.scheduler === SCHEDULER && c.pod.pool === '' && c.pod.owner === 'Sandbox' && c.pod.templateHash !== '')).toBe(true);
+      expect(cold.map((c) => c.pod.claimUid)).toEqual(cold.map((c) => c.uid));
       await expectPlacementEvents([...refill.map((p) => p.uid), ...cold.map((c) => c.pod.uid)]);
+      // What the extender made of these pods (src/core/agentSandbox.ts), in their ProjectedPlacement Events.
+      const placed = new Map((await eventsFor('ProjectedPlacement')).map((e) => [e.involvedObject.uid, e.message] as const));
+      const kindOf = (p: PodState) => placed.get(p.uid)?.split('; ').find((clause) => clause.startsWith('agent-sandbox pod'));
+      expect(refill.map(kindOf)).toEqual(refill.map((p) => `agent-sandbox pod of template ${p.templateHash}, warm pool`));
+      expect(cold.map((c) => kindOf(c.pod))).toEqual(cold.map((c) => `agent-sandbox pod of template ${c.pod.templateHash}, claimed`));
 
       const row = (label: string, ms: number[]) => [label, String(ms.length), seconds(percentileOf(ms, 0.5)), seconds(percentileOf(ms, 0.99)), seconds(Math.max(...ms))];
       say([

@@ -333,12 +333,9 @@ wait_for kube-scheduler-default "leader (lease kube-system/kube-scheduler)" leas
 # sigs.k8s.io/agent-sandbox's controller, out of cluster with the admin kubeconfig (it is not the component under
 # test; its own RBAC is the module's business). Its CRDs are served at v1beta1 only with conversion None
 # (agent-sandbox-crds.mjs says why), applied server-side (the CRDs are too large for the last-applied annotation).
-# Flags:
+# Flags (v1.0.1 has no webhook server and no webhook flags: v0.5.6's --enable-webhook and --manage-webhook-certs are
+# gone, and an unknown flag stops it):
 #   --extensions                  also run the SandboxTemplate, SandboxClaim and SandboxWarmPool controllers
-#   --enable-webhook=false        no webhook server: nothing would route the API server to it (no kube-proxy, and
-#                                 the process is not in the cluster), and with one served version there is no
-#                                 conversion to do; the defaulting/validation webhooks are then simply not there
-#   --manage-webhook-certs=false  no serving certificate to make and no CRD caBundle to patch
 #   --leader-elect=false          one process; a restart need not wait for a lease
 #   --cache-label-selectors       its Pod and Service informers see only the objects it labelled (it creates and
 #                                 looks up no others), not the thousands of pods the other tests create
@@ -354,7 +351,7 @@ if [ "$AGENT_SANDBOX" = 1 ]; then
     || { cat "$LOGS/agent-sandbox-crds.log" >&2; e2e_die "the agent-sandbox CRDs were not Established within 60 s"; }
   AS_METRICS_URL=http://127.0.0.1:$P_AS_METRICS AS_HEALTH_URL=http://127.0.0.1:$P_AS_HEALTH
   start agent-sandbox-controller "$E2E_AGENT_SANDBOX_BIN" --kubeconfig="$E2E_KUBECONFIG" \
-    --extensions --enable-webhook=false --manage-webhook-certs=false --leader-elect=false --cache-label-selectors \
+    --extensions --leader-elect=false --cache-label-selectors \
     --metrics-bind-address="127.0.0.1:$P_AS_METRICS" --health-probe-bind-address="127.0.0.1:$P_AS_HEALTH"
   wait_for agent-sandbox-controller "ready (controllers ${E2E_AGENT_SANDBOX_CONTROLLERS[*]} started)" e2e_agent_sandbox_started "$AS_HEALTH_URL"
 fi

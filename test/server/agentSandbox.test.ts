@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { TEMPLATE_HASH_LABEL, WARM_POOL_LABEL } from '../../src/core/agentSandbox.js';
+import { CLAIM_UID_LABEL, TEMPLATE_HASH_LABEL, WARM_POOL_LABEL } from '../../src/core/agentSandbox.js';
 import type { Pod } from '../../src/core/kubeObjects.js';
 import { toPodRecord } from '../../src/core/records.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
@@ -54,8 +54,10 @@ describe('the placement Event of an agent-sandbox pod', () => {
     expect(await placementMessage(pod('python-pool-x7k2p', POOL_LABELS), true)).toBe(`${PLAIN}; agent-sandbox pod of template ${TEMPLATE}, warm pool`);
   });
 
-  it('a claim’s pod, and a Sandbox’s of its own', async () => {
+  it('a claim’s pod (v0.5.6: the template hash; v1.0.1: also the claim UID), and a Sandbox’s of its own', async () => {
     expect(await placementMessage(pod('claim-0042', { [TEMPLATE_HASH_LABEL]: TEMPLATE }))).toBe(`${PLAIN}; agent-sandbox pod of template ${TEMPLATE}, claimed`);
+    const v1 = { [TEMPLATE_HASH_LABEL]: TEMPLATE, [CLAIM_UID_LABEL]: '4f7a2c1e-0000-4000-8000-000000000042' };
+    expect(await placementMessage(pod('claim-0042', v1))).toBe(`${PLAIN}; agent-sandbox pod of template ${TEMPLATE}, claimed`);
     expect(await placementMessage(pod('notebook-ada'))).toBe(`${PLAIN}; agent-sandbox pod, a Sandbox of its own (no claim, no warm pool)`);
   });
 

@@ -16,7 +16,8 @@
 #   loadgen/  the open-loop load generator of bench:ceiling (vegeta's library).
 #   agent-sandbox/  agent-sandbox-controller (sigs.k8s.io/agent-sandbox). Its version is not in versions.env (that
 #          file is part of the control plane's cache key): it is the require line of agent-sandbox/go.mod, kept
-#          unless AGENT_SANDBOX_VERSION names another. Only v0.5.6 is known to be served by the module proxy.
+#          unless AGENT_SANDBOX_VERSION names another. The module proxy serves v0.5.6 and v1.0.1; cluster-up.sh
+#          starts it with v1.0.1's flags (v0.5.6 also needs --enable-webhook=false --manage-webhook-certs=false).
 #
 #   update.sh                       all of them
 #   update.sh scheduler-perf ...    only the modules named
