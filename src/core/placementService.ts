@@ -184,8 +184,16 @@ export class PlacementService {
     this.schedulerCache.finishBinding(uid, nodeName, nowMs);
   }
 
-  /** Unreserve: the answer carrying a decision could not be delivered; its reservation goes (SchedulerCache.forget: unreserved). */
-  unreserve(uid: string): void {
+  /**
+   * Unreserve: the answer carrying a decision could not be encoded or delivered; its reservation goes
+   * (SchedulerCache.forget: unreserved). With `made` (the node the decision reserved and the time it was made), only
+   * that reservation goes: one a later decision for the pod made, or that its bind moved on, is kept.
+   */
+  unreserve(uid: string, made?: { readonly nodeName: string; readonly atMs: number }): void {
+    if (made) {
+      const reservation = this.cache.reservation(uid);
+      if (!reservation || reservation.bindingFinished || reservation.nodeName !== made.nodeName || reservation.reservedAtMs !== made.atMs) return;
+    }
     this.schedulerCache.forget(uid);
   }
 

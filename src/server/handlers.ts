@@ -14,7 +14,7 @@
  * - While the cache cannot be trusted (initial sync incomplete, a watch broken too long) the verbs
  *   refuse rather than decide blind; pods of other schedulers are still passed through.
  * - Nothing is reserved or changed unless the request is valid, and a decision whose reply cannot
- *   be encoded is unreserved.
+ *   be encoded, or is not delivered (VerbReply.undelivered), is unreserved.
  * - A pod of another scheduler is passed through before its resources are read: every node kept,
  *   every score 0, nothing reserved (extenders see every profile of the kube-scheduler calling them).
  * - A node kube-scheduler names that the extender does not know goes to FailedNodes with that
@@ -51,6 +51,19 @@ export interface VerbDeps {
 export interface VerbReply {
   readonly status: number;
   readonly body: string;
+  /**
+   * Called by the HTTP edge when the reply could not be delivered (its connection closed before all of it was
+   * written): kube-scheduler never saw the decision, so what it reserved is released (Unreserve). Set only on a
+   * reply whose decision reserved a node.
+   */
+  readonly undelivered?: () => void;
+}
+
+/** The reply of a decision: with `undelivered`, which releases the decision's reservation (only that one) when it reserved. */
+function decisionReply(text: string, deps: VerbDeps, uid: string, decision: Decision, atMs: number): VerbReply {
+  if (!decision.reserved) return { status: 200, body: text };
+  const made = { nodeName: decision.reserved, atMs };
+  return { status: 200, body: text, undelivered: () => deps.service.unreserve(uid, made) };
 }
 
 interface ParsedRequest {
@@ -122,7 +135,8 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
     countPlacement(deps, 'error');
     return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${messageOf(err)}`)) };
   }
-  const decision = deps.service.filter(request.pod, request.candidates, deps.now());
+  const now = deps.now();
+  const decision = deps.service.filter(request.pod, request.candidates, now);
   const { scan } = decision;
   // Chosen in Filter (one call per pod): that node alone. Otherwise every feasible node, with the reasons of the others.
   const feasible: number[] = [];
@@ -158,7 +172,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
     }
   }
   deps.logger.debug({ pod: request.pod.key, candidates: scan.count, feasible: scan.feasible, reserved: decision.reserved, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'filter');
-  return { status: 200, body: text };
+  return decisionReply(text, deps, request.pod.uid, decision, now);
 }
 
 /** POST /prioritize: ExtenderArgs → HostPriorityList (bare array, integer scores 0..10). */
@@ -175,7 +189,8 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
     countPlacement(deps, 'error');
     return { status: 400, body: encodeError(`sandbox-extender: ${messageOf(err)}`) };
   }
-  const decision = deps.service.prioritize(request.pod, request.candidates, deps.now());
+  const now = deps.now();
+  const decision = deps.service.prioritize(request.pod, request.candidates, now);
   const names = decision.scan.names;
   const hosts = request.badNodes.size === 0 ? names : [...names, ...request.badNodes.keys()];
   const text = encodeHostPriorities(hosts, (i) => (i < names.length ? deps.service.score(decision, i) : 0));
@@ -185,7 +200,7 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
     notifyPlacement(deps, request, decision);
   }
   deps.logger.debug({ pod: request.pod.key, node: decision.reserved, feasible: decision.scan.feasible, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'prioritize');
-  return { status: 200, body: text };
+  return decisionReply(text, deps, request.pod.uid, decision, now);
 }
 
 function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decision): void {

@@ -4,8 +4,9 @@
  * Secret) is used for new connections without a restart.
  */
 import { MAX_BYTES, readFileBounded } from '../fileRead.js';
-import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -56,11 +57,38 @@ export function clientErrorReply(err: { code?: string; message?: string }, reque
   }
 }
 
-/** Answers what clientErrorReply says on the raw socket, then closes it. */
+/** The requests of a connection whose responses are not closed yet (set by {@link trackOpenRequests}). */
+const OPEN_REQUESTS = Symbol('open requests');
+type TrackedSocket = Socket & { [OPEN_REQUESTS]?: Set<IncomingMessage> };
+
+/** `app`, keeping on each connection the requests whose responses it has not closed yet (for answerClientError). */
+function trackOpenRequests(app: RequestListener): RequestListener {
+  return (req, res) => {
+    const socket = req.socket as TrackedSocket;
+    const open = (socket[OPEN_REQUESTS] ??= new Set());
+    open.add(req);
+    res.once('close', () => open.delete(req));
+    app(req, res);
+  };
+}
+
+/** Whether a request received in full is still being answered on `socket`: an error Node's parser reports now is about bytes after it. */
+function answering(socket: TrackedSocket): boolean {
+  const open = socket[OPEN_REQUESTS];
+  if (open) for (const req of open) if (req.complete) return true;
+  return false;
+}
+
+/**
+ * Answers what clientErrorReply says on the raw socket, then closes it. When a request received in full before the
+ * refused bytes is still being answered on that connection, nothing is written (the client would read it as that
+ * request's answer) and the connection is dropped: that reply is not delivered, and what its decision reserved is
+ * released (verbEdge.ts, VerbReply.undelivered). A request refused while its own body arrives (a timeout) is answered.
+ */
 function answerClientError(server: Server, requestTimeoutSeconds: number, logger: Logger): void {
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: TrackedSocket) => {
     const reply = clientErrorReply(err, requestTimeoutSeconds);
-    if (!reply || !socket.writable) {
+    if (!reply || !socket.writable || answering(socket)) {
       socket.destroy();
       return;
     }
@@ -80,13 +108,13 @@ export function createListener(config: Config, app: RequestListener, metrics: Me
   const tls = config.server.tls;
   const timeouts = { requestTimeout: config.server.requestTimeoutSeconds * 1000, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
   if (!tls) {
-    const server = createHttpServer(timeouts, app);
+    const server = createHttpServer(timeouts, trackOpenRequests(app));
     answerClientError(server, config.server.requestTimeoutSeconds, logger);
     return { server, stop: () => undefined };
   }
   let server: HttpsServer;
   try {
-    server = createHttpsServer({ ...timeouts, ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, app);
+    server = createHttpsServer({ ...timeouts, ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, trackOpenRequests(app));
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     // Read but not usable (not PEM, a key that does not match the certificate): OpenSSL's message alone names no file.

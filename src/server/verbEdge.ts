@@ -14,6 +14,7 @@
  * - 413 for a body over server.maxRequestBodyBytes (declared by Content-Length, or counted while reading);
  * - 400 for a body that is not JSON, or shorter or longer than its Content-Length;
  * - 500 (logged) for an unexpected fault; the server and its state carry on.
+ * A reply that is not delivered (its connection closed first) releases what its decision reserved (VerbReply.undelivered).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
@@ -59,8 +60,28 @@ export function refusedType(type: string | undefined): string | null {
 
 function write(res: ServerResponse, reply: VerbReply, headers: Record<string, string> = {}): void {
   const text = `${reply.body}\n`;
+  if (reply.undelivered) whenUndelivered(res, reply.undelivered);
   res.writeHead(reply.status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
+}
+
+/**
+ * Calls `undelivered` if `res` closes before all of it was handed to the socket ('close' without 'finish'), or is
+ * closed already: the connection went (the client reset it, or sent what Node's parser refused behind this request:
+ * listen.ts then drops the connection rather than answer in this reply's place).
+ */
+function whenUndelivered(res: ServerResponse, undelivered: () => void): void {
+  if (res.destroyed) {
+    undelivered();
+    return;
+  }
+  let finished = false;
+  res.once('finish', () => {
+    finished = true;
+  });
+  res.once('close', () => {
+    if (!finished) undelivered();
+  });
 }
 
 function errorReply(status: number, message: string): VerbReply {
