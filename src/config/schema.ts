@@ -100,6 +100,11 @@ export const configSchema = z
          */
         requestTimeoutSeconds: z.number().positive().max(3600).default(30),
         /**
+         * What is wrong with a request (a refusal at the door, a node named twice) is logged at most once per
+         * reason in this window, with the client's address; the next line of a reason counts those left out. 0: every one.
+         */
+        requestLogWindowSeconds: z.number().min(0).max(86_400).default(60),
+        /**
          * HTTPS for a remote extender (the default is plain HTTP on loopback, beside kube-scheduler).
          * With `clientCaFile`, clients must present a certificate signed by it (mTLS; kube-scheduler's
          * extender tlsConfig certFile/keyFile), which is what keeps the bind verb from strangers.

@@ -8,11 +8,14 @@
 import type { RequestListener } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { debugNode, debugNodes } from '../core/debugView.js';
+import type { RequestLog } from '../observability/requestLog.js';
 import type { VerbDeps } from './handlers.js';
 import { verbEdge } from './verbEdge.js';
 
 export interface AppOptions {
   readonly maxRequestBodyBytes: number;
+  /** Where what is wrong with a request is logged (rate-limited); unset: not logged. */
+  readonly requestLog?: RequestLog;
   /** Extra lines for a ready GET /readyz (e.g. how fresh each watch is). */
   readonly readyDetails?: () => string;
 }
@@ -24,7 +27,7 @@ function sendJson(res: Response, status: number, value: unknown): void {
 
 /** The request listener of the extender's server: the verbs (verbEdge.ts) in front of the express app (everything else). */
 export function createApp(deps: VerbDeps, options: AppOptions): RequestListener {
-  return verbEdge(deps, { maxRequestBodyBytes: options.maxRequestBodyBytes }, expressApp(deps, options));
+  return verbEdge(deps, { maxRequestBodyBytes: options.maxRequestBodyBytes, requestLog: options.requestLog }, expressApp(deps, options));
 }
 
 /** The express app of every route but the verbs' POSTs. */

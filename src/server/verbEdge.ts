@@ -18,6 +18,7 @@
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
+import type { RequestLog } from '../observability/requestLog.js';
 import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
 
 export type VerbName = 'filter' | 'prioritize' | 'bind';
@@ -25,6 +26,8 @@ export type VerbName = 'filter' | 'prioritize' | 'bind';
 export interface VerbEdgeOptions {
   /** server.maxRequestBodyBytes. */
   readonly maxRequestBodyBytes: number;
+  /** Where what is wrong with a request is logged (rate-limited), with the client's address; unset: not logged. */
+  readonly requestLog?: RequestLog | undefined;
 }
 
 /** The verb a request path names (case-insensitive, trailing slashes and a query ignored, as express routes), or null. */
@@ -154,6 +157,7 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
         if (unread) res.setHeader('Connection', 'close');
         write(res, reply);
         if (unread) req.socket.end();
+        if (reply.problem) options.requestLog?.note(reply.problem, req.socket.remoteAddress, { verb, status: reply.status });
       },
       (err: unknown) => {
         deps.logger.error({ err }, 'request failed');
