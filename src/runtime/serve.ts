@@ -59,7 +59,13 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
   const requestLog = new RequestLog(logger, config.server.requestLogWindowSeconds * 1000, now);
   const app = createApp(
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
-    { maxRequestBodyBytes: config.server.maxRequestBodyBytes, readyDetails: source.readyDetails, requestLog },
+    {
+      maxRequestBodyBytes: config.server.maxRequestBodyBytes,
+      maxRequestDepth: config.server.maxRequestDepth,
+      maxRequestElements: config.server.maxRequestElements,
+      readyDetails: source.readyDetails,
+      requestLog,
+    },
   );
   let listener: ReturnType<typeof createListener> | undefined;
   try {

@@ -13,7 +13,10 @@ import type { VerbDeps } from './handlers.js';
 import { verbEdge } from './verbEdge.js';
 
 export interface AppOptions {
+  /** server.maxRequestBodyBytes, maxRequestDepth and maxRequestElements: the bounds of a verb's body (verbEdge.ts). */
   readonly maxRequestBodyBytes: number;
+  readonly maxRequestDepth: number;
+  readonly maxRequestElements: number;
   /** Where what is wrong with a request is logged (rate-limited); unset: not logged. */
   readonly requestLog?: RequestLog;
   /** Extra lines for a ready GET /readyz (e.g. how fresh each watch is). */
@@ -27,7 +30,8 @@ function sendJson(res: Response, status: number, value: unknown): void {
 
 /** The request listener of the extender's server: the verbs (verbEdge.ts) in front of the express app (everything else). */
 export function createApp(deps: VerbDeps, options: AppOptions): RequestListener {
-  return verbEdge(deps, { maxRequestBodyBytes: options.maxRequestBodyBytes, requestLog: options.requestLog }, expressApp(deps, options));
+  const { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, requestLog } = options;
+  return verbEdge(deps, { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, requestLog }, expressApp(deps, options));
 }
 
 /** The express app of every route but the verbs' POSTs. */

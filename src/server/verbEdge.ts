@@ -11,13 +11,16 @@
  * - 405 (with `Allow: POST`) for another method on a verb's path;
  * - 415 for a body that is not JSON (a Content-Type other than application/json or +json, a charset
  *   other than UTF-8) or is compressed (any Content-Encoding but identity); no Content-Type is read as JSON;
- * - 413 for a body over server.maxRequestBodyBytes (declared by Content-Length, or counted while reading);
+ * - 413 for a body over server.maxRequestBodyBytes (declared by Content-Length, or counted while reading), or
+ *   with more array elements and object members than server.maxRequestElements (counted while reading);
+ * - 400 for a body nested deeper than server.maxRequestDepth (counted while reading, before JSON.parse);
  * - 400 for a body that is not JSON, or shorter or longer than its Content-Length;
  * - 500 (logged) for an unexpected fault; the server and its state carry on.
  * A reply that is not delivered (its connection closed first) releases what its decision reserved (VerbReply.undelivered).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
+import { JsonBounds, type JsonBound } from '../jsonBounds.js';
 import type { RequestLog } from '../observability/requestLog.js';
 import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
 
@@ -26,6 +29,10 @@ export type VerbName = 'filter' | 'prioritize' | 'bind';
 export interface VerbEdgeOptions {
   /** server.maxRequestBodyBytes. */
   readonly maxRequestBodyBytes: number;
+  /** server.maxRequestDepth: arrays and objects open at once in a body. */
+  readonly maxRequestDepth: number;
+  /** server.maxRequestElements: array elements and object members in a body (src/jsonBounds.ts). */
+  readonly maxRequestElements: number;
   /** Where what is wrong with a request is logged (rate-limited), with the client's address; unset: not logged. */
   readonly requestLog?: RequestLog | undefined;
 }
@@ -105,6 +112,43 @@ function bodyErrorReply(err: BodyError, limit: number): VerbReply {
   return errorReply(400, `request body could not be read: ${err.message ?? String(err)}`);
 }
 
+/** Thrown by readBody when a body passes a bound of its nesting or elements while it arrives. */
+class BoundsError extends Error {
+  constructor(readonly bound: JsonBound) {
+    super(bound);
+  }
+}
+
+/**
+ * The body as text, read with raw-body (the size limit and Content-Length), each piece checked by JsonBounds
+ * as it arrives: a body that passes a bound is refused at that piece (BoundsError), the rest not read; the
+ * request is then paused (the connection is closed after the answer). So a hostile body costs what arrived
+ * until then, and JSON.parse only ever sees bounded nesting and elements.
+ * @throws BoundsError; raw-body's errors (BodyError).
+ */
+function readBody(req: IncomingMessage, options: VerbEdgeOptions, declared: number): Promise<string> {
+  const bounds = new JsonBounds(options.maxRequestDepth, options.maxRequestElements);
+  return new Promise((resolve, reject) => {
+    const onData = (piece: Buffer) => {
+      const exceeded = bounds.push(piece);
+      if (exceeded === null) return;
+      req.removeListener('data', onData);
+      req.pause();
+      reject(new BoundsError(exceeded));
+    };
+    req.on('data', onData); // before raw-body's own listener: each piece is checked before it is kept
+    getRawBody(req, { limit: options.maxRequestBodyBytes, encoding: 'utf8', ...(Number.isInteger(declared) && declared >= 0 ? { length: declared } : {}) })
+      .then(resolve, reject)
+      .finally(() => req.removeListener('data', onData));
+  });
+}
+
+function boundsReply(err: BoundsError, options: VerbEdgeOptions): VerbReply {
+  return err.bound === 'depth'
+    ? errorReply(400, `request body nests arrays and objects deeper than ${options.maxRequestDepth} levels (server.maxRequestDepth)`)
+    : errorReply(413, `request body has more than ${options.maxRequestElements} array elements and object members (server.maxRequestElements)`);
+}
+
 /**
  * A request listener that answers POST on the three verbs and passes every other request to `next`
  * (the express app). Times and counts each verb call as the express app does for its routes
@@ -114,16 +158,22 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
   const limit = options.maxRequestBodyBytes;
   const verbs = { filter: filterVerb, prioritize: prioritizeVerb } as const;
 
-  const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply> => {
+  /**
+   * A verb's reply. `unread`: refused before its body was read (the connection is closed, not drained, unless all
+   * of it had come); `close`: refused while its body arrived (the request is paused: the connection is closed).
+   */
+  const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply & { unread?: boolean; close?: boolean }> => {
     const declared = Number(req.headers['content-length']);
-    if (declared > limit) return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`);
+    if (declared > limit) return { ...errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`), unread: true };
     const refused = refusedEncoding(req.headers['content-encoding']) ?? refusedType(req.headers['content-type']);
-    if (refused) return errorReply(415, refused);
+    if (refused) return { ...errorReply(415, refused), unread: true };
     let text: string;
     try {
-      text = await getRawBody(req, { limit, encoding: 'utf8', ...(Number.isInteger(declared) && declared >= 0 ? { length: declared } : {}) });
+      text = await readBody(req, options, declared);
     } catch (err) {
-      return bodyErrorReply(err as BodyError, limit);
+      if (err instanceof BoundsError) return { ...boundsReply(err, options), close: true };
+      const reply = bodyErrorReply(err as BodyError, limit);
+      return reply.status === 413 ? { ...reply, unread: true } : reply;
     }
     let body: unknown;
     try {
@@ -152,8 +202,8 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
     }
     answer(verb, req).then(
       (reply) => {
-        // Refused before its body was read (413, 415): the connection is closed rather than drained.
-        const unread = !req.complete && (reply.status === 413 || reply.status === 415);
+        // Refused before its body was read (size, type, nesting, elements): the connection is closed rather than drained.
+        const unread = reply.close === true || (reply.unread === true && !req.complete);
         if (unread) res.setHeader('Connection', 'close');
         write(res, reply);
         if (unread) req.socket.end();

@@ -154,6 +154,27 @@ describe('the socket edge', () => {
     expect(server.service.cache.reservation(uid)?.nodeName).toBe(NODE_192);
   });
 
+  // Regression (hostile-input trial): a 60 MB body of nested arrays held the event loop 12 s and 3 GB, then was answered 200.
+  it('a 60 MB body of nested arrays is refused 400 from its first 64 KiB, without waiting for the rest; the connection closed; the next call answered', async () => {
+    const before = reservations();
+    const head = 'POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000000\r\n\r\n';
+    // Only 64 KiB of the declared 60 MB is ever sent: the answer must come from those bytes (else a 408 after 0.5 s).
+    const reply = await exchange(`${head}${'['.repeat(64 * 1024)}`);
+    expect(statusLine(reply)).toBe('HTTP/1.1 400 Bad Request');
+    expect(reply).toMatch(/\r\nConnection: close\r\n/i);
+    expect(errorOf(reply)).toBe('sandbox-extender: request body nests arrays and objects deeper than 100 levels (server.maxRequestDepth)');
+    expect(reservations()).toBe(before);
+    const next = filterRequest('after-deep-body');
+    expect(statusLine(await exchange(`${post('/filter', next)}${next}`))).toBe('HTTP/1.1 200 OK');
+  });
+
+  it('a chunked body of nested objects is refused the same way (no Content-Length to go by)', async () => {
+    const piece = '{"a":'.repeat(1000);
+    const reply = await exchange(`POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${piece.length.toString(16)}\r\n${piece}\r\n`);
+    expect(statusLine(reply)).toBe('HTTP/1.1 400 Bad Request');
+    expect(errorOf(reply)).toBe('sandbox-extender: request body nests arrays and objects deeper than 100 levels (server.maxRequestDepth)');
+  });
+
   it('no Content-Type at all is read as JSON', async () => {
     const text = filterRequest('no-type');
     const reply = await exchange(`${post('/filter', text, {})}${text}`);
