@@ -17,7 +17,22 @@ export interface RequestProblem {
  * Why a request was refused at the door, or what was wrong with one answered anyway (`duplicate_candidates`).
  * The edge's (server/verbEdge.ts, listen.ts, app.ts) and the verbs' (handlers.ts) in one list.
  */
-export type RequestProblemReason = 'duplicate_candidates';
+export type RequestProblemReason =
+  | 'no_route'
+  | 'method'
+  | 'content_type'
+  | 'content_encoding'
+  | 'too_large'
+  | 'too_deep'
+  | 'too_many_elements'
+  | 'length_mismatch'
+  | 'unreadable'
+  | 'not_json'
+  | 'shape'
+  | 'invalid_http'
+  | 'headers_too_large'
+  | 'timeout'
+  | 'duplicate_candidates';
 
 export class RequestLog {
   private readonly last = new Map<RequestProblemReason, { atMs: number; suppressed: number }>();

@@ -69,7 +69,7 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
   );
   let listener: ReturnType<typeof createListener> | undefined;
   try {
-    listener = createListener(config, app, metrics, logger);
+    listener = createListener(config, app, metrics, logger, requestLog);
     const starting = listener.server;
     await new Promise<void>((resolve, reject) => {
       starting.once('error', reject);

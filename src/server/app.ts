@@ -69,11 +69,14 @@ function expressApp(deps: VerbDeps, options: AppOptions): express.Express {
   });
 
   app.use((req, res) => {
-    sendJson(res, 404, { Error: `sandbox-extender: no route for ${req.method} ${req.path}; the verbs are POST /filter, /prioritize and /bind` });
+    const message = `no route for ${req.method} ${req.path}; the verbs are POST /filter, /prioritize and /bind`;
+    sendJson(res, 404, { Error: `sandbox-extender: ${message}` });
+    options.requestLog?.note({ reason: 'no_route', message }, req.socket.remoteAddress, { method: req.method, path: req.originalUrl, status: 404 });
   });
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const { status, message } = describeError(err);
     if (status >= 500) deps.logger.error({ err }, 'request failed');
+    else options.requestLog?.note({ reason: 'invalid_http', message }, req.socket.remoteAddress, { method: req.method, path: req.originalUrl, status });
     sendJson(res, status, { Error: `sandbox-extender: ${message}` });
   });
   return app;

@@ -172,7 +172,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
     request = parseRequest(args, deps);
   } catch (err) {
     countPlacement(deps, 'error');
-    return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${messageOf(err)}`)) };
+    return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${messageOf(err)}`)), problem: { reason: 'shape', message: `filter: ${messageOf(err)}` } };
   }
   const now = deps.now();
   const decision = deps.service.filter(request.pod, request.candidates, now);
@@ -230,7 +230,7 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
     request = parseRequest(args, deps);
   } catch (err) {
     countPlacement(deps, 'error');
-    return { status: 400, body: encodeError(`sandbox-extender: ${messageOf(err)}`) };
+    return { status: 400, body: encodeError(`sandbox-extender: ${messageOf(err)}`), problem: { reason: 'shape', message: `prioritize: ${messageOf(err)}` } };
   }
   const now = deps.now();
   const decision = deps.service.prioritize(request.pod, request.candidates, now);
@@ -303,7 +303,7 @@ export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply
   try {
     args = parseBindingArgs(body);
   } catch (err) {
-    return refuse(messageOf(err));
+    return { ...refuse(messageOf(err)), problem: { reason: 'shape', message: `bind: ${messageOf(err)}` } };
   }
   const blocked = deps.notReady?.();
   if (blocked) return refuse(`not ready: ${blocked}`);

@@ -16,12 +16,14 @@
  * - 400 for a body nested deeper than server.maxRequestDepth (counted while reading, before JSON.parse);
  * - 400 for a body that is not JSON, or shorter or longer than its Content-Length;
  * - 500 (logged) for an unexpected fault; the server and its state carry on.
+ * Each refusal (and a verb's own: a request of the wrong shape) is logged through server.requestLogWindowSeconds'
+ * RequestLog: one warn line per reason per window, with the client's address, method and path.
  * A reply that is not delivered (its connection closed first) releases what its decision reserved (VerbReply.undelivered).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
 import { JsonBounds, type JsonBound } from '../jsonBounds.js';
-import type { RequestLog } from '../observability/requestLog.js';
+import type { RequestLog, RequestProblemReason } from '../observability/requestLog.js';
 import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
 
 export type VerbName = 'filter' | 'prioritize' | 'bind';
@@ -94,8 +96,9 @@ function whenUndelivered(res: ServerResponse, undelivered: () => void): void {
   });
 }
 
-function errorReply(status: number, message: string): VerbReply {
-  return { status, body: JSON.stringify({ Error: `sandbox-extender: ${message}` }) };
+/** A refusal: its status, the JSON `Error` body and the problem for the log (the reason, and the same message). */
+function errorReply(status: number, message: string, reason: RequestProblemReason): VerbReply {
+  return { status, body: JSON.stringify({ Error: `sandbox-extender: ${message}` }), problem: { reason, message } };
 }
 
 /** raw-body's error (http-errors) for the limit and length checks. */
@@ -106,10 +109,10 @@ interface BodyError {
 }
 
 function bodyErrorReply(err: BodyError, limit: number): VerbReply {
-  if (err.type === 'entity.too.large') return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`);
-  if (err.type === 'request.size.invalid') return errorReply(400, `request body length does not match its Content-Length: ${err.message}`);
-  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return errorReply(err.status, err.message ?? 'bad request');
-  return errorReply(400, `request body could not be read: ${err.message ?? String(err)}`);
+  if (err.type === 'entity.too.large') return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`, 'too_large');
+  if (err.type === 'request.size.invalid') return errorReply(400, `request body length does not match its Content-Length: ${err.message}`, 'length_mismatch');
+  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return errorReply(err.status, err.message ?? 'bad request', 'unreadable');
+  return errorReply(400, `request body could not be read: ${err.message ?? String(err)}`, 'unreadable');
 }
 
 /** Thrown by readBody when a body passes a bound of its nesting or elements while it arrives. */
@@ -145,8 +148,8 @@ function readBody(req: IncomingMessage, options: VerbEdgeOptions, declared: numb
 
 function boundsReply(err: BoundsError, options: VerbEdgeOptions): VerbReply {
   return err.bound === 'depth'
-    ? errorReply(400, `request body nests arrays and objects deeper than ${options.maxRequestDepth} levels (server.maxRequestDepth)`)
-    : errorReply(413, `request body has more than ${options.maxRequestElements} array elements and object members (server.maxRequestElements)`);
+    ? errorReply(400, `request body nests arrays and objects deeper than ${options.maxRequestDepth} levels (server.maxRequestDepth)`, 'too_deep')
+    : errorReply(413, `request body has more than ${options.maxRequestElements} array elements and object members (server.maxRequestElements)`, 'too_many_elements');
 }
 
 /**
@@ -164,9 +167,11 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
    */
   const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply & { unread?: boolean; close?: boolean }> => {
     const declared = Number(req.headers['content-length']);
-    if (declared > limit) return { ...errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`), unread: true };
-    const refused = refusedEncoding(req.headers['content-encoding']) ?? refusedType(req.headers['content-type']);
-    if (refused) return { ...errorReply(415, refused), unread: true };
+    if (declared > limit) return { ...errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`, 'too_large'), unread: true };
+    const encoding = refusedEncoding(req.headers['content-encoding']);
+    if (encoding) return { ...errorReply(415, encoding, 'content_encoding'), unread: true };
+    const type = refusedType(req.headers['content-type']);
+    if (type) return { ...errorReply(415, type, 'content_type'), unread: true };
     let text: string;
     try {
       text = await readBody(req, options, declared);
@@ -179,7 +184,7 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
     try {
       body = JSON.parse(text);
     } catch (err) {
-      return errorReply(400, `request body is not valid JSON: ${(err as Error).message}`);
+      return errorReply(400, `request body is not valid JSON: ${(err as Error).message}`, 'not_json');
     }
     return verb === 'bind' ? bindVerb(body, deps) : verbs[verb](body, deps);
   };
@@ -195,9 +200,14 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
       stop();
       deps.metrics.requests.inc({ verb, code: String(res.statusCode) });
     });
+    const logProblem = (reply: VerbReply) => {
+      if (reply.problem) options.requestLog?.note(reply.problem, req.socket.remoteAddress, { method: req.method, path: req.url, status: reply.status });
+    };
     if (req.method !== 'POST') {
       req.resume(); // whatever body came is not read
-      write(res, errorReply(405, `${req.method} /${verb}: the verbs are called with POST`), { Allow: 'POST' });
+      const reply = errorReply(405, `${req.method} /${verb}: the verbs are called with POST`, 'method');
+      write(res, reply, { Allow: 'POST' });
+      logProblem(reply);
       return;
     }
     answer(verb, req).then(
@@ -207,11 +217,11 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
         if (unread) res.setHeader('Connection', 'close');
         write(res, reply);
         if (unread) req.socket.end();
-        if (reply.problem) options.requestLog?.note(reply.problem, req.socket.remoteAddress, { verb, status: reply.status });
+        logProblem(reply);
       },
       (err: unknown) => {
         deps.logger.error({ err }, 'request failed');
-        write(res, errorReply(500, 'internal error'));
+        write(res, { status: 500, body: JSON.stringify({ Error: 'sandbox-extender: internal error' }) });
       },
     );
   };

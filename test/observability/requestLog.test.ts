@@ -26,6 +26,15 @@ describe('RequestLog', () => {
     ]);
   });
 
+  it('each reason has its own window', () => {
+    const { lines, log } = capture(60_000);
+    log.note(DUPLICATE, 'a');
+    log.note({ reason: 'no_route', message: 'no route for GET /x' }, 'a');
+    log.note(DUPLICATE, 'a');
+    log.note({ reason: 'not_json', message: 'request body is not valid JSON' }, 'a');
+    expect(lines.map((l) => l.reason)).toEqual(['duplicate_candidates', 'no_route', 'not_json']);
+  });
+
   it('a window of 0 logs every one', () => {
     const { lines, log } = capture(0);
     for (let i = 0; i < 3; i++) log.note(DUPLICATE, 'c');

@@ -184,9 +184,10 @@ describe('the socket edge', () => {
 
 describe('the rules behind them', () => {
   it('clientErrorReply: a status and message per parser error; nothing for a reset connection', () => {
-    expect(clientErrorReply({ code: 'ERR_HTTP_REQUEST_TIMEOUT' }, 30)).toEqual({ status: 408, reason: 'Request Timeout', message: 'the request was not received in full within 30 s (server.requestTimeoutSeconds)' });
+    expect(clientErrorReply({ code: 'ERR_HTTP_REQUEST_TIMEOUT' }, 30)).toEqual({ status: 408, reason: 'Request Timeout', message: 'the request was not received in full within 30 s (server.requestTimeoutSeconds)', problem: 'timeout' });
     expect(clientErrorReply({ code: 'HPE_HEADER_OVERFLOW' }, 30)?.status).toBe(431);
-    expect(clientErrorReply({ code: 'HPE_INVALID_METHOD', message: 'Invalid method encountered' }, 30)).toEqual({ status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP/1.1 (HPE_INVALID_METHOD: Invalid method encountered)' });
+    expect(clientErrorReply({ code: 'HPE_INVALID_METHOD', message: 'Invalid method encountered' }, 30)).toEqual({ status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP/1.1 (HPE_INVALID_METHOD: Invalid method encountered)', problem: 'invalid_http' });
+    expect(clientErrorReply({ code: 'HPE_HEADER_OVERFLOW' }, 30)?.problem).toBe('headers_too_large');
     expect(clientErrorReply({ code: 'ECONNRESET' }, 30)).toBeNull();
   });
 
