@@ -62,7 +62,6 @@ export interface VerbReply {
   readonly problem?: RequestProblem;
 }
 
-
 /**
  * The reply of a decision: with `undelivered`, which releases the decision's reservation (only that one) when it
  * reserved; with the `problem` of names given twice (counted here), when there were any.
