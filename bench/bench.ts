@@ -58,6 +58,8 @@ import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handler
 import { feedThroughInformer } from './informer.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
+/** The default bounds of a verb's body (server.maxRequestDepth, maxRequestElements), as serve applies them. */
+const BODY_BOUNDS = (({ maxRequestDepth, maxRequestElements }) => ({ maxRequestDepth, maxRequestElements }))(parseConfig({}).server);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'verbs,cycles,ranking,http,writes,model').split(','));
 const LOCALITY = process.env.BENCH_LOCALITY === 'on';
@@ -383,7 +385,7 @@ function expressServer(deps: VerbDeps): Server {
 async function httpRow(size: number): Promise<string[]> {
   const { deps } = await setup(size, true);
   const text = requestText(size, 'NodeNames');
-  const servers = [bareServer(deps), createServer(createApp(deps, { maxRequestBodyBytes: 256 * 1024 * 1024 })), expressServer(deps)];
+  const servers = [bareServer(deps), createServer(createApp(deps, { ...BODY_BOUNDS, maxRequestBodyBytes: 256 * 1024 * 1024 })), expressServer(deps)];
   const ports = await Promise.all(servers.map(listen));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const call = (port: number) => post(agent, port, 'filter', text);

@@ -91,6 +91,10 @@ export const configSchema = z
         port: z.number().int().min(0).max(65_535).default(8888),
         /** Largest request body accepted; 100 full Node objects are several MB, 5,000 are tens of MB. */
         maxRequestBodyBytes: z.number().int().positive().default(64 * 1024 * 1024),
+        /** Arrays and objects open at once in a request body, at most (checked as it arrives, before it is parsed). */
+        maxRequestDepth: z.number().int().min(1).max(100_000).default(100),
+        /** Array elements and object members in a request body, at most (an empty array or object counts one; checked as it arrives). */
+        maxRequestElements: z.number().int().min(1).default(4_000_000),
         /** Idle keep-alive; above Go's client idle timeout so kube-scheduler never reuses a closed connection. */
         keepAliveTimeoutSeconds: z.number().positive().max(86_400).default(120),
         /**
@@ -99,6 +103,11 @@ export const configSchema = z
          * seconds).
          */
         requestTimeoutSeconds: z.number().positive().max(3600).default(30),
+        /**
+         * What is wrong with a request (a refusal at the door, a node named twice) is logged at most once per
+         * reason in this window, with the client's address; the next line of a reason counts those left out. 0: every one.
+         */
+        requestLogWindowSeconds: z.number().min(0).max(86_400).default(60),
         /**
          * HTTPS for a remote extender (the default is plain HTTP on loopback, beside kube-scheduler).
          * With `clientCaFile`, clients must present a certificate signed by it (mTLS; kube-scheduler's

@@ -22,7 +22,7 @@ import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from '
 import { rankByLocality, type LocalityChoice, type Placer } from './placement.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
-import { CandidateScan } from './scan.js';
+import { CandidateScan, SeenNodes } from './scan.js';
 import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
 import type { SchedulerCacheView } from './cacheView.js';
 import type { AssumeResult, SchedulerCache } from './schedulerCache.js';
@@ -107,6 +107,8 @@ export class PlacementService {
   /** The scheduler cache, read-only: what the edge, the CLI and the debug view may read. */
   readonly cache: SchedulerCacheView;
   private readonly scan: CandidateScan;
+  /** Names already given in a pass-through's list (the scan keeps its own). */
+  private readonly seen = new SeenNodes();
   private readonly offers: OfferLog | null;
   /** The extender's own pods that Filter rejected for capacity (null unless options.rejectedPods). */
   readonly rejectedPods: RejectedPods | null;
@@ -163,15 +165,27 @@ export class PlacementService {
     return this.decision(chosen >= 0 ? 'placed' : 'no_fit', chosen, runnerUp, pod, nowMs, false, locality);
   }
 
-  /** A pod of another scheduler: nothing is read or reserved; its candidates are recorded for the bind check. */
-  passThrough(uid: string, names: readonly string[], nowMs: number): void {
-    if (!this.offers) return;
-    const offered = emptyOfferSet(this.cache.nodeIdBound);
-    for (const name of names) {
-      const info = this.cache.nodeInfo(name);
-      if (info) addToOfferSet(offered, info.id);
+  /**
+   * A pod of another scheduler: nothing is read or reserved; its candidates are recorded for the bind check (with a
+   * `uid`), and its reply names each node once (as the scan does for the extender's own pods).
+   * @returns null when no name is given twice; else the index of each name's first appearance, in order.
+   */
+  passThrough(uid: string | undefined, names: readonly string[], nowMs: number): number[] | null {
+    const offered = this.offers && uid ? emptyOfferSet(this.cache.nodeIdBound) : undefined;
+    const seen = this.seen;
+    seen.reset();
+    let firsts: number[] | null = null;
+    for (let i = 0; i < names.length; i++) {
+      const info = this.cache.nodeInfo(names[i]!);
+      if (seen.repeat(names[i]!, info)) {
+        firsts ??= Array.from({ length: i }, (_, j) => j);
+        continue;
+      }
+      firsts?.push(i);
+      if (info && offered) addToOfferSet(offered, info.id);
     }
-    this.offers.record(uid, { offered, atMs: nowMs, own: false, request: null });
+    if (offered) this.offers!.record(uid!, { offered, atMs: nowMs, own: false, request: null });
+    return firsts;
   }
 
   /** Prioritize scores of the last scan, one per candidate in input order (see Placer.score). */
@@ -184,8 +198,16 @@ export class PlacementService {
     this.schedulerCache.finishBinding(uid, nodeName, nowMs);
   }
 
-  /** Unreserve: the answer carrying a decision could not be delivered; its reservation goes (SchedulerCache.forget: unreserved). */
-  unreserve(uid: string): void {
+  /**
+   * Unreserve: the answer carrying a decision could not be encoded or delivered; its reservation goes
+   * (SchedulerCache.forget: unreserved). With `made` (the node the decision reserved and the time it was made), only
+   * that reservation goes: one a later decision for the pod made, or that its bind moved on, is kept.
+   */
+  unreserve(uid: string, made?: { readonly nodeName: string; readonly atMs: number }): void {
+    if (made) {
+      const reservation = this.cache.reservation(uid);
+      if (!reservation || reservation.bindingFinished || reservation.nodeName !== made.nodeName || reservation.reservedAtMs !== made.atMs) return;
+    }
     this.schedulerCache.forget(uid);
   }
 

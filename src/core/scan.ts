@@ -35,8 +35,10 @@ export interface ScanOptions {
 }
 
 export class CandidateScan {
-  /** Candidates in this scan. */
+  /** Candidates in this scan (each name once). */
   count = 0;
+  /** Names the last run dropped because they were given before in the same list. */
+  duplicates = 0;
   /** Candidates that fit (FITS or FITS_CAPACITY_UNKNOWN). */
   feasible = 0;
   names: readonly string[] = [];
@@ -62,45 +64,70 @@ export class CandidateScan {
   inBand = 0;
   private infos: (NodeInfo | undefined)[] = [];
   private options: ScanOptions = {};
+  /** The allocatable overrides of `names` (the options', or a copy without the dropped repeats). */
+  private overrides: ScanOptions['allocatableOverrides'] = undefined;
+  private readonly seen = new SeenNodes();
 
   constructor(
     private readonly lookup: (name: string) => NodeInfo | undefined,
     readonly dims: Dimensions,
   ) {}
 
-  /** Scans `names` for a pod requesting `request` (scheduler units per dimension). O(candidates × dimensions). */
+  /**
+   * Scans `names` for a pod requesting `request` (scheduler units per dimension). O(candidates × dimensions).
+   * A name given again is dropped (kube-scheduler never repeats one; answering it twice would repeat it in the
+   * reply): the scan holds each candidate once, in the order of its first appearance, `duplicates` counts the
+   * dropped ones, and `names` (and the allocatable overrides) are then a new list without them. No allocation when
+   * there is no repeat: a name is known again by its NodeInfo id, already looked up for the scan.
+   */
   run(request: readonly number[], names: readonly string[], options: ScanOptions = {}): this {
     const n = names.length;
     this.grow(n);
-    this.count = n;
-    this.names = names;
     this.request = request;
     this.options = options;
     this.localityRanked = false;
     this.infos.length = n;
     const { allocatableOverrides: overrides, own, ignoreCapacity, offered } = options;
     const dimCount = this.dims.names.length;
+    const seen = this.seen;
+    seen.reset();
+    let unique: string[] | null = null;
+    let uniqueOverrides: (readonly number[] | null | undefined)[] | null = null;
+    let count = 0;
     let feasible = 0;
     for (let i = 0; i < n; i++) {
-      const info = this.lookup(names[i]!);
-      this.infos[i] = info;
-      if (info !== undefined && offered !== undefined) addToOfferSet(offered, info.id);
+      const name = names[i]!;
+      const info = this.lookup(name);
+      if (seen.repeat(name, info)) {
+        if (unique === null) {
+          unique = names.slice(0, i);
+          if (overrides !== undefined) uniqueOverrides = overrides.slice(0, i);
+        }
+        continue;
+      }
       const override = overrides === undefined ? undefined : overrides[i];
+      if (unique !== null) {
+        unique.push(name);
+        if (uniqueOverrides !== null) uniqueOverrides.push(override);
+      }
+      const k = count++;
+      this.infos[k] = info;
+      if (info !== undefined && offered !== undefined) addToOfferSet(offered, info.id);
       const starting = info === undefined ? 0 : startingCount(info, own);
-      this.starting[i] = starting;
-      this.running[i] = info === undefined ? 0 : info.running;
-      this.paused[i] = info === undefined ? 0 : info.pausedCount;
+      this.starting[k] = starting;
+      this.running[k] = info === undefined ? 0 : info.running;
+      this.paused[k] = info === undefined ? 0 : info.pausedCount;
       if (override === undefined && (info === undefined || !info.hasNode)) {
-        this.status[i] = NOT_IN_CACHE;
-        this.pressure[i] = NaN;
+        this.status[k] = NOT_IN_CACHE;
+        this.pressure[k] = NaN;
         continue;
       }
       // The starting limit (evaluation.ts atStartingLimit, inlined): startingCount(info, own) ≥ info.startingLimit.
       const atLimit = info !== undefined && ignoreCapacity !== true && info.startingLimit !== undefined && starting >= info.startingLimit;
       const allocatable = override !== undefined ? override : info!.allocatable;
       if (allocatable === null) {
-        this.status[i] = atLimit ? DOES_NOT_FIT : FITS_CAPACITY_UNKNOWN;
-        this.pressure[i] = NaN;
+        this.status[k] = atLimit ? DOES_NOT_FIT : FITS_CAPACITY_UNKNOWN;
+        this.pressure[k] = NaN;
         if (!atLimit) feasible++;
         continue;
       }
@@ -113,10 +140,15 @@ export class CandidateScan {
         if (p > pressure) pressure = p;
         if (fit === 0 && ignoreCapacity !== true) fit = dimensionFit(request[r]!, total, a);
       }
-      this.pressure[i] = pressure;
-      this.status[i] = fit === 0 ? FITS : DOES_NOT_FIT;
+      this.pressure[k] = pressure;
+      this.status[k] = fit === 0 ? FITS : DOES_NOT_FIT;
       if (fit === 0) feasible++;
     }
+    this.count = count;
+    this.infos.length = count;
+    this.duplicates = n - count;
+    this.names = unique ?? names;
+    this.overrides = uniqueOverrides ?? overrides;
     this.feasible = feasible;
     return this;
   }
@@ -170,7 +202,7 @@ export class CandidateScan {
 
   /** The full evaluation of candidate `i` (allocates; for the few candidates that need words). */
   evaluation(i: number): Evaluation {
-    const override = this.options.allocatableOverrides === undefined ? undefined : this.options.allocatableOverrides[i];
+    const override = this.overrides === undefined ? undefined : this.overrides[i];
     const evaluation = evaluateCandidate(this.names[i]!, this.infos[i], override, this.request, this.options.own, this.dims);
     return this.options.ignoreCapacity === true ? { ...evaluation, failures: [] } : evaluation;
   }
@@ -185,5 +217,43 @@ export class CandidateScan {
     this.paused = new Int32Array(size);
     this.scratch = new Int32Array(size);
     this.localityRank = new Uint8Array(size);
+  }
+}
+
+/**
+ * The names a list has given so far, to drop a repeat: one stamp per NodeInfo id in a reused array (nothing is
+ * allocated per list), and a set only for names the cache has no NodeInfo for (made at the first of those).
+ */
+export class SeenNodes {
+  private stamps = new Uint32Array(16);
+  private generation = 0;
+  private unknown: Set<string> | null = null;
+
+  /** Starts a new list: nothing seen. */
+  reset(): void {
+    if (++this.generation === 0xffffffff) {
+      this.stamps.fill(0);
+      this.generation = 1;
+    }
+    this.unknown = null;
+  }
+
+  /** Whether `name` (`info`: its NodeInfo, or undefined when the cache has none) was seen since reset; marks it seen. */
+  repeat(name: string, info: NodeInfo | undefined): boolean {
+    if (info === undefined) {
+      const unknown = (this.unknown ??= new Set());
+      if (unknown.has(name)) return true;
+      unknown.add(name);
+      return false;
+    }
+    const id = info.id;
+    if (id >= this.stamps.length) {
+      const grown = new Uint32Array(Math.max(id + 1, 2 * this.stamps.length));
+      grown.set(this.stamps);
+      this.stamps = grown;
+    }
+    if (this.stamps[id] === this.generation) return true;
+    this.stamps[id] = this.generation;
+    return false;
   }
 }

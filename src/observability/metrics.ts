@@ -47,6 +47,7 @@ export class Metrics {
   readonly requeueWrites: Counter<'result'>;
   readonly rejectedPods: Gauge;
   readonly rejectedPodsDropped: Counter;
+  readonly duplicateCandidates: Counter<'verb'>;
   /** Read at scrape time by sandbox_extender_rejected_pods: pods remembered for a requeue (0 where nothing is remembered). */
   rejectedPodsRemembered: () => number = () => 0;
 
@@ -185,6 +186,13 @@ export class Metrics {
       help: 'Rejected pods forgotten to stay within requeue.maxPods, the oldest rejection first: freed capacity nudges none of them until a Filter rejects it again.',
       registers,
     });
+    this.duplicateCandidates = new Counter({
+      name: 'sandbox_extender_duplicate_candidates_total',
+      help: 'Candidate nodes a Filter or Prioritize request named more than once (kube-scheduler never repeats one), by verb; each node is answered once.',
+      labelNames: ['verb'],
+      registers,
+    });
+    for (const verb of ['filter', 'prioritize']) this.duplicateCandidates.inc({ verb }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sandbox_extender_' });
   }
 

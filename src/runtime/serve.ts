@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { PlacementService } from '../core/placementService.js';
 import { startEventLoopSampler, type Metrics } from '../observability/metrics.js';
+import { RequestLog } from '../observability/requestLog.js';
 import { createApp } from '../server/app.js';
 import { createListener } from '../server/listen.js';
 import { buildService } from './service.js';
@@ -55,13 +56,20 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
     logger.info({ decisions: config.warmUpDecisions, placed: warm.placed, ms: Math.round(warm.ms) }, 'warm-up: the verbs ran on a scratch copy before serving');
   }
   const now = () => Date.now();
+  const requestLog = new RequestLog(logger, config.server.requestLogWindowSeconds * 1000, now);
   const app = createApp(
     { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
-    { maxRequestBodyBytes: config.server.maxRequestBodyBytes, readyDetails: source.readyDetails },
+    {
+      maxRequestBodyBytes: config.server.maxRequestBodyBytes,
+      maxRequestDepth: config.server.maxRequestDepth,
+      maxRequestElements: config.server.maxRequestElements,
+      readyDetails: source.readyDetails,
+      requestLog,
+    },
   );
   let listener: ReturnType<typeof createListener> | undefined;
   try {
-    listener = createListener(config, app, metrics, logger);
+    listener = createListener(config, app, metrics, logger, requestLog);
     const starting = listener.server;
     await new Promise<void>((resolve, reject) => {
       starting.once('error', reject);

@@ -8,11 +8,17 @@
 import type { RequestListener } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { debugNode, debugNodes } from '../core/debugView.js';
+import type { RequestLog } from '../observability/requestLog.js';
 import type { VerbDeps } from './handlers.js';
 import { verbEdge } from './verbEdge.js';
 
 export interface AppOptions {
+  /** server.maxRequestBodyBytes, maxRequestDepth and maxRequestElements: the bounds of a verb's body (verbEdge.ts). */
   readonly maxRequestBodyBytes: number;
+  readonly maxRequestDepth: number;
+  readonly maxRequestElements: number;
+  /** Where what is wrong with a request is logged (rate-limited); unset: not logged. */
+  readonly requestLog?: RequestLog;
   /** Extra lines for a ready GET /readyz (e.g. how fresh each watch is). */
   readonly readyDetails?: () => string;
 }
@@ -24,7 +30,8 @@ function sendJson(res: Response, status: number, value: unknown): void {
 
 /** The request listener of the extender's server: the verbs (verbEdge.ts) in front of the express app (everything else). */
 export function createApp(deps: VerbDeps, options: AppOptions): RequestListener {
-  return verbEdge(deps, { maxRequestBodyBytes: options.maxRequestBodyBytes }, expressApp(deps, options));
+  const { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, requestLog } = options;
+  return verbEdge(deps, { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, requestLog }, expressApp(deps, options));
 }
 
 /** The express app of every route but the verbs' POSTs. */
@@ -62,11 +69,14 @@ function expressApp(deps: VerbDeps, options: AppOptions): express.Express {
   });
 
   app.use((req, res) => {
-    sendJson(res, 404, { Error: `sandbox-extender: no route for ${req.method} ${req.path}; the verbs are POST /filter, /prioritize and /bind` });
+    const message = `no route for ${req.method} ${req.path}; the verbs are POST /filter, /prioritize and /bind`;
+    sendJson(res, 404, { Error: `sandbox-extender: ${message}` });
+    options.requestLog?.note({ reason: 'no_route', message }, req.socket.remoteAddress, { method: req.method, path: req.originalUrl, status: 404 });
   });
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const { status, message } = describeError(err);
     if (status >= 500) deps.logger.error({ err }, 'request failed');
+    else options.requestLog?.note({ reason: 'invalid_http', message }, req.socket.remoteAddress, { method: req.method, path: req.originalUrl, status });
     sendJson(res, status, { Error: `sandbox-extender: ${message}` });
   });
   return app;

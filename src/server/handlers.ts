@@ -14,7 +14,7 @@
  * - While the cache cannot be trusted (initial sync incomplete, a watch broken too long) the verbs
  *   refuse rather than decide blind; pods of other schedulers are still passed through.
  * - Nothing is reserved or changed unless the request is valid, and a decision whose reply cannot
- *   be encoded is unreserved.
+ *   be encoded, or is not delivered (VerbReply.undelivered), is unreserved.
  * - A pod of another scheduler is passed through before its resources are read: every node kept,
  *   every score 0, nothing reserved (extenders see every profile of the kube-scheduler calling them).
  * - A node kube-scheduler names that the extender does not know goes to FailedNodes with that
@@ -30,6 +30,7 @@ import { formatFailure, isUnresolvable, onlyStartingLimit } from '../core/reason
 import { toNodeRecord, toPodRecord, type PodRecord } from '../core/records.js';
 import type { Metrics, PlacementResult } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
+import type { RequestProblem } from '../observability/requestLog.js';
 import { encodeError, encodeFilterResult, encodeHostPriorities, filterError, parseBindingArgs, parseExtenderArgs, type ExtenderArgs } from './wire.js';
 
 export interface VerbDeps {
@@ -51,6 +52,45 @@ export interface VerbDeps {
 export interface VerbReply {
   readonly status: number;
   readonly body: string;
+  /**
+   * Called by the HTTP edge when the reply could not be delivered (its connection closed before all of it was
+   * written): kube-scheduler never saw the decision, so what it reserved is released (Unreserve). Set only on a
+   * reply whose decision reserved a node.
+   */
+  readonly undelivered?: () => void;
+  /** What was wrong with the request, for the edge to log (at most once per reason a window, with the client's address). */
+  readonly problem?: RequestProblem;
+}
+
+/**
+ * The reply of a decision: with `undelivered`, which releases the decision's reservation (only that one) when it
+ * reserved; with the `problem` of names given twice (counted here), when there were any.
+ */
+function decisionReply(text: string, deps: VerbDeps, verb: 'filter' | 'prioritize', request: ParsedRequest, decision: Decision, atMs: number): VerbReply {
+  const duplicates = request.duplicates + decision.scan.duplicates;
+  const problem = duplicates > 0 ? duplicateProblem(deps, verb, request, duplicates) : undefined;
+  if (!decision.reserved) return problem ? { status: 200, body: text, problem } : { status: 200, body: text };
+  const made = { nodeName: decision.reserved, atMs };
+  const uid = request.pod.uid;
+  return { status: 200, body: text, undelivered: () => deps.service.unreserve(uid, made), ...(problem ? { problem } : {}) };
+}
+
+/** Names given twice in a request: counted (sandbox_extender_duplicate_candidates_total) and described for the log. */
+function duplicateProblem(deps: VerbDeps, verb: 'filter' | 'prioritize', request: { readonly args: ExtenderArgs }, duplicates: number): RequestProblem {
+  deps.metrics.duplicateCandidates.inc({ verb }, duplicates);
+  const list = request.args.NodeNames ? 'NodeNames' : 'Nodes.items';
+  const pod = request.args.Pod.metadata;
+  return {
+    reason: 'duplicate_candidates',
+    message: `${verb} for pod ${pod?.namespace || 'default'}/${pod?.name ?? ''}: ${list} gave ${duplicates} node${duplicates === 1 ? '' : 's'} more than once; each node is answered once`,
+  };
+}
+
+/** A pass-through reply, with the problem of names given twice when `firsts` (PlacementService.passThrough) says there were. */
+function passThroughReply(body: string, deps: VerbDeps, verb: 'filter' | 'prioritize', args: ExtenderArgs, firsts: readonly number[] | null): VerbReply {
+  if (firsts === null) return { status: 200, body };
+  const given = args.NodeNames ? args.NodeNames.length : args.Nodes!.items.length;
+  return { status: 200, body, problem: duplicateProblem(deps, verb, { args }, given - firsts.length) };
 }
 
 interface ParsedRequest {
@@ -61,6 +101,8 @@ interface ParsedRequest {
   readonly objects: readonly Node[] | null;
   /** Node objects that could not be read: name → reason. */
   readonly badNodes: ReadonlyMap<string, string>;
+  /** Node objects dropped because an object of the same name came before (NodeNames repeats are the scan's: CandidateScan.duplicates). */
+  readonly duplicates: number;
 }
 
 function messageOf(err: unknown): string {
@@ -84,13 +126,17 @@ function parseRequest(args: ExtenderArgs, deps: VerbDeps): ParsedRequest {
   const cache = deps.service.cache;
   // With locality on, the pod's template key and images come along (PlacementService reads them).
   const pod = toPodRecord(args.Pod, cache.dims, { pausedLabel: deps.pausedLabel, locality: deps.service.options.locality, withImages: true });
-  if (args.NodeNames) return { args, pod, candidates: { names: args.NodeNames }, objects: null, badNodes: new Map() };
+  if (args.NodeNames) return { args, pod, candidates: { names: args.NodeNames }, objects: null, badNodes: new Map(), duplicates: 0 };
   const names: string[] = [];
   const allocatable: (readonly number[] | null | undefined)[] = [];
   const objects: Node[] = [];
   const badNodes = new Map<string, string>();
+  // Each node once, its first object (the candidates and the objects echoed stay index for index).
+  const seen = new Set<string>();
   for (const node of args.Nodes!.items) {
     const name = node.metadata!.name!;
+    if (seen.has(name)) continue;
+    seen.add(name);
     try {
       // A Node object without usable allocatable says nothing new: the cache's record, if it has one, stands.
       const record = toNodeRecord(node, cache.dims);
@@ -101,12 +147,17 @@ function parseRequest(args: ExtenderArgs, deps: VerbDeps): ParsedRequest {
       badNodes.set(name, `invalid Node object: ${messageOf(err)}`);
     }
   }
-  return { args, pod, candidates: { names, allocatable }, objects, badNodes };
+  return { args, pod, candidates: { names, allocatable }, objects, badNodes, duplicates: args.Nodes!.items.length - seen.size };
 }
 
 /** The nodes of a request, in input order (without reading any of them). */
 function requestedNames(args: ExtenderArgs): readonly string[] {
   return args.NodeNames ?? args.Nodes!.items.map((n) => n.metadata!.name!);
+}
+
+/** `list` at `firsts` (PlacementService.passThrough: the first appearance of each name), or `list` when that is null. */
+function firstAppearances<T>(list: readonly T[], firsts: readonly number[] | null): readonly T[] {
+  return firsts === null ? list : firsts.map((i) => list[i]!);
 }
 
 /** POST /filter: ExtenderArgs → ExtenderFilterResult. */
@@ -120,9 +171,10 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
     request = parseRequest(args, deps);
   } catch (err) {
     countPlacement(deps, 'error');
-    return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${messageOf(err)}`)) };
+    return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${messageOf(err)}`)), problem: { reason: 'shape', message: `filter: ${messageOf(err)}` } };
   }
-  const decision = deps.service.filter(request.pod, request.candidates, deps.now());
+  const now = deps.now();
+  const decision = deps.service.filter(request.pod, request.candidates, now);
   const { scan } = decision;
   // Chosen in Filter (one call per pod): that node alone. Otherwise every feasible node, with the reasons of the others.
   const feasible: number[] = [];
@@ -158,7 +210,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
     }
   }
   deps.logger.debug({ pod: request.pod.key, candidates: scan.count, feasible: scan.feasible, reserved: decision.reserved, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'filter');
-  return { status: 200, body: text };
+  return decisionReply(text, deps, 'filter', request, decision, now);
 }
 
 /** POST /prioritize: ExtenderArgs → HostPriorityList (bare array, integer scores 0..10). */
@@ -167,15 +219,20 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
   try {
     const args = parseExtenderArgs(body);
     // Filter, which always comes first, counted the pass-through.
-    if (!deps.service.ownsSchedulerName(args.Pod.spec?.schedulerName)) return { status: 200, body: encodeHostPriorities(requestedNames(args), () => 0) };
+    if (!deps.service.ownsSchedulerName(args.Pod.spec?.schedulerName)) {
+      const names = requestedNames(args);
+      const firsts = deps.service.passThrough(undefined, names, deps.now());
+      return passThroughReply(encodeHostPriorities(firstAppearances(names, firsts), () => 0), deps, 'prioritize', args, firsts);
+    }
     const blocked = deps.notReady?.();
     if (blocked) return { status: 503, body: encodeError(`sandbox-extender: not ready: ${blocked}`) };
     request = parseRequest(args, deps);
   } catch (err) {
     countPlacement(deps, 'error');
-    return { status: 400, body: encodeError(`sandbox-extender: ${messageOf(err)}`) };
+    return { status: 400, body: encodeError(`sandbox-extender: ${messageOf(err)}`), problem: { reason: 'shape', message: `prioritize: ${messageOf(err)}` } };
   }
-  const decision = deps.service.prioritize(request.pod, request.candidates, deps.now());
+  const now = deps.now();
+  const decision = deps.service.prioritize(request.pod, request.candidates, now);
   const names = decision.scan.names;
   const hosts = request.badNodes.size === 0 ? names : [...names, ...request.badNodes.keys()];
   const text = encodeHostPriorities(hosts, (i) => (i < names.length ? deps.service.score(decision, i) : 0));
@@ -185,7 +242,7 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
     notifyPlacement(deps, request, decision);
   }
   deps.logger.debug({ pod: request.pod.key, node: decision.reserved, feasible: decision.scan.feasible, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'prioritize');
-  return { status: 200, body: text };
+  return decisionReply(text, deps, 'prioritize', request, decision, now);
 }
 
 function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decision): void {
@@ -211,10 +268,11 @@ function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decis
 /** A pod of another scheduler: every node is kept, nothing is read or reserved. */
 function passThroughFilter(args: ExtenderArgs, deps: VerbDeps): VerbReply {
   countPlacement(deps, 'passthrough');
-  const uid = args.Pod.metadata?.uid;
-  if (uid) deps.service.passThrough(uid, requestedNames(args), deps.now());
+  const firsts = deps.service.passThrough(args.Pod.metadata?.uid || undefined, requestedNames(args), deps.now());
   try {
-    return { status: 200, body: encodeFilterResult({ ...filterError(''), nodes: args.Nodes ? args.Nodes.items : null, nodeNames: args.NodeNames }) };
+    const nodes = args.Nodes ? firstAppearances(args.Nodes.items, firsts) : null;
+    const nodeNames = args.NodeNames ? firstAppearances(args.NodeNames, firsts) : null;
+    return passThroughReply(encodeFilterResult({ ...filterError(''), nodes, nodeNames }), deps, 'filter', args, firsts);
   } catch (err) {
     return unencodable(err);
   }
@@ -244,7 +302,7 @@ export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply
   try {
     args = parseBindingArgs(body);
   } catch (err) {
-    return refuse(messageOf(err));
+    return { ...refuse(messageOf(err)), problem: { reason: 'shape', message: `bind: ${messageOf(err)}` } };
   }
   const blocked = deps.notReady?.();
   if (blocked) return refuse(`not ready: ${blocked}`);

@@ -4,13 +4,15 @@
  * Secret) is used for new connections without a restart.
  */
 import { MAX_BYTES, readFileBounded } from '../fileRead.js';
-import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { RequestLog, RequestProblemReason } from '../observability/requestLog.js';
 
 type TlsConfig = NonNullable<Config['server']['tls']>;
 
@@ -39,32 +41,67 @@ const TIMEOUT_CHECK_MS = 1000;
  * closed): the status and the message, in the extender's error shape instead of Node's bare reply.
  * Null: nothing to answer (the client reset or closed the connection).
  */
-export function clientErrorReply(err: { code?: string; message?: string }, requestTimeoutSeconds: number): { status: number; reason: string; message: string } | null {
+export function clientErrorReply(
+  err: { code?: string; message?: string },
+  requestTimeoutSeconds: number,
+): { status: number; reason: string; message: string; problem: RequestProblemReason } | null {
   switch (err.code) {
     case 'ECONNRESET':
     case 'EPIPE':
     case 'HPE_INVALID_EOF_STATE':
       return null;
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, reason: 'Request Timeout', message: `the request was not received in full within ${requestTimeoutSeconds} s (server.requestTimeoutSeconds)` };
+      return { status: 408, reason: 'Request Timeout', message: `the request was not received in full within ${requestTimeoutSeconds} s (server.requestTimeoutSeconds)`, problem: 'timeout' };
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, reason: 'Request Header Fields Too Large', message: 'the request headers are too large' };
+      return { status: 431, reason: 'Request Header Fields Too Large', message: 'the request headers are too large', problem: 'headers_too_large' };
     case 'HPE_INVALID_CONTENT_LENGTH':
-      return { status: 400, reason: 'Bad Request', message: 'the request has an invalid Content-Length (a non-negative integer, given once)' };
+      return { status: 400, reason: 'Bad Request', message: 'the request has an invalid Content-Length (a non-negative integer, given once)', problem: 'invalid_http' };
     default:
-      return { status: 400, reason: 'Bad Request', message: `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'}: ${err.message ?? ''})` };
+      return { status: 400, reason: 'Bad Request', message: `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'}: ${err.message ?? ''})`, problem: 'invalid_http' };
   }
 }
 
-/** Answers what clientErrorReply says on the raw socket, then closes it. */
-function answerClientError(server: Server, requestTimeoutSeconds: number, logger: Logger): void {
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+/** The requests of a connection whose responses are not closed yet (set by {@link trackOpenRequests}). */
+const OPEN_REQUESTS = Symbol('open requests');
+type TrackedSocket = Socket & { [OPEN_REQUESTS]?: Set<IncomingMessage> };
+
+/** `app`, keeping on each connection the requests whose responses it has not closed yet (for answerClientError). */
+function trackOpenRequests(app: RequestListener): RequestListener {
+  return (req, res) => {
+    const socket = req.socket as TrackedSocket;
+    const open = (socket[OPEN_REQUESTS] ??= new Set());
+    open.add(req);
+    res.once('close', () => open.delete(req));
+    app(req, res);
+  };
+}
+
+/** Whether a request received in full is still being answered on `socket`: an error Node's parser reports now is about bytes after it. */
+function answering(socket: TrackedSocket): boolean {
+  const open = socket[OPEN_REQUESTS];
+  if (open) for (const req of open) if (req.complete) return true;
+  return false;
+}
+
+/**
+ * Answers what clientErrorReply says on the raw socket, then closes it. When a request received in full before the
+ * refused bytes is still being answered on that connection, nothing is written (the client would read it as that
+ * request's answer) and the connection is dropped: that reply is not delivered, and what its decision reserved is
+ * released (verbEdge.ts, VerbReply.undelivered). A request refused while its own body arrives (a timeout) is answered.
+ */
+function answerClientError(server: Server, requestTimeoutSeconds: number, logger: Logger, requestLog: RequestLog | undefined): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: TrackedSocket) => {
     const reply = clientErrorReply(err, requestTimeoutSeconds);
-    if (!reply || !socket.writable) {
+    if (!reply || !socket.writable || answering(socket)) {
+      if (reply && socket.writable) {
+        const message = `${reply.message}; a request before it on the connection was still being answered, so nothing was answered in its place and the connection was dropped`;
+        requestLog?.note({ reason: reply.problem, message }, socket.remoteAddress, { code: err.code });
+      }
       socket.destroy();
       return;
     }
     logger.debug({ code: err.code }, `client error: ${reply.message}`);
+    requestLog?.note({ reason: reply.problem, message: reply.message }, socket.remoteAddress, { status: reply.status, code: err.code });
     const body = `${JSON.stringify({ Error: `sandbox-extender: ${reply.message}` })}\n`;
     socket.end(`HTTP/1.1 ${reply.status} ${reply.reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
@@ -73,27 +110,27 @@ function answerClientError(server: Server, requestTimeoutSeconds: number, logger
 /**
  * The HTTP(S) server for `app`, and a function that stops its certificate watch. A request not
  * received within server.requestTimeoutSeconds, and one Node's parser refuses, is answered in the
- * extender's error shape (clientErrorReply).
+ * extender's error shape (clientErrorReply) and logged through `requestLog` (once per reason a window).
  * @throws ConfigError when a TLS file cannot be read or is not a usable PEM certificate and key (the CLI exits 2).
  */
-export function createListener(config: Config, app: RequestListener, metrics: Metrics, logger: Logger): { server: Server; stop: () => void } {
+export function createListener(config: Config, app: RequestListener, metrics: Metrics, logger: Logger, requestLog?: RequestLog): { server: Server; stop: () => void } {
   const tls = config.server.tls;
   const timeouts = { requestTimeout: config.server.requestTimeoutSeconds * 1000, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
   if (!tls) {
-    const server = createHttpServer(timeouts, app);
-    answerClientError(server, config.server.requestTimeoutSeconds, logger);
+    const server = createHttpServer(timeouts, trackOpenRequests(app));
+    answerClientError(server, config.server.requestTimeoutSeconds, logger, requestLog);
     return { server, stop: () => undefined };
   }
   let server: HttpsServer;
   try {
-    server = createHttpsServer({ ...timeouts, ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, app);
+    server = createHttpsServer({ ...timeouts, ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, trackOpenRequests(app));
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     // Read but not usable (not PEM, a key that does not match the certificate): OpenSSL's message alone names no file.
     const named = [`certFile ${tls.certFile}`, `keyFile ${tls.keyFile}`, ...(tls.clientCaFile ? [`clientCaFile ${tls.clientCaFile}`] : [])].join(', ');
     throw new ConfigError('server.tls', [`server.tls: ${named}: not a usable PEM certificate and key: ${(err as Error).message}`]);
   }
-  answerClientError(server, config.server.requestTimeoutSeconds, logger);
+  answerClientError(server, config.server.requestTimeoutSeconds, logger, requestLog);
   const files = [tls.certFile, tls.keyFile, ...(tls.clientCaFile ? [tls.clientCaFile] : [])];
   const reload = () => {
     try {

@@ -11,12 +11,19 @@
  * - 405 (with `Allow: POST`) for another method on a verb's path;
  * - 415 for a body that is not JSON (a Content-Type other than application/json or +json, a charset
  *   other than UTF-8) or is compressed (any Content-Encoding but identity); no Content-Type is read as JSON;
- * - 413 for a body over server.maxRequestBodyBytes (declared by Content-Length, or counted while reading);
+ * - 413 for a body over server.maxRequestBodyBytes (declared by Content-Length, or counted while reading), or
+ *   with more array elements and object members than server.maxRequestElements (counted while reading);
+ * - 400 for a body nested deeper than server.maxRequestDepth (counted while reading, before JSON.parse);
  * - 400 for a body that is not JSON, or shorter or longer than its Content-Length;
  * - 500 (logged) for an unexpected fault; the server and its state carry on.
+ * Each refusal (and a verb's own: a request of the wrong shape) is logged through server.requestLogWindowSeconds'
+ * RequestLog: one warn line per reason per window, with the client's address, method and path.
+ * A reply that is not delivered (its connection closed first) releases what its decision reserved (VerbReply.undelivered).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
+import { JsonBounds, type JsonBound } from '../jsonBounds.js';
+import type { RequestLog, RequestProblemReason } from '../observability/requestLog.js';
 import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
 
 export type VerbName = 'filter' | 'prioritize' | 'bind';
@@ -24,6 +31,12 @@ export type VerbName = 'filter' | 'prioritize' | 'bind';
 export interface VerbEdgeOptions {
   /** server.maxRequestBodyBytes. */
   readonly maxRequestBodyBytes: number;
+  /** server.maxRequestDepth: arrays and objects open at once in a body. */
+  readonly maxRequestDepth: number;
+  /** server.maxRequestElements: array elements and object members in a body (src/jsonBounds.ts). */
+  readonly maxRequestElements: number;
+  /** Where what is wrong with a request is logged (rate-limited), with the client's address; unset: not logged. */
+  readonly requestLog?: RequestLog | undefined;
 }
 
 /** The verb a request path names (case-insensitive, trailing slashes and a query ignored, as express routes), or null. */
@@ -59,12 +72,33 @@ export function refusedType(type: string | undefined): string | null {
 
 function write(res: ServerResponse, reply: VerbReply, headers: Record<string, string> = {}): void {
   const text = `${reply.body}\n`;
+  if (reply.undelivered) whenUndelivered(res, reply.undelivered);
   res.writeHead(reply.status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
 
-function errorReply(status: number, message: string): VerbReply {
-  return { status, body: JSON.stringify({ Error: `sandbox-extender: ${message}` }) };
+/**
+ * Calls `undelivered` if `res` closes before all of it was handed to the socket ('close' without 'finish'), or is
+ * closed already: the connection went (the client reset it, or sent what Node's parser refused behind this request:
+ * listen.ts then drops the connection rather than answer in this reply's place).
+ */
+function whenUndelivered(res: ServerResponse, undelivered: () => void): void {
+  if (res.destroyed) {
+    undelivered();
+    return;
+  }
+  let finished = false;
+  res.once('finish', () => {
+    finished = true;
+  });
+  res.once('close', () => {
+    if (!finished) undelivered();
+  });
+}
+
+/** A refusal: its status, the JSON `Error` body and the problem for the log (the reason, and the same message). */
+function errorReply(status: number, message: string, reason: RequestProblemReason): VerbReply {
+  return { status, body: JSON.stringify({ Error: `sandbox-extender: ${message}` }), problem: { reason, message } };
 }
 
 /** raw-body's error (http-errors) for the limit and length checks. */
@@ -75,10 +109,47 @@ interface BodyError {
 }
 
 function bodyErrorReply(err: BodyError, limit: number): VerbReply {
-  if (err.type === 'entity.too.large') return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`);
-  if (err.type === 'request.size.invalid') return errorReply(400, `request body length does not match its Content-Length: ${err.message}`);
-  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return errorReply(err.status, err.message ?? 'bad request');
-  return errorReply(400, `request body could not be read: ${err.message ?? String(err)}`);
+  if (err.type === 'entity.too.large') return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`, 'too_large');
+  if (err.type === 'request.size.invalid') return errorReply(400, `request body length does not match its Content-Length: ${err.message}`, 'length_mismatch');
+  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return errorReply(err.status, err.message ?? 'bad request', 'unreadable');
+  return errorReply(400, `request body could not be read: ${err.message ?? String(err)}`, 'unreadable');
+}
+
+/** Thrown by readBody when a body passes a bound of its nesting or elements while it arrives. */
+class BoundsError extends Error {
+  constructor(readonly bound: JsonBound) {
+    super(bound);
+  }
+}
+
+/**
+ * The body as text, read with raw-body (the size limit and Content-Length), each piece checked by JsonBounds
+ * as it arrives: a body that passes a bound is refused at that piece (BoundsError), the rest not read; the
+ * request is then paused (the connection is closed after the answer). So a hostile body costs what arrived
+ * until then, and JSON.parse only ever sees bounded nesting and elements.
+ * @throws BoundsError; raw-body's errors (BodyError).
+ */
+function readBody(req: IncomingMessage, options: VerbEdgeOptions, declared: number): Promise<string> {
+  const bounds = new JsonBounds(options.maxRequestDepth, options.maxRequestElements);
+  return new Promise((resolve, reject) => {
+    const onData = (piece: Buffer) => {
+      const exceeded = bounds.push(piece);
+      if (exceeded === null) return;
+      req.removeListener('data', onData);
+      req.pause();
+      reject(new BoundsError(exceeded));
+    };
+    req.on('data', onData); // before raw-body's own listener: each piece is checked before it is kept
+    getRawBody(req, { limit: options.maxRequestBodyBytes, encoding: 'utf8', ...(Number.isInteger(declared) && declared >= 0 ? { length: declared } : {}) })
+      .then(resolve, reject)
+      .finally(() => req.removeListener('data', onData));
+  });
+}
+
+function boundsReply(err: BoundsError, options: VerbEdgeOptions): VerbReply {
+  return err.bound === 'depth'
+    ? errorReply(400, `request body nests arrays and objects deeper than ${options.maxRequestDepth} levels (server.maxRequestDepth)`, 'too_deep')
+    : errorReply(413, `request body has more than ${options.maxRequestElements} array elements and object members (server.maxRequestElements)`, 'too_many_elements');
 }
 
 /**
@@ -90,22 +161,30 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
   const limit = options.maxRequestBodyBytes;
   const verbs = { filter: filterVerb, prioritize: prioritizeVerb } as const;
 
-  const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply> => {
+  /**
+   * A verb's reply. `unread`: refused before its body was read (the connection is closed, not drained, unless all
+   * of it had come); `close`: refused while its body arrived (the request is paused: the connection is closed).
+   */
+  const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply & { unread?: boolean; close?: boolean }> => {
     const declared = Number(req.headers['content-length']);
-    if (declared > limit) return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`);
-    const refused = refusedEncoding(req.headers['content-encoding']) ?? refusedType(req.headers['content-type']);
-    if (refused) return errorReply(415, refused);
+    if (declared > limit) return { ...errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`, 'too_large'), unread: true };
+    const encoding = refusedEncoding(req.headers['content-encoding']);
+    if (encoding) return { ...errorReply(415, encoding, 'content_encoding'), unread: true };
+    const type = refusedType(req.headers['content-type']);
+    if (type) return { ...errorReply(415, type, 'content_type'), unread: true };
     let text: string;
     try {
-      text = await getRawBody(req, { limit, encoding: 'utf8', ...(Number.isInteger(declared) && declared >= 0 ? { length: declared } : {}) });
+      text = await readBody(req, options, declared);
     } catch (err) {
-      return bodyErrorReply(err as BodyError, limit);
+      if (err instanceof BoundsError) return { ...boundsReply(err, options), close: true };
+      const reply = bodyErrorReply(err as BodyError, limit);
+      return reply.status === 413 ? { ...reply, unread: true } : reply;
     }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch (err) {
-      return errorReply(400, `request body is not valid JSON: ${(err as Error).message}`);
+      return errorReply(400, `request body is not valid JSON: ${(err as Error).message}`, 'not_json');
     }
     return verb === 'bind' ? bindVerb(body, deps) : verbs[verb](body, deps);
   };
@@ -121,22 +200,28 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
       stop();
       deps.metrics.requests.inc({ verb, code: String(res.statusCode) });
     });
+    const logProblem = (reply: VerbReply) => {
+      if (reply.problem) options.requestLog?.note(reply.problem, req.socket.remoteAddress, { method: req.method, path: req.url, status: reply.status });
+    };
     if (req.method !== 'POST') {
       req.resume(); // whatever body came is not read
-      write(res, errorReply(405, `${req.method} /${verb}: the verbs are called with POST`), { Allow: 'POST' });
+      const reply = errorReply(405, `${req.method} /${verb}: the verbs are called with POST`, 'method');
+      write(res, reply, { Allow: 'POST' });
+      logProblem(reply);
       return;
     }
     answer(verb, req).then(
       (reply) => {
-        // Refused before its body was read (413, 415): the connection is closed rather than drained.
-        const unread = !req.complete && (reply.status === 413 || reply.status === 415);
+        // Refused before its body was read (size, type, nesting, elements): the connection is closed rather than drained.
+        const unread = reply.close === true || (reply.unread === true && !req.complete);
         if (unread) res.setHeader('Connection', 'close');
         write(res, reply);
         if (unread) req.socket.end();
+        logProblem(reply);
       },
       (err: unknown) => {
         deps.logger.error({ err }, 'request failed');
-        write(res, errorReply(500, 'internal error'));
+        write(res, { status: 500, body: JSON.stringify({ Error: 'sandbox-extender: internal error' }) });
       },
     );
   };

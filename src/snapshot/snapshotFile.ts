@@ -9,11 +9,13 @@
  * reads taints, labels and conditions): {@link readSnapshot}.
  */
 import { closeSync, createReadStream, openSync, readSync, statSync, type Stats } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { Transform } from 'node:stream';
+import { Lexer, parse as parseYaml } from 'yaml';
 import type { Node, Pod } from '../core/kubeObjects.js';
 import type { Dimensions, PodRecordOptions } from '../core/records.js';
 import { ListingReader } from '../core/sync.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
+import { JsonBounds } from '../jsonBounds.js';
 
 export interface Snapshot {
   readonly nodes: readonly Node[];
@@ -23,6 +25,29 @@ export interface Snapshot {
 /** Thrown when the file cannot be read or is not a Kubernetes List. */
 export class SnapshotError extends Error {
   override readonly name = 'SnapshotError';
+}
+
+/**
+ * The deepest a snapshot file may nest arrays and objects (JSON, or YAML flow collections `[...]`/`{...}`),
+ * checked before it is parsed: a Node or a Pod of `kubectl get -o json`, managedFields included, nests about
+ * 15 levels; a file nested 1,000,000 deep froze the streamed parser (and with it every verb and the shutdown).
+ * YAML's indented (block) nesting costs a line per level, so the file's size bounds it.
+ */
+export const MAX_SNAPSHOT_DEPTH = 100;
+
+function tooDeep(source: string): SnapshotError {
+  return new SnapshotError(`${source}: nests arrays and objects deeper than ${MAX_SNAPSHOT_DEPTH} levels, the most a snapshot may (a Node or a Pod nests about 15); not read`);
+}
+
+/** Whether YAML text nests flow collections deeper than MAX_SNAPSHOT_DEPTH (yaml's own lexer: brackets in strings and comments do not count). */
+function yamlTooDeep(text: string): boolean {
+  let depth = 0;
+  for (const token of new Lexer().lex(text)) {
+    if (token === '[' || token === '{') {
+      if (++depth > MAX_SNAPSHOT_DEPTH) return true;
+    } else if (token === ']' || token === '}') depth--;
+  }
+  return false;
 }
 
 /**
@@ -40,13 +65,15 @@ export function parseSnapshot(text: string, source: string): Snapshot {
 /**
  * Parses one listing like {@link parseSnapshot}, but a listing without Nodes is accepted (one of
  * several files, e.g. `kubectl get pods -A -o json` beside `kubectl get nodes -o json`).
- * @throws SnapshotError when the text is not a v1 List (or NodeList/PodList).
+ * @throws SnapshotError when the text nests deeper than MAX_SNAPSHOT_DEPTH or is not a v1 List (or NodeList/PodList).
  */
 function parseListing(text: string, source: string): Snapshot {
   let doc: unknown;
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a UTF-8 byte-order mark, as some editors write
+  const json = /^\s*[{[]/.test(text);
+  if (json ? new JsonBounds(MAX_SNAPSHOT_DEPTH).pushText(text) !== null : yamlTooDeep(text)) throw tooDeep(source);
   try {
-    doc = /^\s*[{[]/.test(text) ? JSON.parse(text) : parseYaml(text);
+    doc = json ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
     throw new SnapshotError(`${source}: not valid JSON or YAML: ${(err as Error).message}`);
   }
@@ -129,7 +156,7 @@ function sniff(path: string): { bom: boolean; json: boolean } {
  * Reads a snapshot file into records (see the module header): JSON as a stream, YAML whole. Items of
  * unknown kind are ignored; an item without `kind` takes the list's (NodeList, PodList).
  * @returns the records and the lines for objects that could not be read (their old state is kept).
- * @throws SnapshotError when the file cannot be read, is not valid JSON/YAML, is not a v1 List, or holds no Node
+ * @throws SnapshotError when the file cannot be read, nests deeper than MAX_SNAPSHOT_DEPTH, is not valid JSON/YAML, is not a v1 List, or holds no Node
  *   that can be read (every Node object skipped).
  */
 export async function readSnapshotRecords(path: string, dims: Dimensions, options: PodRecordOptions): Promise<ListingReader> {
@@ -153,12 +180,17 @@ export async function readSnapshotRecords(path: string, dims: Dimensions, option
   await new Promise<void>((resolve, reject) => {
     const parser = new JSONParser({ paths: ['$.items.*', '$.kind'], keepStack: false });
     const input = createReadStream(path, { start: bom ? 3 : 0, highWaterMark: 1 << 20 });
+    // Each piece is checked before the parser sees it: nesting costs the parser far more than its bytes.
+    const bounds = new JsonBounds(MAX_SNAPSHOT_DEPTH);
+    const guard = new Transform({ transform: (chunk: Buffer, _encoding, done) => (bounds.push(chunk) === null ? done(null, chunk) : done(tooDeep(path))) });
     const fail = (err: Error) => {
       input.destroy();
+      guard.destroy();
       parser.destroy();
       reject(err instanceof SnapshotError ? err : new SnapshotError(`${path}: not valid JSON: ${err.message}`));
     };
     input.on('error', (err) => fail(new SnapshotError(`${path}: cannot read: ${err.message}`)));
+    guard.on('error', fail);
     parser.on('error', fail);
     parser.on('data', ({ value, key, stack }: { value: unknown; key: unknown; stack: readonly unknown[] }) => {
       if (stack.length === 1 && key === 'kind') {
@@ -171,7 +203,7 @@ export async function readSnapshotRecords(path: string, dims: Dimensions, option
       else add(value, own);
     });
     parser.on('end', () => resolve());
-    input.pipe(parser);
+    input.pipe(guard).pipe(parser);
   });
   if (!itemsInArray || !LIST_KINDS.includes(String(kind))) throw new SnapshotError(`${path}: ${EXPECTED}, got kind ${JSON.stringify(kind ?? null)}`);
   const listKind = kind === 'NodeList' ? 'Node' : kind === 'PodList' ? 'Pod' : undefined;

@@ -21,7 +21,7 @@ const byKindName = (kind: string, suffix: string) => objects.find((o) => o.kind 
 /** POSTs to each verb of `block` on an in-process extender and returns the HTTP statuses (404: no such route). */
 async function verbStatuses(block: ExtenderBlock, config: Config): Promise<Record<string, number>> {
   const { service, metrics } = buildService(config);
-  const app = createApp({ service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 }, { maxRequestBodyBytes: 1e6 });
+  const app = createApp({ service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 }, { maxRequestBodyBytes: 1e6, maxRequestDepth: config.server.maxRequestDepth, maxRequestElements: config.server.maxRequestElements });
   const base = new URL(block.urlPrefix).pathname.replace(/\/$/, '');
   const out: Record<string, number> = {};
   for (const field of ['filterVerb', 'prioritizeVerb', 'bindVerb'] as const) {

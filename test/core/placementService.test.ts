@@ -63,6 +63,21 @@ describe('PlacementService.prioritize', () => {
     expect(cache.nodeInfo('n192')!.reservedCount).toBe(1);
   });
 
+  it('unreserve with the decision it undoes releases that reservation only: a later decision for the pod is kept', () => {
+    const { cache, service } = cluster();
+    const pod = sandbox('undo');
+    const first = service.prioritize(pod, NAMES, 0);
+    service.unreserve(pod.uid, { nodeName: first.reserved!, atMs: 1 }); // not the time it was made
+    expect(cache.reservation(pod.uid)?.nodeName).toBe('n192');
+    service.unreserve(pod.uid, { nodeName: first.reserved!, atMs: 0 });
+    expect(cache.reservation(pod.uid)).toBeUndefined();
+
+    const earlier = service.prioritize(pod, NAMES, 10);
+    service.prioritize(pod, NAMES, 20); // kube-scheduler retried the pod: a later decision
+    service.unreserve(pod.uid, { nodeName: earlier.reserved!, atMs: 10 });
+    expect(cache.reservation(pod.uid)).toMatchObject({ nodeName: 'n192', reservedAtMs: 20 });
+  });
+
   it('scores every node 0 and reserves nothing when nothing fits', () => {
     const { cache, service } = cluster();
     const out = service.prioritize(sandbox('huge', '500', '1Gi'), NAMES, 0);

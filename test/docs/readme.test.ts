@@ -38,7 +38,7 @@ describe('README extender configuration', () => {
 
   it.each(['filterVerb', 'prioritizeVerb'] as const)('%s names a route the server answers', async (field) => {
     const { service, metrics } = buildService(config);
-    const app = createApp({ service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 }, { maxRequestBodyBytes: 1e6 });
+    const app = createApp({ service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 }, { maxRequestBodyBytes: 1e6, maxRequestDepth: config.server.maxRequestDepth, maxRequestElements: config.server.maxRequestElements });
     const path = `${new URL(extender.urlPrefix).pathname.replace(/\/$/, '')}/${extender[field]}`;
     const res = await request(app).post(path).send({ Pod: { metadata: { name: 'p', uid: 'u' }, spec: {} }, NodeNames: [] });
     expect(res.status).toBe(200);

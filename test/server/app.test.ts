@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import type { Node, Pod } from '../../src/core/kubeObjects.js';
 import { schedulerAmount } from '../../src/core/podRequests.js';
+import { JsonBounds } from '../../src/jsonBounds.js';
 import { createApp } from '../../src/server/app.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import {
@@ -279,7 +280,8 @@ describe('bad input: readable error, and nothing in the model changes', () => {
     expect(modelState(h.service)).toEqual(before);
   });
   it('Node objects too deeply nested to echo back get the protocol\'s Error (HTTP 200, as every Filter error), and nothing changes', async () => {
-    const h = makeHarness();
+    // The nesting bound raised past what JSON.stringify can write back (by default, 100, such a body is refused at the door).
+    const h = makeHarness({ server: { maxRequestDepth: 100_000 } });
     const before = modelState(h.service);
     const nodes = exampleNodes();
     (nodes[0] as { spec?: unknown }).spec = { deep: '__DEEP__' };
@@ -405,6 +407,66 @@ describe('request body size', () => {
     const metrics = (await request(h.app).get('/metrics')).text;
     expect(sampleValue(metrics, 'sandbox_extender_http_requests_total', { verb: 'filter', code: '413' })).toBe(1);
     expect(sampleValue(metrics, 'sandbox_extender_http_requests_total', { verb: 'prioritize', code: '413' })).toBe(1);
+  });
+});
+
+// Regression (hostile-input trial): a 60 MB body of nested arrays held the event loop 12 s and 3 GB, then was answered 200.
+describe('the bounds of a body (server.maxRequestDepth, maxRequestElements), before JSON.parse', () => {
+  /** ExtenderArgs whose pod carries an annotation-free field nested so that the whole body nests `depth` levels. */
+  function nestedBody(depth: number): string {
+    // The body (1), Pod (2), spec (3), containers (4), the container (5): the field's value adds the rest.
+    const pod = sandbox('nested') as { spec: { containers: Record<string, unknown>[] } };
+    pod.spec.containers[0]!.x = '__X__';
+    return JSON.stringify(namesArgs(pod as Pod)).replace('"__X__"', `${'['.repeat(depth - 5)}${']'.repeat(depth - 5)}`);
+  }
+
+  it('a body nested exactly maxRequestDepth deep is decided; one level more is refused 400, naming the bound; nothing changes', async () => {
+    const h = makeHarness({ server: { maxRequestDepth: 12 } });
+    const before = modelState(h.service);
+    for (const verb of ['filter', 'prioritize'] as const) {
+      const res = await post(h, verb, nestedBody(13));
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ Error: 'sandbox-extender: request body nests arrays and objects deeper than 12 levels (server.maxRequestDepth)' });
+      expect(modelState(h.service)).toEqual(before);
+    }
+    const ok = await post(h, 'prioritize', nestedBody(12));
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual(FRESH_SCORES);
+  });
+
+  it('more array elements and object members than maxRequestElements: 413, naming the bound; exactly that many is decided', async () => {
+    const body = (extra: number) => JSON.stringify(namesArgs(sandbox('wide'), [...EXAMPLE_NODES, ...Array.from({ length: extra }, (_, i) => `ghost-${i}`)]));
+    const elements = (text: string) => [...text.replace(/"(?:[^"\\]|\\.)*"/g, '""')].filter((c) => c === '[' || c === '{' || c === ',').length;
+    const limit = elements(body(10));
+    const h = makeHarness({ server: { maxRequestElements: limit } });
+    const ok = await post(h, 'prioritize', body(10));
+    expect(ok.status).toBe(200);
+    const over = await post(h, 'prioritize', body(11));
+    expect(over.status).toBe(413);
+    expect(over.body).toEqual({ Error: `sandbox-extender: request body has more than ${limit} array elements and object members (server.maxRequestElements)` });
+    const metrics = (await request(h.app).get('/metrics')).text;
+    expect(sampleValue(metrics, 'sandbox_extender_http_requests_total', { verb: 'prioritize', code: '413' })).toBe(1);
+  });
+
+  it('brackets and commas inside strings count for nothing', async () => {
+    const withNote = (note: string) => {
+      const pod = sandbox('strings') as { metadata: { labels?: Record<string, string> } };
+      pod.metadata.labels = { note };
+      return JSON.stringify(namesArgs(pod as Pod));
+    };
+    // The bounds set to exactly what the body holds with a plain note (JsonBounds is tested on its own: test/io/jsonBounds.test.ts).
+    const plain = new JsonBounds(Infinity);
+    plain.pushText(withNote('plain'));
+    const h = makeHarness({ server: { maxRequestDepth: plain.maxDepthSeen, maxRequestElements: plain.elements } });
+    const res = await post(h, 'prioritize', withNote(`${'[{,'.repeat(1000)}\\"]`));
+    expect(res.status).toBe(200);
+    // One real bracket more (an array around the note) is one element more: refused.
+    expect((await post(h, 'prioritize', withNote('plain').replace('"plain"', '["plain"]'))).status).toBe(413);
+  });
+
+  it('the defaults: 100 levels, 4,000,000 elements', () => {
+    const { maxRequestDepth, maxRequestElements } = makeHarness().config.server;
+    expect({ maxRequestDepth, maxRequestElements }).toEqual({ maxRequestDepth: 100, maxRequestElements: 4_000_000 });
   });
 });
 
@@ -604,7 +666,7 @@ describe('health, readiness, metrics and unknown routes', () => {
     expect((await request(h.app).get('/readyz')).text).toBe('ok');
     const notReady = createApp(
       { service: h.service, pausedLabel: h.config.pausedLabel, metrics: h.metrics, logger: pino({ level: 'silent' }), now: () => h.clock.now, notReady: () => 'the scheduler cache has not completed its initial sync' },
-      { maxRequestBodyBytes: 1024 },
+      { maxRequestBodyBytes: 1024, maxRequestDepth: 100, maxRequestElements: 1000 },
     );
     const res = await request(notReady).get('/readyz');
     expect(res.status).toBe(503);
@@ -616,7 +678,7 @@ describe('health, readiness, metrics and unknown routes', () => {
     let reason: string | null = null;
     const app = createApp(
       { service: h.service, pausedLabel: h.config.pausedLabel, metrics: h.metrics, logger: pino({ level: 'silent' }), now: () => h.clock.now, notReady: () => reason },
-      { maxRequestBodyBytes: 1024, readyDetails: () => 'nodes: synced; watch open\npods: synced; no watch open' },
+      { maxRequestBodyBytes: 1024, maxRequestDepth: 100, maxRequestElements: 1000, readyDetails: () => 'nodes: synced; watch open\npods: synced; no watch open' },
     );
     expect(await request(app).get('/readyz').expect(200).then((r) => r.text)).toBe('ok\nnodes: synced; watch open\npods: synced; no watch open');
     reason = 'the scheduler cache is stale';

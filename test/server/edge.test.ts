@@ -12,7 +12,7 @@ import { serve, type RunningServer } from '../../src/runtime/serve.js';
 import { clientErrorReply } from '../../src/server/listen.js';
 import { refusedEncoding, refusedType } from '../../src/server/verbEdge.js';
 import { makePod } from '../fixtures/builders.js';
-import { NODE_192, SNAPSHOT_PATH } from './harness.js';
+import { NODE_192, SNAPSHOT_PATH, sampleValue } from './harness.js';
 
 let server: RunningServer;
 let port: number;
@@ -57,6 +57,25 @@ function post(path: string, text: string | Buffer, headers: Record<string, strin
 }
 
 const reservations = () => server.service.cache.size.reservations;
+
+/** A request kept alive (no Connection: close), its body included. */
+function keepAlive(path: string, text: string): string {
+  return `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+}
+
+async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
+  return sampleValue(await server.metrics.registry.metrics(), name, labels) ?? 0;
+}
+
+/** Polls `condition` every 10 ms, for 5 s at most (far below the 600 s reservation TTL these tests tell apart from). */
+async function waitFor(condition: () => boolean | Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 describe('the socket edge', () => {
   it('a negative Content-Length: 400 in the extender shape (Node parser refused it), nothing reserved', async () => {
@@ -109,6 +128,53 @@ describe('the socket edge', () => {
     if (status === 415) expect(errorOf(reply)).toMatch(/^sandbox-extender: Content-Type .* (is not JSON: send the body as Content-Type: application\/json|JSON is read as UTF-8 only)$/);
   });
 
+  // Regression (hostile-input trial): the 400 for the garbage was written first (read by the client as the Filter's
+  // answer), the Filter's own reply was lost, and the node it chose stayed reserved until the TTL (600 s here).
+  it.each(['filter', 'prioritize'])('a %s request and garbage in one write: nothing is answered in its place, the connection is closed, and its reservation is released at once (unreserved)', async (verb) => {
+    const uid = `pipelined-garbage-${verb}`;
+    const before = reservations();
+    const unreservedBefore = await metricValue('sandbox_extender_reservations_released_total', { reason: 'unreserved' });
+    const reply = await exchange(`${keepAlive(`/${verb}`, filterRequest(uid))}GARBAGE / HTTP/1.1\r\n\r\n`);
+    expect(reply).toBe('');
+    expect(await waitFor(async () => (await metricValue('sandbox_extender_reservations_released_total', { reason: 'unreserved' })) === unreservedBefore + 1)).toBe(true);
+    expect(server.service.cache.reservation(uid)).toBeUndefined();
+    expect(reservations()).toBe(before);
+    expect(await metricValue('sandbox_extender_reservations_pending')).toBe(before);
+    expect(await metricValue('sandbox_extender_reservations_released_total', { reason: 'expired' })).toBe(0);
+  });
+
+  it('garbage after a reply was delivered on a kept-alive connection: 400 for it, the connection closed, the delivered decision kept', async () => {
+    const uid = 'delivered-then-garbage';
+    const reply = await exchange(keepAlive('/filter', filterRequest(uid)), { afterMs: 200, raw: 'GARBAGE / HTTP/1.1\r\n\r\n' });
+    const [first, second] = reply.split(/(?<=\n)(?=HTTP\/1\.1 \d{3} )/);
+    expect(statusLine(first!)).toBe('HTTP/1.1 200 OK');
+    expect(JSON.parse(body(first!)).NodeNames).toEqual([NODE_192]);
+    expect(statusLine(second!)).toBe('HTTP/1.1 400 Bad Request');
+    expect(errorOf(second!)).toMatch(/^sandbox-extender: the request is not valid HTTP\/1\.1 \(HPE_INVALID_METHOD/);
+    expect(server.service.cache.reservation(uid)?.nodeName).toBe(NODE_192);
+  });
+
+  // Regression (hostile-input trial): a 60 MB body of nested arrays held the event loop 12 s and 3 GB, then was answered 200.
+  it('a 60 MB body of nested arrays is refused 400 from its first 64 KiB, without waiting for the rest; the connection closed; the next call answered', async () => {
+    const before = reservations();
+    const head = 'POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000000\r\n\r\n';
+    // Only 64 KiB of the declared 60 MB is ever sent: the answer must come from those bytes (else a 408 after 0.5 s).
+    const reply = await exchange(`${head}${'['.repeat(64 * 1024)}`);
+    expect(statusLine(reply)).toBe('HTTP/1.1 400 Bad Request');
+    expect(reply).toMatch(/\r\nConnection: close\r\n/i);
+    expect(errorOf(reply)).toBe('sandbox-extender: request body nests arrays and objects deeper than 100 levels (server.maxRequestDepth)');
+    expect(reservations()).toBe(before);
+    const next = filterRequest('after-deep-body');
+    expect(statusLine(await exchange(`${post('/filter', next)}${next}`))).toBe('HTTP/1.1 200 OK');
+  });
+
+  it('a chunked body of nested objects is refused the same way (no Content-Length to go by)', async () => {
+    const piece = '{"a":'.repeat(1000);
+    const reply = await exchange(`POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${piece.length.toString(16)}\r\n${piece}\r\n`);
+    expect(statusLine(reply)).toBe('HTTP/1.1 400 Bad Request');
+    expect(errorOf(reply)).toBe('sandbox-extender: request body nests arrays and objects deeper than 100 levels (server.maxRequestDepth)');
+  });
+
   it('no Content-Type at all is read as JSON', async () => {
     const text = filterRequest('no-type');
     const reply = await exchange(`${post('/filter', text, {})}${text}`);
@@ -118,9 +184,10 @@ describe('the socket edge', () => {
 
 describe('the rules behind them', () => {
   it('clientErrorReply: a status and message per parser error; nothing for a reset connection', () => {
-    expect(clientErrorReply({ code: 'ERR_HTTP_REQUEST_TIMEOUT' }, 30)).toEqual({ status: 408, reason: 'Request Timeout', message: 'the request was not received in full within 30 s (server.requestTimeoutSeconds)' });
+    expect(clientErrorReply({ code: 'ERR_HTTP_REQUEST_TIMEOUT' }, 30)).toEqual({ status: 408, reason: 'Request Timeout', message: 'the request was not received in full within 30 s (server.requestTimeoutSeconds)', problem: 'timeout' });
     expect(clientErrorReply({ code: 'HPE_HEADER_OVERFLOW' }, 30)?.status).toBe(431);
-    expect(clientErrorReply({ code: 'HPE_INVALID_METHOD', message: 'Invalid method encountered' }, 30)).toEqual({ status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP/1.1 (HPE_INVALID_METHOD: Invalid method encountered)' });
+    expect(clientErrorReply({ code: 'HPE_INVALID_METHOD', message: 'Invalid method encountered' }, 30)).toEqual({ status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP/1.1 (HPE_INVALID_METHOD: Invalid method encountered)', problem: 'invalid_http' });
+    expect(clientErrorReply({ code: 'HPE_HEADER_OVERFLOW' }, 30)?.problem).toBe('headers_too_large');
     expect(clientErrorReply({ code: 'ECONNRESET' }, 30)).toBeNull();
   });
 

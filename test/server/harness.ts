@@ -14,6 +14,7 @@ import { applyListing, listingOf, type CacheUpdates } from '../../src/core/sync.
 import { createApp } from '../../src/server/app.js';
 import type { VerbDeps } from '../../src/server/handlers.js';
 import type { Metrics } from '../../src/observability/metrics.js';
+import type { RequestLog } from '../../src/observability/requestLog.js';
 import { recordOptions } from '../../src/runtime/placement.js';
 import { buildService, type ServiceOptions } from '../../src/runtime/service.js';
 import { readSnapshot, type Snapshot } from '../../src/snapshot/snapshotFile.js';
@@ -44,12 +45,13 @@ export interface Harness {
 
 /**
  * Builds the extender on `snapshot` (default: the bundled examples/snapshot.json).
- * `config` defaults to a seeded least_loaded setup; anything given overrides it.
+ * `config` defaults to a seeded least_loaded setup; anything given overrides it. `extra.requestLog`: where the
+ * edge logs what is wrong with a request (none by default).
  */
 export function makeHarness(
   config: ConfigInput = {},
   snapshot: Snapshot = readSnapshot(SNAPSHOT_PATH),
-  extra: Partial<Pick<VerbDeps, 'bind' | 'onDecision' | 'notReady'>> = {},
+  extra: Partial<Pick<VerbDeps, 'bind' | 'onDecision' | 'notReady'>> & { readonly requestLog?: RequestLog } = {},
   options: ServiceOptions = { clusterMode: extra.bind !== undefined, bindVerb: extra.bind !== undefined },
 ): Harness {
   // Two calls per pod unless a test says otherwise: most of these tests are about the full filter reply.
@@ -59,9 +61,10 @@ export function makeHarness(
   applyListing(updates, sync);
   if (sync.errors.length > 0) throw new Error(`test snapshot has bad objects: ${sync.errors.join('; ')}`);
   const clock = { now: NOW_MS };
+  const { requestLog, ...verbExtra } = extra;
   const app = createApp(
-    { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now, ...extra },
-    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes },
+    { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now, ...verbExtra },
+    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes, maxRequestDepth: parsed.server.maxRequestDepth, maxRequestElements: parsed.server.maxRequestElements, requestLog },
   );
   return { config: parsed, app, service, updates, metrics, clock };
 }

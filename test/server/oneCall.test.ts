@@ -163,7 +163,8 @@ describe('hostile inputs: a readable error, nothing changed', () => {
   });
 
   it('a decision whose reply cannot be encoded is unreserved (the protocol\'s Error, HTTP 200; no reservation left)', async () => {
-    const h = makeHarness({ chooseInFilter: true });
+    // The nesting bound raised past what JSON.stringify can write back (by default, 100, such a body is refused at the door).
+    const h = makeHarness({ chooseInFilter: true, server: { maxRequestDepth: 100_000 } });
     // node-192 (the only node sent) carries a label object nested 20,000 deep: JSON.parse reads it, JSON.stringify cannot write it back.
     const node192 = JSON.stringify(exampleNodes()[2]);
     const deep = `${'{"x":'.repeat(20_000)}{}${'}'.repeat(20_000)}`;

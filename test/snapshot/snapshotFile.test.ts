@@ -14,7 +14,7 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Node, Pod } from '../../src/core/kubeObjects.js';
 import { serve, type RunningServer } from '../../src/runtime/serve.js';
 import { watchFileChanges } from '../../src/fileWatch.js';
-import { SnapshotError, parseSnapshot, readSnapshot, readSnapshotRecords } from '../../src/snapshot/snapshotFile.js';
+import { MAX_SNAPSHOT_DEPTH, SnapshotError, parseSnapshot, readSnapshot, readSnapshotRecords } from '../../src/snapshot/snapshotFile.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { modelState, sampleValue } from '../server/harness.js';
 import { thrown } from '../fixtures/thrown.js';
@@ -65,6 +65,36 @@ function replaceFile(path: string, text: string): void {
 
 function snapshotError(fn: () => unknown): SnapshotError {
   return thrown(SnapshotError, fn);
+}
+
+const DEEP = 1_000_000;
+/**
+ * Snapshot texts nested DEEP levels (the hostile-input trial's files), each otherwise a valid List of the
+ * example cluster: arrays or objects at the top, inside a Node, or a YAML flow sequence.
+ */
+const deepSnapshots: readonly [string, string, () => string][] = [
+  ['arrays at the top', 'json', () => `${'['.repeat(DEEP)}${']'.repeat(DEEP)}`],
+  ['objects at the top', 'json', () => `${'{"a":'.repeat(DEEP)}1${'}'.repeat(DEEP)}`],
+  [
+    'arrays inside a Node of a valid List',
+    'json',
+    () => {
+      const text = JSON.stringify(exampleList());
+      const at = text.indexOf('"metadata":', text.indexOf('"kind":"Node"'));
+      return `${text.slice(0, at)}"deep":${'['.repeat(DEEP)}${']'.repeat(DEEP)},${text.slice(at)}`;
+    },
+  ],
+  ['a YAML flow sequence', 'yaml', () => `apiVersion: v1\nkind: List\nitems:\n- ${'['.repeat(DEEP)}${']'.repeat(DEEP)}\n`],
+];
+
+/** The example List with one Node carrying a field nested so that the file nests `depth` levels in all. */
+function listNested(depth: number): string {
+  const list = exampleList();
+  // The List (1), its items (2), the Node (3): the field's value adds the rest.
+  let value: unknown = 1;
+  for (let i = 3; i < depth; i++) value = [value];
+  list.items[0]!['deep'] = value;
+  return JSON.stringify(list);
 }
 
 describe('parseSnapshot', () => {
@@ -165,6 +195,13 @@ describe('readSnapshot', () => {
     const missing = join(dir, 'missing.json');
     expect(snapshotError(() => readSnapshot(missing)).message).toMatch(new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read: ENOENT`));
   });
+
+  // Regression (hostile-input trial): a YAML flow sequence 1,000,000 deep took 12 s and 1.2 GB before its stack overflowed.
+  it.each(deepSnapshots)('a file nested 1,000,000 deep (%s) is refused, naming the file and the limit', (_what, ext, text) => {
+    const path = join(dir, `deep-whole-${ext}-${text().length}.${ext}`);
+    writeFileSync(path, text());
+    expect(snapshotError(() => readSnapshot(path)).message).toBe(`${path}: nests arrays and objects deeper than 100 levels, the most a snapshot may (a Node or a Pod nests about 15); not read`);
+  });
 });
 
 describe('readSnapshotRecords (the streaming reader serve uses)', () => {
@@ -245,6 +282,34 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
     ],
   ])('refuses %s with a SnapshotError naming the file', async (_what, text, message) => {
     expect(await rejection(text())).toMatch(message);
+  });
+
+  // Regression (hostile-input trial): a file nested 1,000,000 deep froze the streamed parser, and with it serve.
+  it.each(deepSnapshots)('a file nested 1,000,000 deep (%s) is refused at once, naming the file and the limit', async (_what, ext, text) => {
+    const path = join(dir, `deep-records-${n++}.${ext}`);
+    writeFileSync(path, text());
+    const err = await readSnapshotRecords(path, DIMS, OPTS).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(SnapshotError);
+    expect((err as Error).message).toBe(`${path}: nests arrays and objects deeper than 100 levels, the most a snapshot may (a Node or a Pod nests about 15); not read`);
+  });
+
+  it('a file nested exactly MAX_SNAPSHOT_DEPTH deep is read (streamed and whole); one level more is refused', async () => {
+    expect(MAX_SNAPSHOT_DEPTH).toBe(100);
+    const atLimit = file(listNested(MAX_SNAPSHOT_DEPTH));
+    expect((await readSnapshotRecords(atLimit, DIMS, OPTS)).nodes.map((r) => r.name)).toEqual(EXAMPLE_NODE_NAMES);
+    expect(names(readSnapshot(atLimit).nodes)).toEqual(EXAMPLE_NODE_NAMES);
+    const flowYaml = (text: string) => `# YAML in flow style\n${toYaml(JSON.parse(text), { collectionStyle: 'flow' })}`;
+    expect(parseSnapshot(flowYaml(listNested(MAX_SNAPSHOT_DEPTH)), 'at-limit.yaml').nodes).toHaveLength(3);
+    expect(await rejection(listNested(MAX_SNAPSHOT_DEPTH + 1))).toMatch(/: nests arrays and objects deeper than 100 levels/);
+    expect(snapshotError(() => parseSnapshot(flowYaml(listNested(MAX_SNAPSHOT_DEPTH + 1)), 'over.yaml')).message).toMatch(/^over\.yaml: nests arrays and objects deeper than 100 levels/);
+  });
+
+  it('brackets inside strings and YAML comments are not nesting', async () => {
+    const list = exampleList();
+    (list.items[0]!['metadata'] as { annotations?: Record<string, string> }).annotations = { note: `${'['.repeat(500)}"\\${'{'.repeat(500)}` };
+    expect((await read(JSON.stringify(list))).nodes).toHaveLength(3);
+    expect(parseSnapshot(`# ${'['.repeat(500)}\n${toYaml(list)}`, 'comment.yaml').nodes).toHaveLength(3);
+    expect(parseSnapshot(toYaml(list), 'string.yaml').nodes).toHaveLength(3);
   });
 
   it('a missing file is a SnapshotError naming the path', async () => {

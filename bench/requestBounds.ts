@@ -1,0 +1,140 @@
+/**
+ * `npm run bench:bounds`: what the request bounds cost and what real requests need (server.maxRequestBodyBytes,
+ * maxRequestDepth, maxRequestElements; src/jsonBounds.ts).
+ *
+ * For realistic requests at 5,000 candidate nodes (Kubernetes' limit), each as kube-scheduler would send it:
+ *   - names: NodeNames (nodeCacheCapable: true), realistic node names (bench/fixtures.ts) and examples/pod.json;
+ *   - nodes: full Node objects (nodeCacheCapable: false), the twelve real nodes of test/fixtures/nodes in turn,
+ *     each renamed, compact JSON as kube-scheduler's Go encoder writes it (2 to 10 images each);
+ *   - nodes, 50 images: the same with status.images filled to 50 entries (kubelet's nodeStatusMaxImages default),
+ *     the largest a real Node usually is;
+ * it prints the size, depth and elements, the median time of JSON.parse alone and of the bounds pass over the
+ * same bytes in 64 KiB pieces (as they arrive from the socket), and their ratio (the median of per-iteration
+ * ratios, the two run back to back in alternating order so a busy machine slows both alike).
+ * Then hostile bodies: how many bytes the bounds pass reads before it refuses each, and how long that takes.
+ *
+ * Options (environment): BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000).
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { parseConfig } from '../src/config/load.js';
+import type { Node } from '../src/core/kubeObjects.js';
+import { JsonBounds } from '../src/jsonBounds.js';
+import { nodeName } from './fixtures.js';
+
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 30);
+const NODES = Number(process.env.BENCH_NODES ?? 5000);
+const PIECE = 64 * 1024;
+const ROOT = new URL('../../', import.meta.url);
+const defaults = parseConfig({}).server;
+
+function median(samples: readonly number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The bounds pass over `bytes` in socket-sized pieces, with the default bounds; its result. */
+function scan(bytes: Buffer, maxDepth = defaults.maxRequestDepth, maxElements = defaults.maxRequestElements): { bounds: JsonBounds; result: string | null; read: number } {
+  const bounds = new JsonBounds(maxDepth, maxElements);
+  let result: string | null = null;
+  let read = 0;
+  for (let at = 0; at < bytes.length && result === null; at += PIECE) {
+    const piece = bytes.subarray(at, at + PIECE);
+    result = bounds.push(piece);
+    read += piece.length;
+  }
+  return { bounds, result, read };
+}
+
+function realNodes(): Node[] {
+  const dir = new URL('test/fixtures/nodes/', ROOT);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as Node);
+}
+
+/** Node i: real node i mod 12, renamed (metadata.name and its hostname label). */
+function nodeAt(real: readonly Node[], i: number, images?: number): Node {
+  const node = structuredClone(real[i % real.length]!) as { metadata: { name: string; labels?: Record<string, string> }; status?: { images?: { names: string[]; sizeBytes: number }[] } };
+  const name = nodeName(i);
+  node.metadata.name = name;
+  if (node.metadata.labels?.['kubernetes.io/hostname']) node.metadata.labels['kubernetes.io/hostname'] = name;
+  if (images !== undefined && node.status) {
+    const have = node.status.images ?? [];
+    node.status.images = Array.from({ length: images }, (_, k) =>
+      have[k] ?? {
+        names: [`registry.example.com/team-${k % 7}/service-${k}@sha256:${(k * 2654435761 >>> 0).toString(16).padStart(64, '0')}`, `registry.example.com/team-${k % 7}/service-${k}:v1.${k}.0`],
+        sizeBytes: 50_000_000 + k * 1_000_003,
+      },
+    );
+  }
+  return node as Node;
+}
+
+function request(kind: 'names' | 'nodes' | 'nodes50'): Buffer {
+  const pod = JSON.parse(readFileSync(new URL('examples/pod.json', ROOT), 'utf8')) as unknown;
+  if (kind === 'names') return Buffer.from(JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.from({ length: NODES }, (_, i) => nodeName(i)) }));
+  const real = realNodes();
+  const items = Array.from({ length: NODES }, (_, i) => nodeAt(real, i, kind === 'nodes50' ? 50 : undefined));
+  return Buffer.from(JSON.stringify({ Pod: pod, Nodes: { metadata: {}, items }, NodeNames: null }));
+}
+
+function measure(label: string, bytes: Buffer): void {
+  const text = bytes.toString('utf8');
+  const { bounds, result } = scan(bytes, Infinity, Infinity);
+  const parse: number[] = [];
+  const pass: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    let p = 0;
+    let s = 0;
+    const runParse = () => {
+      const start = performance.now();
+      JSON.parse(text);
+      p = performance.now() - start;
+    };
+    const runScan = () => {
+      const start = performance.now();
+      scan(bytes, Infinity, Infinity);
+      s = performance.now() - start;
+    };
+    if (i % 2) {
+      runParse();
+      runScan();
+    } else {
+      runScan();
+      runParse();
+    }
+    parse.push(p);
+    pass.push(s);
+    ratios.push(s / p);
+  }
+  const mb = (bytes.length / 1e6).toFixed(2);
+  console.log(
+    `${label.padEnd(22)} ${mb.padStart(7)} MB  depth ${String(bounds.maxDepthSeen).padStart(3)}  elements ${String(bounds.elements).padStart(9)}  ` +
+      `JSON.parse ${median(parse).toFixed(2).padStart(7)} ms  bounds pass ${median(pass).toFixed(2).padStart(6)} ms  ×parse ${median(ratios).toFixed(3)}${result ? `  (${result})` : ''}`,
+  );
+}
+
+function hostile(label: string, bytes: Buffer): void {
+  const times: number[] = [];
+  let outcome = scan(bytes);
+  for (let i = 0; i < ITERATIONS; i++) {
+    const start = performance.now();
+    outcome = scan(bytes);
+    times.push(performance.now() - start);
+  }
+  console.log(`${label.padEnd(44)} ${(bytes.length / 1e6).toFixed(0).padStart(3)} MB  refused: ${outcome.result ?? 'no'} after ${outcome.read} bytes read, ${(median(times) * 1000).toFixed(0)} µs`);
+}
+
+console.log(`bounds (defaults): depth ${defaults.maxRequestDepth}, elements ${defaults.maxRequestElements}, body ${defaults.maxRequestBodyBytes} bytes; ${NODES} nodes, ${ITERATIONS} iterations, medians`);
+measure('names (NodeNames)', request('names'));
+measure('nodes (Node objects)', request('nodes'));
+measure('nodes, 50 images each', request('nodes50'));
+console.log();
+const sixty = 30_000_000;
+hostile('60 MB of nested arrays ([[[...]]])', Buffer.from(`${'['.repeat(sixty)}${']'.repeat(sixty)}`));
+hostile('60 MB of empty arrays ([[],[],...])', Buffer.from(`[${'[],'.repeat(20_000_000 - 1)}[]]`));
+hostile('60 MB of nested objects ({"a":{"a":...}})', Buffer.from(`${'{"a":'.repeat(10_000_000)}1${'}'.repeat(10_000_000)}`));
