@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts a local Kubernetes control plane with the sandbox-extender wired into kube-scheduler, as plain
-# processes on 127.0.0.1 (no Docker, no kubelet):
+# processes on 127.0.0.1 (no Docker; kubelets only with REAL_NODES=N):
 #
 #   etcd -> kube-apiserver (RBAC) -> kube-controller-manager
 #        -> KWOK (fake nodes from a cluster description; bound pods become Running and Ready)

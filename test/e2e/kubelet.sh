@@ -31,8 +31,9 @@
 #                             without a pull (imagePullPolicy IfNotPresent) and kubelet never collects them
 #   REAL_NODE_REGISTRY        HOST:PORT of a plain-HTTP registry on loopback that the nodes may pull from
 #   REAL_NODE_LABELS          --node-labels (default type=real; the KWOK nodes carry type=kwok)
-# The kubelet sets the kernel tunables every kubelet sets on its node (vm.overcommit_memory=1, kernel.panic=10,
-# kernel.panic_on_oops=1): the machine is a node while it runs.
+# Every kubelet sets kernel tunables of its node (vm.overcommit_memory=1, kernel.panic=10, kernel.panic_on_oops=1
+# ...). The machine is a node only while the real nodes run: `up` keeps the values it found (nodes/kernel-tunables)
+# and `down` writes them back when the last node is gone.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -50,6 +51,24 @@ mounts_of_type() { awk -v want=" $* " '{ for (i = 7; i < NF; i++) if ($i == "-")
 cgroup_v1_dirs() { mounts_of_type cgroup; }
 cgroup_dirs() { mounts_of_type cgroup cgroup2; }
 cgroup_root() { echo "/sandbox-e2e-$1"; }
+
+# The tunables of kubelet's setupKernelTunables (pkg/kubelet/cm/container_manager_linux.go, v1.36).
+KERNEL_TUNABLES=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys
+                 kernel/keys/root_maxbytes)
+save_kernel_tunables() {
+  local f=$NODES_DIR/kernel-tunables t
+  [ -f "$f" ] && return 0
+  for t in "${KERNEL_TUNABLES[@]}"; do [ -r "/proc/sys/$t" ] && echo "$t $(cat "/proc/sys/$t")"; done >"$f"
+}
+restore_kernel_tunables() {
+  local f=$NODES_DIR/kernel-tunables t v
+  [ -f "$f" ] || return 0
+  while read -r t v; do
+    [ "$(cat "/proc/sys/$t" 2>/dev/null)" = "$v" ] || echo "$v" >"/proc/sys/$t" 2>/dev/null \
+      || e2e_log "could not set /proc/sys/$t back to $v"
+  done <"$f"
+  rm -f "$f"
+}
 
 ctr_of() { ctr --address "$NODES_DIR/$1/containerd.sock" --namespace k8s.io "${@:2}"; }
 
@@ -184,8 +203,12 @@ initialize_node() {
   "${KUBECTL[@]}" patch node "$name" --subresource=status --type=merge \
     -p '{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"}]}}' >/dev/null
   "${KUBECTL[@]}" taint node "$name" node.cloudprovider.kubernetes.io/uninitialized- >/dev/null 2>&1 || true
-  node_ready() { [ "$("${KUBECTL[@]}" get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
-  e2e_wait_for "kubelet-$name" "Ready" node_ready "$name"
+  # Ready, and the node lifecycle controller's node.kubernetes.io/not-ready taint (added while the node registered)
+  # gone again: no taint left at all.
+  node_ready() {
+    [ "$("${KUBECTL[@]}" get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.spec.taints}')" = True/ ]
+  }
+  e2e_wait_for "kubelet-$name" "Ready, untainted" node_ready "$name"
 }
 
 up() {
@@ -205,6 +228,7 @@ up() {
   done
   local t0=$SECONDS
   mkdir -p "$NODES_DIR"
+  save_kernel_tunables
   for name in "$@"; do prepare_node "$name"; start_node "$name"; done
   for name in "$@"; do initialize_node "$name"; done
   e2e_log "real nodes Ready in $((SECONDS - t0))s: $*"
@@ -256,6 +280,8 @@ down() {
   fi
   local name
   for name in "${names[@]}"; do down_node "$name"; done
+  local left=("$NODES_DIR"/*/)
+  [ -d "${left[0]}" ] || restore_kernel_tunables
   rmdir "$NODES_DIR" 2>/dev/null || true
 }
 
