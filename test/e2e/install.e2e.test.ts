@@ -290,7 +290,10 @@ describe('installed as users install it, on real nodes', () => {
     const deployment = await kubectl.json<{ spec: { template: { spec: { hostNetwork?: boolean } } } }>(['-n', 'sandbox-system', 'get', 'deployment', 'sandbox-extender']);
     expect(deployment.spec.template.spec.hostNetwork).toBeUndefined(); // the chart's default
     const images = (await kubectl.json<{ spec: { containers: { image: string }[] } }>(['-n', 'sandbox-system', 'get', 'pod', pod.metadata.name])).spec.containers.map((c) => c.image);
-    expect(images).toEqual([names.KUBE_SCHEDULER_IMAGE, `${image.IMAGE_REGISTRY}/sandbox-extender:0.1.0`, `${image.IMAGE_REGISTRY}/sandbox-extender:0.1.0`]);
+    // The chart's defaults: kube-scheduler of the control plane's version, the extender tagged as the package.
+    const extenderImage = `${image.IMAGE_REGISTRY}/sandbox-extender:${(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version}`;
+    expect(images).toEqual([`registry.k8s.io/kube-scheduler:${K8S_VERSION}`, extenderImage, extenderImage]);
+    expect(names.KUBE_SCHEDULER_IMAGE).toBe(`registry.k8s.io/kube-scheduler:${K8S_VERSION}`);
 
     const holder = await leaseRenewed('sandbox-system', 'sandbox-scheduler');
     log(`lease sandbox-system/sandbox-scheduler held and renewed by ${holder}`);

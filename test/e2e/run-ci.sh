@@ -21,6 +21,13 @@ on_exit() {
       echo "----- last lines of ${f#"$REPO_ROOT"/}" >&2
       tail -n 25 "$f" >&2
     done
+    # install.e2e.test.ts's cluster of its own: the real nodes and the README block's transcript.
+    for f in "$REPO_ROOT"/.cache/e2e-install/logs/{kubelet-real-*,containerd-real-*}.log \
+             "$REPO_ROOT"/.cache/e2e-install/logs/readme-helm-block.txt; do
+      [ -s "$f" ] || continue
+      echo "----- last lines of ${f#"$REPO_ROOT"/}" >&2
+      tail -n 25 "$f" >&2
+    done
   fi
   "$E2E_DIR/cluster-down.sh" --keep-logs >&2
   e2e_log "e2e tier finished in $((SECONDS - t0))s (exit $rc)"
