@@ -1,13 +1,15 @@
-# syntax=docker/dockerfile:1
 # sandbox-extender image: build with the dev dependencies, run on distroless Node 20 with the production
 # dependencies only, as a non-root user. The command is `sandbox-extender`, serve by default; health checks are
 # Kubernetes probes (/healthz, /readyz), so there is no HEALTHCHECK.
 #
-#   docker build -t REGISTRY/sandbox-extender:0.1.0 .
+#   docker build --network host -t REGISTRY/sandbox-extender:0.1.0 .
 #   docker run --rm -p 8888:8888 -v "$PWD/examples:/examples:ro" REGISTRY/sandbox-extender:0.1.0 \
 #     serve --snapshot /examples/snapshot.json --host 0.0.0.0
 #
-# scripts/check-dockerfile.sh runs these stages' COPY and RUN steps without an engine (CI has none).
+# --network host: `npm ci` reaches the npm registry through the host's network, also on an engine without a bridge
+# network (the default build network is the bridge). The image tier (test/image/run-ci.sh) builds this file from
+# locally made base images, both through the build arguments and as the README writes it, and runs the image as the
+# chart does.
 
 ARG BUILD_IMAGE=node:20-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot

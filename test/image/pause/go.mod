@@ -1,0 +1,3 @@
+module sandbox-extender/test/image/pause
+
+go 1.22
