@@ -48,7 +48,7 @@ for size in "$@"; do
   fi
   for t in $(dk image ls "$name" --format '{{.Tag}}'); do [ "$t" = "$key" ] || dk rmi "$name:$t" >/dev/null || true; done
   ref=$REG/$name:$key
-  if curl -fsS -o /dev/null -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' "http://$REG/v2/$name/manifests/$key"; then
+  if curl -fs -o /dev/null -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' "http://$REG/v2/$name/manifests/$key"; then
     image_log "$ref: in the registry"
   else
     t0=$SECONDS
