@@ -92,6 +92,12 @@ if (pod) {
     if (csc.readOnlyRootFilesystem !== true) problem(`${where}: readOnlyRootFilesystem is not true`);
     if (!csc.capabilities?.drop?.includes('ALL')) problem(`${where}: capabilities.drop lacks ALL`);
     if (!c.livenessProbe) problem(`${where}: no livenessProbe`);
+    // The kubelet resolves a probe's named port among the ports of the probe's own container only (a name of
+    // another container's port fails the probe: "strconv.Atoi: parsing ...: invalid syntax").
+    for (const kind of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+      const port = c[kind]?.httpGet?.port ?? c[kind]?.tcpSocket?.port;
+      if (typeof port === 'string' && !(c.ports ?? []).some((p) => p.name === port)) problem(`${where}: ${kind} names port "${port}", which is not one of this container's ports`);
+    }
     if (!c.resources?.requests) problem(`${where}: no resource requests`);
   }
   const ext = (pod.containers ?? []).find((c) => c.name === 'extender');
@@ -147,6 +153,32 @@ if (schedulerCm && config) {
   const cport = pod?.containers?.find((c) => c.name === 'extender')?.ports?.find((p) => p.name === port?.targetPort);
   if (!cport || cport.containerPort !== config.server.port) problem(`Service ${svc?.metadata?.name}: targetPort ${port?.targetPort} is not the extender's port ${config.server.port}`);
   notes.push(`extender mode: Service ${svc?.metadata?.name}:${port?.port} -> ${config.server.port} (https${config.server.tls?.clientCaFile ? ', client certificates' : ''})`);
+}
+
+// ---------------------------------------------------------------------------------------------- network
+// Host network: cluster DNS kept, the declared ports distinct (they are the node's), the old pod stopped before
+// the new one starts. The API server's address, when given, reaches both clients of the API alike.
+if (pod) {
+  const ports = (pod.containers ?? []).flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
+  if (pod.hostNetwork) {
+    if (pod.dnsPolicy !== 'ClusterFirstWithHostNet') problem(`${id(deployment)}: hostNetwork without dnsPolicy ClusterFirstWithHostNet`);
+    if (new Set(ports).size !== ports.length) problem(`${id(deployment)}: hostNetwork with ports used twice: ${ports.join(', ')}`);
+    if (config?.server.host === '127.0.0.1' && !ports.includes(config.server.port)) problem(`${id(deployment)}: hostNetwork, but the extender's loopback port ${config.server.port} is not declared`);
+    const ru = deployment.spec?.strategy?.rollingUpdate;
+    if (ru?.maxSurge !== 0 || ru?.maxUnavailable !== 1) problem(`${id(deployment)}: hostNetwork with a rolling update that starts the new pod first: ${JSON.stringify(deployment.spec?.strategy)}`);
+    notes.push(`host network: ports ${ports.join(', ')}`);
+  } else if (pod.dnsPolicy) problem(`${id(deployment)}: dnsPolicy ${pod.dnsPolicy} without hostNetwork`);
+  const apiEnv = (name) => {
+    const c = pod.containers?.find((x) => x.name === name);
+    const get = (k) => c?.env?.find((v) => v.name === k)?.value;
+    return c ? `${get('KUBERNETES_SERVICE_HOST') ?? ''}:${get('KUBERNETES_SERVICE_PORT') ?? ''}` : undefined;
+  };
+  const clients = ['kube-scheduler', 'extender'].map(apiEnv).filter((v) => v !== undefined);
+  if (new Set(clients).size > 1) problem(`${id(deployment)}: kube-scheduler and the extender are given different API server addresses: ${clients.join(' / ')}`);
+  if (clients[0] && clients[0] !== ':') {
+    if (/^:|:$/.test(clients[0])) problem(`${id(deployment)}: the API server's address is incomplete: ${clients[0]}`);
+    notes.push(`API server: ${clients[0]} (KUBERNETES_SERVICE_HOST/PORT)`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------- requeue object

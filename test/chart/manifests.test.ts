@@ -82,11 +82,12 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
     interface Container {
       name: string;
       args?: string[];
-      ports?: unknown[];
+      ports?: { name: string; containerPort: number }[];
       securityContext: Record<string, unknown>;
       resources: { requests?: Record<string, string> };
-      livenessProbe?: { httpGet?: { path: string } };
-      readinessProbe?: { httpGet?: { path: string } };
+      startupProbe?: { httpGet?: { path: string; port: number | string } };
+      livenessProbe?: { httpGet?: { path: string; port: number | string } };
+      readinessProbe?: { httpGet?: { path: string; port: number | string } };
     }
     const pod = (byKindName('Deployment', 'sandbox-extender')!.spec as { template: { spec: { securityContext: Record<string, unknown>; containers: Container[] } } }).template.spec;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
@@ -101,6 +102,16 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
     expect(extender.readinessProbe?.httpGet?.path).toBe('/readyz');
     expect(extender.livenessProbe?.httpGet?.path).toBe('/healthz');
     expect(extender.ports).toBeUndefined();
+    // A kubelet looks a probe's port name up among the probe's own container's ports: the extender's probes go to
+    // the gateway's port by number (a name of the gateway's port failed them on a real node).
+    const gatewayPort = pod.containers.find((c) => c.name === 'metrics-gateway')!.ports!.find((p) => p.name === 'metrics')!.containerPort;
+    expect([extender.startupProbe, extender.livenessProbe, extender.readinessProbe].map((p) => p?.httpGet?.port)).toEqual([gatewayPort, gatewayPort, gatewayPort]);
+    for (const c of pod.containers) {
+      for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) {
+        const port = probe?.httpGet?.port;
+        if (typeof port === 'string') expect(`${c.name}: ${port}`).toBe(`${c.name}: ${(c.ports ?? []).find((p) => p.name === port)?.name}`);
+      }
+    }
   });
 
   it('ships the chart’s metrics gateway unchanged', () => {

@@ -5,6 +5,7 @@
  *   <!-- runnable -->        run here, in the unit tier (needs only the checkout, `npm ci` and the build that
  *                            `npm test` makes first)
  *   <!-- runnable: e2e -->   run by the e2e tier against its running cluster (test/e2e/docs.e2e.test.ts)
+ *   <!-- runnable: install --> run by test/e2e/install.e2e.test.ts on a cluster with real nodes and a registry
  * A block with `$ ` lines is a transcript (each command's stdout is compared with the lines after it, `...`
  * standing for any lines); any other block is a bash script that must exit 0.
  */
@@ -15,10 +16,11 @@ import { ROOT, allRunnableBlocks, isRunning, matchesTranscript, runBlock, runnab
 
 describe('runnable blocks: the markers and the transcript format', () => {
   it('finds a marked block and its tier; a marker without a block, or of an unknown tier, is an error', () => {
-    const md = 'text\n<!-- runnable -->\n\n```sh\necho hi\n```\n<!-- runnable: e2e -->\n```bash\nkubectl get nodes\n```\n```sh\nnot marked\n```\n';
+    const md = 'text\n<!-- runnable -->\n\n```sh\necho hi\n```\n<!-- runnable: e2e -->\n```bash\nkubectl get nodes\n```\n```sh\nnot marked\n```\n<!-- runnable: install -->\n```sh\nhelm install x\n```\n';
     expect(runnableBlocks(md, 'x.md')).toEqual([
       { where: 'x.md:4', tier: 'unit', body: 'echo hi' },
       { where: 'x.md:8', tier: 'e2e', body: 'kubectl get nodes' },
+      { where: 'x.md:15', tier: 'install', body: 'helm install x' },
     ]);
     expect(() => runnableBlocks('<!-- runnable -->\nno block here\n', 'y.md')).toThrow('y.md:1: the runnable marker is not followed by a fenced code block');
     expect(() => runnableBlocks('<!-- runnable: someday -->\n```sh\ntrue\n```\n', 'z.md')).toThrow('z.md:1: unknown runnable tier "someday"');

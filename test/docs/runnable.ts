@@ -1,7 +1,9 @@
 /**
  * Runnable blocks of the documentation: a fenced code block whose line before (blank lines between allowed) is
  * the HTML comment `<!-- runnable -->` (run by the unit tier, test/docs/runnable.test.ts) or
- * `<!-- runnable: e2e -->` (run by the e2e tier against the running cluster, test/e2e/docs.e2e.test.ts).
+ * `<!-- runnable: e2e -->` (run by the e2e tier against the running cluster, test/e2e/docs.e2e.test.ts) or
+ * `<!-- runnable: install -->` (run by test/e2e/install.e2e.test.ts on a cluster of its own with real nodes, with a
+ * container engine and a loopback registry, every `REGISTRY` replaced by that registry's address: how users install).
  * The comment renders as nothing on GitHub. Two kinds of block:
  *
  * - a transcript: lines starting with `$ ` are commands (a trailing `\` continues one on the next line), the lines
@@ -26,7 +28,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export type Tier = 'unit' | 'e2e';
+export type Tier = 'unit' | 'e2e' | 'install';
 
 export interface RunnableBlock {
   /** path:line of the opening fence, relative to the repository root */
@@ -59,7 +61,7 @@ export function runnableBlocks(text: string, file: string): RunnableBlock[] {
     const marker = /^<!--\s*runnable(?::\s*([a-z0-9]+))?\s*-->\s*$/.exec(lines[i]!);
     if (!marker) continue;
     const tier = marker[1] ?? 'unit';
-    if (tier !== 'unit' && tier !== 'e2e') throw new Error(`${file}:${i + 1}: unknown runnable tier "${tier}" (unit or e2e)`);
+    if (tier !== 'unit' && tier !== 'e2e' && tier !== 'install') throw new Error(`${file}:${i + 1}: unknown runnable tier "${tier}" (unit, e2e or install)`);
     let open = i + 1;
     while (open < lines.length && lines[open]!.trim() === '') open++;
     const fence = /^(```+)[\w-]*\s*$/.exec(lines[open] ?? '');

@@ -21,6 +21,9 @@
 #   test/e2e/build-tools.sh --loadgen         build only bench:ceiling's load generator if missing; print its path
 # The last two are benchmark tools (npm run bench:scheduler-perf, bench:ceiling): never built by the e2e tier.
 #   test/e2e/build-tools.sh --agent-sandbox   build only agent-sandbox-controller (+ CRDs) if missing; print its path
+#   test/e2e/build-tools.sh --kubelet         build only the kubelet of the real nodes (tools/kubelet) if missing; print
+#                                             its path. Its own folder and lock, like the oracle; about 5 min cold on
+#                                             2 cores alone, less when the control plane's packages are in the cache.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -29,6 +32,16 @@ if [ "${1:-}" = "--print-bin" ]; then echo "$E2E_BIN"; exit 0; fi
 command -v go >/dev/null || e2e_die "go is not installed (need Go >= $GO_LINE)"
 export GOMODCACHE=$E2E_CACHE/gomod GOCACHE=$E2E_CACHE/go-build
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-modcacherw   # -modcacherw: the cache can be removed with rm -rf
+
+# Kubernetes: the same -X version stamps as upstream hack/lib/version.sh, so `--version` prints the release
+# (without them it says v0.0.0-master+$Format:%H$), and upstream's tags for static release binaries.
+k8s_minor=${K8S_VERSION#v1.}; k8s_minor=${k8s_minor%%.*}
+k8s_ld="-s -w"
+for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+  k8s_ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$k8s_minor -X $p.gitTreeState=clean"
+  k8s_ld+=" -X $p.buildDate=1970-01-01T00:00:00Z"
+done
+k8s_tags=selinux,notest,grpcnotrace
 
 check_go_version() {
   go_version=$(go env GOVERSION)
@@ -90,6 +103,29 @@ build_agent_sandbox() {
   exec 6>&-
 }
 
+# The kubelet (tools/kubelet): the control plane's version stamps and tags (k8s_ld, k8s_tags), its own lock and folder.
+build_kubelet() {
+  [ -x "$E2E_KUBELET_BIN" ] && return 0
+  mkdir -p "$E2E_CACHE"
+  exec 5>"$E2E_CACHE/kubelet-build.lock"
+  flock 5
+  if [ ! -x "$E2E_KUBELET_BIN" ]; then
+    check_go_version
+    local dir partial t0=$SECONDS out
+    dir=$(dirname "$E2E_KUBELET_BIN"); partial=$dir.partial
+    rm -rf "$partial"; mkdir -p "$partial"
+    e2e_log "kubelet $K8S_VERSION: go build (test/e2e/tools/kubelet) into $dir"
+    (cd "$TOOLS_DIR/kubelet" && go build -trimpath -tags "$k8s_tags" -ldflags "$k8s_ld" -o "$partial/kubelet" \
+        k8s.io/kubernetes/cmd/kubelet) \
+      || e2e_die "building the kubelet failed (module test/e2e/tools/kubelet); see the go output above"
+    out=$("$partial/kubelet" --version 2>&1) || e2e_die "kubelet --version failed: $out"
+    [ "$out" = "Kubernetes $K8S_VERSION" ] || e2e_die "kubelet --version: $out"
+    rm -rf "$dir"; mv "$partial" "$dir"
+    e2e_log "kubelet: done in $((SECONDS - t0))s ($(du -h "$E2E_KUBELET_BIN" | cut -f1))"
+  fi
+  exec 5>&-
+}
+
 if [ "${1:-}" = "--accounting" ]; then build_accounting; echo "$E2E_ACCOUNTING_BIN"; exit 0; fi
 
 # kube-scheduler's benchmark harness, test/integration/scheduler_perf of k8s.io/kubernetes, compiled as the test
@@ -140,12 +176,13 @@ build_loadgen() {
 if [ "${1:-}" = "--scheduler-perf" ]; then build_scheduler_perf; echo "$E2E_SCHEDULER_PERF_DIR"; exit 0; fi
 if [ "${1:-}" = "--loadgen" ]; then build_loadgen; echo "$E2E_LOADGEN_BIN"; exit 0; fi
 if [ "${1:-}" = "--agent-sandbox" ]; then build_agent_sandbox; echo "$E2E_AGENT_SANDBOX_BIN"; exit 0; fi
-if e2e_tools_complete; then build_accounting; build_agent_sandbox; e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
+if [ "${1:-}" = "--kubelet" ]; then build_kubelet; echo "$E2E_KUBELET_BIN"; exit 0; fi
+if e2e_tools_complete; then build_accounting; build_agent_sandbox; build_kubelet; e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
 
 mkdir -p "$E2E_CACHE"
 exec 9>"$E2E_CACHE/build.lock"
 flock 9                                   # one build at a time per cache
-if e2e_tools_complete; then flock -u 9; build_accounting; build_agent_sandbox; e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
+if e2e_tools_complete; then flock -u 9; build_accounting; build_agent_sandbox; build_kubelet; e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
 check_go_version
 
 PARTIAL=$E2E_BIN.partial                 # binaries land here one by one; the folder is renamed when complete
@@ -166,15 +203,6 @@ build() {
 
 t_all=$SECONDS
 
-# Kubernetes: the same -X version stamps as upstream hack/lib/version.sh, so `--version` prints the release
-# (without them it says v0.0.0-master+$Format:%H$), and upstream's tags for static release binaries.
-k8s_minor=${K8S_VERSION#v1.}; k8s_minor=${k8s_minor%%.*}
-k8s_ld="-s -w"
-for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-  k8s_ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$k8s_minor -X $p.gitTreeState=clean"
-  k8s_ld+=" -X $p.buildDate=1970-01-01T00:00:00Z"
-done
-k8s_tags=selinux,notest,grpcnotrace
 k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 
 # The four Kubernetes commands in one go build: their shared dependency tree is compiled once and the four links
@@ -207,11 +235,12 @@ other_lane() {
   build etcd etcd "-s -w" go.etcd.io/etcd/server/v3
   build kwok kwok "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
   build helm helm "$helm_ld" helm.sh/helm/v3/cmd/helm
+  build_kubelet
 }
 other_lane & other_pid=$!
 trap 'kill "$other_pid" 2>/dev/null || true' EXIT
 build_k8s
-wait "$other_pid" || e2e_die "the second build lane failed (accounting oracle, agent-sandbox-controller, etcd, kwok or helm); see above"
+wait "$other_pid" || e2e_die "the second build lane failed (accounting oracle, agent-sandbox-controller, etcd, kwok, helm or kubelet); see above"
 trap - EXIT
 
 # KWOK stage files (pod/node lifecycle for the fake nodes); the standalone kwok has none built in.

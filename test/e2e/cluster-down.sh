@@ -30,6 +30,8 @@ for f in "$PIDS"/*; do
 done
 
 failed=0
+# Real nodes first (kubelet.sh): their kubelets, the pods' containers and their containerds, mounts and cgroups.
+if [ -d "$E2E_STATE/nodes" ]; then "$E2E_DIR/kubelet.sh" down || failed=1; fi
 for n in "${order[@]}"; do
   e2e_stop "$n" || failed=1
 done

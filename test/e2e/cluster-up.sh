@@ -9,6 +9,7 @@
 #        -> kube-scheduler "sandbox-scheduler" (profile sandbox-scheduler + the extender, own lease)
 #        -> kube-scheduler "default-scheduler" (profile default-scheduler only, for comparison)
 #        -> agent-sandbox-controller (Sandbox, SandboxTemplate, SandboxClaim, SandboxWarmPool; AGENT_SANDBOX=0: none)
+#        -> real nodes beside the KWOK nodes (REAL_NODES=N: a containerd and a kubelet each, test/e2e/kubelet.sh)
 #
 # Every listener is on 127.0.0.1 at a free port chosen at start. State goes to $SANDBOX_E2E_STATE (default
 # .e2e/ in the repository): kubeconfig, cluster.env (ports and URLs), pids/, cmd/, logs/, pki/, etcd/.
@@ -34,6 +35,10 @@
 #                                                 default): not set, kube-scheduler as shipped; 0–100: a labelled extra
 #   AGENT_SANDBOX=1                               apply the agent-sandbox CRDs (served at v1beta1 only, conversion None)
 #                                                 and run agent-sandbox-controller (0: neither)
+#   SANDBOX_SCHEDULER=1                           start the extender and the sandbox-scheduler kube-scheduler (0:
+#                                                 neither, for a cluster where the Helm chart installs its own)
+#   REAL_NODES=0                                  real nodes real-0 ... real-<N-1> (test/e2e/kubelet.sh; its
+#                                                 REAL_NODE_* variables name the images and the registry)
 #   E2E_START_TIMEOUT=120                         seconds to wait for each component
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +57,10 @@ EXTENDER_BUILD=${EXTENDER_BUILD:-1}
 KWOK_POD_READY_DELAY=${KWOK_POD_READY_DELAY:-0s}
 AGENT_SANDBOX=${AGENT_SANDBOX:-1}
 case "$AGENT_SANDBOX" in 0|1) ;; *) e2e_die "AGENT_SANDBOX must be 0 or 1, not '$AGENT_SANDBOX'";; esac
+SANDBOX_SCHEDULER=${SANDBOX_SCHEDULER:-1}
+case "$SANDBOX_SCHEDULER" in 0|1) ;; *) e2e_die "SANDBOX_SCHEDULER must be 0 or 1, not '$SANDBOX_SCHEDULER'";; esac
+REAL_NODES=${REAL_NODES:-0}
+[[ $REAL_NODES =~ ^[0-9]$ ]] || e2e_die "REAL_NODES must be a number of nodes 0-9, not '$REAL_NODES'"
 case "$KWOK_POD_READY_DELAY" in
   *ms) ready_delay_ms=${KWOK_POD_READY_DELAY%ms};;
   *s) ready_delay_ms=${KWOK_POD_READY_DELAY%s}
@@ -92,6 +101,8 @@ if [ -z "$CLUSTER_NODES" ]; then
   [ -f "$CLUSTER" ] || e2e_die "cluster description $CLUSTER not found"
 fi
 
+# Real nodes of a run that was killed leave mounts and containers behind: remove them before the folder.
+[ ! -d "$E2E_STATE/nodes" ] || "$E2E_DIR/kubelet.sh" down
 rm -rf "$E2E_STATE"
 mkdir -p "$PKI" "$LOGS" "$PIDS" "$S/etcd"
 chmod 700 "$PKI" "$S/etcd"
@@ -269,7 +280,9 @@ wait_for kwok "all $node_count nodes Ready" nodes_ready
 
 # ---------------------------------------------------------------------------------------------- extender
 SNAPSHOT=
-if [ "$EXTENDER_MODE" = snapshot ]; then
+if [ "$SANDBOX_SCHEDULER" = 0 ]; then
+  e2e_log "SANDBOX_SCHEDULER=0: no extender and no sandbox-scheduler"
+elif [ "$EXTENDER_MODE" = snapshot ]; then
   # Snapshot mode: the extender reads a file that this loop refreshes (no API access, no bind, no Events).
   SNAPSHOT=$S/snapshot.json
   feeder=(node "$E2E_DIR/snapshot-feeder.mjs" --kubectl "$BIN/kubectl" --kubeconfig "$E2E_KUBECONFIG" --out "$SNAPSHOT")
@@ -283,12 +296,14 @@ else
     || { cat "$LOGS/rbac-extender.log" >&2; e2e_die "applying the sandbox-extender RBAC failed"; }
   extender=(node "$EXTENDER_MAIN" serve --kubeconfig "$PKI/sandbox-extender.kubeconfig" --host 127.0.0.1 --port "$P_EXT")
 fi
-[ -z "$EXTENDER_CONFIG" ] || extender+=(--config "$EXTENDER_CONFIG")
-start sandbox-extender "${extender[@]}"
-wait_for sandbox-extender "ready ($EXTENDER_MODE mode)" curl -fsS "http://127.0.0.1:$P_EXT/readyz"
-if forbidden=$(e2e_forbidden "$LOGS/sandbox-extender.log"); then
-  echo "$forbidden" >&2
-  e2e_die "the API server refused the extender a request (above): manifests/sandbox-extender-rbac.yaml lacks a permission"
+if [ "$SANDBOX_SCHEDULER" = 1 ]; then
+  [ -z "$EXTENDER_CONFIG" ] || extender+=(--config "$EXTENDER_CONFIG")
+  start sandbox-extender "${extender[@]}"
+  wait_for sandbox-extender "ready ($EXTENDER_MODE mode)" curl -fsS "http://127.0.0.1:$P_EXT/readyz"
+  if forbidden=$(e2e_forbidden "$LOGS/sandbox-extender.log"); then
+    echo "$forbidden" >&2
+    e2e_die "the API server refused the extender a request (above): manifests/sandbox-extender-rbac.yaml lacks a permission"
+  fi
 fi
 
 # ---------------------------------------------------------------------------------------------- schedulers
@@ -321,11 +336,13 @@ start_scheduler() {
     --bind-address=127.0.0.1 --secure-port="$2" \
     --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --profiling=false
 }
-start_scheduler kube-scheduler-sandbox "$P_SCHED" "$SANDBOX_SCHEDULER_CONFIG"
+[ "$SANDBOX_SCHEDULER" = 0 ] || start_scheduler kube-scheduler-sandbox "$P_SCHED" "$SANDBOX_SCHEDULER_CONFIG"
 start_scheduler kube-scheduler-default "$P_SCHED_DEFAULT" "$S/kube-scheduler-default.yaml"
 lease_held() { [ -n "$("${KUBECTL[@]}" -n kube-system get lease "$1" -o 'jsonpath={.spec.holderIdentity}')" ]; }
-wait_for kube-scheduler-sandbox "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED/healthz"
-wait_for kube-scheduler-sandbox "leader (lease kube-system/$SCHEDULER_NAME)" lease_held "$SCHEDULER_NAME"
+if [ "$SANDBOX_SCHEDULER" = 1 ]; then
+  wait_for kube-scheduler-sandbox "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED/healthz"
+  wait_for kube-scheduler-sandbox "leader (lease kube-system/$SCHEDULER_NAME)" lease_held "$SCHEDULER_NAME"
+fi
 wait_for kube-scheduler-default "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED_DEFAULT/healthz"
 wait_for kube-scheduler-default "leader (lease kube-system/kube-scheduler)" lease_held kube-scheduler
 
@@ -356,7 +373,21 @@ if [ "$AGENT_SANDBOX" = 1 ]; then
   wait_for agent-sandbox-controller "ready (controllers ${E2E_AGENT_SANDBOX_CONTROLLERS[*]} started)" e2e_agent_sandbox_started "$AS_HEALTH_URL"
 fi
 
+# ---------------------------------------------------------------------------------------------- real nodes
+# With real nodes, a MutatingAdmissionPolicy stands in for a pod network: pods created without hostNetwork get it,
+# and the API server's loopback address as their in-cluster address (manifests/pod-network-stand-in.yaml says why).
+real_nodes=()
+for ((i = 0; i < REAL_NODES; i++)); do real_nodes+=("real-$i"); done
+if [ "$REAL_NODES" != 0 ]; then
+  { "${KUBECTL[@]}" -n kube-system create configmap pod-network-stand-in --from-literal=host=127.0.0.1 \
+      --from-literal=port="$P_API" \
+    && "${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/pod-network-stand-in.yaml"; } >"$LOGS/pod-network-stand-in.log" 2>&1 \
+    || { cat "$LOGS/pod-network-stand-in.log" >&2; e2e_die "applying the pod network stand-in failed"; }
+  "$E2E_DIR/kubelet.sh" up "${real_nodes[@]}"
+fi
+
 # ---------------------------------------------------------------------------------------------- done
+[ "$SANDBOX_SCHEDULER" = 1 ] || P_EXT= P_SCHED=
 cat >"$S/cluster.env" <<EOF
 # Written by test/e2e/cluster-up.sh: KEY=VALUE lines, values unquoted (test/e2e/component.sh keeps EXTENDER_BIND current).
 KUBECONFIG=$E2E_KUBECONFIG
@@ -367,7 +398,7 @@ NODE_COUNT=$node_count
 APISERVER_URL=https://127.0.0.1:$P_API
 ETCD_URL=http://127.0.0.1:$P_ETCD
 KCM_URL=https://127.0.0.1:$P_KCM
-EXTENDER_URL=http://127.0.0.1:$P_EXT
+EXTENDER_URL=${P_EXT:+http://127.0.0.1:$P_EXT}
 EXTENDER_MODE=$EXTENDER_MODE
 EXTENDER_BIND=$EXTENDER_BIND
 SANDBOX_PERCENTAGE=$SANDBOX_PERCENTAGE
@@ -376,7 +407,7 @@ EXTENDER_USER=sandbox-extender
 EXTENDER_CONFIG=$EXTENDER_CONFIG
 KWOK_POD_READY_DELAY_MS=$ready_delay_ms
 SANDBOX_SCHEDULER_NAME=$SCHEDULER_NAME
-SANDBOX_SCHEDULER_URL=https://127.0.0.1:$P_SCHED
+SANDBOX_SCHEDULER_URL=${P_SCHED:+https://127.0.0.1:$P_SCHED}
 SANDBOX_SCHEDULER_CONFIG=$SANDBOX_SCHEDULER_CONFIG
 DEFAULT_SCHEDULER_URL=https://127.0.0.1:$P_SCHED_DEFAULT
 SNAPSHOT=$SNAPSHOT
@@ -384,10 +415,16 @@ AGENT_SANDBOX=$AGENT_SANDBOX
 AGENT_SANDBOX_VERSION=$AGENT_SANDBOX_VERSION
 AGENT_SANDBOX_METRICS_URL=$AS_METRICS_URL
 AGENT_SANDBOX_HEALTH_URL=$AS_HEALTH_URL
+REAL_NODES=${real_nodes[*]}
 LOGS=$LOGS
 EOF
 rel_state=${E2E_STATE#"$REPO_ROOT"/}
-e2e_log "cluster up in $((SECONDS - t_start))s: $node_count nodes, extender ($EXTENDER_MODE mode, bind $([ "$EXTENDER_BIND" = 1 ] && echo on || echo off)) at http://127.0.0.1:$P_EXT"
+if [ "$SANDBOX_SCHEDULER" = 1 ]; then
+  what="extender ($EXTENDER_MODE mode, bind $([ "$EXTENDER_BIND" = 1 ] && echo on || echo off)) at http://127.0.0.1:$P_EXT"
+else
+  what="no extender, no sandbox-scheduler"
+fi
+e2e_log "cluster up in $((SECONDS - t_start))s: $node_count KWOK nodes${real_nodes[*]:+, real nodes ${real_nodes[*]}}, $what"
 cat >&2 <<EOF
 
   export KUBECONFIG=$rel_state/kubeconfig PATH=$rel_state/bin:\$PATH

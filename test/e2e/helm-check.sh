@@ -117,6 +117,9 @@ must_fail "cert-manager without an issuer" "issuerRef.name is required" --set mo
 must_fail "unknown mode" "/mode': value must be one of" --set mode=both
 must_fail "extender-mode bind without client certificates" "needs client-certificate authentication" \
   --set mode=extender --set extenderService.tls.secretName=t --set schedulerExtender.bind=true
+must_fail "host network with a port used twice" "schedulerSecurePort, extenderPort and gatewayPort must differ" \
+  --set hostNetwork.enabled=true --set hostNetwork.gatewayPort=10359
+must_fail "API server port out of range" "/apiServer/port': maximum" --set apiServer.host=control-plane.example --set apiServer.port=70000
 
 # 6. plain manifests ---------------------------------------------------------------------------------------------
 check "manifests/sandbox-extender.yaml = helm template of the default values" env HELM="$HELM" bash scripts/render-manifests.sh --check

@@ -30,6 +30,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import { E2E_DIR, Kubectl, REPO_ROOT, fetchText, run, sumCounterBy, waitFor, type ClusterEnv } from './kube.js';
+import { releaseStateLock, takeStateLock } from './stateLock.js';
 
 const STATE = process.env.SANDBOX_HELM_E2E_STATE ?? join(REPO_ROOT, '.cache', 'e2e-helm');
 const KEEP = process.env.HELM_E2E_KEEP === '1';
@@ -192,44 +193,10 @@ async function podEvents(namespace: string, pod: string): Promise<EventView[]> {
 }
 
 // ---------------------------------------------------------------------------------------------- lifecycle
-/**
- * One run of this file per state folder: a second run (e.g. CI and a developer in one checkout) would stop
- * this run's cluster. The lock is a folder holding "pid starttime" of the jest process that holds it; a lock
- * whose process is gone is stale and taken over.
- */
-const LOCK = `${STATE}.lock`;
 let locked = false;
 
-function procStart(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function takeLock(): void {
-  mkdirSync(join(STATE, '..'), { recursive: true });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      mkdirSync(LOCK);
-      writeFileSync(join(LOCK, 'owner'), `${process.pid} ${procStart(process.pid)}\n`);
-      locked = true;
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const [pid, start] = (existsSync(join(LOCK, 'owner')) ? readFileSync(join(LOCK, 'owner'), 'utf8') : '').trim().split(' ');
-      if (pid && start && procStart(Number(pid)) === start) {
-        throw new Error(`another run of helm.e2e.test.ts (pid ${pid}) is using ${STATE}; wait for it, or set SANDBOX_HELM_E2E_STATE to another folder`);
-      }
-      rmSync(LOCK, { recursive: true, force: true }); // stale: its process is gone
-    }
-  }
-  throw new Error(`could not take the lock ${LOCK}`);
-}
-
 beforeAll(async () => {
-  takeLock();
+  locked = takeStateLock(STATE, 'helm.e2e.test.ts', 'SANDBOX_HELM_E2E_STATE');
   mkdirSync(STATE, { recursive: true });
   await clusterScript('cluster-down.sh', ['--keep-logs']); // a cluster left by a killed run of this test
   const { stderr } = await clusterScript('cluster-up.sh');
@@ -252,7 +219,7 @@ afterAll(async () => {
     if (KEEP) process.stderr.write(`[helm e2e] HELM_E2E_KEEP=1: cluster left running (SANDBOX_E2E_STATE=${STATE})\n`);
     else await clusterScript('cluster-down.sh', ['--keep-logs']);
   } finally {
-    if (locked) rmSync(LOCK, { recursive: true, force: true });
+    if (locked) releaseStateLock(STATE);
   }
 }, 5 * 60_000);
 

@@ -31,6 +31,15 @@ accounting_hash=$(cat "$TOOLS_DIR"/versions.env "$TOOLS_DIR"/accounting/go.mod "
 E2E_ACCOUNTING_BIN=$E2E_CACHE/bin/accounting-k8s-$K8S_VERSION-$accounting_hash/k8s-accounting
 unset accounting_hash
 
+# The kubelet of the real nodes (kubelet.sh; tools/kubelet: k8s.io/kubernetes/cmd/kubelet with tools/k8s's pins, in a
+# module of its own) goes into a folder keyed by its own files and KUBELET_RECIPE (raise it when build-tools.sh
+# builds it differently), so building it never invalidates the control plane's folder (and vice versa). It is
+# compiled with the control plane's flags and tags into the same Go build cache, so most of its packages are hits.
+KUBELET_RECIPE=1
+kubelet_hash=$({ echo "$KUBELET_RECIPE"; cat "$TOOLS_DIR"/versions.env "$TOOLS_DIR"/kubelet/go.mod "$TOOLS_DIR"/kubelet/go.sum; } | sha256sum | cut -c1-12)
+E2E_KUBELET_BIN=$E2E_CACHE/bin/kubelet-$K8S_VERSION-$kubelet_hash/kubelet
+unset kubelet_hash
+
 # The benchmark tools, built only on request (build-tools.sh --scheduler-perf / --loadgen), never by the e2e tier,
 # each into a folder keyed by its own files: kube-scheduler's scheduler_perf harness as a test binary, with the
 # harness's config and templates beside it (bench:scheduler-perf), and the load generator of bench:ceiling.

@@ -70,6 +70,66 @@ app.kubernetes.io/component: {{ include "sandbox-extender.component" . }}
 {{- printf "%s:%s" .Values.scheduler.image.repository .Values.scheduler.image.tag -}}
 {{- end -}}
 
+{{/* Network: host network, ports, the API server's address ---------------------------------------- */}}
+
+{{/* The ports the pods listen on: in the node's network namespace (hostNetwork.enabled) the hostNetwork ports,
+else the pod's own (scheduler.securePort, extender.port or extenderService.port, extender.gateway.port). */}}
+{{- define "sandbox-extender.schedulerPort" -}}
+{{- if .Values.hostNetwork.enabled -}}{{ int .Values.hostNetwork.schedulerSecurePort }}{{- else -}}{{ int .Values.scheduler.securePort }}{{- end -}}
+{{- end -}}
+{{- define "sandbox-extender.extenderPort" -}}
+{{- if .Values.hostNetwork.enabled -}}{{ int .Values.hostNetwork.extenderPort }}
+{{- else if eq .Values.mode "scheduler" -}}{{ int .Values.extender.port }}
+{{- else -}}{{ int .Values.extenderService.port }}{{- end -}}
+{{- end -}}
+{{- define "sandbox-extender.gatewayPort" -}}
+{{- if .Values.hostNetwork.enabled -}}{{ int .Values.hostNetwork.gatewayPort }}{{- else -}}{{ int .Values.extender.gateway.port }}{{- end -}}
+{{- end -}}
+
+{{/* Pod spec fields of the host network (nothing in a pod network). */}}
+{{- define "sandbox-extender.podNetwork" -}}
+{{- if .Values.hostNetwork.enabled -}}
+hostNetwork: true
+# Cluster DNS still first (ClusterFirst would mean the node's resolver in the host network).
+dnsPolicy: ClusterFirstWithHostNet
+{{- end -}}
+{{- end -}}
+
+{{/* The address kube-scheduler and the gateway listen on: every address of the pod, or in the host network only
+the pod's IP (the node's address the kubelet probes and the Service's endpoints use), not every address of the
+node. "$(POD_IP)" is expanded by the kubelet from the env of sandbox-extender.podIPEnv. */}}
+{{- define "sandbox-extender.listenAddress" -}}
+{{- if .Values.hostNetwork.enabled -}}$(POD_IP){{- else -}}0.0.0.0{{- end -}}
+{{- end -}}
+{{- define "sandbox-extender.podIPEnv" -}}
+{{- if .Values.hostNetwork.enabled -}}
+- name: POD_IP
+  valueFrom:
+    fieldRef: {fieldPath: status.podIP}
+{{ end -}}
+{{- end -}}
+
+{{/* Deployment strategy: with host ports the old pod must go before the new one can start on the same node. */}}
+{{- define "sandbox-extender.strategy" -}}
+{{- if .Values.hostNetwork.enabled -}}
+strategy:
+  type: RollingUpdate
+  rollingUpdate: {maxSurge: 0, maxUnavailable: 1}
+{{- end -}}
+{{- end -}}
+
+{{/* Env of the containers that talk to the API server: apiServer as the in-cluster address (empty without it).
+client-go's InClusterConfig and @kubernetes/client-node's loadFromCluster read these two variables, which a
+container's own env overrides. */}}
+{{- define "sandbox-extender.apiServerEnv" -}}
+{{- if .Values.apiServer.host -}}
+- name: KUBERNETES_SERVICE_HOST
+  value: {{ .Values.apiServer.host | quote }}
+- name: KUBERNETES_SERVICE_PORT
+  value: {{ int .Values.apiServer.port | toString | quote }}
+{{ end -}}
+{{- end -}}
+
 {{/* Extender mode: TLS ----------------------------------------------------------------------------- */}}
 
 {{- define "sandbox-extender.serviceName" -}}
@@ -102,6 +162,15 @@ app.kubernetes.io/component: {{ include "sandbox-extender.component" . }}
 {{- $dims := default (list) .Values.extender.config.dimensions -}}
 {{- if ne (len $dims) (len (uniq $dims)) -}}
 {{- fail (printf "extender.config.dimensions must not repeat a resource: %v" $dims) -}}
+{{- end -}}
+{{- if .Values.hostNetwork.enabled -}}
+{{- $ports := list (int .Values.hostNetwork.extenderPort) -}}
+{{- if eq .Values.mode "scheduler" -}}
+{{- $ports = list (int .Values.hostNetwork.schedulerSecurePort) (int .Values.hostNetwork.extenderPort) (int .Values.hostNetwork.gatewayPort) -}}
+{{- end -}}
+{{- if ne (len $ports) (len (uniq $ports)) -}}
+{{- fail (printf "hostNetwork: the pods' ports share the node's, so schedulerSecurePort, extenderPort and gatewayPort must differ: %v" $ports) -}}
+{{- end -}}
 {{- end -}}
 {{- if eq .Values.mode "extender" -}}
 {{- if and .Values.extenderService.tls.certManager.enabled .Values.extenderService.tls.secretName -}}
@@ -144,13 +213,13 @@ Rendered as YAML; the extender validates it again at start-up.
 {{- end -}}
 {{- $owned := dict "schedulerName" .Values.schedulerName "requeue" (dict "namespace" .Release.Namespace "name" (include "sandbox-extender.requeueObject" .)) -}}
 {{- if eq .Values.mode "scheduler" -}}
-{{- $_ := set $owned "server" (dict "host" "127.0.0.1" "port" (int .Values.extender.port)) -}}
+{{- $_ := set $owned "server" (dict "host" "127.0.0.1" "port" (int (include "sandbox-extender.extenderPort" .))) -}}
 {{- else -}}
 {{- $tls := dict "certFile" (printf "%s/tls.crt" (include "sandbox-extender.tlsDir" .)) "keyFile" (printf "%s/tls.key" (include "sandbox-extender.tlsDir" .)) -}}
 {{- if .Values.extenderService.tls.clientCA.secretName -}}
 {{- $_ := set $tls "clientCaFile" (printf "%s/%s" (include "sandbox-extender.clientCADir" .) .Values.extenderService.tls.clientCA.key) -}}
 {{- end -}}
-{{- $_ := set $owned "server" (dict "host" .Values.extenderService.listenHost "port" (int .Values.extenderService.port) "tls" $tls) -}}
+{{- $_ := set $owned "server" (dict "host" .Values.extenderService.listenHost "port" (int (include "sandbox-extender.extenderPort" .)) "tls" $tls) -}}
 {{- end -}}
 {{- toYaml (mustMergeOverwrite $config $owned) -}}
 {{- end -}}
@@ -206,7 +275,7 @@ profiles:
           - name: "*"
 # Extenders apply to every profile of this process, which has only the one above.
 extenders:
-{{ include "sandbox-extender.extenderBlock" (dict "root" . "urlPrefix" (printf "http://127.0.0.1:%d" (int .Values.extender.port))) }}
+{{ include "sandbox-extender.extenderBlock" (dict "root" . "urlPrefix" (printf "http://127.0.0.1:%s" (include "sandbox-extender.extenderPort" .))) }}
 {{- end -}}
 
 {{/* Alerting rules (prometheusrule.yaml) ----------------------------------------------------------- */}}

@@ -7,6 +7,9 @@
 #          ./staging/... with replace lines that a consumer does not inherit, so this module carries one
 #          replace line per staging module, pointing at the published v0.<minor>.<patch> tag. The list is
 #          read from k8s.io/kubernetes's own go.mod (from the module cache), not hard-coded.
+#   kubelet/  the kubelet of the real nodes (test/e2e/kubelet.sh), with the same staging replace lines as k8s/. Its
+#          own module: the kubelet imports packages (k8s.io/cri-streaming/..., an otel instrumentation of
+#          go-restful) whose go.sum lines k8s/ lacks, and adding them there would move the control plane's cache key.
 #   etcd/  etcd server (package main is the root of go.etcd.io/etcd/server/v3).
 #   kwok/  the KWOK controller. Its own module so that it does not raise grpc/otel/x/* under the
 #          Kubernetes binaries, which then build against exactly the dependency set of k8s.io/kubernetes.
@@ -30,7 +33,7 @@ export GOTOOLCHAIN=local GOFLAGS="-mod=mod -modcacherw"   # -modcacherw: a modul
 K8S_STAGING=v0.${K8S_VERSION#v1.}   # v1.36.3 -> v0.36.3
 VEGETA_VERSION=v12.13.0             # github.com/tsenart/vegeta/v12 (loadgen/)
 
-ALL_MODULES=(k8s etcd kwok helm scheduler-perf loadgen agent-sandbox)
+ALL_MODULES=(k8s kubelet etcd kwok helm scheduler-perf loadgen agent-sandbox)
 MODULES=("$@")
 [ ${#MODULES[@]} -gt 0 ] || MODULES=("${ALL_MODULES[@]}")
 for m in "${MODULES[@]}"; do
@@ -88,6 +91,14 @@ if wanted k8s; then
     "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" \
     "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION" && go mod tidy)
   check_no_drift k8s
+fi
+
+# --- kubelet ---
+if wanted kubelet; then
+  fresh kubelet sandbox-extender.invalid/e2e-tools/kubelet
+  add_staging_replaces kubelet
+  (cd "$HERE/kubelet" && go get -tool "k8s.io/kubernetes/cmd/kubelet@$K8S_VERSION" && go mod tidy)
+  check_no_drift kubelet
 fi
 
 # --- etcd ---
