@@ -106,15 +106,21 @@ interface RunResult {
 const nodeSocket = (node: string) => join(STATE_DIR, 'nodes', node, 'containerd.sock');
 const ctr = (node: string, args: readonly string[]) => run('ctr', ['--address', nodeSocket(node), '--namespace', 'k8s.io', ...args], { maxBuffer: 16 * 1024 * 1024 });
 
+/**
+ * The node's image records of the benchmark's images: their references (tag and digest) and the names CRI adds
+ * for the same manifest (`sha256:<image ID>`), which hold the content as long as they exist.
+ */
 async function benchImagesOn(node: string): Promise<string[]> {
-  const { stdout } = await ctr(node, ['images', 'ls', '-q']);
-  return stdout.split('\n').filter((l) => l.includes(BENCH_REPO));
+  const { stdout } = await ctr(node, ['images', 'ls']);
+  const rows = stdout.split('\n').slice(1).map((l) => l.trim().split(/\s+/)).filter((r) => r.length >= 3);
+  const digests = new Set(rows.filter((r) => r[0]!.includes(BENCH_REPO)).map((r) => r[2]!));
+  return rows.filter((r) => digests.has(r[2]!)).map((r) => r[0]!);
 }
 
-/** The node's containers whose image is a benchmark image (kubelet removes those of deleted pods shortly after). */
-async function benchContainersOn(node: string): Promise<number> {
+/** The node's containers of a benchmark image (kubelet removes those of deleted pods shortly after). */
+async function benchContainersOn(node: string, images: ReadonlySet<string>): Promise<number> {
   const { stdout } = await ctr(node, ['containers', 'ls']);
-  return stdout.split('\n').filter((l) => l.includes(BENCH_REPO)).length;
+  return stdout.split('\n').slice(1).filter((l) => images.has(l.trim().split(/\s+/)[1] ?? '')).length;
 }
 
 /** status.images of the node: the benchmark's templates it lists (by the pods' references). */
@@ -131,11 +137,13 @@ async function realNodes(kube: Kube): Promise<V1Node[]> {
 async function prepareCaches(cache: Cache, kube: Kube, nodes: readonly string[], templates: readonly Template[]): Promise<void> {
   await pool(nodes, nodes.length, async (node) => {
     if (cache === 'cold') {
-      await waitUntil(`node ${node}: the previous run's containers removed`, 180_000, async () => (await benchContainersOn(node)) === 0, 1000);
       const refs = await benchImagesOn(node);
+      await waitUntil(`node ${node}: the previous run's containers removed`, 180_000, async () => (await benchContainersOn(node, new Set(refs))) === 0, 1000);
       if (refs.length) await ctr(node, ['images', 'rm', '--sync', ...refs]);
+      const left = await benchImagesOn(node);
+      if (left.length) throw new Error(`node ${node}: images left after removal: ${left.join(' ')}`);
     } else {
-      const have = new Set(await benchImagesOn(node));
+      const have = new Set((await benchImagesOn(node)).filter((r) => r.includes(BENCH_REPO)));
       for (const t of templates) if (!have.has(t.ref)) await ctr(node, ['images', 'pull', '--plain-http', t.ref]);
     }
   });
@@ -423,6 +431,7 @@ async function main(): Promise<void> {
       REAL_NODE_IMAGE_ARCHIVES: pauseTar,
       REAL_NODE_REGISTRY: imageEnv.IMAGE_REGISTRY!,
       EXTENDER_MODE: 'cluster',
+      EXTENDER_BIND: '0', // kube-scheduler binds, as the chart installs it
       AGENT_SANDBOX: '0',
       E2E_START_TIMEOUT: '300',
     });
