@@ -41,14 +41,14 @@ import { promisify } from 'node:util';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { randomSource } from '../src/random.js';
-import { fmt, parsePrometheusText, sumSamples } from './clusterStats.js';
+import { fmt, median, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { Kube, nowMs, pool, untaintNodes, waitUntil } from './benchKube.js';
 import { positiveInt } from './cliOptions.js';
 import { ensureNamespace, log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR } from './e2eCluster.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
-import { burstFigures, parsePulledMessage, pullThroughput, readyTable, type BurstFigures, type PodTiming, type PullRecord } from './timeToReadyStats.js';
+import { burstFigures, nodePullRates, parsePulledMessage, pullThroughput, readyTable, type BurstFigures, type PodTiming, type PullRecord } from './timeToReadyStats.js';
 
 const run = promisify(execFile);
 const NAMESPACE = 'bench-ready';
@@ -93,7 +93,8 @@ interface RunResult {
   run: number;
   figures: BurstFigures;
   peakStarting: number;
-  pulls: PullRecord[];
+  /** kubelet's finished pulls (its Pulled Events), with the node that reported each. */
+  pulls: (PullRecord & { node: string | null })[];
   cpu: CpuReport;
   /** The extender's sandbox_extender_placements_by_locality_total deltas (sandbox setups). */
   byLocality: Record<string, number> | null;
@@ -287,7 +288,10 @@ async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, tem
   const timings: PodTiming[] = names.map((name, i) => ({ name, template: podTemplates[i]!, node: nodeOf.get(name) ?? null, createdMs: createdAt.get(name)!, readyMs: readyAt.get(name) ?? null }));
   const figures = burstFigures(timings, (node, template) => held.get(node)?.has(template) === true);
   const events = await kube.api.listNamespacedEvent({ namespace: NAMESPACE });
-  const pulls = events.items.filter((e) => e.reason === 'Pulled').map((e) => parsePulledMessage(e.message ?? '')).filter((p): p is PullRecord => p !== null);
+  const pulls = events.items.flatMap((e) => {
+    const p = e.reason === 'Pulled' ? parsePulledMessage(e.message ?? '') : null;
+    return p ? [{ ...p, node: e.source?.host ?? e.reportingInstance ?? null }] : [];
+  });
   let byLocality: Record<string, number> | null = null;
   if (byLocalityBefore) {
     const after = await extenderMetric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
@@ -324,7 +328,11 @@ function pullLine(results: readonly RunResult[]): string {
   const pulls = results.flatMap((r) => r.pulls);
   const tp = pullThroughput(pulls);
   const alone = pullThroughput(results.filter((r) => r.pulls.length === 1).flatMap((r) => r.pulls));
-  return `kubelet's pulls: ${pulls.length}, median ${fmt((tp.medianPullMs ?? NaN) / 1000)} s, median ${fmt(tp.perPullMiBps)} MiB/s per pull (pulls overlap: a node pulls in parallel)${alone.perPullMiBps !== null ? `; alone ${fmt(alone.perPullMiBps)} MiB/s` : ''}`;
+  const perNode = results.flatMap((r) => [...nodePullRates(r.pulls ?? []).values()]);
+  return (
+    `kubelet's pulls: ${pulls.length}, median ${fmt((tp.medianPullMs ?? NaN) / 1000)} s, median ${fmt(tp.perPullMiBps)} MiB/s per pull (pulls overlap: a node pulls in parallel)` +
+    `${alone.perPullMiBps !== null ? `; alone ${fmt(alone.perPullMiBps)} MiB/s` : ''}; a node's pulls as one queue: median ${fmt(median(perNode))} MiB/s (${perNode.length} node-runs)`
+  );
 }
 
 function report(o: Options, templates: readonly Template[] | undefined, results: readonly RunResult[]): string {

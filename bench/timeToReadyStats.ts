@@ -111,6 +111,28 @@ export function pullThroughput(pulls: readonly PullRecord[]): { perPullMiBps: nu
   return { perPullMiBps: median(rates), medianPullMs: median(pulls.map((p) => p.pullMs)) };
 }
 
+/**
+ * What one node's pulls add up to, as a serial pull queue would see it: the bytes of the distinct images it pulled
+ * over the longest of its pulls, waiting included (its pulls start together at a burst and overlap), in MiB/s, per
+ * node. Pulls without a node are left out.
+ */
+export function nodePullRates(pulls: readonly (PullRecord & { readonly node: string | null })[]): Map<string, number> {
+  const byNode = new Map<string, { images: Map<string, number>; longestMs: number }>();
+  for (const p of pulls) {
+    if (p.node === null) continue;
+    const n = byNode.get(p.node) ?? { images: new Map<string, number>(), longestMs: 0 };
+    n.images.set(p.image, p.sizeBytes);
+    n.longestMs = Math.max(n.longestMs, p.withWaitingMs);
+    byNode.set(p.node, n);
+  }
+  const out = new Map<string, number>();
+  for (const [node, n] of byNode) {
+    const bytes = [...n.images.values()].reduce((a, b) => a + b, 0);
+    if (n.longestMs > 0) out.set(node, bytes / 1024 ** 2 / (n.longestMs / 1000));
+  }
+  return out;
+}
+
 /** One run: a setup, a cache state, its figures. */
 export interface RunRow<S extends string, C extends string> {
   readonly setup: S;

@@ -1,4 +1,4 @@
-import { burstFigures, goDurationMs, modelRatio, parsePulledMessage, pullThroughput, readyTable, type PodTiming, type RunRow } from '../../bench/timeToReadyStats.js';
+import { burstFigures, goDurationMs, modelRatio, nodePullRates, parsePulledMessage, pullThroughput, readyTable, type PodTiming, type RunRow } from '../../bench/timeToReadyStats.js';
 
 const pod = (name: string, template: number, node: string | null, createdMs: number, readyMs: number | null): PodTiming => ({ name, template, node, createdMs, readyMs });
 
@@ -88,6 +88,22 @@ describe('pullThroughput', () => {
     expect(t.perPullMiBps).toBeCloseTo(50, 9);
     expect(t.medianPullMs).toBe(2000);
     expect(pullThroughput([])).toEqual({ perPullMiBps: null, medianPullMs: null });
+  });
+});
+
+describe('nodePullRates: a node\'s pulls as one serial queue', () => {
+  it('distinct images per node over its longest pull, waiting included', () => {
+    const MiB = 1024 ** 2;
+    const rates = nodePullRates([
+      { node: 'n1', image: 'a', pullMs: 9000, withWaitingMs: 10_000, sizeBytes: 200 * MiB },
+      { node: 'n1', image: 'a', pullMs: 8000, withWaitingMs: 9_000, sizeBytes: 200 * MiB }, // the same image, joined: counted once
+      { node: 'n1', image: 'b', pullMs: 19_000, withWaitingMs: 20_000, sizeBytes: 300 * MiB },
+      { node: 'n2', image: 'a', pullMs: 4000, withWaitingMs: 4000, sizeBytes: 200 * MiB },
+      { node: null, image: 'c', pullMs: 1, withWaitingMs: 1, sizeBytes: 1 },
+    ]);
+    expect([...rates.keys()]).toEqual(['n1', 'n2']);
+    expect(rates.get('n1')).toBeCloseTo(25, 9); // 500 MiB / 20 s
+    expect(rates.get('n2')).toBeCloseTo(50, 9);
   });
 });
 
