@@ -6,7 +6,7 @@
  *
  * The workload: `--templates` templates (20) whose popularity follows a Zipf law (exponent `--zipf`), each with
  * one image of 0.3–2 GiB (sizes spread evenly, in an order unrelated to popularity), each present at first on
- * `--seed-share` (5 %) of the nodes; `--pods` pods (2,000) created in `--bursts` bursts. Pods carry agent-sandbox's
+ * `--seed-share` (5 %; 0: none) of the nodes; `--pods` pods (2,000) created in `--bursts` bursts. Pods carry agent-sandbox's
  * template label, so the extender keys its memory by template. The same workload (same seed) for every setup.
  *
  * The cold-start model (bench/imageCache.ts): KWOK would start every pod at once, so the cluster comes up with a
@@ -110,7 +110,8 @@ function workload(o: Options, nodeNames: readonly string[]): Workload {
     const gib = o.imageMinGib + ((o.imageMaxGib - o.imageMinGib) * slot) / Math.max(1, o.templates - 1);
     return { name: `registry.example/sandbox/tmpl-${id}:v1`, digestName: `registry.example/sandbox/tmpl-${id}@sha256:${id.repeat(32)}`, sizeBytes: Math.round(gib * GiB) };
   });
-  const perTemplate = Math.max(1, Math.round(o.seedShare * nodeNames.length));
+  // 0: every cache cold; otherwise at least one node per image.
+  const perTemplate = o.seedShare === 0 ? 0 : Math.max(1, Math.round(o.seedShare * nodeNames.length));
   const seeded = images.map(() => {
     const pick = [...nodeNames];
     for (let i = 0; i < perTemplate; i++) {
@@ -369,6 +370,12 @@ function positive(v: string): number {
   return n;
 }
 
+function nonNegative(v: string): number {
+  const n = Number(v);
+  if (!(n >= 0)) throw new InvalidArgumentError('expected a number ≥ 0');
+  return n;
+}
+
 function positiveInt(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
@@ -386,7 +393,7 @@ async function main(): Promise<void> {
     .option('--zipf <s>', 'Zipf exponent of template popularity', positive, 1)
     .option('--image-min-gib <g>', 'smallest image', positive, 0.3)
     .option('--image-max-gib <g>', 'largest image', positive, 2)
-    .option('--seed-share <x>', 'share of the nodes holding each image at first', positive, 0.05)
+    .option('--seed-share <x>', 'share of the nodes holding each image at first (0: none; else at least one node)', nonNegative, 0.05)
     .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '500m')
     .option('--pod-memory <q>', 'memory request (= limit) per pod', '1Gi')
     .option('--bandwidth-mib <x>', 'pull bandwidth of a node, MiB/s', positive, 100)

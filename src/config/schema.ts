@@ -61,7 +61,8 @@ export const configSchema = z
      * within `pressureBand` of the best, a node where the pod's template or images are cached comes
      * first (warm, then partial, then cold), before the starting/running/paused tie-breaks. Read from
      * node.status.images and from a memory of the templates started on each node (key: the pod label
-     * `templateLabel`, else its images). least_loaded and most_loaded only.
+     * `templateLabel`, else its images). least_loaded and most_loaded only. Off by default; the Helm chart
+     * turns it on (docs/adr/0009-chart-turns-locality-on-not-the-limit.md).
      */
     locality: z
       .object({

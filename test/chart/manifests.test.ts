@@ -53,6 +53,15 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
     expect(config.server.tls).toBeUndefined();
   });
 
+  it('turns template locality on (band as the extender has it) and sets no starting limit, as ADR 0009 decides', () => {
+    expect(DEFAULTS.locality.enabled).toBe(false); // the extender alone leaves it off: the chart is what turns it on
+    expect(config.locality).toEqual({ ...DEFAULTS.locality, enabled: true });
+    expect(config.startingLimit).toEqual({});
+    const values = readYaml<{ extender: { config: Record<string, unknown> } }>(`${CHART}values.yaml`);
+    expect(values.extender.config.locality).toEqual({ enabled: true });
+    expect(values.extender.config.startingLimit).toBeUndefined();
+  });
+
   it('chooses in Filter (one call per pod): the profile runs no score plugins, so the extender alone decides', () => {
     expect(config.chooseInFilter).toBe(true);
   });

@@ -47,10 +47,10 @@ describe('values.schema.json', () => {
 });
 
 describe('the extender config the chart renders', () => {
-  it('parses with the default values, to the documented defaults', () => {
+  it("parses with the default values, to the documented defaults: the extender's, with template locality on (ADR 0009)", () => {
     const config = parseConfig(renderedConfig(values.extender.config, values.schedulerName, values.extender.port));
     const defaults = parseConfig({});
-    expect(config).toEqual({ ...defaults, server: { ...defaults.server, port: values.extender.port } });
+    expect(config).toEqual({ ...defaults, server: { ...defaults.server, port: values.extender.port }, locality: { ...defaults.locality, enabled: true } });
     expect(values.schedulerName).toBe(defaults.schedulerName);
     expect(values.mode).toBe('scheduler');
   });

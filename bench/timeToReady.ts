@@ -1,0 +1,478 @@
+/**
+ * `npm run bench:time-to-ready`: creation → Ready of sandbox pods on real nodes with real image pulls. Not in CI.
+ *
+ * The cluster: the e2e control plane (test/e2e/cluster-up.sh) with `--real-nodes` real nodes (REAL_NODES: a kubelet
+ * of the control plane's version and a containerd of its own each, so each node has its own image cache; label
+ * type=real) beside a few KWOK nodes (label type=kwok), the extender in cluster mode, both kube-schedulers (the stock
+ * one as shipped: its default profile, percentageOfNodesToScore unset). Every pod of the benchmark selects
+ * `type: real` (nodeSelector), so both schedulers filter the KWOK nodes out before anything else.
+ *
+ * The images: one template per `--image-mib` size, built by bench/sandbox-images.sh on the image tier's engine
+ * (test/image/engine.sh) and pushed to its loopback registry: the pause image (its static binary is the command,
+ * it runs until SIGTERM) plus layers of random bytes. They are kept between runs of the benchmark (engine and
+ * registry), built and pushed once.
+ *
+ * The workload: `--pods` hostNetwork pods (no port: the pause binary listens on none), their templates drawn from a
+ * Zipf law (exponent `--zipf`, seed `--seed`; the same draw for every run), each with agent-sandbox's template label
+ * (the extender keys its memory by it), requests = limits `--pod-cpu` / `--pod-memory`, created at once
+ * (`--concurrency` creates in flight).
+ *
+ * Setups (`--setups`): stock (the default-scheduler), and sandbox-scheduler with locality off / on
+ * (`locality.pressureBand` `--band`), each with the starting limit off / on (`startingLimit.perNode` `--per-node`);
+ * the extender restarts with each sandbox setup's config (test/e2e/component.sh restart sandbox-extender --config),
+ * so its memory starts empty. Cache states (`--caches`):
+ *   cold   every benchmark image removed from every real node's containerd (`ctr -n k8s.io images rm --sync`) after
+ *          the containers of the previous run are gone, and the nodes' status.images without them;
+ *   warm   every benchmark image on every real node (`ctr images pull` where missing), and in their status.images.
+ * Order: for each of `--runs` rounds, each cache state, each setup: the setups interleaved.
+ *
+ * Per run: creation → Ready p50/p99/max (client side: create acknowledged → Ready seen by the pod watch), first
+ * create → all Ready, pulls made (bound (node, template) pairs the node lacked), peak sandboxes starting on one node,
+ * kubelet's Pulled Events (pull time and size), and the CPU of the nodes, control plane, registry, extender, bench and
+ * of the rest of the machine over the run (bench/procWatch.ts).
+ *
+ * `--help` lists the options; `--print FILE` prints the table of an earlier result; `--reuse` uses a cluster that is
+ * up with real nodes (and leaves it up).
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { Command, InvalidArgumentError } from 'commander';
+import { randomSource } from '../src/random.js';
+import { fmt, median, parsePrometheusText, sumSamples } from './clusterStats.js';
+import { Kube, nowMs, pool, untaintNodes, waitUntil } from './benchKube.js';
+import { positiveInt } from './cliOptions.js';
+import { ensureNamespace, log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR } from './e2eCluster.js';
+import { drawFrom, zipfCdf } from './imageCache.js';
+import { ProcWatch, type CpuReport } from './procWatch.js';
+import { StartingTracker } from './startingStats.js';
+import { burstFigures, nodePullRates, parsePulledMessage, pullThroughput, readyTable, type BurstFigures, type PodTiming, type PullRecord } from './timeToReadyStats.js';
+
+const run = promisify(execFile);
+const NAMESPACE = 'bench-ready';
+const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
+const REAL_LABEL = { type: 'real' } as const;
+const BENCH_REPO = '/sandbox-bench/';
+const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.1';
+
+type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
+const SETUPS: readonly Setup[] = ['stock', 'off', 'on', 'off+limit', 'on+limit'];
+type Cache = 'cold' | 'warm';
+const CACHES: readonly Cache[] = ['cold', 'warm'];
+const LABELS: Record<Setup, string> = { stock: 'stock default-scheduler', off: 'locality off', on: 'locality on', 'off+limit': 'locality off, limit', 'on+limit': 'locality on, limit' };
+
+interface Options {
+  realNodes: number;
+  kwokNodes: string;
+  pods: number;
+  imageMib: number[];
+  zipf: number;
+  podCpu: string;
+  podMemory: string;
+  perNode: number;
+  band: number;
+  runs: number;
+  setups: Setup[];
+  caches: Cache[];
+  seed: number;
+  concurrency: number;
+  reuse: boolean;
+  print?: string | undefined;
+}
+
+interface Template {
+  readonly ref: string;
+  readonly sizeBytes: number;
+}
+
+interface RunResult {
+  setup: Setup;
+  cache: Cache;
+  run: number;
+  figures: BurstFigures;
+  peakStarting: number;
+  /** kubelet's finished pulls (its Pulled Events), with the node that reported each. */
+  pulls: (PullRecord & { node: string | null })[];
+  cpu: CpuReport;
+  /** The extender's sandbox_extender_placements_by_locality_total deltas (sandbox setups). */
+  byLocality: Record<string, number> | null;
+  /** Seconds spent before the burst: removing or pulling images, waiting for status.images, the extender's restart. */
+  prepareSeconds: number;
+}
+
+// ------------------------------------------------------------------------------------------ the nodes' caches
+
+const nodeSocket = (node: string) => join(STATE_DIR, 'nodes', node, 'containerd.sock');
+const ctr = (node: string, args: readonly string[]) => run('ctr', ['--address', nodeSocket(node), '--namespace', 'k8s.io', ...args], { maxBuffer: 16 * 1024 * 1024 });
+
+/**
+ * The node's image records of the benchmark's images: their references (tag and digest) and the names CRI adds
+ * for the same manifest (`sha256:<image ID>`), which hold the content as long as they exist.
+ */
+async function benchImagesOn(node: string): Promise<string[]> {
+  const { stdout } = await ctr(node, ['images', 'ls']);
+  const rows = stdout.split('\n').slice(1).map((l) => l.trim().split(/\s+/)).filter((r) => r.length >= 3);
+  const digests = new Set(rows.filter((r) => r[0]!.includes(BENCH_REPO)).map((r) => r[2]!));
+  return rows.filter((r) => digests.has(r[2]!)).map((r) => r[0]!);
+}
+
+/** The node's containers of a benchmark image (kubelet removes those of deleted pods shortly after). */
+async function benchContainersOn(node: string, images: ReadonlySet<string>): Promise<number> {
+  const { stdout } = await ctr(node, ['containers', 'ls']);
+  return stdout.split('\n').slice(1).filter((l) => images.has(l.trim().split(/\s+/)[1] ?? '')).length;
+}
+
+/** status.images of the node: the benchmark's templates it lists (by the pods' references). */
+function listedTemplates(node: V1Node, templates: readonly Template[]): Set<number> {
+  const names = new Set((node.status?.images ?? []).flatMap((i) => i.names ?? []));
+  return new Set(templates.map((t, k) => (names.has(t.ref) ? k : -1)).filter((k) => k >= 0));
+}
+
+async function realNodes(kube: Kube): Promise<V1Node[]> {
+  return (await kube.api.listNode({ labelSelector: 'type=real' })).items;
+}
+
+/** Puts the real nodes' caches in `cache` state and waits until their status.images says so. */
+async function prepareCaches(cache: Cache, kube: Kube, nodes: readonly string[], templates: readonly Template[]): Promise<void> {
+  await pool(nodes, nodes.length, async (node) => {
+    if (cache === 'cold') {
+      const refs = await benchImagesOn(node);
+      await waitUntil(`node ${node}: the previous run's containers removed`, 180_000, async () => (await benchContainersOn(node, new Set(refs))) === 0, 1000);
+      if (refs.length) await ctr(node, ['images', 'rm', '--sync', ...refs]);
+      const left = await benchImagesOn(node);
+      if (left.length) throw new Error(`node ${node}: images left after removal: ${left.join(' ')}`);
+    } else {
+      const have = new Set((await benchImagesOn(node)).filter((r) => r.includes(BENCH_REPO)));
+      for (const t of templates) if (!have.has(t.ref)) await ctr(node, ['images', 'pull', '--plain-http', t.ref]);
+    }
+  });
+  // kubelet refreshes its image list every 30 s and reports a change at its next status update (10 s).
+  await waitUntil(`the real nodes' status.images ${cache}`, 120_000, async () => {
+    const listed = (await realNodes(kube)).map((n) => listedTemplates(n, templates).size);
+    return listed.every((n) => (cache === 'cold' ? n === 0 : n === templates.length));
+  }, 1000);
+}
+
+// ------------------------------------------------------------------------------------------ one run
+
+async function extenderMetric(url: string, name: string, label: string): Promise<Record<string, number>> {
+  const samples = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+  const out: Record<string, number> = {};
+  for (const s of samples) if (s.name === name && s.labels[label] !== undefined) out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
+  return out;
+}
+
+async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void> {
+  await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 1 });
+  await waitUntil('the pods of the previous run to be gone', 300_000, async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0, 500);
+  await kube.api.deleteCollectionNamespacedEvent({ namespace: NAMESPACE });
+  await waitUntil('the extender to drop them', 120_000, async () => {
+    const m = parsePrometheusText(await (await fetch(`${env.EXTENDER_URL}/metrics`)).text());
+    return sumSamples(m, 'sandbox_extender_reservations_pending') === 0 && sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0;
+  }, 500);
+}
+
+function podManifest(name: string, template: number, t: Template, schedulerName: string | null, o: Options): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE, labels: { app: 'bench-ready', [TEMPLATE_LABEL]: `tmpl-${template}` } },
+    spec: {
+      ...(schedulerName ? { schedulerName } : {}),
+      nodeSelector: { ...REAL_LABEL },
+      hostNetwork: true,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'sandbox', image: t.ref, imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: o.podCpu, memory: o.podMemory }, limits: { cpu: o.podCpu, memory: o.podMemory } } }],
+    },
+  };
+}
+
+/** The processes of the run, by category (comm as the kernel keeps it: 15 characters). */
+function cpuCategories(extenderPid: number | null): ConstructorParameters<typeof ProcWatch>[0] {
+  const byComm: Record<string, string> = {
+    kubelet: 'nodes',
+    containerd: 'nodes',
+    'containerd-shim': 'nodes',
+    runc: 'nodes',
+    pause: 'nodes',
+    'docker-registry': 'registry',
+    'kube-apiserver': 'control plane',
+    etcd: 'control plane',
+    'kube-controller': 'control plane',
+    'kube-scheduler': 'control plane',
+    kwok: 'control plane',
+  };
+  return (all) =>
+    all.flatMap((proc) => {
+      if (proc.pid === process.pid) return [{ proc, category: 'bench' }];
+      if (proc.pid === extenderPid) return [{ proc, category: 'extender' }];
+      const category = byComm[proc.comm] ?? (proc.comm.startsWith('containerd-shim') ? 'nodes' : undefined);
+      return category ? [{ proc, category }] : [];
+    });
+}
+
+function extenderPid(): number | null {
+  try {
+    const pid = Number(readFileSync(join(STATE_DIR, 'pids', 'sandbox-extender'), 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, templates: readonly Template[], podTemplates: readonly number[], kube: Kube, env: Record<string, string>, nodes: readonly string[], configs: Record<Exclude<Setup, 'stock'>, string>): Promise<RunResult> {
+  const t00 = nowMs();
+  log(`round ${round}: ${cache} ${setup}: preparing`);
+  await deleteAll(kube, env);
+  await prepareCaches(cache, kube, nodes, templates);
+  const held = new Map(nodes.map((n) => [n, new Set<number>()]));
+  for (const n of await realNodes(kube)) held.set(n.metadata!.name!, listedTemplates(n, templates));
+  if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
+  const byLocalityBefore = setup === 'stock' ? null : await extenderMetric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+  const prepareSeconds = (nowMs() - t00) / 1000;
+
+  const tracker = new StartingTracker();
+  const createdAt = new Map<string, number>();
+  const readyAt = new Map<string, number>();
+  const nodeOf = new Map<string, string>();
+  let resourceVersion = (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion ?? '';
+  let watching = true;
+  let controller: AbortController | undefined;
+  const cpu = new ProcWatch(cpuCategories(extenderPid()));
+  cpu.start();
+  const t0 = nowMs();
+  const open = async (): Promise<void> => {
+    controller = await kube.watch.watch(`/api/v1/namespaces/${NAMESPACE}/pods`, { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) }, (type: string, pod: V1Pod) => {
+      const t = nowMs() - t0;
+      if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
+      const name = pod.metadata?.name;
+      if (type === 'BOOKMARK' || type === 'ERROR' || !name) return;
+      const node = pod.spec?.nodeName ?? null;
+      const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+      tracker.observe(name, node, ready, type === 'DELETED');
+      if (node) nodeOf.set(name, node);
+      if (ready && !readyAt.has(name)) readyAt.set(name, t);
+    }, (err: unknown) => {
+      if (!watching) return;
+      log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from ${resourceVersion}`);
+      void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+    });
+  };
+  await open();
+  const schedulerName = setup === 'stock' ? null : env.SANDBOX_SCHEDULER_NAME!;
+  const width = String(o.pods - 1).length;
+  const names = podTemplates.map((_, i) => `sbx-${String(i).padStart(width, '0')}`);
+  await pool(names, o.concurrency, async (name, i) => {
+    const template = podTemplates[i]!;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await kube.api.createNamespacedPod({ namespace: NAMESPACE, body: podManifest(name, template, templates[template]!, schedulerName, o) });
+        createdAt.set(name, nowMs() - t0);
+        return;
+      } catch (err) {
+        const code = (err as { code?: number }).code;
+        if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
+        else throw err;
+      }
+    }
+  });
+  await waitUntil(`${cache} ${setup}: all ${o.pods} pods Ready`, 10 * 60_000, () => readyAt.size >= o.pods, 200);
+  const cpuReport = cpu.stop();
+  watching = false;
+  controller?.abort();
+
+  const timings: PodTiming[] = names.map((name, i) => ({ name, template: podTemplates[i]!, node: nodeOf.get(name) ?? null, createdMs: createdAt.get(name)!, readyMs: readyAt.get(name) ?? null }));
+  const figures = burstFigures(timings, (node, template) => held.get(node)?.has(template) === true);
+  const events = await kube.api.listNamespacedEvent({ namespace: NAMESPACE });
+  const pulls = events.items.flatMap((e) => {
+    const p = e.reason === 'Pulled' ? parsePulledMessage(e.message ?? '') : null;
+    return p ? [{ ...p, node: e.source?.host ?? e.reportingInstance ?? null }] : [];
+  });
+  let byLocality: Record<string, number> | null = null;
+  if (byLocalityBefore) {
+    const after = await extenderMetric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+    byLocality = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (byLocalityBefore[k] ?? 0)]));
+  }
+  const peakStarting = Math.max(0, ...tracker.peaks([...nodes]).values());
+  const tp = pullThroughput(pulls);
+  log(
+    `${cache} ${setup}: p50 ${fmt((figures.createToReadyMs.p50 ?? NaN) / 1000)} s, p99 ${fmt((figures.createToReadyMs.p99 ?? NaN) / 1000)} s, all Ready ${fmt((figures.allReadyMs ?? NaN) / 1000)} s; ` +
+      `pulls ${figures.pulls} (kubelet: ${pulls.length}, median ${fmt((tp.medianPullMs ?? NaN) / 1000)} s, ${fmt(tp.perPullMiBps)} MiB/s each), peak starting ${peakStarting}, pods per node ${JSON.stringify(figures.podsPerNode)}; ` +
+      `other load ${cpuReport.otherCores.toFixed(2)} cores`,
+  );
+  return { setup, cache, run: round, figures, peakStarting, pulls, cpu: cpuReport, byLocality, prepareSeconds };
+}
+
+// ------------------------------------------------------------------------------------------ output
+
+function describe(o: Options, templates: readonly Template[] | undefined): string {
+  const sizes = templates ? templates.map((t) => `${(t.sizeBytes / 1024 ** 2).toFixed(0)} MiB`).join(', ') : o.imageMib.map((m) => `${m} MiB`).join(', ');
+  return (
+    `Time to Ready on real nodes: ${o.pods} hostNetwork pods of ${o.podCpu} / ${o.podMemory} at once on ${o.realNodes} real nodes (kubelet + containerd each; ` +
+    `KWOK nodes ${o.kwokNodes} excluded by nodeSelector type=real); ${o.imageMib.length} templates (${sizes}; random bytes, loopback registry), Zipf ${o.zipf}; ` +
+    `locality.pressureBand ${o.band}; limit = startingLimit.perNode ${o.perNode}; ${o.runs} round(s) of ${o.caches.join(' + ')} × ${o.setups.join(', ')}, interleaved`
+  );
+}
+
+function cpuTable(results: readonly RunResult[]): string {
+  const cats = ['nodes', 'control plane', 'registry', 'extender', 'bench'];
+  const lines = results.map((r) => `${r.cache.padEnd(4)} ${LABELS[r.setup].padEnd(24)} ${r.cpu.seconds.toFixed(0).padStart(4)} s  ${cats.map((c) => `${c} ${(r.cpu.cores[c] ?? 0).toFixed(2)}`).join(', ')}; other ${r.cpu.otherCores.toFixed(2)} of ${r.cpu.cpus} cores`);
+  return ['CPU over each run (cores):', ...lines].join('\n');
+}
+
+function pullLine(results: readonly RunResult[]): string {
+  const pulls = results.flatMap((r) => r.pulls);
+  const tp = pullThroughput(pulls);
+  const alone = pullThroughput(results.filter((r) => r.pulls.length === 1).flatMap((r) => r.pulls));
+  const perNode = results.flatMap((r) => [...nodePullRates(r.pulls ?? []).values()]);
+  return (
+    `kubelet's pulls: ${pulls.length}, median ${fmt((tp.medianPullMs ?? NaN) / 1000)} s, median ${fmt(tp.perPullMiBps)} MiB/s per pull (pulls overlap: a node pulls in parallel)` +
+    `${alone.perPullMiBps !== null ? `; alone ${fmt(alone.perPullMiBps)} MiB/s` : ''}; a node's pulls as one queue: median ${fmt(median(perNode))} MiB/s (${perNode.length} node-runs)`
+  );
+}
+
+function report(o: Options, templates: readonly Template[] | undefined, results: readonly RunResult[]): string {
+  return [describe(o, templates), '', readyTable(results, o.setups, o.caches, LABELS, 'stock'), '', pullLine(results), '', cpuTable(results)].join('\n');
+}
+
+// ------------------------------------------------------------------------------------------ main
+
+function list<T extends string>(allowed: readonly T[], what: string) {
+  return (v: string): T[] => {
+    const xs = v.split(',').map((s) => s.trim()) as T[];
+    for (const x of xs) if (!allowed.includes(x)) throw new InvalidArgumentError(`unknown ${what} ${x} (${allowed.join(', ')})`);
+    return xs;
+  };
+}
+
+function positive(v: string): number {
+  const n = Number(v);
+  if (!(n > 0)) throw new InvalidArgumentError('expected a number > 0');
+  return n;
+}
+
+function mibList(v: string): number[] {
+  const xs = v.split(',').map(Number);
+  if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 1)) throw new InvalidArgumentError('expected sizes in MiB, e.g. 200,300,400');
+  return xs;
+}
+
+/** Runs a script of the repository (not test/e2e's) and returns its stdout; its stderr is echoed. */
+async function repoScript(path: string, args: readonly string[]): Promise<string> {
+  const child = run('bash', [join(REPO_ROOT, path), ...args], { cwd: REPO_ROOT, maxBuffer: 16 * 1024 * 1024 });
+  child.child.stderr?.on('data', (d: Buffer) => process.stderr.write(d));
+  return (await child).stdout;
+}
+
+function envFile(path: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (m) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const program = new Command('bench:time-to-ready')
+    .description('creation → Ready of sandbox pods on real nodes with real image pulls: stock default-scheduler vs sandbox-scheduler, locality off/on, the starting limit off/on, cold and warm image caches.')
+    .option('--real-nodes <n>', 'real nodes (kubelet + containerd each)', positiveInt, 3)
+    .option('--kwok-nodes <shape>', 'CLUSTER_NODES of cluster-up.sh: the KWOK nodes beside them (never used by the pods)', '4x32/128Gi')
+    .option('--pods <n>', 'pods per burst', positiveInt, 30)
+    .option('--image-mib <list>', 'one template per size (MiB of random bytes)', mibList, [200, 300, 400])
+    .option('--zipf <s>', 'Zipf exponent of template popularity', positive, 1)
+    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '25m')
+    .option('--pod-memory <q>', 'memory request (= limit) per pod', '64Mi')
+    .option('--per-node <n>', 'startingLimit.perNode of the limit setups', positiveInt, 4)
+    .option('--band <x>', 'locality.pressureBand of the locality-on setups', Number, 0.05)
+    .option('--runs <n>', 'rounds (each: every cache state × every setup)', positiveInt, 1)
+    .option('--setups <list>', `setups, in this order (${SETUPS.join(',')})`, list(SETUPS, 'setup'), [...SETUPS])
+    .option('--caches <list>', `cache states, in this order (${CACHES.join(',')})`, list(CACHES, 'cache state'), [...CACHES])
+    .option('--seed <n>', 'seed of the templates drawn', positiveInt, 1)
+    .option('--concurrency <n>', 'creates in flight', positiveInt, 16)
+    .option('--reuse', 'use the cluster that is up (with real nodes, REAL_NODE_REGISTRY the engine registry) and leave it running', false)
+    .option('--print <file>', 'print the tables of an earlier result file and exit')
+    .parse();
+  const o = program.opts<Options>();
+  if (o.print) {
+    const saved = JSON.parse(readFileSync(o.print, 'utf8')) as { options: Options; templates: Template[]; results: RunResult[] };
+    console.log(report(saved.options, saved.templates, saved.results));
+    return;
+  }
+  const dir = join(REPO_ROOT, '.e2e-bench');
+  mkdirSync(dir, { recursive: true });
+  const configs = {} as Record<Exclude<Setup, 'stock'>, string>;
+  for (const s of SETUPS) {
+    if (s === 'stock') continue;
+    const file = join(dir, `time-to-ready-${s.replace('+', '-')}.yaml`);
+    const locality = s.startsWith('on') ? `{enabled: true, pressureBand: ${o.band}}` : '{enabled: false}';
+    const limit = s.endsWith('limit') ? `{perNode: ${o.perNode}}` : '{}';
+    writeFileSync(file, `locality: ${locality}\nstartingLimit: ${limit}\nevents: {enabled: false}\n`);
+    configs[s] = file;
+  }
+
+  // The engine, the pause image for the nodes, the sandbox images in the registry (kept between runs).
+  const imageEnv = envFile((await repoScript('test/image/engine.sh', ['up'])).trim().split('\n').at(-1)!);
+  await repoScript('test/image/images.sh', ['pause']);
+  const pauseTar = (await repoScript('test/image/images.sh', ['export', PAUSE_IMAGE])).trim().split('\n').at(-1)!;
+  const templates: Template[] = (await repoScript('bench/sandbox-images.sh', o.imageMib.map(String)))
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const [ref, size] = l.trim().split(/\s+/);
+      return { ref: ref!, sizeBytes: Number(size) };
+    });
+  log(`templates: ${templates.map((t) => `${t.ref} (${(t.sizeBytes / 1024 ** 2).toFixed(0)} MiB)`).join(', ')}`);
+  const random = randomSource(o.seed);
+  const cdf = zipfCdf(templates.length, o.zipf);
+  const podTemplates = Array.from({ length: o.pods }, () => drawFrom(cdf, random()));
+
+  if (!o.reuse) {
+    await script('cluster-up.sh', [], {
+      CLUSTER_NODES: o.kwokNodes,
+      REAL_NODES: String(o.realNodes),
+      REAL_NODE_PAUSE_IMAGE: PAUSE_IMAGE,
+      REAL_NODE_IMAGE_ARCHIVES: pauseTar,
+      REAL_NODE_REGISTRY: imageEnv.IMAGE_REGISTRY!,
+      EXTENDER_MODE: 'cluster',
+      EXTENDER_BIND: '0', // kube-scheduler binds, as the chart installs it
+      AGENT_SANDBOX: '0',
+      E2E_START_TIMEOUT: '300',
+    });
+  }
+  const results: RunResult[] = [];
+  const out = join(dir, `time-to-ready-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  try {
+    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
+    const kube = await Kube.connect(env.KUBECONFIG!, o.concurrency);
+    await untaintNodes(kube);
+    const nodes = (await realNodes(kube)).map((n) => n.metadata!.name!).sort();
+    if (nodes.length === 0) throw new Error('no node labelled type=real: start the cluster with REAL_NODES');
+    log(`real nodes: ${nodes.join(', ')}; ${o.pods} pods: ${templates.map((_, k) => `tmpl-${k} ×${podTemplates.filter((t) => t === k).length}`).join(', ')}`);
+    await ensureNamespace(kube.api, NAMESPACE);
+    for (let round = 1; round <= o.runs; round++) {
+      for (const cache of o.caches) {
+        for (const setup of o.setups) {
+          results.push(await oneRun(setup, cache, round, o, templates, podTemplates, kube, env, nodes, configs));
+          writeFileSync(out, `${JSON.stringify({ options: o, templates, podTemplates, results }, null, 2)}\n`);
+        }
+      }
+    }
+    await deleteAll(kube, env);
+    kube.agent.destroy();
+  } finally {
+    if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
+    else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
+  }
+  console.log([report(o, templates, results), '', `results: ${out} (print them again: npm run bench:time-to-ready -- --print FILE)`].join('\n'));
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`bench:time-to-ready: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
