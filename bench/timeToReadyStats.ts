@@ -119,7 +119,7 @@ export function pullThroughput(pulls: readonly PullRecord[]): { perPullMiBps: nu
 export function nodePullRates(pulls: readonly (PullRecord & { readonly node: string | null })[]): Map<string, number> {
   const byNode = new Map<string, { images: Map<string, number>; longestMs: number }>();
   for (const p of pulls) {
-    if (p.node === null) continue;
+    if (typeof p.node !== 'string') continue; // null, or missing in a result file written before nodes were kept
     const n = byNode.get(p.node) ?? { images: new Map<string, number>(), longestMs: 0 };
     n.images.set(p.image, p.sizeBytes);
     n.longestMs = Math.max(n.longestMs, p.withWaitingMs);

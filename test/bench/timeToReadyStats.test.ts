@@ -105,6 +105,11 @@ describe('nodePullRates: a node\'s pulls as one serial queue', () => {
     expect(rates.get('n1')).toBeCloseTo(25, 9); // 500 MiB / 20 s
     expect(rates.get('n2')).toBeCloseTo(50, 9);
   });
+
+  it('leaves out pulls read from a result file written before their node was kept (no node key at all)', () => {
+    const old = [{ image: 'a', pullMs: 1000, withWaitingMs: 1000, sizeBytes: 1024 ** 2 }] as unknown as Parameters<typeof nodePullRates>[0];
+    expect(nodePullRates(old).size).toBe(0);
+  });
 });
 
 describe('readyTable', () => {
