@@ -144,6 +144,8 @@ class Pods {
   readonly byUid = new Map<string, PodState>();
   /** When each pod was first seen bound, kept across a restart of the watch. */
   private readonly boundAt = new Map<string, number>();
+  /** Every pod ever seen bound, deleted ones too: a pool controller may replace a pod after it was bound. */
+  readonly everBound = new Set<string>();
   private readonly listeners = new Set<() => void>();
   private readonly watch: ObjectWatch;
 
@@ -167,6 +169,7 @@ class Pods {
         request: { cpu: milliCpu(cpu || '0'), memory: bytes(memory || '0') },
       };
       state.boundAt = before?.boundAt ?? this.boundAt.get(uid) ?? (node ? e.at : undefined);
+      if (node) this.everBound.add(uid);
       this.byUid.set(uid, state);
     } else return;
     for (const l of this.listeners) l();
@@ -482,6 +485,7 @@ describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paus
   /** One fill of the pool through the extender, with its report and the checks (a1 and a2) share. */
   async function sandboxPool(label: string, description: string, bounds: Bounds): Promise<PoolRun> {
     const before = await metrics();
+    const boundBefore = pods.everBound.size;
     const run = await fillPool(label, POOL, TEMPLATE, bounds);
     sandboxRuns.push(run);
     const after = await waitExtenderSettled(env);
@@ -498,7 +502,11 @@ describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paus
     expect(poolPods(pods.all(), POOL).every((p) => p.scheduler === SCHEDULER && p.owner === 'Sandbox' && p.templateHash !== '' && p.claimUid === '')).toBe(true);
     expect(delta('sandbox_extender_http_requests_total', { verb: 'filter' })).toBeGreaterThanOrEqual(POOL_SIZE);
     expect(delta('sandbox_extender_placements_total', { result: 'placed' })).toBeGreaterThanOrEqual(POOL_SIZE);
-    if (env.EXTENDER_BIND === '1') expect(delta('sandbox_extender_binds_total', { result: 'bound' })).toBe(POOL_SIZE);
+    // One bind per pod bound in this run: the pool's 300, and any pod the controller replaced after it was bound
+    // (agent-sandbox v1.0.1 did, for a few pods held back by the starting limit).
+    const boundInRun = pods.everBound.size - boundBefore;
+    expect(boundInRun).toBeGreaterThanOrEqual(POOL_SIZE);
+    if (env.EXTENDER_BIND === '1') expect(delta('sandbox_extender_binds_total', { result: 'bound' })).toBe(boundInRun);
     await expectPlacementEvents(run.uids);
     expect(run.samples.overLimit).toEqual([]);
     expect(run.samples.overAllocatable).toEqual([]);
