@@ -10,11 +10,13 @@
  * of array elements and object members, an empty array or object counting as one (`[1,2,3]` has 3,
  * `{"a":1,"b":[]}` has 3). It is fed piece by piece (a request body as it arrives, a file as it is read),
  * and a piece may end anywhere, even inside an escape. It does not validate: what it lets through may still
- * be invalid JSON, and JSON.parse says so.
+ * be invalid JSON, and JSON.parse says so. Optionally, the members of any one object are bounded too: the
+ * maps of Kubernetes objects (labels, annotations, requests) are small, and a body with millions of members in
+ * one map (within every other bound) would cost seconds to decode and validate; the long lists are arrays.
  */
 
 /** Which bound a JSON text exceeds. */
-export type JsonBound = 'depth' | 'elements';
+export type JsonBound = 'depth' | 'elements' | 'members';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -35,15 +37,24 @@ export class JsonBounds {
   /** Inside a string, the piece before ended with an odd run of backslashes: the next character is escaped. */
   private escaped = false;
   private exceeded: JsonBound | null = null;
+  /** Per open level (index = depth): whether it is an object, and the commas seen in it. */
+  private readonly isObject: Uint8Array;
+  private readonly commas: Int32Array;
 
   /**
    * @param maxDepth arrays and objects open at once, at most.
    * @param maxElements elements at most (default: no bound).
+   * @param maxObjectMembers members of any one object at most (default: no bound).
    */
   constructor(
     readonly maxDepth: number,
     readonly maxElements: number = Infinity,
-  ) {}
+    readonly maxObjectMembers: number = Infinity,
+  ) {
+    const levels = Number.isFinite(maxObjectMembers) ? maxDepth + 2 : 0;
+    this.isObject = new Uint8Array(levels);
+    this.commas = new Int32Array(levels);
+  }
 
   /** Scans the next piece of UTF-8 bytes. @returns null while within both bounds, else the bound exceeded (and so on for every later piece). */
   push(piece: Uint8Array): JsonBound | null {
@@ -66,9 +77,9 @@ export class JsonBounds {
       const c = piece[i++]!;
       if (c === QUOTE) this.inString = true;
       else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-        if (this.open() !== null) return this.exceeded;
+        if (this.open(c === OPEN_OBJECT) !== null) return this.exceeded;
       } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) this.depth--;
-      else if (c === COMMA && ++this.elements > this.maxElements) return (this.exceeded = 'elements');
+      else if (c === COMMA && this.comma() !== null) return this.exceeded;
     }
     return null;
   }
@@ -93,17 +104,29 @@ export class JsonBounds {
       const c = piece.charCodeAt(i++);
       if (c === QUOTE) this.inString = true;
       else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-        if (this.open() !== null) return this.exceeded;
+        if (this.open(c === OPEN_OBJECT) !== null) return this.exceeded;
       } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) this.depth--;
-      else if (c === COMMA && ++this.elements > this.maxElements) return (this.exceeded = 'elements');
+      else if (c === COMMA && this.comma() !== null) return this.exceeded;
     }
     return null;
   }
 
-  private open(): JsonBound | null {
+  private open(object: boolean): JsonBound | null {
     if (++this.depth > this.maxDepthSeen) this.maxDepthSeen = this.depth;
     if (this.depth > this.maxDepth) return (this.exceeded = 'depth');
     if (++this.elements > this.maxElements) return (this.exceeded = 'elements');
+    if (this.commas.length > 0) {
+      this.isObject[this.depth] = object ? 1 : 0;
+      this.commas[this.depth] = 0;
+    }
+    return null;
+  }
+
+  /** A comma outside strings: one more element, and one more member of the object it is in (members = commas + 1). */
+  private comma(): JsonBound | null {
+    if (++this.elements > this.maxElements) return (this.exceeded = 'elements');
+    const d = this.depth;
+    if (d > 0 && d < this.commas.length && this.isObject[d] === 1 && ++this.commas[d]! + 1 > this.maxObjectMembers) return (this.exceeded = 'members');
     return null;
   }
 }

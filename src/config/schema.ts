@@ -96,6 +96,8 @@ export const configSchema = z
         maxRequestDepth: z.number().int().min(1).max(100_000).default(100),
         /** Array elements and object members in a request body, at most (an empty array or object counts one; checked as it arrives). */
         maxRequestElements: z.number().int().min(1).default(4_000_000),
+        /** Members of any one object in a request body, at most (Kubernetes maps are small; checked as it arrives). */
+        maxObjectMembers: z.number().int().min(1).default(10_000),
         /** Idle keep-alive; above Go's client idle timeout so kube-scheduler never reuses a closed connection. */
         keepAliveTimeoutSeconds: z.number().positive().max(86_400).default(120),
         /**

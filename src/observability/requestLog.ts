@@ -25,6 +25,7 @@ export type RequestProblemReason =
   | 'too_large'
   | 'too_deep'
   | 'too_many_elements'
+  | 'too_many_members'
   | 'length_mismatch'
   | 'unreadable'
   | 'not_json'

@@ -63,6 +63,7 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
       maxRequestBodyBytes: config.server.maxRequestBodyBytes,
       maxRequestDepth: config.server.maxRequestDepth,
       maxRequestElements: config.server.maxRequestElements,
+      maxObjectMembers: config.server.maxObjectMembers,
       readyDetails: source.readyDetails,
       requestLog,
     },

@@ -17,6 +17,8 @@ export interface AppOptions {
   readonly maxRequestBodyBytes: number;
   readonly maxRequestDepth: number;
   readonly maxRequestElements: number;
+  /** server.maxObjectMembers (unset: no bound). */
+  readonly maxObjectMembers?: number;
   /** Where what is wrong with a request is logged (rate-limited); unset: not logged. */
   readonly requestLog?: RequestLog;
   /** Extra lines for a ready GET /readyz (e.g. how fresh each watch is). */
@@ -30,8 +32,8 @@ function sendJson(res: Response, status: number, value: unknown): void {
 
 /** The request listener of the extender's server: the verbs (verbEdge.ts) in front of the express app (everything else). */
 export function createApp(deps: VerbDeps, options: AppOptions): RequestListener {
-  const { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, requestLog } = options;
-  return verbEdge(deps, { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, requestLog }, expressApp(deps, options));
+  const { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, maxObjectMembers, requestLog } = options;
+  return verbEdge(deps, { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, maxObjectMembers, requestLog }, expressApp(deps, options));
 }
 
 /** The express app of every route but the verbs' POSTs. */

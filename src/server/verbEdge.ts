@@ -35,6 +35,8 @@ export interface VerbEdgeOptions {
   readonly maxRequestDepth: number;
   /** server.maxRequestElements: array elements and object members in a body (src/jsonBounds.ts). */
   readonly maxRequestElements: number;
+  /** server.maxObjectMembers: members of any one object in a body (unset: no bound). */
+  readonly maxObjectMembers?: number | undefined;
   /** Where what is wrong with a request is logged (rate-limited), with the client's address; unset: not logged. */
   readonly requestLog?: RequestLog | undefined;
 }
@@ -130,7 +132,7 @@ class BoundsError extends Error {
  * @throws BoundsError; raw-body's errors (BodyError).
  */
 function readBody(req: IncomingMessage, options: VerbEdgeOptions, declared: number): Promise<string> {
-  const bounds = new JsonBounds(options.maxRequestDepth, options.maxRequestElements);
+  const bounds = new JsonBounds(options.maxRequestDepth, options.maxRequestElements, options.maxObjectMembers);
   return new Promise((resolve, reject) => {
     const onData = (piece: Buffer) => {
       const exceeded = bounds.push(piece);
@@ -147,9 +149,9 @@ function readBody(req: IncomingMessage, options: VerbEdgeOptions, declared: numb
 }
 
 function boundsReply(err: BoundsError, options: VerbEdgeOptions): VerbReply {
-  return err.bound === 'depth'
-    ? errorReply(400, `request body nests arrays and objects deeper than ${options.maxRequestDepth} levels (server.maxRequestDepth)`, 'too_deep')
-    : errorReply(413, `request body has more than ${options.maxRequestElements} array elements and object members (server.maxRequestElements)`, 'too_many_elements');
+  if (err.bound === 'depth') return errorReply(400, `request body nests arrays and objects deeper than ${options.maxRequestDepth} levels (server.maxRequestDepth)`, 'too_deep');
+  if (err.bound === 'members') return errorReply(413, `request body has an object with more than ${options.maxObjectMembers} members (server.maxObjectMembers)`, 'too_many_members');
+  return errorReply(413, `request body has more than ${options.maxRequestElements} array elements and object members (server.maxRequestElements)`, 'too_many_elements');
 }
 
 /**

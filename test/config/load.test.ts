@@ -24,7 +24,7 @@ const DEFAULTS = {
   warmUpDecisions: 500,
   pausedLabel: 'sandbox-extender.io/paused',
   schedulerName: 'sandbox-scheduler',
-  server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, maxRequestDepth: 100, maxRequestElements: 4_000_000, keepAliveTimeoutSeconds: 120, requestTimeoutSeconds: 30, requestLogWindowSeconds: 60 },
+  server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, maxRequestDepth: 100, maxRequestElements: 4_000_000, maxObjectMembers: 10_000, keepAliveTimeoutSeconds: 120, requestTimeoutSeconds: 30, requestLogWindowSeconds: 60 },
   snapshot: { pollIntervalMs: 1000 },
   logLevel: 'info',
   watch: { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000, maxBrokenSeconds: 30 },
@@ -143,7 +143,7 @@ describe('a full, valid file', () => {
       pausedLabel: 'example.com/paused',
       schedulerName: 'my-scheduler',
       randomSeed: 42,
-      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, maxRequestDepth: 100, maxRequestElements: 4_000_000, keepAliveTimeoutSeconds: 75, requestTimeoutSeconds: 30, requestLogWindowSeconds: 60, tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: '/tls/ca.crt', reloadIntervalMs: 10_000 } },
+      server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, maxRequestDepth: 100, maxRequestElements: 4_000_000, maxObjectMembers: 10_000, keepAliveTimeoutSeconds: 75, requestTimeoutSeconds: 30, requestLogWindowSeconds: 60, tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: '/tls/ca.crt', reloadIntervalMs: 10_000 } },
       snapshot: { path: '/var/run/snapshot.yaml', pollIntervalMs: 50 },
       logLevel: 'debug',
       kubeconfig: '/etc/kubeconfig',
@@ -230,7 +230,7 @@ describe('flags override file values', () => {
     const path = yamlFile(['strategy: most_loaded', 'server:', '  host: 0.0.0.0', '  port: 9000', 'snapshot:', '  path: /from/file.json', '  pollIntervalMs: 250'].join('\n'));
     const config = loadConfig(path, { strategy: 'round_robin', server: { port: 1234 }, snapshot: { path: '/from/flag.json' } });
     expect(config.strategy).toBe('round_robin');
-    expect(config.server).toEqual({ host: '0.0.0.0', port: 1234, maxRequestBodyBytes: 64 * 1024 * 1024, maxRequestDepth: 100, maxRequestElements: 4_000_000, keepAliveTimeoutSeconds: 120, requestTimeoutSeconds: 30, requestLogWindowSeconds: 60 });
+    expect(config.server).toEqual({ host: '0.0.0.0', port: 1234, maxRequestBodyBytes: 64 * 1024 * 1024, maxRequestDepth: 100, maxRequestElements: 4_000_000, maxObjectMembers: 10_000, keepAliveTimeoutSeconds: 120, requestTimeoutSeconds: 30, requestLogWindowSeconds: 60 });
     expect(config.snapshot).toEqual({ path: '/from/flag.json', pollIntervalMs: 250 });
   });
 

@@ -106,3 +106,25 @@ describe('JsonBounds', () => {
     expect(bounds.depth).toBe(101);
   });
 });
+
+describe('JsonBounds: the members of one object', () => {
+  const scan = (text: string, maxMembers: number) => new JsonBounds(100, Infinity, maxMembers).pushText(text);
+
+  it('counts the members of each object on its own level, not arrays', () => {
+    expect(scan('{"a":1,"b":2,"c":3}', 3)).toBeNull();
+    expect(scan('{"a":1,"b":2,"c":3}', 2)).toBe('members');
+    expect(scan('[1,2,3,4,5]', 2)).toBeNull();
+    expect(scan('[{"a":1,"b":2},{"a":1,"b":2},{"a":1,"b":2}]', 2)).toBeNull();
+    expect(scan('{"x":{"a":1,"b":2},"y":[1,2,3,4]}', 2)).toBeNull();
+    expect(scan('{"x":{"a":1,"b":2,"c":3},"y":1}', 2)).toBe('members');
+    expect(scan('{"a":",,,,","b":"{,}"}', 2)).toBeNull();
+  });
+
+  it('is the same fed byte by byte', () => {
+    const text = Buffer.from('{"x":[1,2,3],"y":{"a":1,"b":2,"c":3}}');
+    const b = new JsonBounds(100, Infinity, 2);
+    let got: string | null = null;
+    for (const byte of text) got = b.push(Uint8Array.of(byte)) ?? got;
+    expect(got).toBe('members');
+  });
+});

@@ -448,6 +448,33 @@ describe('the bounds of a body (server.maxRequestDepth, maxRequestElements), bef
     expect(sampleValue(metrics, 'sandbox_extender_http_requests_total', { verb: 'prioritize', code: '413' })).toBe(1);
   });
 
+  it('an object with more members than maxObjectMembers: 413, naming the bound, the body not parsed; an array as long is decided', async () => {
+    // A pod whose requests map has `n` resources (the new-user trial's 3,000,000 held the server 16.8 s).
+    const withRequests = (n: number) => {
+      const pod = sandbox('members') as { spec: { containers: { resources: { requests: Record<string, string> } }[] } };
+      for (let i = 0; i < n; i++) pod.spec.containers[0]!.resources.requests[`r${i}.example.com/x`] = '1';
+      return JSON.stringify(namesArgs(pod as unknown as Pod));
+    };
+    const h = makeHarness({ server: { maxObjectMembers: 50 } });
+    const before = modelState(h.service);
+    const over = await post(h, 'filter', withRequests(60));
+    expect(over.status).toBe(413);
+    expect(over.body).toEqual({ Error: 'sandbox-extender: request body has an object with more than 50 members (server.maxObjectMembers)' });
+    expect(modelState(h.service)).toEqual(before);
+    // Arrays are not bounded by it: 60 candidate names (the example nodes and ghosts) are decided.
+    const names = JSON.stringify(namesArgs(sandbox('long-list'), [...EXAMPLE_NODES, ...Array.from({ length: 60 }, (_, i) => `ghost-${i}`)]));
+    expect((await post(h, 'prioritize', names)).status).toBe(200);
+  });
+
+  it('the default maxObjectMembers refuses a map of 10,001 members and lets 10,000 through', async () => {
+    const h = makeHarness({});
+    const body = (n: number) => `{"Pod":{"metadata":{"name":"m","uid":"m","labels":{${Array.from({ length: n }, (_, i) => `"l${i}":"v"`).join(',')}}},"spec":{"containers":[]}},"NodeNames":[]}`;
+    expect((await post(h, 'prioritize', body(10_000))).status).toBe(200);
+    const over = await post(h, 'prioritize', body(10_001));
+    expect(over.status).toBe(413);
+    expect(over.body).toEqual({ Error: 'sandbox-extender: request body has an object with more than 10000 members (server.maxObjectMembers)' });
+  });
+
   it('brackets and commas inside strings count for nothing', async () => {
     const withNote = (note: string) => {
       const pod = sandbox('strings') as { metadata: { labels?: Record<string, string> } };

@@ -64,7 +64,7 @@ export function makeHarness(
   const { requestLog, ...verbExtra } = extra;
   const app = createApp(
     { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now, ...verbExtra },
-    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes, maxRequestDepth: parsed.server.maxRequestDepth, maxRequestElements: parsed.server.maxRequestElements, requestLog },
+    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes, maxRequestDepth: parsed.server.maxRequestDepth, maxRequestElements: parsed.server.maxRequestElements, maxObjectMembers: parsed.server.maxObjectMembers, requestLog },
   );
   return { config: parsed, app, service, updates, metrics, clock };
 }
