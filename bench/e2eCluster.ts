@@ -9,6 +9,7 @@ import https from 'node:https';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parsePrometheusText } from './clusterStats.js';
 
 /** The repository (this file runs from dist/bench/). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -24,6 +25,14 @@ export const log = (msg: string) => process.stderr.write(`[bench ${new Date().to
  * Runs a test/e2e script; its stderr (progress) is echoed line by line, prefixed with the script's name.
  * @returns its stdout. @throws when it cannot start or exits non-zero.
  */
+/** One metric of a server's /metrics summed per value of one label ({value: sum}); series without the label are left out. */
+export async function metricByLabel(url: string, name: string, label: string): Promise<Record<string, number>> {
+  const samples = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+  const out: Record<string, number> = {};
+  for (const s of samples) if (s.name === name && s.labels[label] !== undefined) out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
+  return out;
+}
+
 export function script(name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((ok, bad) => {
     const child = spawn('bash', [join(E2E_DIR, name), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -34,7 +34,7 @@ import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-
 import { Command, InvalidArgumentError } from 'commander';
 import { randomSource } from '../src/random.js';
 import { fmt, formatColumns, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
-import { log, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
+import { log, metricByLabel as metric, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
 import { Kube, nowMs, pool, untaintNodes, waitUntil } from './benchKube.js';
 import { StartingTracker } from './startingStats.js';
@@ -168,13 +168,6 @@ function podManifest(name: string, template: number, image: ImageSpec, scheduler
 }
 
 // ------------------------------------------------------------------------------------------ one run
-
-async function metric(url: string, name: string, label: string): Promise<Record<string, number>> {
-  const samples = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
-  const out: Record<string, number> = {};
-  for (const s of samples) if (s.name === name && s.labels[label] !== undefined) out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
-  return out;
-}
 
 async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void> {
   try {

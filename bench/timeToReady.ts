@@ -44,7 +44,7 @@ import { randomSource } from '../src/random.js';
 import { fmt, median, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { Kube, nowMs, pool, untaintNodes, waitUntil } from './benchKube.js';
 import { positiveInt } from './cliOptions.js';
-import { ensureNamespace, log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR } from './e2eCluster.js';
+import { ensureNamespace, log, metricByLabel, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR } from './e2eCluster.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
@@ -157,13 +157,6 @@ async function prepareCaches(cache: Cache, kube: Kube, nodes: readonly string[],
 
 // ------------------------------------------------------------------------------------------ one run
 
-async function extenderMetric(url: string, name: string, label: string): Promise<Record<string, number>> {
-  const samples = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
-  const out: Record<string, number> = {};
-  for (const s of samples) if (s.name === name && s.labels[label] !== undefined) out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
-  return out;
-}
-
 async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void> {
   await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 1 });
   await waitUntil('the pods of the previous run to be gone', 300_000, async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0, 500);
@@ -232,7 +225,7 @@ async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, tem
   const held = new Map(nodes.map((n) => [n, new Set<number>()]));
   for (const n of await realNodes(kube)) held.set(n.metadata!.name!, listedTemplates(n, templates));
   if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
-  const byLocalityBefore = setup === 'stock' ? null : await extenderMetric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+  const byLocalityBefore = setup === 'stock' ? null : await metricByLabel(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
   const prepareSeconds = (nowMs() - t00) / 1000;
 
   const tracker = new StartingTracker();
@@ -294,7 +287,7 @@ async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, tem
   });
   let byLocality: Record<string, number> | null = null;
   if (byLocalityBefore) {
-    const after = await extenderMetric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+    const after = await metricByLabel(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
     byLocality = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (byLocalityBefore[k] ?? 0)]));
   }
   const peakStarting = Math.max(0, ...tracker.peaks([...nodes]).values());
