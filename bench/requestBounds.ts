@@ -36,7 +36,7 @@ function median(samples: readonly number[]): number {
 
 /** The bounds pass over `bytes` in socket-sized pieces, with the default bounds; its result. */
 function scan(bytes: Buffer, maxDepth = defaults.maxRequestDepth, maxElements = defaults.maxRequestElements): { bounds: JsonBounds; result: string | null; read: number } {
-  const bounds = new JsonBounds(maxDepth, maxElements);
+  const bounds = new JsonBounds(maxDepth, maxElements, defaults.maxObjectMembers);
   let result: string | null = null;
   let read = 0;
   for (let at = 0; at < bytes.length && result === null; at += PIECE) {

@@ -38,8 +38,10 @@ export class JsonBounds {
   private escaped = false;
   private exceeded: JsonBound | null = null;
   /** Per open level (index = depth): whether it is an object, and the commas seen in it. */
-  private readonly isObject: Uint8Array;
-  private readonly commas: Int32Array;
+  private isObject: Uint8Array;
+  private commas: Int32Array;
+  /** Whether the members of each object are bounded (maxObjectMembers finite). */
+  private readonly countMembers: boolean;
 
   /**
    * @param maxDepth arrays and objects open at once, at most.
@@ -51,9 +53,10 @@ export class JsonBounds {
     readonly maxElements: number = Infinity,
     readonly maxObjectMembers: number = Infinity,
   ) {
-    const levels = Number.isFinite(maxObjectMembers) ? maxDepth + 2 : 0;
-    this.isObject = new Uint8Array(levels);
-    this.commas = new Int32Array(levels);
+    this.countMembers = Number.isFinite(maxObjectMembers);
+    // Grown as the nesting deepens (maxDepth may be unbounded): 64 levels hold any real Kubernetes object.
+    this.isObject = new Uint8Array(this.countMembers ? 64 : 0);
+    this.commas = new Int32Array(this.isObject.length);
   }
 
   /** Scans the next piece of UTF-8 bytes. @returns null while within both bounds, else the bound exceeded (and so on for every later piece). */
@@ -115,11 +118,21 @@ export class JsonBounds {
     if (++this.depth > this.maxDepthSeen) this.maxDepthSeen = this.depth;
     if (this.depth > this.maxDepth) return (this.exceeded = 'depth');
     if (++this.elements > this.maxElements) return (this.exceeded = 'elements');
-    if (this.commas.length > 0) {
+    if (this.countMembers) {
+      if (this.depth >= this.commas.length) this.grow();
       this.isObject[this.depth] = object ? 1 : 0;
       this.commas[this.depth] = 0;
     }
     return null;
+  }
+
+  private grow(): void {
+    const isObject = new Uint8Array(this.isObject.length * 2);
+    isObject.set(this.isObject);
+    const commas = new Int32Array(isObject.length);
+    commas.set(this.commas);
+    this.isObject = isObject;
+    this.commas = commas;
   }
 
   /** A comma outside strings: one more element, and one more member of the object it is in (members = commas + 1). */

@@ -120,6 +120,12 @@ describe('JsonBounds: the members of one object', () => {
     expect(scan('{"a":",,,,","b":"{,}"}', 2)).toBeNull();
   });
 
+  it('works with an unbounded depth, deeper than its first 64 levels', () => {
+    const deep = (members: number) => `${'['.repeat(200)}{${Array.from({ length: members }, (_, i) => `"k${i}":1`).join(',')}}${']'.repeat(200)}`;
+    expect(new JsonBounds(Infinity, Infinity, 3).pushText(deep(3))).toBeNull();
+    expect(new JsonBounds(Infinity, Infinity, 3).pushText(deep(4))).toBe('members');
+  });
+
   it('is the same fed byte by byte', () => {
     const text = Buffer.from('{"x":[1,2,3],"y":{"a":1,"b":2,"c":3}}');
     const b = new JsonBounds(100, Infinity, 2);
