@@ -53,6 +53,7 @@ import {
   placementSoundness,
   podsPerSecond,
   ratio,
+  schedulerColumns,
   selfTimeTable,
   sumBy,
   sumSamples,
@@ -797,24 +798,6 @@ function target(mode: Mode, figure: 'pods/s' | 'sli-p99', nodes: number): { text
   }
   if (mode === 'burst' && figure === 'sli-p99') return { text: '≤ 2.00', met: (r) => r <= 2 };
   return null;
-}
-
-/**
- * How a scheduler picks the nodes it filters, from its /configz: percentageOfNodesToScore unset or 0 is
- * kube-scheduler's adaptive default (numFeasibleNodesToFind: max(5, 50 − nodes/125) %, at least 100 nodes).
- */
-function sampling(percentage: unknown): string {
-  return typeof percentage === 'number' && percentage > 0 ? `${percentage} %` : 'adaptive';
-}
-
-/** The column titles of the two schedulers, each with its sampling; stock without a setting is stock as shipped. */
-function schedulerColumns(settings: Record<SchedulerKind, SchedulerSettings> | undefined): [string, string] {
-  if (!settings) return ['sandbox-scheduler', 'default-scheduler'];
-  const stock = settings.default.percentageOfNodesToScore;
-  return [
-    `sandbox-scheduler (${sampling(settings.sandbox.percentageOfNodesToScore)})`,
-    stock === undefined || stock === null ? 'stock as shipped (adaptive)' : `stock at ${sampling(stock)} (not as shipped)`,
-  ];
 }
 
 function summaryRows(results: readonly RunResult[], modes: readonly Mode[], settings: Record<SchedulerKind, SchedulerSettings>): string {

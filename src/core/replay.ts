@@ -56,6 +56,8 @@ export interface ReplayResult {
   readonly placed: number;
   readonly unplaced: number;
   readonly peakPressure: number;
+  /** The first node at the peak (null when every node is empty). */
+  readonly peakNode: string | null;
   /** Pods placed per node, in spec order. */
   readonly podsPerNode: readonly number[];
   /** With sampling: the nodes offered per pod, smallest and largest. */
@@ -134,8 +136,13 @@ export function replay(spec: ReplaySpec, strategy: Strategy, random: () => numbe
     counts.set(offered[chosen]!, counts.get(offered[chosen]!)! + 1);
   }
   const podsPerNode = spec.nodes.map((n) => counts.get(n.name)!);
-  const peakPressure = maxPressure([0, ...names.map((name) => maxPressure(currentPressure(cache.nodeInfo(name)!)))]);
-  const result = { strategy, placed: spec.podCount - unplaced, unplaced, peakPressure, podsPerNode };
+  let peakPressure = 0;
+  let peakNode: string | null = null;
+  for (const name of names) {
+    const p = maxPressure(currentPressure(cache.nodeInfo(name)!));
+    if (p > peakPressure) [peakPressure, peakNode] = [p, name];
+  }
+  const result = { strategy, placed: spec.podCount - unplaced, unplaced, peakPressure, peakNode, podsPerNode };
   return window ? { ...result, offered: { min: window.minOffered, max: window.maxOffered } } : result;
 }
 
