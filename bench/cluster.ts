@@ -21,7 +21,7 @@
  * Prints one table per node count with the ratios sandbox/stock, and writes a JSON file (.e2e-bench/).
  * Never part of CI. Run with `npm run bench:cluster -- --help` for the options.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,6 +31,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/kubeObjects.js';
 import { createPods, ensureNamespace, httpsGet, Kube, nowMs, scrape, taintsToClear, untaintNodes, waitUntil, type Creation } from './benchKube.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
+import { startFloorExtender } from './floorProcess.js';
 import {
   cpuSecondsPerThousand,
   cpuShares,
@@ -546,7 +547,7 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
   let floor: { stop: () => Promise<void> } | null = null;
   try {
     // Inside the try: a floor that does not come up still gives the extender back.
-    if (variant === 'floor extender') floor = await startFloorExtender(ctx.env);
+    if (variant === 'floor extender') floor = await startFloorInExtenderPlace(ctx.env);
     return await measuredRun(ctx, mode, scheduler, run, profiled, variant);
   } finally {
     if (floor) await floor.stop();
@@ -558,25 +559,20 @@ async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: 
  * Starts bench/floorExtender.ts in the extender's place (its URL's port), its pid in the extender's pid file so
  * that the CPU sampler reads it; `stop` ends it and removes the file (component.sh then starts the real one).
  */
-async function startFloorExtender(env: ClusterEnv): Promise<{ stop: () => Promise<void> }> {
-  const url = new URL(env.EXTENDER_URL!);
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'bench', 'floorExtender.js'), '--host', url.hostname, '--port', url.port], { stdio: ['ignore', 'ignore', 'inherit'], detached: true });
-  const pid = child.pid!;
+async function startFloorInExtenderPlace(env: ClusterEnv): Promise<{ stop: () => Promise<void> }> {
+  const floor = await startFloorExtender(env.EXTENDER_URL!);
   const pidFile = join(STATE_DIR, 'pids', 'sandbox-extender');
-  writeFileSync(pidFile, `${pid} ${startTimeOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))}\n`);
-  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
+    await floor.stop();
     rmSync(pidFile, { force: true });
   };
   try {
-    await waitUntil('the floor extender to answer /readyz', 30_000, async () => (await fetch(`${env.EXTENDER_URL}/readyz`).catch(() => null))?.ok === true, 100);
+    writeFileSync(pidFile, `${floor.pid} ${startTimeOfStat(readFileSync(`/proc/${floor.pid}/stat`, 'utf8'))}\n`);
   } catch (err) {
     await stop();
     throw err;
   }
-  log(`floor extender (bench/floorExtender.ts) in the extender's place: pid ${pid}, ${env.EXTENDER_URL}`);
+  log(`floor extender (bench/floorExtender.ts) in the extender's place: pid ${floor.pid}, ${env.EXTENDER_URL}`);
   return { stop };
 }
 

@@ -1,21 +1,26 @@
 /**
  * `npm run bench:scheduler-perf`: the field's own yardstick. Runs kube-scheduler's benchmark harness,
  * test/integration/scheduler_perf of k8s.io/kubernetes (the e2e tier's version; an in-process kube-apiserver on
- * a fresh etcd and an in-process kube-scheduler, no kubelets), on the same workloads twice, interleaved:
+ * a fresh etcd and an in-process kube-scheduler, no kubelets), on the same workloads in up to three variants
+ * (--variants), interleaved:
  *   stock    the harness's default configuration (the default profile, every plugin on, percentageOfNodesToScore
  *            not set: kube-scheduler as shipped);
  *   sandbox  the sandbox-scheduler profile (score plugins off, percentageOfNodesToScore --sandbox-percentage, the extender with
  *            filterVerb + prioritizeVerb, nodeCacheCapable: true, the chart's defaults otherwise) and
- *            sandbox-extender in cluster mode (`serve --kubeconfig FILE`) against the harness's API server.
+ *            sandbox-extender in cluster mode (`serve --kubeconfig FILE`) against the harness's API server;
+ *   floor    the same profile and extender configuration with bench/floorExtender.ts in the extender's place (read
+ *            the body, JSON.parse, answer one name; no API server access), started by this bench before the
+ *            harness and stopped after it: what any Node extender costs behind that profile.
  * The harness's pods carry the default schedulerName, so the sandbox profile is named default-scheduler and the
  * extender's `schedulerName` is set to it (everything else in its config is the default).
  *
  * One process per workload and variant (a fresh API server, etcd and scheduler each, as the harness does per
  * workload). The extender gets the harness's credentials through the harness's prepare hook
  * (test/e2e/tools/scheduler-perf/perf_test.go). The figures are the harness's own SchedulingThroughput (pods/s,
- * 1 s samples: Average, Perc50, Perc99) from its JSON data items file; the ratio is sandbox/stock. The harness's
- * files (data items JSON, progress .dat, stdout) stay in the run's folder, .e2e-bench/scheduler-perf-DATE/.
- * Also recorded per process: the CPU of the harness, etcd and the extender, and what else the machine ran.
+ * 1 s samples: Average, Perc50, Perc99) from its JSON data items file; the ratios are sandbox/stock, floor/stock
+ * and sandbox/floor. The harness's files (data items JSON, progress .dat, stdout) stay in the run's folder,
+ * .e2e-bench/scheduler-perf-DATE/. Also recorded per process: the CPU of the harness, etcd and the extender (or
+ * the floor), and what else the machine ran.
  *
  * Never part of CI. Builds what it needs (test/e2e/build-tools.sh --scheduler-perf; etcd from the e2e tools).
  * `npm run bench:scheduler-perf -- --help` for the options.
@@ -25,15 +30,35 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { fmt, formatColumns, median, ratio } from './clusterStats.js';
+import { fmt, formatColumns } from './clusterStats.js';
 import { log, REPO_ROOT, script } from './e2eCluster.js';
 import { processTree } from './procStats.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
-import { benchPattern, derivePerfConfig, parseBenchLine, parseWorkloadId, throughputOf, throughputText, type PerfTestCase, type Throughput, type WorkloadChoice } from './schedulerPerfStats.js';
-
-type Variant = 'stock' | 'sandbox';
+import { startFloorExtender, type FloorExtender } from './floorProcess.js';
+import {
+  benchPattern,
+  CPU_ETCD,
+  CPU_EXTENDER,
+  CPU_HARNESS,
+  derivePerfConfig,
+  parseBenchLine,
+  parseVariants,
+  parseWorkloadId,
+  ratioTable,
+  samplingOf,
+  throughputOf,
+  throughputText,
+  variantOrder,
+  variantsIn,
+  variantTable,
+  VARIANTS,
+  type PerfTestCase,
+  type Throughput,
+  type Variant,
+  type WorkloadChoice,
+} from './schedulerPerfStats.js';
 
 /** Other jobs' CPU above which a run is flagged as not from a quiet machine (cores). */
 const QUIET_CORES = 0.15;
@@ -55,12 +80,14 @@ const DEFAULT_WORKLOADS = [
 
 interface Options {
   workloads: string[];
+  /** The variants run, in the order of the first run (absent in reports from before the floor: stock, sandbox). */
+  variants: Variant[];
   runs: number;
   extenderConfig: string | undefined;
   out?: string | undefined;
   print?: string | undefined;
   timeoutMinutes: number;
-  /** percentageOfNodesToScore of the sandbox profile (0: kube-scheduler's adaptive default); stock keeps its default. */
+  /** percentageOfNodesToScore of the sandbox profile, sandbox and floor (0: kube-scheduler's adaptive default); stock keeps its default. */
   sandboxPercentage: number;
 }
 
@@ -99,18 +126,31 @@ function percentage(v: string): number {
   return n;
 }
 
+function variantList(v: string): Variant[] {
+  try {
+    return parseVariants(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:scheduler-perf')
-    .description("kube-scheduler's scheduler_perf harness: the stock configuration vs the sandbox-scheduler profile with sandbox-extender, interleaved; the harness's SchedulingThroughput and the ratio.")
+    .description("kube-scheduler's scheduler_perf harness: the stock configuration, the sandbox-scheduler profile with sandbox-extender, and the same profile with the floor extender, interleaved; the harness's SchedulingThroughput and the ratios.")
     .option('--workloads <list>', `TESTCASE/WORKLOAD, comma-separated (upstream's names, or ${Object.keys(ADDED_WORKLOADS).join(', ')})`, DEFAULT_WORKLOADS.join(','))
-    .option('--runs <n>', 'runs of each workload and variant (stock and sandbox alternate, the order flipping each run)', positiveInt, 2)
+    .addOption(
+      new Option('--variants <list>', `variants to run, comma-separated: ${VARIANTS.join(', ')} (stock: as shipped; sandbox: the sandbox-scheduler profile with sandbox-extender; floor: the same profile with bench/floorExtender.ts in the extender's place)`)
+        .argParser(variantList)
+        .default([...VARIANTS], VARIANTS.join(',')),
+    )
+    .option('--runs <n>', 'runs of each workload and variant (the variants interleave, their order rotating each run)', positiveInt, 2)
     .option('--extender-config <file>', "the extender's --config (its schedulerName is set to default-scheduler, the harness's pods' scheduler)")
     .option('--timeout-minutes <n>', 'longest run of one process', positiveInt, 60)
     .option('--out <dir>', 'output folder (default .e2e-bench/scheduler-perf-DATE)')
     .option('--print <file>', 'print the tables of an earlier report (its report.json) and exit')
-    .option('--sandbox-percentage <n>', "percentageOfNodesToScore of the sandbox profile, 0–100 (0: kube-scheduler's adaptive default); stock always runs as shipped", percentage, 100)
+    .option('--sandbox-percentage <n>', "percentageOfNodesToScore of the sandbox profile (sandbox and floor), 0–100 (0: kube-scheduler's adaptive default); stock always runs as shipped", percentage, 100)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ workloads: string; runs: number; extenderConfig?: string; timeoutMinutes: number; out?: string; print?: string; sandboxPercentage: number }>();
+  const o = program.opts<{ workloads: string; variants: Variant[]; runs: number; extenderConfig?: string; timeoutMinutes: number; out?: string; print?: string; sandboxPercentage: number }>();
   const workloads = o.workloads.split(',').map((s) => s.trim()).filter(Boolean);
   for (const w of workloads) {
     try {
@@ -177,44 +217,34 @@ async function runOne(t: Tools, opts: Options, outDir: string, run: number, work
 
   const args = ['-test.run=^$', `-test.bench=${benchPattern(id.testCase, id.workload)}`, '-test.benchtime=1x', `-test.timeout=${opts.timeoutMinutes}m`, '-perf-scheduling-label-filter=', `-data-items-dir=${dataDir}`, `-topic=${variant}`];
   let schedulerConfigPath: string | undefined;
-  if (variant === 'sandbox') {
+  let extenderUrl: string | undefined;
+  if (variant !== 'stock') {
+    // sandbox and floor: the same profile and extender configuration block; only the process behind the URL differs.
     const port = await freePort();
+    extenderUrl = `http://127.0.0.1:${port}`;
     schedulerConfigPath = join(dir, 'scheduler-config.yaml');
-    writeFileSync(schedulerConfigPath, sandboxSchedulerConfig(`http://127.0.0.1:${port}`, opts.sandboxPercentage ?? 100));
-    const argv = [process.execPath, join(REPO_ROOT, 'bin', 'sandbox-extender.js'), 'serve', '--config', extenderConfigFile, '--port', String(port)];
-    args.push(`-extender-argv=${JSON.stringify(argv)}`, `-extender-dir=${join(dir, 'extender')}`, `-extender-readyz=http://127.0.0.1:${port}/readyz`);
+    writeFileSync(schedulerConfigPath, sandboxSchedulerConfig(extenderUrl, opts.sandboxPercentage ?? 100));
+    if (variant === 'sandbox') {
+      const argv = [process.execPath, join(REPO_ROOT, 'bin', 'sandbox-extender.js'), 'serve', '--config', extenderConfigFile, '--port', String(port)];
+      args.push(`-extender-argv=${JSON.stringify(argv)}`, `-extender-dir=${join(dir, 'extender')}`, `-extender-readyz=${extenderUrl}/readyz`);
+    }
   }
   const { config, upstreamThreshold } = derivePerfConfig(t.upstream, choice, schedulerConfigPath);
   const perfConfig = join(dir, 'performance-config.yaml');
   writeFileSync(perfConfig, stringifyYaml(config));
   args.push(`-perf-config=${perfConfig}`);
 
-  const outFile = join(dir, 'harness-output.txt');
-  const fd = openSync(outFile, 'w');
-  const started = performance.now();
+  // The floor needs no credentials (it never calls the API server): up before the harness starts, stopped after it exits.
   log(`run ${run}: ${workload} ${variant}`);
-  const child = spawn(join(t.harnessDir, 'scheduler-perf.test'), args, {
-    // The config's template paths (../templates/…) are relative to the harness's misc/ folder.
-    cwd: join(t.harnessDir, 'scheduler_perf', 'misc'),
-    env: { ...process.env, PATH: `${t.e2eBin}:${process.env.PATH ?? ''}`, ARTIFACTS: dir, KUBE_CACHE_MUTATION_DETECTOR: 'false' },
-    stdio: ['ignore', fd, fd],
-  });
-  const root = child.pid!;
-  const watch = new ProcWatch((all) => [
-    ...processTree(all, root).map((p) => ({ proc: p, category: p.pid === root ? 'harness (API server + scheduler)' : p.comm === 'etcd' ? 'etcd' : p.comm === 'node' ? 'extender' : 'other children' })),
-    ...all.filter((p) => p.pid === process.pid).map((p) => ({ proc: p, category: 'bench' })),
-  ]);
-  watch.start();
-  const exitCode = await new Promise<number | null>((ok) => {
-    child.once('error', (err) => {
-      log(`cannot start the harness: ${err.message}`);
-      ok(null);
-    });
-    child.once('exit', (code) => ok(code));
-  });
-  const cpu = watch.stop();
-  closeSync(fd);
-  const seconds = (performance.now() - started) / 1000;
+  const floor = variant === 'floor' ? await startFloor(extenderUrl!, join(dir, 'extender')) : null;
+  const outFile = join(dir, 'harness-output.txt');
+  let harness: { exitCode: number | null; cpu: CpuReport; seconds: number };
+  try {
+    harness = await runHarness(t, dir, args, outFile, floor);
+  } finally {
+    if (floor) await floor.stop();
+  }
+  const { exitCode, cpu, seconds } = harness;
 
   const record: RunRecord = { run, workload, variant, dir, exitCode, seconds, throughput: null, harnessLine: null, upstreamThreshold, cpu };
   try {
@@ -232,6 +262,51 @@ async function runOne(t: Tools, opts: Options, outDir: string, run: number, work
   return record;
 }
 
+/** Starts the floor extender on `url`, its log in `logDir`/extender.log (where the harness puts the extender's). */
+async function startFloor(url: string, logDir: string): Promise<FloorExtender> {
+  mkdirSync(logDir, { recursive: true });
+  const logFd = openSync(join(logDir, 'extender.log'), 'w');
+  try {
+    const floor = await startFloorExtender(url, { stderr: logFd });
+    log(`floor extender (bench/floorExtender.ts): pid ${floor.pid}, ${url}`);
+    return floor;
+  } finally {
+    closeSync(logFd);
+  }
+}
+
+/**
+ * Runs the harness process with `args` (its output to `outFile`) until it exits, watching the CPU of it, its
+ * children (etcd, the extender it starts), the floor extender when given, and this bench.
+ */
+async function runHarness(t: Tools, dir: string, args: readonly string[], outFile: string, floor: FloorExtender | null): Promise<{ exitCode: number | null; cpu: CpuReport; seconds: number }> {
+  const fd = openSync(outFile, 'w');
+  const started = performance.now();
+  const child = spawn(join(t.harnessDir, 'scheduler-perf.test'), args, {
+    // The config's template paths (../templates/…) are relative to the harness's misc/ folder.
+    cwd: join(t.harnessDir, 'scheduler_perf', 'misc'),
+    env: { ...process.env, PATH: `${t.e2eBin}:${process.env.PATH ?? ''}`, ARTIFACTS: dir, KUBE_CACHE_MUTATION_DETECTOR: 'false' },
+    stdio: ['ignore', fd, fd],
+  });
+  const root = child.pid!;
+  const watch = new ProcWatch((all) => [
+    ...processTree(all, root).map((p) => ({ proc: p, category: p.pid === root ? CPU_HARNESS : p.comm === 'etcd' ? CPU_ETCD : p.comm === 'node' ? CPU_EXTENDER : 'other children' })),
+    ...all.filter((p) => p.pid === floor?.pid).map((p) => ({ proc: p, category: CPU_EXTENDER })),
+    ...all.filter((p) => p.pid === process.pid).map((p) => ({ proc: p, category: 'bench' })),
+  ]);
+  watch.start();
+  const exitCode = await new Promise<number | null>((ok) => {
+    child.once('error', (err) => {
+      log(`cannot start the harness: ${err.message}`);
+      ok(null);
+    });
+    child.once('exit', (code) => ok(code));
+  });
+  const cpu = watch.stop();
+  closeSync(fd);
+  return { exitCode, cpu, seconds: (performance.now() - started) / 1000 };
+}
+
 // ------------------------------------------------------------------------------------------ tables
 
 const cpuCell = (c: CpuReport, key: string) => fmt(c.cores[key], 2);
@@ -240,20 +315,8 @@ function runRows(runs: readonly RunRecord[]): string {
   const rows = [['run', 'workload', 'variant', 'avg pods/s', 'p50', 'p99', 'secs', 'harness cores', 'etcd', 'extender', 'other load', 'harness line (its own SchedulingThroughput output)']];
   for (const r of runs) {
     const t = r.throughput;
-    rows.push([String(r.run), r.workload, r.variant, fmt(t?.average), fmt(t?.perc50), fmt(t?.perc99), r.seconds.toFixed(0), cpuCell(r.cpu, 'harness (API server + scheduler)'), cpuCell(r.cpu, 'etcd'), r.variant === 'sandbox' ? cpuCell(r.cpu, 'extender') : '-', r.cpu.otherCores.toFixed(2), r.error ? `FAILED: ${r.error}` : (r.harnessLine ?? '')]);
-  }
-  return formatColumns(rows);
-}
-
-function summaryRows(runs: readonly RunRecord[], workloads: readonly string[]): string {
-  const rows = [['workload', 'stock avg', 'p50', 'p99', 'sandbox avg', 'p50', 'p99', 'sandbox/stock avg', 'p50', 'p99', "upstream's threshold (avg)"]];
-  for (const w of workloads) {
-    const of = (v: Variant, f: (t: Throughput) => number) => median(runs.filter((r) => r.workload === w && r.variant === v && r.throughput).map((r) => f(r.throughput!)));
-    const figures = [(t: Throughput) => t.average, (t: Throughput) => t.perc50, (t: Throughput) => t.perc99];
-    const stock = figures.map((f) => of('stock', f));
-    const sandbox = figures.map((f) => of('sandbox', f));
-    const threshold = runs.find((r) => r.workload === w)?.upstreamThreshold;
-    rows.push([w, ...stock.map((v) => fmt(v)), ...sandbox.map((v) => fmt(v)), ...stock.map((s, i) => fmt(ratio(sandbox[i], s), 2)), threshold ? String(threshold) : '-']);
+    // stock has no extender: its cell is "-".
+    rows.push([String(r.run), r.workload, r.variant, fmt(t?.average), fmt(t?.perc50), fmt(t?.perc99), r.seconds.toFixed(0), cpuCell(r.cpu, CPU_HARNESS), cpuCell(r.cpu, CPU_ETCD), cpuCell(r.cpu, CPU_EXTENDER), r.cpu.otherCores.toFixed(2), r.error ? `FAILED: ${r.error}` : (r.harnessLine ?? '')]);
   }
   return formatColumns(rows);
 }
@@ -261,17 +324,22 @@ function summaryRows(runs: readonly RunRecord[], workloads: readonly string[]): 
 function printReport(report: Report, say: (s: string) => void): void {
   const { machine, options } = report;
   const others = report.runs.map((r) => r.cpu.otherCores);
-  say('');
-  say(`scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, stock and sandbox interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
+  // Reports from before the floor variant have no `variants` option: the variants are those with runs.
+  const variants = variantsIn(report.runs);
   const sandboxPercentage = options.sandboxPercentage ?? 100;
-  say(`sampling (percentageOfNodesToScore): stock as shipped (not set: adaptive); sandbox ${sandboxPercentage === 0 ? 'adaptive' : `${sandboxPercentage} %`}`);
+  say('');
+  say(`scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, ${variants.join(', ')} interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
+  say(`sampling (percentageOfNodesToScore): ${variants.map((v) => `${v} ${samplingOf(v, sandboxPercentage)}`).join('; ')}`);
   const busy = report.runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
   say(`other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}${busy ? ` — NOT QUIET in ${busy} run(s): other jobs took more than ${QUIET_CORES} cores` : ''}`);
   say('');
   say(runRows(report.runs));
   say('');
-  say('SchedulingThroughput, pods/s (the harness’s own figure; median over runs):');
-  say(summaryRows(report.runs, options.workloads));
+  say('SchedulingThroughput, pods/s (the harness’s own figure; median over runs), and cores (median over runs, over each process’s life):');
+  say(formatColumns(variantTable(report.runs, options.workloads, sandboxPercentage)));
+  say('');
+  say(`Ratios of the medians${variants.includes('floor') ? ' (sandbox/floor: the extender against the do-nothing floor behind the same profile and sampling; the goal is ≥ 0.95)' : ''}:`);
+  say(formatColumns(ratioTable(report.runs, options.workloads)));
   say('');
   say('Published comparison in this harness (kube-scheduler-wasm-extension PR #63, 500 nodes): 991 pods/s without an extender, 111 with a Go HTTP extender (0.11).');
 }
@@ -293,8 +361,7 @@ async function main(): Promise<void> {
   const reportFile = join(outDir, 'report.json');
   for (let run = 1; run <= opts.runs; run++) {
     for (const workload of opts.workloads) {
-      const order: Variant[] = run % 2 === 1 ? ['stock', 'sandbox'] : ['sandbox', 'stock'];
-      for (const variant of order) {
+      for (const variant of variantOrder(opts.variants, run)) {
         report.runs.push(await runOne(t, opts, outDir, run, workload, variant, extenderConfigFile));
         writeFileSync(reportFile, JSON.stringify(report, null, 2));
       }

@@ -6,6 +6,7 @@
  * result line on stdout (`BenchmarkPerfScheduling/<case>/<workload>-<procs>  1  <value> <metric>/<bucket> …`).
  * No I/O here.
  */
+import { fmt, median, ratio } from './clusterStats.js';
 
 // ------------------------------------------------------------------------------------------ the performance config
 
@@ -155,4 +156,127 @@ export function throughputText(line: BenchLine): string {
     .filter(([k]) => k.startsWith('SchedulingThroughput/'))
     .map(([k, v]) => `${v} ${k}`)
     .join('  ');
+}
+
+// ------------------------------------------------------------------------------------------ variants and tables
+
+/**
+ * The variants of the bench: `stock` (kube-scheduler as shipped), `sandbox` (the sandbox-scheduler profile and
+ * sandbox-extender), `floor` (the same profile and extender configuration, bench/floorExtender.ts in the
+ * extender's place).
+ */
+export type Variant = 'stock' | 'sandbox' | 'floor';
+
+/** Every variant, in the order of the tables' rows. */
+export const VARIANTS: readonly Variant[] = ['stock', 'sandbox', 'floor'];
+
+/** The ratios the summary prints (numerator, denominator); sandbox/floor is the extender against its floor. */
+export const RATIO_PAIRS: readonly (readonly [Variant, Variant])[] = [
+  ['sandbox', 'stock'],
+  ['floor', 'stock'],
+  ['sandbox', 'floor'],
+];
+
+/** CPU categories of a run (the processes the bench watches). */
+export const CPU_HARNESS = 'harness (API server + scheduler)';
+export const CPU_ETCD = 'etcd';
+export const CPU_EXTENDER = 'extender';
+
+/**
+ * Parses `--variants`: names from VARIANTS, comma-separated, each at most once, in the order given.
+ * @throws Error naming the unknown or repeated name, or when the list is empty.
+ */
+export function parseVariants(text: string): Variant[] {
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 0) throw new Error(`no variant given (choose from ${VARIANTS.join(', ')})`);
+  const out: Variant[] = [];
+  for (const n of names) {
+    if (!(VARIANTS as readonly string[]).includes(n)) throw new Error(`unknown variant "${n}" (choose from ${VARIANTS.join(', ')})`);
+    if ((out as string[]).includes(n)) throw new Error(`variant "${n}" given twice`);
+    out.push(n as Variant);
+  }
+  return out;
+}
+
+/**
+ * The order of the variants in run `run` (1, 2, …): `variants` rotated left by run − 1, so each variant takes
+ * each place in turn (two variants: the order flips every run).
+ */
+export function variantOrder(variants: readonly Variant[], run: number): Variant[] {
+  if (variants.length === 0) return [];
+  const k = (((run - 1) % variants.length) + variants.length) % variants.length;
+  return [...variants.slice(k), ...variants.slice(0, k)];
+}
+
+/**
+ * Which sampling (percentageOfNodesToScore) a variant ran: stock as shipped (not set: kube-scheduler's
+ * adaptive share), sandbox and floor the profile's value, `--sandbox-percentage` (0: adaptive).
+ */
+export function samplingOf(variant: Variant, sandboxPercentage: number): string {
+  if (variant === 'stock') return 'as shipped (adaptive)';
+  return sandboxPercentage === 0 ? 'adaptive (--sandbox-percentage 0)' : `${sandboxPercentage} % (--sandbox-percentage)`;
+}
+
+/** What the tables read of one run (a report's run record; older reports have no floor runs). */
+export interface ThroughputRun {
+  readonly workload: string;
+  readonly variant: Variant;
+  readonly throughput: Throughput | null;
+  readonly cpu: { readonly cores: Readonly<Record<string, number>> };
+  readonly upstreamThreshold: number | null;
+}
+
+/** The variants that have at least one run in `runs`, in the order of VARIANTS. */
+export function variantsIn(runs: readonly ThroughputRun[]): Variant[] {
+  return VARIANTS.filter((v) => runs.some((r) => r.variant === v));
+}
+
+const FIGURES: readonly ((t: Throughput) => number)[] = [(t) => t.average, (t) => t.perc50, (t) => t.perc99];
+
+/** Median SchedulingThroughput (average, p50, p99) of a workload's successful runs of a variant; nulls when none. */
+export function medianThroughput(runs: readonly ThroughputRun[], workload: string, variant: Variant): [number | null, number | null, number | null] {
+  const ok = runs.filter((r) => r.workload === workload && r.variant === variant && r.throughput);
+  const [a, b, c] = FIGURES.map((f) => median(ok.map((r) => f(r.throughput!))));
+  return [a!, b!, c!];
+}
+
+/**
+ * One row per workload and variant present in `runs`: its sampling, successful runs of all, the median
+ * SchedulingThroughput (pods/s: average, p50, p99) and the median cores of the harness, etcd and the extender
+ * ("-": none measured, as stock's extender). The first row is the header.
+ */
+export function variantTable(runs: readonly ThroughputRun[], workloads: readonly string[], sandboxPercentage: number): string[][] {
+  const rows = [['workload', 'variant', 'sampling (percentageOfNodesToScore)', 'runs ok', 'avg pods/s', 'p50', 'p99', 'harness cores', 'etcd', 'extender']];
+  const variants = variantsIn(runs);
+  for (const w of workloads) {
+    for (const v of variants) {
+      const all = runs.filter((r) => r.workload === w && r.variant === v);
+      if (all.length === 0) continue;
+      const ok = all.filter((r) => r.throughput);
+      const cores = (key: string) => median(all.map((r) => r.cpu.cores[key]).filter((c): c is number => typeof c === 'number'));
+      rows.push([w, v, samplingOf(v, sandboxPercentage), `${ok.length}/${all.length}`, ...medianThroughput(runs, w, v).map((x) => fmt(x)), fmt(cores(CPU_HARNESS), 2), fmt(cores(CPU_ETCD), 2), fmt(cores(CPU_EXTENDER), 2)]);
+    }
+  }
+  return rows;
+}
+
+/**
+ * One row per workload: the ratios of RATIO_PAIRS whose two variants both have runs in `runs` (of the medians:
+ * average, p50, p99; "-" when either median is missing), then upstream's threshold of the workload. The first
+ * row is the header.
+ */
+export function ratioTable(runs: readonly ThroughputRun[], workloads: readonly string[]): string[][] {
+  const present = variantsIn(runs);
+  const pairs = RATIO_PAIRS.filter(([a, b]) => present.includes(a) && present.includes(b));
+  const rows = [['workload', ...pairs.flatMap(([a, b]) => [`${a}/${b} avg`, 'p50', 'p99']), "upstream's threshold (avg)"]];
+  for (const w of workloads) {
+    const cells = pairs.flatMap(([a, b]) => {
+      const num = medianThroughput(runs, w, a);
+      const den = medianThroughput(runs, w, b);
+      return num.map((x, i) => fmt(ratio(x, den[i]!), 2));
+    });
+    const threshold = runs.find((r) => r.workload === w)?.upstreamThreshold;
+    rows.push([w, ...cells, threshold ? String(threshold) : '-']);
+  }
+  return rows;
 }
