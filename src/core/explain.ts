@@ -5,7 +5,7 @@
 import { describeAgentSandbox, type AgentSandboxPod } from './agentSandbox.js';
 import type { Evaluation } from './evaluation.js';
 import type { Pod } from './kubeObjects.js';
-import type { DecisionLocality } from './placementService.js';
+import type { DecisionLocality, DecisionWindow } from './placementService.js';
 import { pressureRatio } from './pressure.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import { PODS_RESOURCE, type Dimensions } from './records.js';
@@ -35,6 +35,8 @@ export interface PlacementSummary {
   readonly feasible: number;
   /** Locality on: the pod's signal on the chosen node and the candidates in the band (absent or null: off). */
   readonly locality?: DecisionLocality | null;
+  /** Chosen from a partial window: what the model says of the nodes not offered (absent or null: every node was offered). */
+  readonly window?: DecisionWindow | null;
   /** What to say of the pod's request, e.g. {@link zeroRequestNote} (absent or null: nothing). */
   readonly podNote?: string | null;
   /** An agent-sandbox pod (agentSandbox.ts): what it is; absent or null: a pod of any other origin, of which nothing more is said. */
@@ -80,11 +82,31 @@ export function explainLocality(locality: DecisionLocality): string {
 }
 
 /**
+ * The window clause of a placement message, for a choice among fewer nodes than the extender's model holds of
+ * known capacity (DecisionWindow), with pressures as the rest of the message prints them:
+ * `best of 3 offered; cluster best node-9 at 0.100 in the extender's model, 0.150 lower (4 nodes not offered)`
+ * when a node not offered fits better (`higher` for a strategy that prefers the highest pressure; no gap when the
+ * chosen node's capacity is unknown), `best of 3 offered; none better in the extender's model among the 4 nodes
+ * not offered` when none does, and `chosen among 3 offered; 4 nodes of the extender's model not offered` for a
+ * strategy that ignores load. "In the extender's model": kube-scheduler's own filters (taints, affinity) may
+ * exclude the node named.
+ */
+export function explainWindow(window: DecisionWindow): string {
+  const { offered, notOffered, clusterBest, pressureGap } = window;
+  const nodes = `${notOffered} node${notOffered === 1 ? '' : 's'}`;
+  if (window.pressureSign === null) return `chosen among ${offered} offered; ${nodes} of the extender's model not offered`;
+  if (clusterBest === null) return `best of ${offered} offered; none better in the extender's model among the ${nodes} not offered`;
+  const gap = Number.isNaN(pressureGap) ? '' : `, ${fixed(pressureGap)} ${window.pressureSign > 0 ? 'lower' : 'higher'}`;
+  return `best of ${offered} offered; cluster best ${clusterBest.name} at ${fixed(clusterBest.projectedPressure)} in the extender's model${gap} (${nodes} not offered)`;
+}
+
+/**
  * The message of a ProjectedPlacement event, e.g.
  * `placed on node-a by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135);
- * 3 candidates, 3 fit; runner-up node-b at 0.250`; then the locality clause (locality on) and the
+ * 3 candidates, 3 fit; runner-up node-b at 0.250`; then the window clause ({@link explainWindow}: only when
+ * kube-scheduler offered fewer nodes than the model holds), the locality clause (locality on) and the
  * agent-sandbox clause (an agent-sandbox pod: `; agent-sandbox pod of template 9f8e7d6c, warm pool`).
- * A pod of any other origin with locality off gets exactly the first part.
+ * A pod of any other origin with locality off, offered every node, gets exactly the first part.
  */
 export function explainPlacement(summary: PlacementSummary, dims: Dimensions, strategy: string): string {
   const { chosen, runnerUp } = summary;
@@ -92,6 +114,7 @@ export function explainPlacement(summary: PlacementSummary, dims: Dimensions, st
   return (
     `placed on ${chosen.name} by ${strategy}: projected pressure ${pressureChange(chosen, dims)} ` +
     `(max ${fixed(chosen.pressure)}); ${summary.candidates} candidates, ${summary.feasible} fit; ${next}` +
+    (summary.window ? `; ${explainWindow(summary.window)}` : '') +
     (summary.locality ? `; ${explainLocality(summary.locality)}` : '') +
     (summary.agentSandbox ? `; ${describeAgentSandbox(summary.agentSandbox)}` : '') +
     (summary.podNote ? `; ${summary.podNote}` : '')

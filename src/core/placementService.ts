@@ -22,7 +22,7 @@ import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from '
 import { rankByLocality, type LocalityChoice, type Placer } from './placement.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
-import { CandidateScan, SeenNodes } from './scan.js';
+import { CandidateScan, FITS, SeenNodes } from './scan.js';
 import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
 import type { SchedulerCacheView } from './cacheView.js';
 import type { AssumeResult, SchedulerCache } from './schedulerCache.js';
@@ -66,6 +66,36 @@ export interface Decision {
   readonly failed: readonly (readonly [string, readonly FitFailure[]])[];
   /** Locality on and a node chosen: the pod's signal on it and how many candidates were in the band; else null. */
   readonly locality: DecisionLocality | null;
+  /** A node chosen from a partial window (some node of known capacity in the model was not offered); else null. */
+  readonly window: DecisionWindow | null;
+}
+
+/**
+ * A choice among fewer nodes than the extender's model holds: kube-scheduler offered only some of the Node objects
+ * of known capacity (with percentageOfNodesToScore below 100 it stops its search after enough feasible nodes; its
+ * own filters, such as taints and affinity, drop others). What the model says of the nodes not offered: it does not
+ * know kube-scheduler's own filters, so a node named here is the best in the extender's model, not one
+ * kube-scheduler would have accepted.
+ */
+export interface DecisionWindow {
+  /** Candidates offered (each name once). */
+  readonly offered: number;
+  /** Node objects of known capacity in the model that were not offered (≥ 1). */
+  readonly notOffered: number;
+  /** The strategy's pressure order (+1 the lowest is best, −1 the highest); null: it ignores load, and nothing was searched. */
+  readonly pressureSign: 1 | -1 | null;
+  /**
+   * The best node for the pod in the model, when it is one not offered: it fits (the fit rule and starting limit of
+   * the scan) and its projected pressure is better, in the strategy's order, than every offered candidate's of
+   * known capacity. Null when an offered candidate is as good (or nothing was searched).
+   */
+  readonly clusterBest: { readonly name: string; readonly projectedPressure: number } | null;
+  /**
+   * pressureSign × (the chosen node's projected pressure − the best projected pressure in the model, offered or
+   * not): ≥ 0, 0 when the chosen node is the best; NaN when the chosen node's capacity is unknown or nothing was
+   * searched. With locality on it includes what the band gave up for locality.
+   */
+  readonly pressureGap: number;
 }
 
 export interface DecisionLocality {
@@ -293,13 +323,43 @@ export class PlacementService {
     const scan = this.scan;
     const failed: [string, readonly FitFailure[]][] = [];
     if (reportFailures || chosen < 0) for (let i = 0; i < scan.count; i++) if (!scan.fits(i)) failed.push([scan.names[i]!, scan.evaluation(i).failures]);
-    const base = { result, scan, chosen, runnerUp, failed, chosenEvaluation: null, runnerUpEvaluation: null, reserved: null, assumed: null, locality: null };
+    const base = { result, scan, chosen, runnerUp, failed, chosenEvaluation: null, runnerUpEvaluation: null, reserved: null, assumed: null, locality: null, window: null };
     if (chosen < 0) return base;
     const chosenEvaluation = scan.evaluation(chosen);
     const runnerUpEvaluation = runnerUp >= 0 ? scan.evaluation(runnerUp) : null;
     const locality = localityChoice ? { signal: this.signalOf(scan, chosen, localityChoice), inBand: scan.localityRanked ? scan.inBand : 0 } : null;
+    const window = this.windowOf(scan, chosen);
     const node = scan.names[chosen]!;
     const assumed = this.schedulerCache.assume(pod, node, nowMs);
-    return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed, locality };
+    return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed, locality, window };
+  }
+
+  /**
+   * The window of a choice (DecisionWindow): null, at O(1), when every Node object of known capacity in the model
+   * was offered; else, for a load-aware strategy, the best offered candidate and the best node not offered
+   * (CandidateScan.bestNotOffered), O(nodes in the model × dimensions) without allocating per node.
+   */
+  private windowOf(scan: CandidateScan, chosen: number): DecisionWindow | null {
+    const notOffered = this.cache.knownCapacityNodes - scan.knownCapacityOffered;
+    if (notOffered <= 0) return null;
+    const sign = this.placer.pressureSign;
+    if (sign === null) return { offered: scan.count, notOffered, pressureSign: null, clusterBest: null, pressureGap: NaN };
+    let bestOffered = NaN;
+    for (let i = 0; i < scan.count; i++) {
+      const p = scan.pressure[i]!;
+      if (scan.status[i] === FITS && (Number.isNaN(bestOffered) || sign * (p - bestOffered) < 0)) bestOffered = p;
+    }
+    const outside = scan.bestNotOffered(this.cache.nodeInfos(), sign);
+    // A node of known capacity comes before every node of unknown capacity (NaN here), as in the strategies' order.
+    const better = outside !== null && (Number.isNaN(bestOffered) || sign * (outside.pressure - bestOffered) < 0);
+    const best = better ? outside.pressure : bestOffered;
+    return {
+      offered: scan.count,
+      notOffered,
+      pressureSign: sign,
+      clusterBest: better ? { name: outside.info.name, projectedPressure: outside.pressure } : null,
+      // Math.max: 0 rather than −0 when equal (sign −1); NaN stays NaN.
+      pressureGap: Math.max(0, sign * (scan.pressure[chosen]! - best)),
+    };
   }
 }

@@ -258,6 +258,7 @@ function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decis
     candidates: decision.scan.count,
     feasible: decision.scan.feasible,
     locality: decision.locality,
+    window: decision.window,
     agentSandbox: agentSandboxPod,
     podNote: zero && agentSandboxPod ? `${zero} (set requests in its SandboxTemplate)` : zero,
   };
