@@ -53,6 +53,7 @@ import {
   placementSoundness,
   podsPerSecond,
   ratio,
+  schedulerColumns,
   selfTimeTable,
   sumBy,
   sumSamples,
@@ -116,6 +117,11 @@ interface Options {
   stockPercentage: number | undefined;
   /** Which scheduler runs first in session 1 (then they alternate from session to session). */
   first: SchedulerKind;
+  /**
+   * The production-like variant: the extender (or the floor in its place) on CPU 1, everything else (the control
+   * plane, both kube-schedulers, KWOK, this bench) on CPU 0, for every scheduler in the run (taskset).
+   */
+  pin: boolean;
 }
 
 interface Scrapes {
@@ -380,6 +386,43 @@ function clockTicksPerSecond(): number {
   } catch {
     return 100;
   }
+}
+
+// ------------------------------------------------------------------------------------------ production-like pinning
+
+/** CPU of the extender under --pin; every other process of the run stays on CPU_CONTROL_PLANE. */
+const CPU_EXTENDER = 1;
+const CPU_CONTROL_PLANE = 0;
+
+/**
+ * --pin: this bench and everything it starts from now on run on CPU_CONTROL_PLANE (children inherit the
+ * affinity); the extender's process, whichever pid its pid file names (the extender, a restart of it, or the
+ * floor), is moved with all its threads to CPU_EXTENDER within `everyMs` of appearing. Threads it starts later
+ * inherit its affinity. Returns a function that stops the watcher.
+ * @throws Error when taskset fails (not installed, or fewer than two CPUs)
+ */
+function pinExtender(everyMs = 200): () => void {
+  execFileSync('taskset', ['-a', '-pc', String(CPU_CONTROL_PLANE), String(process.pid)], { stdio: 'ignore' });
+  const pidFile = join(STATE_DIR, 'pids', 'sandbox-extender');
+  let pinned = 0;
+  const timer = setInterval(() => {
+    let pid = 0;
+    try {
+      pid = Number(readFileSync(pidFile, 'utf8').split(' ')[0]);
+    } catch {
+      return; // not started yet, or between a stop and a start
+    }
+    if (!(pid > 0) || pid === pinned) return;
+    try {
+      execFileSync('taskset', ['-a', '-pc', String(CPU_EXTENDER), String(pid)], { stdio: 'ignore' });
+      pinned = pid;
+      log(`pinned the extender (pid ${pid}) to CPU ${CPU_EXTENDER}; everything else on CPU ${CPU_CONTROL_PLANE}`);
+    } catch {
+      // the process ended between the read and taskset: the next tick reads the new pid
+    }
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 // ------------------------------------------------------------------------------------------ one run
@@ -799,24 +842,6 @@ function target(mode: Mode, figure: 'pods/s' | 'sli-p99', nodes: number): { text
   return null;
 }
 
-/**
- * How a scheduler picks the nodes it filters, from its /configz: percentageOfNodesToScore unset or 0 is
- * kube-scheduler's adaptive default (numFeasibleNodesToFind: max(5, 50 − nodes/125) %, at least 100 nodes).
- */
-function sampling(percentage: unknown): string {
-  return typeof percentage === 'number' && percentage > 0 ? `${percentage} %` : 'adaptive';
-}
-
-/** The column titles of the two schedulers, each with its sampling; stock without a setting is stock as shipped. */
-function schedulerColumns(settings: Record<SchedulerKind, SchedulerSettings> | undefined): [string, string] {
-  if (!settings) return ['sandbox-scheduler', 'default-scheduler'];
-  const stock = settings.default.percentageOfNodesToScore;
-  return [
-    `sandbox-scheduler (${sampling(settings.sandbox.percentageOfNodesToScore)})`,
-    stock === undefined || stock === null ? 'stock as shipped (adaptive)' : `stock at ${sampling(stock)} (not as shipped)`,
-  ];
-}
-
 function summaryRows(results: readonly RunResult[], modes: readonly Mode[], settings: Record<SchedulerKind, SchedulerSettings>): string {
   const rows = [['mode', 'figure (median of runs)', ...schedulerColumns(settings), 'sandbox/stock', 'target']];
   const nodes = results[0]?.nodes ?? 0;
@@ -926,6 +951,7 @@ function parseOptions(argv: string[]): Options {
     .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
     .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
     .option('--first <scheduler>', 'which scheduler runs first in session 1 (sandbox or stock); sessions then alternate', 'sandbox')
+    .option('--pin', 'production-like variant: the extender (or the floor) on CPU 1, the control plane, both kube-schedulers, KWOK and the bench on CPU 0 (taskset), for every scheduler in the run', false)
     .option('--sandbox-percentage <n>', "percentageOfNodesToScore of the sandbox-scheduler profile, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)", nonNegative, 100)
     .option('--stock-percentage <n>', 'percentageOfNodesToScore of the stock scheduler, 0–100: a labelled extra (default: not set, kube-scheduler as shipped, the baseline)', nonNegative)
     .option('--extender-node-flags <flags>', 'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up')
@@ -933,7 +959,7 @@ function parseOptions(argv: string[]): Options {
     .option('--floor', "one more sandbox run per mode with bench/floorExtender.ts in the extender's place (read, JSON.parse, answer a name): the floor of a Node extender on this machine", false)
     .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; floor: boolean; freshExtender: boolean; extenderNodeFlags?: string; sandboxPercentage: number; stockPercentage?: number; first: string }>();
+  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; floor: boolean; freshExtender: boolean; extenderNodeFlags?: string; sandboxPercentage: number; stockPercentage?: number; first: string; pin: boolean }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
   for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
@@ -1038,9 +1064,14 @@ interface ScaleRecord {
   profile: { files: string[]; threads: ProfileResult['threads'] } | null;
 }
 
+/** The production-like label of a --pin run (older result files have no `pin`). */
+function pinned(opts: Options): string {
+  return opts.pin ? `; PRODUCTION-LIKE (--pin): the extender on CPU ${CPU_EXTENDER}, everything else on CPU ${CPU_CONTROL_PLANE}` : '';
+}
+
 function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s: string) => void): void {
   say('');
-  say(`== session ${scale.session ?? 1}: ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)`);
+  say(`== session ${scale.session ?? 1}: ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)${pinned(opts)}`);
   say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}${opts.extenderNodeFlags ? `, node ${opts.extenderNodeFlags}` : ''}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`);
   say(settingsLine(scale.settings));
   say(`nodes untainted before the first run: ${scale.untaint.removed} not-ready taints removed, ${(scale.untaint.waitedMs / 1000).toFixed(1)} s${scale.clusterUpSeconds ? `; cluster up in ${scale.clusterUpSeconds.toFixed(0)} s` : ''}`);
@@ -1077,7 +1108,7 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
   const quiet = all.filter(counted);
   const left = all.filter((r) => !r.profiled && !r.variant && !counted(r));
   say('');
-  say(`== pooled: ${all[0]?.nodes ?? records[0]?.nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session`);
+  say(`== pooled: ${all[0]?.nodes ?? records[0]?.nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session${pinned(opts)}`);
   for (const r of left) say(`left out: session ${r.session ?? 1} ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`);
   const rows = [['mode', 'figure', ...schedulerColumns(records[0]?.settings), 'sandbox/stock', 'per session', 'target']];
   const nodes = all[0]?.nodes ?? 0;
@@ -1208,6 +1239,10 @@ async function main(): Promise<void> {
   const started = new Date();
   const outFile = opts.out ? resolve(opts.out) : join(outDir, `cluster-${started.toISOString().replace(/[:.]/g, '-')}.json`);
   const machine: Machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadavgAtStart: loadavg() };
+  if (opts.pin) {
+    if (machine.cpus < 2) throw new Error('--pin needs two CPUs: one for the extender, one for everything else');
+    pinExtender(); // before cluster-up: every component it starts inherits CPU 0
+  }
   const report = { started: started.toISOString(), options: opts, machine, scales: [] as ScaleRecord[] };
   for (const nodeCount of opts.nodes) {
     const records: ScaleRecord[] = [];

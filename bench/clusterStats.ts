@@ -438,6 +438,27 @@ export function placementSoundness(nodes: readonly Node[], pods: readonly Pod[])
   return { boundPods, overAllocatable, peakPressure, peakNode, optimum, onePodStep, withinOnePodOfOptimum };
 }
 
+/**
+ * How a scheduler picks the nodes it filters, from its /configz: percentageOfNodesToScore unset or 0 is
+ * kube-scheduler's adaptive default (numFeasibleNodesToFind: max(5, 50 − nodes/125) %, at least 100 nodes).
+ */
+export function sampling(percentage: unknown): string {
+  return typeof percentage === 'number' && percentage > 0 ? `${percentage} %` : 'adaptive';
+}
+
+/**
+ * The column titles of the two schedulers, each with its sampling from /configz. Stock whose
+ * percentageOfNodesToScore is unset or 0 (what /configz reports for unset: the v1 default) samples as shipped.
+ */
+export function schedulerColumns(settings: { readonly sandbox: { readonly percentageOfNodesToScore: unknown }; readonly default: { readonly percentageOfNodesToScore: unknown } } | undefined): [string, string] {
+  if (!settings) return ['sandbox-scheduler', 'default-scheduler'];
+  const stock = settings.default.percentageOfNodesToScore;
+  return [
+    `sandbox-scheduler (${sampling(settings.sandbox.percentageOfNodesToScore)})`,
+    sampling(stock) === 'adaptive' ? 'stock as shipped (adaptive)' : `stock at ${sampling(stock)} (not as shipped)`,
+  ];
+}
+
 // ------------------------------------------------------------------------------------------ output
 
 /** Left-aligned columns, two spaces apart (first row: headers). */

@@ -124,7 +124,8 @@ if (schedulerCm && config) {
   const profiles = ksc?.profiles ?? [];
   if (profiles.length !== 1 || profiles[0].schedulerName !== config.schedulerName) problem(`${where}: expected the one profile ${config.schedulerName}, got ${profiles.map((p) => p.schedulerName)}`);
   if (JSON.stringify(profiles[0]?.plugins?.score?.disabled) !== JSON.stringify([{ name: '*' }])) problem(`${where}: the score plugins are not all disabled`);
-  if (ksc?.percentageOfNodesToScore !== 100) problem(`${where}: percentageOfNodesToScore is not 100`);
+  const pct = ksc?.percentageOfNodesToScore;
+  if (!Number.isInteger(pct) || pct < 0 || pct > 100) problem(`${where}: percentageOfNodesToScore is not an integer 0–100: ${JSON.stringify(pct)}`);
   const le = ksc?.leaderElection ?? {};
   if (le.resourceName !== config.schedulerName || le.resourceNamespace !== namespace || le.resourceLock !== 'leases') problem(`${where}: leader election is not the lease ${namespace}/${config.schedulerName}: ${JSON.stringify(le)}`);
   if (ksc?.clientConnection?.kubeconfig) problem(`${where}: has a kubeconfig (in a pod it must use the ServiceAccount)`);

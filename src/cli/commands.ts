@@ -14,7 +14,7 @@ import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
 import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/podRequests.js';
 import { formatFailure, formatAmount, type FitFailure } from '../core/reasons.js';
 import { podKey, toPodRecord, type Dimensions } from '../core/records.js';
-import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
+import { discreteOptimum, numFeasibleNodesToFind, replay, type ReplaySpec } from '../core/replay.js';
 import { applyListing, listingOf } from '../core/sync.js';
 import { milliValue, parseQuantity, value } from '../core/quantity.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
@@ -256,6 +256,10 @@ export interface ReplayOptions {
   readonly honourCapacity: boolean;
   readonly strategies: readonly Strategy[];
   readonly seed: number;
+  /** kube-scheduler's percentageOfNodesToScore (0: its adaptive default); absent: every node offered to every pod. */
+  readonly percentageOfNodesToScore?: number;
+  /** Zones the nodes sit in, node i in zone i mod zones (kube-scheduler interleaves zones); with the percentage only. */
+  readonly zones?: number;
 }
 
 /** Parses `16,64,192` / `3x16,1000x32` into CPU counts (cores). @throws Error on a malformed list. */
@@ -304,7 +308,14 @@ export function replaySpec(options: ReplayOptions): ReplaySpec {
   if (nodes.length * options.pods > MAX_REPLAY_RANKINGS) {
     throw new UsageError(`--pods ${options.pods} over ${nodes.length} nodes ranks ${nodes.length * options.pods} nodes per strategy, more than ${MAX_REPLAY_RANKINGS.toLocaleString('en-US')} (about a minute each); use fewer pods or nodes`);
   }
-  return { dims, nodes, podRequest, podCount: options.pods, honourCapacity: options.honourCapacity };
+  if (options.zones !== undefined && options.percentageOfNodesToScore === undefined) {
+    throw new UsageError('--zones: only with --percentage-of-nodes-to-score (zones only change the order of a sampled walk)');
+  }
+  const sampling =
+    options.percentageOfNodesToScore === undefined
+      ? {}
+      : { sampling: { percentageOfNodesToScore: options.percentageOfNodesToScore, zones: nodes.map((_, i) => `zone-${i % (options.zones ?? 1)}`) } };
+  return { dims, nodes, podRequest, podCount: options.pods, honourCapacity: options.honourCapacity, ...sampling };
 }
 
 /** `replay`: one run per strategy and the discrete optimum, as a table and the summary line. */
@@ -316,7 +327,11 @@ export function replayCommand(options: ReplayOptions): string {
   const shown = cpus.length <= 8 ? `nodes of ${cpus.join('/')} CPUs` : `${cpus.length} nodes (${Math.min(...cpus)}–${Math.max(...cpus)} CPUs)`;
   const title =
     `replay: ${shown}, ${options.memoryPerCpu} memory per CPU, ${options.pods} pods of ${options.podCpu} CPU / ${options.podMemory}, ` +
-    (options.honourCapacity ? 'capacity honoured' : 'capacity ignored (overcommit)');
+    (options.honourCapacity ? 'capacity honoured' : 'capacity ignored (overcommit)') +
+    (options.percentageOfNodesToScore === undefined
+      ? ''
+      : `, kube-scheduler sampling ${options.percentageOfNodesToScore === 0 ? 'adaptive' : `${options.percentageOfNodesToScore} %`}` +
+        ` (${numFeasibleNodesToFind(options.percentageOfNodesToScore, spec.nodes.length)} feasible nodes offered per pod, ${options.zones ?? 1} zone${(options.zones ?? 1) === 1 ? '' : 's'})`);
   const perNode = spec.nodes.length <= 8;
   const header = ['STRATEGY', 'PEAK PRESSURE', 'PLACED', 'UNPLACED', ...(perNode ? spec.nodes.map((n) => `PODS ${n.name}`) : [])];
   const rows = results.map((r) => [r.strategy, r.peakPressure.toFixed(4), String(r.placed), String(r.unplaced), ...(perNode ? r.podsPerNode.map(String) : [])]);

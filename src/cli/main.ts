@@ -117,6 +117,12 @@ program
   .option('--honour-capacity', 'apply the capacity filter (without it capacity is ignored: the overcommit replay)', false)
   .option('--strategies <list>', 'comma-separated strategies to run', strategies, [...DEFAULT_REPLAY_STRATEGIES])
   .option('--seed <n>', 'seed of the random strategy', integer('--seed', 0, 2 ** 31 - 1), 1)
+  .option(
+    '--percentage-of-nodes-to-score <p>',
+    "offer each pod only kube-scheduler's sampled window, as at this percentageOfNodesToScore (0: its adaptive default); nodes are walked in the order given",
+    integer('--percentage-of-nodes-to-score', 0, 100),
+  )
+  .option('--zones <n>', 'with the percentage: node i sits in zone i mod n (kube-scheduler interleaves zones)', integer('--zones', 1, 1000))
   .action((opts) => {
     try {
       process.stdout.write(`${replayCommand(opts)}\n`);

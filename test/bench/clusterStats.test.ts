@@ -1,4 +1,5 @@
 import {
+  schedulerColumns,
   cpuSecondsPerThousand,
   cpuShares,
   firstRunRatio,
@@ -303,5 +304,18 @@ describe('CPU per 1,000 pods, quiet-run checks, spread and warm-up', () => {
     expect(firstRunRatio([70])).toBeNull();
     expect(firstRunRatio([null, 100])).toBeNull();
     expect(firstRunRatio([70, null, 100])).toBeCloseTo(0.7, 10);
+  });
+});
+
+describe('schedulerColumns', () => {
+  const settings = (sandbox: unknown, stock: unknown) => ({ sandbox: { percentageOfNodesToScore: sandbox }, default: { percentageOfNodesToScore: stock } });
+
+  it('names stock as shipped when /configz reports 0 (the v1 default for unset) or nothing', () => {
+    expect(schedulerColumns(settings(100, 0))).toEqual(['sandbox-scheduler (100 %)', 'stock as shipped (adaptive)']);
+    expect(schedulerColumns(settings(0, undefined))).toEqual(['sandbox-scheduler (adaptive)', 'stock as shipped (adaptive)']);
+  });
+
+  it('labels stock with a percentage set as not shipped', () => {
+    expect(schedulerColumns(settings(10, 100))[1]).toBe('stock at 100 % (not as shipped)');
   });
 });

@@ -181,6 +181,33 @@ describe('replayCommand', () => {
   });
 });
 
+describe("replay under kube-scheduler's sampling (--percentage-of-nodes-to-score, --zones)", () => {
+  // 900 nodes of 16 CPUs listed before 100 of 192 (pools in blocks, as names sort); 3,000 pods of 2 CPU / 4 GiB.
+  const blocks: ReplayOptions = { ...DEFAULTS, nodes: '900x16,100x192', pods: 3000, honourCapacity: true, strategies: ['least_loaded'] };
+
+  it('the spec carries the sampling, node i in zone i mod zones', () => {
+    const spec = replaySpec({ ...blocks, percentageOfNodesToScore: 0, zones: 3 });
+    expect(spec.sampling?.percentageOfNodesToScore).toBe(0);
+    expect(spec.sampling?.zones?.slice(0, 4)).toEqual(['zone-0', 'zone-1', 'zone-2', 'zone-0']);
+    expect(replaySpec(blocks).sampling).toBeUndefined();
+  });
+
+  it('--zones without a percentage is a usage error', () => {
+    expect(() => replaySpec({ ...blocks, zones: 3 })).toThrow(/--zones: only with --percentage-of-nodes-to-score/);
+  });
+
+  it('names the window in the title and shows what sampling costs on pools in blocks', () => {
+    const every = replayCommand(blocks).split('\n');
+    const sampled = replayCommand({ ...blocks, percentageOfNodesToScore: 0 }).split('\n');
+    expect(sampled[0]).toMatch(/, kube-scheduler sampling adaptive \(420 feasible nodes offered per pod, 1 zone\)$/);
+    expect(every[0]).not.toMatch(/sampling/);
+    // Every node offered: the optimum, 1 pod on each 16-CPU node and 21 on each 192-CPU node (42/192 = 0.21875).
+    expect(every.at(-1)).toBe('peak allocation pressure: least_loaded=0.2188 optimum=0.2188');
+    // Windows of 420 walk the 900 small nodes most of the time: they take a second pod (4/16 = 0.25).
+    expect(sampled.at(-1)).toBe('peak allocation pressure: least_loaded=0.2500 optimum=0.2188');
+  });
+});
+
 describe('formatTable', () => {
   it('left-aligns columns with two spaces between them and no padding after the last', () => {
     expect(formatTable([

@@ -1,4 +1,4 @@
-import { discreteOptimum, pressureWith, replay, type ReplaySpec } from '../../src/core/replay.js';
+import { discreteOptimum, nodeTreeOrder, numFeasibleNodesToFind, podsAbove, pressureWith, replay, type ReplaySpec } from '../../src/core/replay.js';
 import { STRATEGIES } from '../../src/core/strategies/index.js';
 
 const Gi = 1024 ** 3;
@@ -82,5 +82,121 @@ describe('discreteOptimum', () => {
   it('pressureWith is the max over dimensions of k × request / allocatable', () => {
     // cpu 3 × 2000 / 8000 = 0.75; memory 3 × 4 / 8 = 1.5
     expect(pressureWith([8000, 8 * Gi], [2000, 4 * Gi], 3)).toBe(1.5);
+  });
+});
+
+describe("kube-scheduler's sampling (numFeasibleNodesToFind, node tree order)", () => {
+  it.each([
+    [0, 1000, 420],
+    [0, 5000, 500],
+    [0, 6000, 300], // 50 − 48 = 2 % → the 5 % floor
+    [5, 1000, 100], // 50 nodes → the floor of 100
+    [10, 5000, 500],
+    [25, 5000, 1250],
+    [100, 5000, 5000],
+    [30, 99, 99], // under 100 nodes: all of them
+  ])('percentage %i of %i nodes looks for %i feasible nodes', (p, n, expected) => {
+    expect(numFeasibleNodesToFind(p, n)).toBe(expected);
+  });
+
+  it('refuses a percentage kube-scheduler would not accept', () => {
+    expect(() => numFeasibleNodesToFind(101, 1000)).toThrow(RangeError);
+    expect(() => numFeasibleNodesToFind(12.5, 1000)).toThrow(/integer 0–100/);
+  });
+
+  it('interleaves zones in order of first appearance, each zone in its given order', () => {
+    expect(nodeTreeOrder(['a', 'a', 'b', 'b', 'b', 'c'])).toEqual([0, 2, 5, 1, 3, 4]);
+    expect(nodeTreeOrder(['x', 'x', 'x'])).toEqual([0, 1, 2]);
+  });
+});
+
+describe('replay under sampling', () => {
+  /** 100 nodes of 16 CPUs listed before 100 of 192 CPUs (pools in blocks, as names sort), pods of 2 CPU / 4 GiB. */
+  const blocks = (podCount: number, sampling?: ReplaySpec['sampling']): ReplaySpec => ({ ...spec([...Array(100).fill(16), ...Array(100).fill(192)], podCount, true), ...(sampling ? { sampling } : {}) });
+  const interleaved = (podCount: number, sampling?: ReplaySpec['sampling']): ReplaySpec => ({
+    ...spec(Array.from({ length: 200 }, (_, i) => (i % 2 ? 192 : 16)), podCount, true),
+    ...(sampling ? { sampling } : {}),
+  });
+
+  it('offers each pod the window kube-scheduler finds: 100 of 200 nodes at the adaptive default', () => {
+    const r = replay(blocks(500, { percentageOfNodesToScore: 0 }), 'least_loaded', never);
+    expect(r.offered).toEqual({ min: 100, max: 100 });
+    expect(r.placed).toBe(500);
+  });
+
+  it('without sampling, reaches the optimum; with pools in blocks, a window of one pool forces its nodes', () => {
+    const full = replay(blocks(2000), 'least_loaded', never);
+    const s = blocks(2000);
+    const optimum = discreteOptimum(s)!;
+    expect(full.peakPressure).toBeLessThanOrEqual(optimum + 2 / 16);
+    expect(podsAbove(s, full.podsPerNode, optimum)).toBe(0);
+    // Every other window holds 16-CPU nodes only: about half the pods land there until they are full.
+    const sampled = replay(blocks(2000, { percentageOfNodesToScore: 0 }), 'least_loaded', never);
+    expect(sampled.peakPressure).toBe(1);
+    expect(podsAbove(s, sampled.podsPerNode, optimum)).toBeGreaterThan(500);
+  });
+
+  it('with the pools interleaved, the same window stays within one pod of the optimum', () => {
+    const s = interleaved(2000);
+    const optimum = discreteOptimum(s)!;
+    const sampled = replay(interleaved(2000, { percentageOfNodesToScore: 0 }), 'least_loaded', never);
+    expect(sampled.peakPressure).toBeLessThanOrEqual(optimum + 2 / 16 + 1e-12);
+  });
+
+  it('zones interleave the blocks: one pool per zone makes every window hold both pools', () => {
+    const zones = [...Array(100).fill('a'), ...Array(100).fill('b')];
+    const s = blocks(2000, { percentageOfNodesToScore: 0, zones });
+    const r = replay(s, 'least_loaded', never);
+    expect(r.peakPressure).toBeLessThanOrEqual(discreteOptimum(s)! + 2 / 16 + 1e-12);
+  });
+
+  it('skips full nodes: once a 16-CPU node is full, its window reaches into the 192-CPU block', () => {
+    // The small pool fills evenly to 7 pods each; the first node at 8 is full, so that window walks on into
+    // the large block, whose nodes are then the least loaded: the rest stay at 7 (0.875 where the optimum puts 3 pods).
+    const s = blocks(4000, { percentageOfNodesToScore: 0 });
+    const r = replay(s, 'least_loaded', never);
+    expect(r.placed).toBe(4000);
+    const small = r.podsPerNode.slice(0, 100);
+    expect(small.filter((k) => k === 8)).toHaveLength(1);
+    expect(small.filter((k) => k === 7)).toHaveLength(99);
+    expect(r.offered).toEqual({ min: 100, max: 100 });
+    // Optimum: 3 pods on each 16-CPU node (0.375), 37 on each 192-CPU node (37 × 2 / 192).
+    expect(discreteOptimum(s)).toBe((37 * 2) / 192);
+    expect(podsAbove(s, r.podsPerNode, (37 * 2) / 192)).toBe(1 * 5 + 99 * 4);
+  });
+
+  it('refuses zones that do not match the nodes', () => {
+    expect(() => replay(blocks(10, { percentageOfNodesToScore: 0, zones: ['a'] }), 'least_loaded', never)).toThrow(/1 entries for 200 nodes/);
+  });
+});
+
+describe('the optimum beside existing pods', () => {
+  const withExisting = (paused: number): ReplaySpec => ({
+    ...spec([16, 16], 8, true),
+    existingPods: Array.from({ length: paused }, (_, i) => ({
+      uid: `p${i}`,
+      key: `ns/p${i}`,
+      nodeName: 'n0-16',
+      schedulerName: 'sandbox-scheduler',
+      request: [2000, 4 * Gi],
+      state: 'paused' as const,
+      terminal: false,
+      schedulingFailure: null,
+    })),
+  });
+
+  it('counts paused sandboxes already on a node: 4 paused on n0 leave 8 pods best split 2 + 6', () => {
+    const s = withExisting(4);
+    // 12 pods' worth on 2 nodes of 8 slots: 6 each, pressure 0.75.
+    expect(discreteOptimum(s)).toBe(0.75);
+    const r = replay(s, 'least_loaded', never);
+    expect(r.podsPerNode).toEqual([2, 6]);
+    expect(r.peakPressure).toBe(0.75);
+    expect(podsAbove(s, r.podsPerNode, 0.75)).toBe(0);
+    expect(podsAbove(s, [6, 2], 0.75)).toBe(4);
+  });
+
+  it('is null when the existing pods leave too little room', () => {
+    expect(discreteOptimum({ ...withExisting(8), podCount: 9 })).toBeNull();
   });
 });

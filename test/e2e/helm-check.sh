@@ -110,6 +110,7 @@ must_fail "TTL 0" "/extender/config/placementReservationTtlSeconds': exclusiveMi
 must_fail "invalid dimension" "/extender/config/dimensions/0'" --set 'extender.config.dimensions[0]=not a resource'
 must_fail "repeated dimension" "must not repeat a resource" --set 'extender.config.dimensions={cpu,cpu}'
 must_fail "weight 0" "/schedulerExtender/weight': minimum" --set schedulerExtender.weight=0
+must_fail "percentageOfNodesToScore 101" "/scheduler/percentageOfNodesToScore': maximum" --set scheduler.percentageOfNodesToScore=101
 must_fail "writable root filesystem" "/containerSecurityContext/readOnlyRootFilesystem': value must be true" \
   --set containerSecurityContext.readOnlyRootFilesystem=false
 must_fail "extender mode without a certificate" "set extenderService.tls.secretName" --set mode=extender

@@ -264,8 +264,8 @@ leaderElection:
   leaseDuration: {{ .Values.scheduler.leaderElection.leaseDuration }}
   renewDeadline: {{ .Values.scheduler.leaderElection.renewDeadline }}
   retryPeriod: {{ .Values.scheduler.leaderElection.retryPeriod }}
-# The extender sees every feasible node.
-percentageOfNodesToScore: 100
+# 100: the extender sees every feasible node (docs/adr/0010-chart-keeps-every-node-offered.md).
+percentageOfNodesToScore: {{ int .Values.scheduler.percentageOfNodesToScore }}
 profiles:
   - schedulerName: {{ .Values.schedulerName }}
     # Score plugins off: the extender's prioritize alone ranks, so the node it reserved is the node bound.
