@@ -46,8 +46,6 @@ export interface SchedulerCacheView {
   readonly size: CacheSize;
   /** Every NodeInfo id is below this bound (ids are dense and never reused). */
   readonly nodeIdBound: number;
-  /** How many Node objects have a known capacity (NodeInfo.allocatable not null), in O(1). */
-  readonly knownCapacityNodes: number;
   /** The NodeInfo of `name`, if the cache knows anything of it (a Node object, bound pods or reservations). */
   nodeInfo(name: string): NodeInfo | undefined;
   /** Every NodeInfo, in no particular order. */

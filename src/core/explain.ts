@@ -35,7 +35,7 @@ export interface PlacementSummary {
   readonly feasible: number;
   /** Locality on: the pod's signal on the chosen node and the candidates in the band (absent or null: off). */
   readonly locality?: DecisionLocality | null;
-  /** Chosen from a partial window: what the model says of the nodes not offered (absent or null: every node was offered). */
+  /** Chosen from a window kube-scheduler sampled: what the model says of the nodes outside it (absent or null: not sampled). */
   readonly window?: DecisionWindow | null;
   /** What to say of the pod's request, e.g. {@link zeroRequestNote} (absent or null: nothing). */
   readonly podNote?: string | null;
@@ -82,31 +82,31 @@ export function explainLocality(locality: DecisionLocality): string {
 }
 
 /**
- * The window clause of a placement message, for a choice among fewer nodes than the extender's model holds of
- * known capacity (DecisionWindow), with pressures as the rest of the message prints them:
- * `best of 3 offered; cluster best node-9 at 0.100 in the extender's model, 0.150 lower (4 nodes not offered)`
- * when a node not offered fits better (`higher` for a strategy that prefers the highest pressure; no gap when the
- * chosen node's capacity is unknown), `best of 3 offered; none better in the extender's model among the 4 nodes
- * not offered` when none does, and `chosen among 3 offered; 4 nodes of the extender's model not offered` for a
+ * The window clause of a placement message, for a choice from a window kube-scheduler cut short by sampling
+ * (DecisionWindow), with pressures as the rest of the message prints them:
+ * `kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: node-9 at 0.100, 0.150 lower`
+ * when a node outside the window fits better (`higher` for a strategy that prefers the highest pressure; no gap
+ * when the chosen node's capacity is unknown), `kube-scheduler sampled 420 of 1000 nodes; none better in the
+ * extender's model outside them` when none does, and `kube-scheduler sampled 420 of 1000 nodes` alone for a
  * strategy that ignores load. "In the extender's model": kube-scheduler's own filters (taints, affinity) may
  * exclude the node named.
  */
 export function explainWindow(window: DecisionWindow): string {
-  const { offered, notOffered, clusterBest, pressureGap } = window;
-  const nodes = `${notOffered} node${notOffered === 1 ? '' : 's'}`;
-  if (window.pressureSign === null) return `chosen among ${offered} offered; ${nodes} of the extender's model not offered`;
-  if (clusterBest === null) return `best of ${offered} offered; none better in the extender's model among the ${nodes} not offered`;
+  const { clusterBest, pressureGap } = window;
+  const sampled = `kube-scheduler sampled ${window.offered} of ${window.nodes} nodes`;
+  if (window.pressureSign === null) return sampled;
+  if (clusterBest === null) return `${sampled}; none better in the extender's model outside them`;
   const gap = Number.isNaN(pressureGap) ? '' : `, ${fixed(pressureGap)} ${window.pressureSign > 0 ? 'lower' : 'higher'}`;
-  return `best of ${offered} offered; cluster best ${clusterBest.name} at ${fixed(clusterBest.projectedPressure)} in the extender's model${gap} (${nodes} not offered)`;
+  return `${sampled}; best in the extender's model outside them: ${clusterBest.name} at ${fixed(clusterBest.projectedPressure)}${gap}`;
 }
 
 /**
  * The message of a ProjectedPlacement event, e.g.
  * `placed on node-a by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135);
  * 3 candidates, 3 fit; runner-up node-b at 0.250`; then the window clause ({@link explainWindow}: only when
- * kube-scheduler offered fewer nodes than the model holds), the locality clause (locality on) and the
- * agent-sandbox clause (an agent-sandbox pod: `; agent-sandbox pod of template 9f8e7d6c, warm pool`).
- * A pod of any other origin with locality off, offered every node, gets exactly the first part.
+ * kube-scheduler cut the window short by sampling), the locality clause (locality on) and the agent-sandbox
+ * clause (an agent-sandbox pod: `; agent-sandbox pod of template 9f8e7d6c, warm pool`).
+ * A pod of any other origin with locality off, from a window not sampled, gets exactly the first part.
  */
 export function explainPlacement(summary: PlacementSummary, dims: Dimensions, strategy: string): string {
   const { chosen, runnerUp } = summary;

@@ -41,12 +41,6 @@ export class CandidateScan {
   duplicates = 0;
   /** Candidates that fit (FITS or FITS_CAPACITY_UNKNOWN). */
   feasible = 0;
-  /**
-   * Candidates whose NodeInfo in the cache has a known capacity (allocatable not null), whatever the request's
-   * own Node object says: compared with SchedulerCacheView.knownCapacityNodes, it tells whether some node of
-   * known capacity was not offered ({@link bestNotOffered}).
-   */
-  knownCapacityOffered = 0;
   names: readonly string[] = [];
   request: readonly number[] = [];
   status = new Uint8Array(16);
@@ -101,7 +95,6 @@ export class CandidateScan {
     let uniqueOverrides: (readonly number[] | null | undefined)[] | null = null;
     let count = 0;
     let feasible = 0;
-    let knownCapacityOffered = 0;
     for (let i = 0; i < n; i++) {
       const name = names[i]!;
       const info = this.lookup(name);
@@ -120,7 +113,6 @@ export class CandidateScan {
       const k = count++;
       this.infos[k] = info;
       if (info !== undefined && offered !== undefined) addToOfferSet(offered, info.id);
-      if (info !== undefined && info.allocatable !== null) knownCapacityOffered++;
       const starting = info === undefined ? 0 : startingCount(info, own);
       this.starting[k] = starting;
       this.running[k] = info === undefined ? 0 : info.running;
@@ -158,7 +150,6 @@ export class CandidateScan {
     this.names = unique ?? names;
     this.overrides = uniqueOverrides ?? overrides;
     this.feasible = feasible;
-    this.knownCapacityOffered = knownCapacityOffered;
     return this;
   }
 
@@ -214,8 +205,8 @@ export class CandidateScan {
    * known capacity, fitting by the fit rule and starting limit of `run` (fittingPressure), with the best
    * projected pressure (the lowest when `sign` is +1, the highest when −1; the first met among equals).
    * A node the run was given is skipped (its figures are in the scan), and so is one of unknown capacity.
-   * O(nodes × dimensions), nothing allocated per node; meant only for when some node was not given
-   * (knownCapacityOffered below SchedulerCacheView.knownCapacityNodes). Not for a run with ignoreCapacity.
+   * O(nodes × dimensions), nothing allocated per node; meant only for a window kube-scheduler cut short
+   * (placementService.ts DecisionWindow). Not for a run with ignoreCapacity.
    * @returns that node and its projected pressure, or null when none of them fits.
    */
   bestNotOffered(nodes: Iterable<NodeInfo>, sign: 1 | -1): { readonly info: NodeInfo; readonly pressure: number } | null {

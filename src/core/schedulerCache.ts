@@ -132,8 +132,6 @@ export class SchedulerCache implements SchedulerCacheView {
   /** Deleted pod UIDs, oldest first (bounded). */
   private readonly deleted = new Set<string>();
   private nodeCount = 0;
-  /** Node objects whose allocatable is known (NodeInfo.allocatable not null). */
-  private knownCapacityCount = 0;
   private podsVersion = '';
   private nextId = 0;
   private readonly ttlMs: number;
@@ -193,11 +191,6 @@ export class SchedulerCache implements SchedulerCacheView {
     return this.nextId;
   }
 
-  /** How many Node objects have a known capacity (NodeInfo.allocatable not null). O(1): kept as nodes change. */
-  get knownCapacityNodes(): number {
-    return this.knownCapacityCount;
-  }
-
   /** The NodeInfo of `name`, if the cache knows anything of it (a Node object, bound pods or reservations). */
   nodeInfo(name: string): NodeInfo | undefined {
     return this.infos.get(name);
@@ -253,7 +246,6 @@ export class SchedulerCache implements SchedulerCacheView {
     const added = !info.hasNode;
     const previous = info.allocatable;
     if (added) this.nodeCount++;
-    this.knownCapacityCount += (record.allocatable !== null ? 1 : 0) - (previous !== null ? 1 : 0);
     info.hasNode = true;
     info.allocatable = record.allocatable;
     info.startingLimit = this.limitOf(record.allocatable);
@@ -265,7 +257,6 @@ export class SchedulerCache implements SchedulerCacheView {
   deleteNode(name: string): void {
     const info = this.infos.get(name);
     if (!info?.hasNode) return;
-    if (info.allocatable !== null) this.knownCapacityCount--;
     info.hasNode = false;
     info.allocatable = null;
     info.startingLimit = this.limitOf(null);

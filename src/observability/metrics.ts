@@ -87,14 +87,14 @@ export class Metrics {
     this.partialWindowPlacements = new Counter({
       name: 'sandbox_extender_partial_window_placements_total',
       help:
-        "Placements reserved from a partial window: kube-scheduler offered fewer nodes than the extender's model holds of known capacity " +
-        '(percentageOfNodesToScore below 100, or its own filters such as taints and affinity excluded some).',
+        'Placements reserved from a window kube-scheduler cut short by sampling: with percentageOfNodesToScore (kubeScheduler.percentageOfNodesToScore) ' +
+        'below 100 it offered exactly its cap of feasible nodes, fewer than the cluster holds. A window its own filters narrowed is not counted.',
       registers,
     });
     this.windowPressureGap = new Histogram({
       name: 'sandbox_extender_window_pressure_gap_ratio',
       help:
-        "Placements from a partial window with a load-aware strategy: how much worse the chosen node's projected pressure is than the best " +
+        "Placements from a sampled window with a load-aware strategy: how much worse the chosen node's projected pressure is than the best " +
         "node's for the pod in the extender's model, offered or not (0: the chosen node is that best). The best may be a node kube-scheduler's own filters exclude.",
       buckets: [0, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers,

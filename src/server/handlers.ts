@@ -114,8 +114,8 @@ function countPlacement(deps: VerbDeps, result: PlacementResult): void {
 }
 
 /**
- * A placement reserved: counted by the pod's signal on the chosen node (locality on), and when it came from a partial
- * window, counted so with its pressure gap to the best node in the model (when it has one).
+ * A placement reserved: counted by the pod's signal on the chosen node (locality on), and when it came from a window
+ * kube-scheduler sampled, counted so with its pressure gap to the best node in the model (when it has one).
  */
 function countReserved(deps: VerbDeps, decision: Decision): void {
   if (decision.locality) deps.metrics.placementsByLocality.inc({ locality: decision.locality.signal });

@@ -1,12 +1,18 @@
 /**
- * Partial windows (placementService.ts DecisionWindow): kube-scheduler offers fewer nodes than the model holds of
- * known capacity (percentageOfNodesToScore below 100, or its own filters). The decision then says which node is
- * best for the pod in the whole model and how much better it is than the chosen one; with every node offered it
- * says nothing and walks no node beyond the candidates.
+ * Windows kube-scheduler cut short by sampling (placementService.ts DecisionWindow, kubeSchedulerSampling.ts): with
+ * percentageOfNodesToScore p below 100 it stops filtering at numFeasibleNodesToFind(p, n) feasible nodes, so a window
+ * of exactly that many, fewer than the n Node objects, was sampled; one of fewer nodes was narrowed by its own
+ * filters (taints, affinity). Only a sampled window makes the decision say which node is best for the pod in the
+ * whole model and how much better it is than the chosen one; any other walks no node beyond the candidates.
+ *
+ * The test cluster holds 103 Node objects: n16, n64 and n192 (empty, 4 GiB per CPU), `unknown` (no allocatable)
+ * and 99 fillers of 1 CPU where the pod (2 CPU) never fits. At p = 50 kube-scheduler looks for
+ * numFeasibleNodesToFind(50, 103) = 100 nodes: a window of 100 is a sample, one of 99 is not.
  */
 import { jest } from '@jest/globals';
 import type { Evaluation } from '../../src/core/evaluation.js';
 import { explainPlacement, explainWindow } from '../../src/core/explain.js';
+import { numFeasibleNodesToFind } from '../../src/core/kubeSchedulerSampling.js';
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService, type Decision, type DecisionWindow } from '../../src/core/placementService.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/records.js';
@@ -18,14 +24,40 @@ import { makeNode, makePod } from '../fixtures/builders.js';
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const TTL_MS = 600_000;
 const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused' };
+const FILLERS = Array.from({ length: 99 }, (_, i) => `f${String(i).padStart(2, '0')}`);
+/** kube-scheduler's percentageOfNodesToScore in these tests (unless one says otherwise). */
+const P = 50;
+const CAP = numFeasibleNodesToFind(P, 103);
 
-/** Empty nodes of 16, 64 and 192 CPUs (4 GiB per CPU), and `unknown`, a Node object without allocatable. */
-function cluster(strategy: Strategy = 'least_loaded', cacheOptions: Partial<SchedulerCacheOptions> = {}) {
-  const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, ...cacheOptions });
+interface ClusterOptions {
+  readonly cache?: Partial<SchedulerCacheOptions>;
+  /** percentageOfNodesToScore of the service; null: left unset. */
+  readonly percentage?: number | null;
+  readonly chooseInFilter?: boolean;
+}
+
+/** The 103 nodes above, and a service told kube-scheduler's percentageOfNodesToScore. */
+function cluster(strategy: Strategy = 'least_loaded', options: ClusterOptions = {}) {
+  const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, ...options.cache });
   for (const cpus of [16, 64, 192]) cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
   cache.upsertNode(toNodeRecord(makeNode('unknown', null), DIMS));
-  const service = new PlacementService(cache, new Placer(strategy, () => 0.5), { schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: false, offerTtlMs: TTL_MS });
+  for (const name of FILLERS) cache.upsertNode(toNodeRecord(makeNode(name, { cpu: '1', memory: '4Gi' }), DIMS));
+  const percentage = options.percentage === undefined ? P : options.percentage;
+  const service = new PlacementService(cache, new Placer(strategy, () => 0.5), {
+    schedulerName: 'sandbox-scheduler',
+    chooseInFilter: options.chooseInFilter ?? true,
+    recordOffers: false,
+    offerTtlMs: TTL_MS,
+    ...(percentage === null ? {} : { percentageOfNodesToScore: percentage }),
+  });
   return { cache, service };
+}
+
+/** `names` and then fillers, `size` names in all (default: kube-scheduler's cap, a sampled window). */
+function offer(names: readonly string[], size = CAP): { names: string[] } {
+  const out = [...names, ...FILLERS.slice(0, size - names.length)];
+  if (out.length !== size) throw new RangeError(`${size} names asked, ${out.length} made`);
+  return { names: out };
 }
 
 const sandbox = (name: string, cpu = '2', memory = '4Gi') => toPodRecord(makePod(name).req({ cpu, memory }).obj(), DIMS, OPTIONS);
@@ -37,36 +69,9 @@ const boundPod = (name: string, node: string, cpu: string, memory = '1Gi') => ({
   state: 'running' as const,
 });
 
-describe('SchedulerCache.knownCapacityNodes', () => {
-  it('counts the Node objects whose allocatable is known, as they are added, changed and deleted', () => {
-    const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS });
-    const known = (name: string) => toNodeRecord(makeNode(name, { cpu: '4', memory: '8Gi' }), DIMS);
-    const unknown = (name: string) => toNodeRecord(makeNode(name, null), DIMS);
-    cache.upsertNode(known('a'));
-    cache.upsertNode(unknown('b'));
-    expect(cache.knownCapacityNodes).toBe(1);
-    cache.upsertNode(known('a')); // the same again
-    expect(cache.knownCapacityNodes).toBe(1);
-    cache.upsertNode(known('b')); // its allocatable appeared
-    expect(cache.knownCapacityNodes).toBe(2);
-    cache.upsertNode(unknown('a')); // its allocatable went
-    expect(cache.knownCapacityNodes).toBe(1);
-    cache.deleteNode('a');
-    expect(cache.knownCapacityNodes).toBe(1);
-    cache.deleteNode('b');
-    cache.deleteNode('b');
-    expect(cache.knownCapacityNodes).toBe(0);
-    // A name known only by a pod bound to it has no Node object: not counted.
-    cache.upsertPod(boundPod('p', 'c', '1'));
-    expect(cache.knownCapacityNodes).toBe(0);
-    cache.upsertNode(known('c'));
-    expect(cache.knownCapacityNodes).toBe(1);
-  });
-});
-
 describe('fittingPressure and CandidateScan.bestNotOffered', () => {
   it('fittingPressure is the scan’s projected pressure where the pod fits, NaN where it does not or capacity is unknown', () => {
-    const { cache } = cluster('least_loaded', { startingLimit: { perNode: 1 } });
+    const { cache } = cluster('least_loaded', { cache: { startingLimit: { perNode: 1 } } });
     cache.upsertPod(boundPod('big', 'n64', '63'));
     cache.assume({ uid: 'r', key: 'sandboxes/r', request: [1000, 1024 ** 3], localityKey: null }, 'n16', 0); // n16 at its starting limit
     const request = sandbox('p').request;
@@ -84,7 +89,6 @@ describe('fittingPressure and CandidateScan.bestNotOffered', () => {
     const scan = new CandidateScan((name) => cache.nodeInfo(name), DIMS);
     const request = sandbox('p').request;
     scan.run(request, ['n192', 'ghost']);
-    expect(scan.knownCapacityOffered).toBe(1);
     expect(scan.bestNotOffered(cache.nodeInfos(), 1)).toEqual({ info: cache.nodeInfo('n64'), pressure: 2000 / 64000 });
     expect(scan.bestNotOffered(cache.nodeInfos(), -1)).toEqual({ info: cache.nodeInfo('n16'), pressure: 2000 / 16000 });
     cache.upsertPod(boundPod('full64', 'n64', '63'));
@@ -95,88 +99,148 @@ describe('fittingPressure and CandidateScan.bestNotOffered', () => {
   });
 });
 
-describe('PlacementService: the window of a decision', () => {
-  it('a partial window whose best is worse than a node not offered names that node and the gap', () => {
+describe('PlacementService: which windows were sampled', () => {
+  it('offered exactly numFeasibleNodesToFind(p, n), fewer than n: sampled, and the best node outside is named with the gap', () => {
+    expect(CAP).toBe(100);
     const { service } = cluster();
-    const out = service.filter(sandbox('p'), { names: ['n16', 'n64'] }, 0);
+    const out = service.filter(sandbox('p'), offer(['n16', 'n64']), 0);
     expect(chosenName(out)).toBe('n64');
-    expect(out.window).toEqual({ offered: 2, notOffered: 1, pressureSign: 1, clusterBest: { name: 'n192', projectedPressure: 2000 / 192000 }, pressureGap: 2000 / 64000 - 2000 / 192000 });
+    expect(out.window).toEqual({ offered: 100, nodes: 103, pressureSign: 1, clusterBest: { name: 'n192', projectedPressure: 2000 / 192000 }, pressureGap: 2000 / 64000 - 2000 / 192000 });
   });
 
-  it('every node of known capacity offered: no window, and no node of the model walked', () => {
+  it('offered fewer than the cap (its own filters, e.g. tainted nodes, left the rest out): no window, no node of the model walked', () => {
     const { cache, service } = cluster();
     const walk = jest.spyOn(cache, 'nodeInfos');
-    // `unknown` (no allocatable) and `ghost` (not in the model) change nothing.
-    const complete = service.filter(sandbox('p'), { names: ['n16', 'n64', 'n192', 'ghost'] }, 0);
-    expect(chosenName(complete)).toBe('n192');
-    expect(complete.window).toBeNull();
+    // 99 nodes: kube-scheduler walked all 103 and 4 failed its own filters; n192 is as much outside as before.
+    const tainted = service.filter(sandbox('p'), offer(['n16', 'n64'], CAP - 1), 0);
+    expect(chosenName(tainted)).toBe('n64');
+    expect(tainted.scan.count).toBe(99);
+    expect(tainted.window).toBeNull();
+    // 2 of 103: a pod with a node selector, say.
+    expect(service.filter(sandbox('q'), { names: ['n16', 'n64'] }, 0).window).toBeNull();
+    // More than the cap, or every node: not a sample either.
+    expect(service.filter(sandbox('r'), offer(['n16', 'n64', 'unknown'], CAP + 1), 0).window).toBeNull();
+    expect(service.filter(sandbox('s'), offer(['n16', 'n64', 'n192', 'unknown'], 103), 0).window).toBeNull();
     expect(walk).not.toHaveBeenCalled();
-    const partial = service.filter(sandbox('q'), { names: ['n16', 'n192'] }, 0);
-    expect(partial.window).not.toBeNull();
+    expect(service.filter(sandbox('t'), offer(['n16', 'n64']), 0).window).not.toBeNull();
     expect(walk).toHaveBeenCalledTimes(1);
   });
 
-  it('a node not offered where the pod does not fit is not named, however low its pressure', () => {
-    const { cache, service } = cluster('least_loaded', { startingLimit: { perNode: 1 } });
+  it('n counts the Node objects of the model: a node of unknown capacity counts, a name known only by a bound pod does not', () => {
+    const { cache, service } = cluster();
+    cache.upsertPod(boundPod('elsewhere', 'no-node-object', '1'));
+    expect(service.filter(sandbox('p'), offer(['n16', 'n64']), 0).window).toMatchObject({ offered: 100, nodes: 103 });
+    cache.deleteNode('unknown');
+    cache.deleteNode('f00');
+    // 101 nodes: the cap is still 100, and 100 offered is still a sample, now of 101.
+    expect(service.filter(sandbox('q'), offer(['n16', 'n64']), 0).window).toMatchObject({ offered: 100, nodes: 101 });
+    cache.deleteNode('f01');
+    // 100 nodes at 50 %: the cap is every node, so 100 offered of 100 is not a sample.
+    expect(numFeasibleNodesToFind(P, 100)).toBe(100);
+    expect(service.filter(sandbox('r'), { names: ['n16', 'n64', 'n192', ...FILLERS.slice(2)] }, 0).window).toBeNull();
+  });
+
+  it('percentageOfNodesToScore 100, or unset: never a window, never a walk, whatever was offered', () => {
+    for (const percentage of [100, null]) {
+      const { cache, service } = cluster('least_loaded', { percentage });
+      const walk = jest.spyOn(cache, 'nodeInfos');
+      for (const size of [2, 99, 100, 101]) expect(service.filter(sandbox(`p${size}`), offer(['n16', 'n64'], size), 0).window).toBeNull();
+      expect(walk).not.toHaveBeenCalled();
+    }
+  });
+
+  it('the adaptive default (0) at 1,000 nodes: 420 offered is a sample, 419 is not', () => {
+    const { cache, service } = cluster('least_loaded', { percentage: 0 });
+    const more = Array.from({ length: 897 }, (_, i) => `g${i}`);
+    for (const name of more) cache.upsertNode(toNodeRecord(makeNode(name, { cpu: '1', memory: '4Gi' }), DIMS));
+    expect(numFeasibleNodesToFind(0, 1000)).toBe(420);
+    const names = (size: number) => ['n16', 'n64', ...FILLERS, ...more].slice(0, size);
+    expect(service.filter(sandbox('p'), { names: names(420) }, 0).window).toMatchObject({ offered: 420, nodes: 1000, clusterBest: { name: 'n192' } });
+    expect(service.filter(sandbox('q'), { names: names(419) }, 0).window).toBeNull();
+  });
+
+  it('a percentage kube-scheduler would refuse is refused', () => {
+    expect(() => cluster('least_loaded', { percentage: 101 })).toThrow(/percentageOfNodesToScore must be an integer 0–100, not 101/);
+    expect(() => cluster('least_loaded', { percentage: 12.5 })).toThrow(RangeError);
+  });
+});
+
+describe('PlacementService: the window of a sampled decision', () => {
+  it('a node outside the window where the pod does not fit is not named, however low its pressure', () => {
+    const { cache, service } = cluster('least_loaded', { cache: { startingLimit: { perNode: 1 } } });
     cache.assume({ uid: 'r', key: 'sandboxes/r', request: [1000, 1024 ** 3], localityKey: null }, 'n192', 0); // at its starting limit
-    const held = service.filter(sandbox('p'), { names: ['n16', 'n64'] }, 0);
+    const held = service.filter(sandbox('p'), offer(['n16', 'n64']), 0);
     expect(fittingPressure(cache.nodeInfo('n192')!, sandbox('p').request, undefined)).toBeNaN();
-    expect(held.window).toEqual({ offered: 2, notOffered: 1, pressureSign: 1, clusterBest: null, pressureGap: 0 });
+    expect(held.window).toEqual({ offered: 100, nodes: 103, pressureSign: 1, clusterBest: null, pressureGap: 0 });
 
     const other = cluster();
     other.cache.upsertPod(boundPod('big', 'n192', '191'));
-    const full = other.service.filter(sandbox('p'), { names: ['n16', 'n64'] }, 0);
+    const full = other.service.filter(sandbox('p'), offer(['n16', 'n64']), 0);
     expect(full.window).toMatchObject({ clusterBest: null, pressureGap: 0 });
   });
 
-  it('an offered node as good as the best not offered keeps the clause from naming it', () => {
+  it('a candidate as good as the best outside keeps the clause from naming it', () => {
     const { cache, service } = cluster();
     cache.upsertNode(toNodeRecord(makeNode('m64', { cpu: '64', memory: '256Gi' }), DIMS));
-    const out = service.filter(sandbox('p'), { names: ['n16', 'm64'] }, 0);
-    // n64 (not offered) projects exactly m64's 2/64; n192 (not offered) 2/192 is better and is named.
+    expect(numFeasibleNodesToFind(P, 104)).toBe(100);
+    const out = service.filter(sandbox('p'), offer(['n16', 'm64']), 0);
+    // n64 (outside) projects exactly m64's 2/64; n192 (outside) 2/192 is better and is named.
     expect(out.window?.clusterBest?.name).toBe('n192');
     cache.upsertPod(boundPod('big', 'n192', '191'));
     // The same pod again: its own reservation on m64 is left out, so m64 projects 2/64 as n64 does.
-    expect(service.filter(sandbox('p'), { names: ['n16', 'm64'] }, 1).window).toMatchObject({ notOffered: 2, clusterBest: null, pressureGap: 0 });
+    expect(service.filter(sandbox('p'), offer(['n16', 'm64']), 1).window).toMatchObject({ offered: 100, nodes: 104, clusterBest: null, pressureGap: 0 });
   });
 
-  it('the pod’s own earlier reservation is left out of the node not offered that holds it', () => {
+  it('the pod’s own earlier reservation is left out of the node outside the window that holds it', () => {
     const { cache, service } = cluster();
     const pod = sandbox('retried');
     service.filter(pod, { names: ['n192'] }, 0);
     expect(cache.nodeInfo('n192')!.reservedCount).toBe(1);
-    const retry = service.filter(pod, { names: ['n16', 'n64'] }, 1);
+    const retry = service.filter(pod, offer(['n16', 'n64']), 1);
     expect(retry.window?.clusterBest).toEqual({ name: 'n192', projectedPressure: 2000 / 192000 });
   });
 
   it('most_loaded: the best is the highest pressure where the pod fits', () => {
     const { service } = cluster('most_loaded');
-    const out = service.filter(sandbox('p'), { names: ['n64', 'n192'] }, 0);
+    const out = service.filter(sandbox('p'), offer(['n64', 'n192']), 0);
     expect(chosenName(out)).toBe('n64');
-    expect(out.window).toEqual({ offered: 2, notOffered: 1, pressureSign: -1, clusterBest: { name: 'n16', projectedPressure: 2000 / 16000 }, pressureGap: 2000 / 16000 - 2000 / 64000 });
+    expect(out.window).toEqual({ offered: 100, nodes: 103, pressureSign: -1, clusterBest: { name: 'n16', projectedPressure: 2000 / 16000 }, pressureGap: 2000 / 16000 - 2000 / 64000 });
   });
 
-  it('a strategy that ignores load searches nothing: the window says only how many nodes were not offered', () => {
+  it('a strategy that ignores load searches nothing: the window says only that it was sampled', () => {
     const { cache, service } = cluster('round_robin');
     const walk = jest.spyOn(cache, 'nodeInfos');
-    const out = service.prioritize(sandbox('p'), { names: ['n16'] }, 0);
-    expect(out.window).toEqual({ offered: 1, notOffered: 2, pressureSign: null, clusterBest: null, pressureGap: NaN });
+    const out = service.prioritize(sandbox('p'), offer(['n16']), 0);
+    expect(out.window).toEqual({ offered: 100, nodes: 103, pressureSign: null, clusterBest: null, pressureGap: NaN });
     expect(walk).not.toHaveBeenCalled();
   });
 
-  it('chosen from nodes of unknown capacity only: a node of known capacity not offered is the best, with no gap', () => {
+  it('chosen from nodes of unknown capacity only: a node of known capacity outside is the best, with no gap', () => {
     const { service } = cluster();
-    const out = service.prioritize(sandbox('p'), { names: ['unknown'] }, 0);
+    const out = service.prioritize(sandbox('p'), offer(['unknown']), 0);
     expect(chosenName(out)).toBe('unknown');
-    expect(out.window).toEqual({ offered: 1, notOffered: 3, pressureSign: 1, clusterBest: { name: 'n192', projectedPressure: 2000 / 192000 }, pressureGap: NaN });
+    expect(out.window).toEqual({ offered: 100, nodes: 103, pressureSign: 1, clusterBest: { name: 'n192', projectedPressure: 2000 / 192000 }, pressureGap: NaN });
   });
 
-  it('a filter that leaves the choice to prioritize (several fit, two calls) has no window', () => {
-    const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS });
-    for (const cpus of [16, 64, 192]) cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
-    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), { schedulerName: 'sandbox-scheduler', chooseInFilter: false, recordOffers: false, offerTtlMs: TTL_MS });
-    expect(service.filter(sandbox('p'), { names: ['n16', 'n64'] }, 0).window).toBeNull();
-    expect(service.filter(sandbox('p'), { names: ['n16'] }, 0).window).toMatchObject({ clusterBest: { name: 'n192' } });
+  it('two calls per pod: Prioritize, sent only what passed Filter, reads the window Filter was sent', () => {
+    const { service } = cluster('least_loaded', { chooseInFilter: false });
+    const pod = sandbox('p');
+    // Filter leaves the choice to Prioritize (two fit): no window yet.
+    const filtered = service.filter(pod, offer(['n16', 'n64']), 0);
+    expect(filtered.window).toBeNull();
+    expect(filtered.scan.feasible).toBe(2);
+    const out = service.prioritize(pod, { names: ['n16', 'n64'] }, 0);
+    expect(chosenName(out)).toBe('n64');
+    expect(out.window).toMatchObject({ offered: 100, nodes: 103, clusterBest: { name: 'n192' } });
+    // A Filter narrowed by kube-scheduler's own filters (99 sent): Prioritize of the same two nodes says nothing.
+    const other = sandbox('q');
+    service.filter(other, offer(['n16', 'n64'], CAP - 1), 0);
+    expect(service.prioritize(other, { names: ['n16', 'n64'] }, 0).window).toBeNull();
+    // Prioritize of a pod whose Filter was not the last one reads its own candidates: 2 of 103, no window.
+    service.filter(sandbox('r'), offer(['n16', 'n64']), 0);
+    expect(service.prioritize(pod, { names: ['n16', 'n64'] }, 0).window).toBeNull();
+    // One node passes Filter: Filter decides, from the window it was sent.
+    expect(service.filter(sandbox('s'), offer(['n16']), 0).window).toMatchObject({ offered: 100, clusterBest: { name: 'n192' } });
   });
 });
 
@@ -193,29 +257,28 @@ describe('explainWindow and the placement message', () => {
     running: 0,
     paused: 0,
   });
-  const summary = { chosen: evaluation('n1', 0.25), runnerUp: evaluation('n2', 0.5), candidates: 2, feasible: 2 };
-  const plain = 'placed on n1 by least_loaded: projected pressure cpu 0.000→0.250, memory 0.000→0.000 (max 0.250); 2 candidates, 2 fit; runner-up n2 at 0.500';
-  const better: DecisionWindow = { offered: 2, notOffered: 5, pressureSign: 1, clusterBest: { name: 'n9', projectedPressure: 0.1 }, pressureGap: 0.15 };
+  const summary = { chosen: evaluation('n1', 0.25), runnerUp: evaluation('n2', 0.5), candidates: 420, feasible: 2 };
+  const plain = 'placed on n1 by least_loaded: projected pressure cpu 0.000→0.250, memory 0.000→0.000 (max 0.250); 420 candidates, 2 fit; runner-up n2 at 0.500';
+  const better: DecisionWindow = { offered: 420, nodes: 1000, pressureSign: 1, clusterBest: { name: 'n9', projectedPressure: 0.1 }, pressureGap: 0.15 };
 
-  it('names the best node not offered, at its pressure, with the gap and how many were not offered', () => {
-    expect(explainWindow(better)).toBe("best of 2 offered; cluster best n9 at 0.100 in the extender's model, 0.150 lower (5 nodes not offered)");
-    expect(explainWindow({ ...better, notOffered: 1 })).toBe("best of 2 offered; cluster best n9 at 0.100 in the extender's model, 0.150 lower (1 node not offered)");
+  it('says kube-scheduler sampled the window, and names the best node outside it, at its pressure, with the gap', () => {
+    expect(explainWindow(better)).toBe("kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.100, 0.150 lower");
     expect(explainWindow({ ...better, pressureSign: -1, clusterBest: { name: 'n9', projectedPressure: 0.4 } })).toBe(
-      "best of 2 offered; cluster best n9 at 0.400 in the extender's model, 0.150 higher (5 nodes not offered)",
+      "kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.400, 0.150 higher",
     );
-    expect(explainWindow({ ...better, pressureGap: NaN })).toBe("best of 2 offered; cluster best n9 at 0.100 in the extender's model (5 nodes not offered)");
+    expect(explainWindow({ ...better, pressureGap: NaN })).toBe("kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.100");
   });
 
-  it('says when no node not offered is better, and only the count for a strategy that ignores load', () => {
-    expect(explainWindow({ ...better, clusterBest: null, pressureGap: 0 })).toBe("best of 2 offered; none better in the extender's model among the 5 nodes not offered");
-    expect(explainWindow({ ...better, pressureSign: null, clusterBest: null, pressureGap: NaN })).toBe("chosen among 2 offered; 5 nodes of the extender's model not offered");
+  it('says when no node outside is better, and only that it was sampled for a strategy that ignores load', () => {
+    expect(explainWindow({ ...better, clusterBest: null, pressureGap: 0 })).toBe("kube-scheduler sampled 420 of 1000 nodes; none better in the extender's model outside them");
+    expect(explainWindow({ ...better, pressureSign: null, clusterBest: null, pressureGap: NaN })).toBe('kube-scheduler sampled 420 of 1000 nodes');
   });
 
   it('the clause follows the runner-up, before the locality clause; without a window the message is unchanged', () => {
     expect(explainPlacement(summary, DIMS, 'least_loaded')).toBe(plain);
     expect(explainPlacement({ ...summary, window: null }, DIMS, 'least_loaded')).toBe(plain);
     expect(explainPlacement({ ...summary, window: better, locality: { signal: 'warm', inBand: 2 } }, DIMS, 'least_loaded')).toBe(
-      `${plain}; best of 2 offered; cluster best n9 at 0.100 in the extender's model, 0.150 lower (5 nodes not offered); template warm on this node`,
+      `${plain}; kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.100, 0.150 lower; template warm on this node`,
     );
   });
 });
