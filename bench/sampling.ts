@@ -11,7 +11,8 @@
  */
 import { Command } from 'commander';
 import type { PodRecord } from '../src/core/records.js';
-import { discreteOptimum, numFeasibleNodesToFind, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/core/replay.js';
+import { numFeasibleNodesToFind } from '../src/core/kubeSchedulerSampling.js';
+import { discreteOptimum, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/core/replay.js';
 import { fmt, formatColumns } from './clusterStats.js';
 
 const GI = 1024 ** 3;

@@ -126,6 +126,8 @@ if (schedulerCm && config) {
   if (JSON.stringify(profiles[0]?.plugins?.score?.disabled) !== JSON.stringify([{ name: '*' }])) problem(`${where}: the score plugins are not all disabled`);
   const pct = ksc?.percentageOfNodesToScore;
   if (!Number.isInteger(pct) || pct < 0 || pct > 100) problem(`${where}: percentageOfNodesToScore is not an integer 0–100: ${JSON.stringify(pct)}`);
+  // The extender tells a sampled window by the same percentage (kubeScheduler.percentageOfNodesToScore).
+  if (config.kubeScheduler.percentageOfNodesToScore !== pct) problem(`${where}: percentageOfNodesToScore ${pct} is not the extender's kubeScheduler.percentageOfNodesToScore ${config.kubeScheduler.percentageOfNodesToScore}`);
   const le = ksc?.leaderElection ?? {};
   if (le.resourceName !== config.schedulerName || le.resourceNamespace !== namespace || le.resourceLock !== 'leases') problem(`${where}: leader election is not the lease ${namespace}/${config.schedulerName}: ${JSON.stringify(le)}`);
   if (ksc?.clientConnection?.kubeconfig) problem(`${where}: has a kubeconfig (in a pod it must use the ServiceAccount)`);
@@ -143,7 +145,7 @@ if (schedulerCm && config) {
   const gw = pod?.containers?.find((c) => c.name === 'metrics-gateway');
   const upstream = gw?.env?.find((v) => v.name === 'GATEWAY_UPSTREAM')?.value;
   if (upstream !== `http://127.0.0.1:${config.server.port}`) problem(`${id(deployment)}: the metrics gateway's upstream ${upstream} is not the extender`);
-  notes.push(`KubeSchedulerConfiguration: profile ${profiles[0]?.schedulerName}, lease ${le.resourceNamespace}/${le.resourceName}, extender ${e.urlPrefix} (${[e.filterVerb, e.prioritizeVerb, e.bindVerb].filter(Boolean).join(', ')}), nodeCacheCapable ${e.nodeCacheCapable}`);
+  notes.push(`KubeSchedulerConfiguration: profile ${profiles[0]?.schedulerName}, lease ${le.resourceNamespace}/${le.resourceName}, percentageOfNodesToScore ${pct} (the extender's too), extender ${e.urlPrefix} (${[e.filterVerb, e.prioritizeVerb, e.bindVerb].filter(Boolean).join(', ')}), nodeCacheCapable ${e.nodeCacheCapable}`);
   if (kscOut) writeFileSync(kscOut, text);
 } else if (config) {
   // Extender mode: HTTPS behind a Service whose target is the extender's port.

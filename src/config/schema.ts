@@ -43,6 +43,19 @@ export const configSchema = z
      * (an extender added to an existing kube-scheduler), and Filter then answers every feasible node.
      */
     chooseInFilter: z.boolean().default(true),
+    /** Settings of the kube-scheduler that calls the extender, which the extender cannot read from its requests. */
+    kubeScheduler: z
+      .object({
+        /**
+         * Its percentageOfNodesToScore for the extender's pods, 0–100 (the profile's, else the global one; 0 is its
+         * adaptive default, what a KubeSchedulerConfiguration that leaves it unset gets). With it the extender tells a
+         * window kube-scheduler cut short by sampling from one its own filters narrowed (core/kubeSchedulerSampling.ts),
+         * and says so in the placement Event. 100 (the chart's profile): every node is searched, never a sample.
+         */
+        percentageOfNodesToScore: z.number().int().min(0).max(100).default(100),
+      })
+      .strict()
+      .prefault({}),
     /**
      * Cold-start storms: how many sandboxes a node may be starting at once (src/core/startingLimit.ts).
      * A sandbox counts as starting from the decision (its reservation) until the pod is Ready; a node at

@@ -5,7 +5,7 @@
 import { describeAgentSandbox, type AgentSandboxPod } from './agentSandbox.js';
 import type { Evaluation } from './evaluation.js';
 import type { Pod } from './kubeObjects.js';
-import type { DecisionLocality } from './placementService.js';
+import type { DecisionLocality, DecisionWindow } from './placementService.js';
 import { pressureRatio } from './pressure.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import { PODS_RESOURCE, type Dimensions } from './records.js';
@@ -35,6 +35,8 @@ export interface PlacementSummary {
   readonly feasible: number;
   /** Locality on: the pod's signal on the chosen node and the candidates in the band (absent or null: off). */
   readonly locality?: DecisionLocality | null;
+  /** Chosen from a window kube-scheduler sampled: what the model says of the nodes outside it (absent or null: not sampled). */
+  readonly window?: DecisionWindow | null;
   /** What to say of the pod's request, e.g. {@link zeroRequestNote} (absent or null: nothing). */
   readonly podNote?: string | null;
   /** An agent-sandbox pod (agentSandbox.ts): what it is; absent or null: a pod of any other origin, of which nothing more is said. */
@@ -80,11 +82,31 @@ export function explainLocality(locality: DecisionLocality): string {
 }
 
 /**
+ * The window clause of a placement message, for a choice from a window kube-scheduler cut short by sampling
+ * (DecisionWindow), with pressures as the rest of the message prints them:
+ * `kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: node-9 at 0.100, 0.150 lower`
+ * when a node outside the window fits better (`higher` for a strategy that prefers the highest pressure; no gap
+ * when the chosen node's capacity is unknown), `kube-scheduler sampled 420 of 1000 nodes; none better in the
+ * extender's model outside them` when none does, and `kube-scheduler sampled 420 of 1000 nodes` alone for a
+ * strategy that ignores load. "In the extender's model": kube-scheduler's own filters (taints, affinity) may
+ * exclude the node named.
+ */
+export function explainWindow(window: DecisionWindow): string {
+  const { clusterBest, pressureGap } = window;
+  const sampled = `kube-scheduler sampled ${window.offered} of ${window.nodes} nodes`;
+  if (window.pressureSign === null) return sampled;
+  if (clusterBest === null) return `${sampled}; none better in the extender's model outside them`;
+  const gap = Number.isNaN(pressureGap) ? '' : `, ${fixed(pressureGap)} ${window.pressureSign > 0 ? 'lower' : 'higher'}`;
+  return `${sampled}; best in the extender's model outside them: ${clusterBest.name} at ${fixed(clusterBest.projectedPressure)}${gap}`;
+}
+
+/**
  * The message of a ProjectedPlacement event, e.g.
  * `placed on node-a by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135);
- * 3 candidates, 3 fit; runner-up node-b at 0.250`; then the locality clause (locality on) and the
- * agent-sandbox clause (an agent-sandbox pod: `; agent-sandbox pod of template 9f8e7d6c, warm pool`).
- * A pod of any other origin with locality off gets exactly the first part.
+ * 3 candidates, 3 fit; runner-up node-b at 0.250`; then the window clause ({@link explainWindow}: only when
+ * kube-scheduler cut the window short by sampling), the locality clause (locality on) and the agent-sandbox
+ * clause (an agent-sandbox pod: `; agent-sandbox pod of template 9f8e7d6c, warm pool`).
+ * A pod of any other origin with locality off, from a window not sampled, gets exactly the first part.
  */
 export function explainPlacement(summary: PlacementSummary, dims: Dimensions, strategy: string): string {
   const { chosen, runnerUp } = summary;
@@ -92,6 +114,7 @@ export function explainPlacement(summary: PlacementSummary, dims: Dimensions, st
   return (
     `placed on ${chosen.name} by ${strategy}: projected pressure ${pressureChange(chosen, dims)} ` +
     `(max ${fixed(chosen.pressure)}); ${summary.candidates} candidates, ${summary.feasible} fit; ${next}` +
+    (summary.window ? `; ${explainWindow(summary.window)}` : '') +
     (summary.locality ? `; ${explainLocality(summary.locality)}` : '') +
     (summary.agentSandbox ? `; ${describeAgentSandbox(summary.agentSandbox)}` : '') +
     (summary.podNote ? `; ${summary.podNote}` : '')

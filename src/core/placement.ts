@@ -34,6 +34,11 @@ export class Placer {
     this.state = { tieCursor: 0, lastName: null, random };
   }
 
+  /** Which projected pressure the strategy prefers: +1 the lowest (least_loaded), −1 the highest (most_loaded); null: it ignores load. */
+  get pressureSign(): 1 | -1 | null {
+    return this.unit.pressureSign ?? null;
+  }
+
   /** Whether the strategy ranks by locality when given a LocalityChoice (least_loaded, most_loaded). */
   get ranksByLocality(): boolean {
     return this.unit.pressureSign !== undefined;

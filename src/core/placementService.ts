@@ -18,11 +18,12 @@
  */
 import { evaluateCandidate, type Evaluation } from './evaluation.js';
 import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from './offers.js';
+import { checkPercentageOfNodesToScore, sampledWindow } from './kubeSchedulerSampling.js';
 import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from './locality.js';
 import { rankByLocality, type LocalityChoice, type Placer } from './placement.js';
 import { formatFailure, type FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
-import { CandidateScan, SeenNodes } from './scan.js';
+import { CandidateScan, FITS, SeenNodes } from './scan.js';
 import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
 import type { SchedulerCacheView } from './cacheView.js';
 import type { AssumeResult, SchedulerCache } from './schedulerCache.js';
@@ -66,6 +67,37 @@ export interface Decision {
   readonly failed: readonly (readonly [string, readonly FitFailure[]])[];
   /** Locality on and a node chosen: the pod's signal on it and how many candidates were in the band; else null. */
   readonly locality: DecisionLocality | null;
+  /** A node chosen from a window kube-scheduler cut short by sampling (DecisionWindow); else null. */
+  readonly window: DecisionWindow | null;
+}
+
+/**
+ * A choice from a window kube-scheduler cut short by sampling (kubeSchedulerSampling.ts sampledWindow): with
+ * percentageOfNodesToScore below 100 it stopped filtering once it had found its cap of feasible nodes, and offered
+ * the extender those `offered` of the cluster's `nodes`. What the model says of the nodes outside the window: the
+ * extender does not know kube-scheduler's own filters (taints, node affinity and selectors), so a node named here
+ * is the best in the extender's model, not one kube-scheduler has checked. A window its own filters narrowed (it
+ * found fewer than its cap) has none.
+ */
+export interface DecisionWindow {
+  /** Nodes kube-scheduler offered, each name once: numFeasibleNodesToFind(p, nodes). Two calls per pod: Filter's, before the extender filtered them. */
+  readonly offered: number;
+  /** Node objects in the extender's model: kube-scheduler's count of the cluster's nodes. */
+  readonly nodes: number;
+  /** The strategy's pressure order (+1 the lowest is best, −1 the highest); null: it ignores load, and nothing was searched. */
+  readonly pressureSign: 1 | -1 | null;
+  /**
+   * The best node for the pod in the model, when it is not a candidate of the decision: it fits (the fit rule and
+   * starting limit of the scan) and its projected pressure is better, in the strategy's order, than every
+   * candidate's of known capacity. Null when a candidate is as good (or nothing was searched).
+   */
+  readonly clusterBest: { readonly name: string; readonly projectedPressure: number } | null;
+  /**
+   * pressureSign × (the chosen node's projected pressure − the best projected pressure in the model, a candidate or
+   * not): ≥ 0, 0 when the chosen node is the best; NaN when the chosen node's capacity is unknown or nothing was
+   * searched. With locality on it includes what the band gave up for locality.
+   */
+  readonly pressureGap: number;
 }
 
 export interface DecisionLocality {
@@ -101,6 +133,11 @@ export interface PlacementServiceOptions {
    * first. Unset: off, and nothing of it runs.
    */
   readonly locality?: LocalityOptions;
+  /**
+   * The calling kube-scheduler's percentageOfNodesToScore, 0–100 (config kubeScheduler.percentageOfNodesToScore):
+   * below 100, a decision from a window it cut short by sampling gets a DecisionWindow. Unset: 100, never.
+   */
+  readonly percentageOfNodesToScore?: number;
 }
 
 export class PlacementService {
@@ -112,10 +149,17 @@ export class PlacementService {
   private readonly offers: OfferLog | null;
   /** The extender's own pods that Filter rejected for capacity (null unless options.rejectedPods). */
   readonly rejectedPods: RejectedPods | null;
+  private readonly percentageOfNodesToScore: number;
+  /**
+   * The pod of the last Filter and how many nodes it was offered: kube-scheduler calls Prioritize for that pod next,
+   * with only the nodes that passed Filter, so a window's size is read from here (null uid: none kept).
+   */
+  private readonly lastFilter: { uid: string | null; offered: number } = { uid: null, offered: 0 };
 
   /**
    * @param schedulerCache the cache whose decision side this service is: the only holder of its
    *   assume, finishBinding, forget and expire (the informer side goes through sync.ts CacheUpdates).
+   * @throws RangeError when options.percentageOfNodesToScore is not an integer 0–100.
    */
   constructor(
     private readonly schedulerCache: SchedulerCache,
@@ -126,6 +170,8 @@ export class PlacementService {
     this.scan = new CandidateScan((name) => schedulerCache.nodeInfo(name), schedulerCache.dims);
     this.offers = options.recordOffers ? new OfferLog(options.offerTtlMs) : null;
     this.rejectedPods = options.rejectedPods ? new RejectedPods(schedulerCache, options.rejectedPods) : null;
+    this.percentageOfNodesToScore = options.percentageOfNodesToScore ?? 100;
+    checkPercentageOfNodesToScore(this.percentageOfNodesToScore);
   }
 
   /** Whether this extender places pods of `schedulerName` (spec.schedulerName; empty means default-scheduler). */
@@ -140,6 +186,8 @@ export class PlacementService {
    */
   filter(pod: PodRecord, candidates: Candidates, nowMs: number): Decision {
     const scan = this.scanFor(pod, candidates, nowMs);
+    this.lastFilter.uid = pod.uid;
+    this.lastFilter.offered = scan.count;
     if (scan.feasible === 0) {
       const rejected = this.decision('no_fit', -1, -1, pod, nowMs, true);
       this.rejectedPods?.remember(pod, rejected.failed, nowMs);
@@ -293,13 +341,48 @@ export class PlacementService {
     const scan = this.scan;
     const failed: [string, readonly FitFailure[]][] = [];
     if (reportFailures || chosen < 0) for (let i = 0; i < scan.count; i++) if (!scan.fits(i)) failed.push([scan.names[i]!, scan.evaluation(i).failures]);
-    const base = { result, scan, chosen, runnerUp, failed, chosenEvaluation: null, runnerUpEvaluation: null, reserved: null, assumed: null, locality: null };
+    const base = { result, scan, chosen, runnerUp, failed, chosenEvaluation: null, runnerUpEvaluation: null, reserved: null, assumed: null, locality: null, window: null };
     if (chosen < 0) return base;
     const chosenEvaluation = scan.evaluation(chosen);
     const runnerUpEvaluation = runnerUp >= 0 ? scan.evaluation(runnerUp) : null;
     const locality = localityChoice ? { signal: this.signalOf(scan, chosen, localityChoice), inBand: scan.localityRanked ? scan.inBand : 0 } : null;
+    const window = this.windowOf(scan, chosen, pod.uid);
     const node = scan.names[chosen]!;
     const assumed = this.schedulerCache.assume(pod, node, nowMs);
-    return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed, locality };
+    return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed, locality, window };
+  }
+
+  /**
+   * The window of a choice (DecisionWindow): null, in O(1), unless kube-scheduler cut the pod's window short by
+   * sampling (sampledWindow: the nodes it offered, at the pod's Filter when there was one, equal its cap and are
+   * fewer than the Node objects in the model); else, for a load-aware strategy, the best candidate and the best
+   * node that is not one (CandidateScan.bestNotOffered), O(nodes in the model × dimensions) without allocating per
+   * node.
+   */
+  private windowOf(scan: CandidateScan, chosen: number, uid: string): DecisionWindow | null {
+    if (this.percentageOfNodesToScore === 100) return null;
+    // Two calls per pod: Prioritize is sent only what passed Filter; the window is what Filter was sent.
+    const offered = this.lastFilter.uid === uid ? this.lastFilter.offered : scan.count;
+    const nodes = this.cache.size.nodes;
+    if (!sampledWindow(this.percentageOfNodesToScore, offered, nodes)) return null;
+    const sign = this.placer.pressureSign;
+    if (sign === null) return { offered, nodes, pressureSign: null, clusterBest: null, pressureGap: NaN };
+    let bestOffered = NaN;
+    for (let i = 0; i < scan.count; i++) {
+      const p = scan.pressure[i]!;
+      if (scan.status[i] === FITS && (Number.isNaN(bestOffered) || sign * (p - bestOffered) < 0)) bestOffered = p;
+    }
+    const outside = scan.bestNotOffered(this.cache.nodeInfos(), sign);
+    // A node of known capacity comes before every node of unknown capacity (NaN here), as in the strategies' order.
+    const better = outside !== null && (Number.isNaN(bestOffered) || sign * (outside.pressure - bestOffered) < 0);
+    const best = better ? outside.pressure : bestOffered;
+    return {
+      offered,
+      nodes,
+      pressureSign: sign,
+      clusterBest: better ? { name: outside.info.name, projectedPressure: outside.pressure } : null,
+      // Math.max: 0 rather than −0 when equal (sign −1); NaN stays NaN.
+      pressureGap: Math.max(0, sign * (scan.pressure[chosen]! - best)),
+    };
   }
 }

@@ -21,6 +21,7 @@
  * (kube-scheduler checks the window with 16 goroutines, so its window may differ by a few nodes).
  */
 import { dimensionFit } from './evaluation.js';
+import { numFeasibleNodesToFind } from './kubeSchedulerSampling.js';
 import { currentPressure, inUse, type NodeInfo } from './nodeInfo.js';
 import { Placer } from './placement.js';
 import { maxPressure, pressureRatio } from './pressure.js';
@@ -62,28 +63,6 @@ export interface ReplayResult {
   readonly podsPerNode: readonly number[];
   /** With sampling: the nodes offered per pod, smallest and largest. */
   readonly offered?: { readonly min: number; readonly max: number };
-}
-
-/** kube-scheduler's floor on the nodes it looks for (schedule_one.go minFeasibleNodesToFind). */
-const MIN_FEASIBLE_NODES_TO_FIND = 100;
-/** kube-scheduler's floor on the adaptive percentage (schedule_one.go minFeasibleNodesPercentageToFind). */
-const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5;
-
-/**
- * How many feasible nodes kube-scheduler looks for before it stops filtering: all of them under 100 nodes,
- * else max(100, nodes × p / 100) with p = percentageOfNodesToScore, or when 0, max(5, 50 − nodes/125) (integer
- * arithmetic). Mirrors Kubernetes v1.36 pkg/scheduler/schedule_one.go `numFeasibleNodesToFind`: 1,000 nodes at
- * 0 → 420, 5,000 at 0 → 500.
- * @throws RangeError when the percentage is not an integer 0–100.
- */
-export function numFeasibleNodesToFind(percentageOfNodesToScore: number, numAllNodes: number): number {
-  if (!Number.isInteger(percentageOfNodesToScore) || percentageOfNodesToScore < 0 || percentageOfNodesToScore > 100) {
-    throw new RangeError(`percentageOfNodesToScore must be an integer 0–100, not ${percentageOfNodesToScore}`);
-  }
-  if (numAllNodes < MIN_FEASIBLE_NODES_TO_FIND) return numAllNodes;
-  let percentage = percentageOfNodesToScore;
-  if (percentage === 0) percentage = Math.max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, 50 - Math.trunc(numAllNodes / 125));
-  return Math.max(MIN_FEASIBLE_NODES_TO_FIND, Math.trunc((numAllNodes * percentage) / 100));
 }
 
 /**

@@ -200,6 +200,32 @@ export class CandidateScan {
     return inBand;
   }
 
+  /**
+   * The best node for this run's pod among `nodes` (the cache's NodeInfos) that this run was not given: of
+   * known capacity, fitting by the fit rule and starting limit of `run` (fittingPressure), with the best
+   * projected pressure (the lowest when `sign` is +1, the highest when −1; the first met among equals).
+   * A node the run was given is skipped (its figures are in the scan), and so is one of unknown capacity.
+   * O(nodes × dimensions), nothing allocated per node; meant only for a window kube-scheduler cut short
+   * (placementService.ts DecisionWindow). Not for a run with ignoreCapacity.
+   * @returns that node and its projected pressure, or null when none of them fits.
+   */
+  bestNotOffered(nodes: Iterable<NodeInfo>, sign: 1 | -1): { readonly info: NodeInfo; readonly pressure: number } | null {
+    const { request, seen } = this;
+    const own = this.options.own;
+    let best: NodeInfo | null = null;
+    let bestPressure = NaN;
+    for (const info of nodes) {
+      if (info.allocatable === null || seen.has(info.id)) continue;
+      const p = fittingPressure(info, request, own);
+      if (Number.isNaN(p)) continue;
+      if (best === null || sign * (p - bestPressure) < 0) {
+        best = info;
+        bestPressure = p;
+      }
+    }
+    return best === null ? null : { info: best, pressure: bestPressure };
+  }
+
   /** The full evaluation of candidate `i` (allocates; for the few candidates that need words). */
   evaluation(i: number): Evaluation {
     const override = this.overrides === undefined ? undefined : this.overrides[i];
@@ -221,6 +247,27 @@ export class CandidateScan {
 }
 
 /**
+ * The projected pressure of a pod requesting `request` on the cache's node `info` when the pod fits there, else
+ * NaN: the formula and fit rule of evaluation.ts with the starting limit, as CandidateScan.run applies them to a
+ * candidate without a Node object in the request (NaN too when the node's capacity is unknown). O(dimensions),
+ * no allocation.
+ * @param own the pod's own reservation, left out of its node.
+ */
+export function fittingPressure(info: NodeInfo, request: readonly number[], own: OwnReservation | undefined): number {
+  const allocatable = info.allocatable;
+  if (allocatable === null || (info.startingLimit !== undefined && startingCount(info, own) >= info.startingLimit)) return NaN;
+  let pressure = 0;
+  for (let r = 0; r < allocatable.length; r++) {
+    const a = allocatable[r]!;
+    const total = inUse(info, r, own) + request[r]!;
+    if (dimensionFit(request[r]!, total, a) !== 0) return NaN;
+    const p = pressureRatio(total, a);
+    if (p > pressure) pressure = p;
+  }
+  return pressure;
+}
+
+/**
  * The names a list has given so far, to drop a repeat: one stamp per NodeInfo id in a reused array (nothing is
  * allocated per list), and a set only for names the cache has no NodeInfo for (made at the first of those).
  */
@@ -236,6 +283,11 @@ export class SeenNodes {
       this.generation = 1;
     }
     this.unknown = null;
+  }
+
+  /** Whether the NodeInfo of `id` was seen since reset (does not mark it). */
+  has(id: number): boolean {
+    return id < this.stamps.length && this.stamps[id] === this.generation;
   }
 
   /** Whether `name` (`info`: its NodeInfo, or undefined when the cache has none) was seen since reset; marks it seen. */

@@ -26,6 +26,8 @@ export class Metrics {
   readonly requestDuration: Histogram<'verb'>;
   readonly placements: Counter<'strategy' | 'result'>;
   readonly placementsByLocality: Counter<'locality'>;
+  readonly partialWindowPlacements: Counter;
+  readonly windowPressureGap: Histogram;
   readonly reservationsPending: Gauge;
   readonly reservationsReleased: Counter<'reason'>;
   readonly snapshotLoads: Counter<'result'>;
@@ -82,6 +84,21 @@ export class Metrics {
       registers,
     });
     for (const locality of SIGNALS) this.placementsByLocality.inc({ locality }, 0);
+    this.partialWindowPlacements = new Counter({
+      name: 'sandbox_extender_partial_window_placements_total',
+      help:
+        'Placements reserved from a window kube-scheduler cut short by sampling: with percentageOfNodesToScore (kubeScheduler.percentageOfNodesToScore) ' +
+        'below 100 it offered exactly its cap of feasible nodes, fewer than the cluster holds. A window its own filters narrowed is not counted.',
+      registers,
+    });
+    this.windowPressureGap = new Histogram({
+      name: 'sandbox_extender_window_pressure_gap_ratio',
+      help:
+        "Placements from a sampled window with a load-aware strategy: how much worse the chosen node's projected pressure is than the best " +
+        "node's for the pod in the extender's model, offered or not (0: the chosen node is that best). The best may be a node kube-scheduler's own filters exclude.",
+      buckets: [0, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers,
+    });
     this.reservationsPending = new Gauge({
       name: 'sandbox_extender_reservations_pending',
       help: 'Placements reserved and not yet seen bound.',

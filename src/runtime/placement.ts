@@ -44,6 +44,7 @@ export function buildPlacement(config: Config, options: PlacementOptions = {}): 
   const service = new PlacementService(cache, placer, {
     schedulerName: config.schedulerName,
     chooseInFilter: config.chooseInFilter,
+    percentageOfNodesToScore: config.kubeScheduler.percentageOfNodesToScore,
     recordOffers: options.bindVerb ?? false,
     offerTtlMs: ttlMs,
     // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (runtime/sources.ts).

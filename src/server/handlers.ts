@@ -113,9 +113,16 @@ function countPlacement(deps: VerbDeps, result: PlacementResult): void {
   deps.metrics.placements.inc({ strategy: deps.service.placer.strategy, result });
 }
 
-/** A placement reserved with locality on: counted by the pod's signal on the chosen node. */
-function countLocality(deps: VerbDeps, decision: Decision): void {
+/**
+ * A placement reserved: counted by the pod's signal on the chosen node (locality on), and when it came from a window
+ * kube-scheduler sampled, counted so with its pressure gap to the best node in the model (when it has one).
+ */
+function countReserved(deps: VerbDeps, decision: Decision): void {
   if (decision.locality) deps.metrics.placementsByLocality.inc({ locality: decision.locality.signal });
+  const window = decision.window;
+  if (!window) return;
+  deps.metrics.partialWindowPlacements.inc();
+  if (!Number.isNaN(window.pressureGap)) deps.metrics.windowPressureGap.observe(window.pressureGap);
 }
 
 function podRef(pod: Pod, record: PodRecord): DecisionNotice['pod'] {
@@ -202,7 +209,7 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
     countPlacement(deps, decision.result);
     if (scan.feasible === 0 && decision.failed.some(([, failures]) => onlyStartingLimit(failures))) deps.metrics.startingLimitHeld.inc();
     if (decision.reserved) {
-      countLocality(deps, decision);
+      countReserved(deps, decision);
       notifyPlacement(deps, request, decision);
     } else if (deps.onDecision) {
       const message = explainNoFit(scan.count, decision.failed, zeroRequestNote(request.args.Pod, request.pod.request, deps.service.cache.dims));
@@ -238,7 +245,7 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
   const text = encodeHostPriorities(hosts, (i) => (i < names.length ? deps.service.score(decision, i) : 0));
   countPlacement(deps, decision.result);
   if (decision.reserved) {
-    countLocality(deps, decision);
+    countReserved(deps, decision);
     notifyPlacement(deps, request, decision);
   }
   deps.logger.debug({ pod: request.pod.key, node: decision.reserved, feasible: decision.scan.feasible, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'prioritize');
@@ -258,6 +265,7 @@ function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decis
     candidates: decision.scan.count,
     feasible: decision.scan.feasible,
     locality: decision.locality,
+    window: decision.window,
     agentSandbox: agentSandboxPod,
     podNote: zero && agentSandboxPod ? `${zero} (set requests in its SandboxTemplate)` : zero,
   };

@@ -66,6 +66,14 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
     expect(config.chooseInFilter).toBe(true);
   });
 
+  it("tells the extender the profile's percentageOfNodesToScore (100 by default: never a sampled window)", () => {
+    const values = readYaml<{ scheduler: { percentageOfNodesToScore: number }; extender: { config: Record<string, unknown> } }>(`${CHART}values.yaml`);
+    expect(values.extender.config.kubeScheduler).toBeUndefined(); // the chart sets it, from scheduler.percentageOfNodesToScore
+    expect(config.kubeScheduler.percentageOfNodesToScore).toBe(values.scheduler.percentageOfNodesToScore);
+    expect(config.kubeScheduler.percentageOfNodesToScore).toBe(ksc.percentageOfNodesToScore);
+    expect(byKindName('ConfigMap', '-extender')!.data!['config.yaml']).toMatch(/^kubeScheduler:\n {2}percentageOfNodesToScore: 100$/m);
+  });
+
   it('holds a KubeSchedulerConfiguration for that extender: one profile, no score plugins, its own lease', () => {
     expect(ksc).toMatchObject({ apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration', percentageOfNodesToScore: 100 });
     expect(ksc.profiles).toEqual([{ schedulerName: config.schedulerName, plugins: { score: { disabled: [{ name: '*' }] } } }]);

@@ -10,6 +10,7 @@ import { CHART, REPO, readText, readYaml } from './chartFiles.js';
 interface Values {
   mode: string;
   schedulerName: string;
+  scheduler: { percentageOfNodesToScore: number };
   extender: { port: number; config: Record<string, unknown> };
 }
 
@@ -17,9 +18,13 @@ const schemaText = readText(`${CHART}values.schema.json`);
 const values = readYaml<Values>(`${CHART}values.yaml`);
 const ciFiles = readdirSync(`${CHART}ci`).filter((f) => f.endsWith('-values.yaml'));
 
-/** What the chart renders into the config file: the values' extender.config plus the keys it owns (scheduler mode). */
-function renderedConfig(config: Record<string, unknown>, schedulerName: string, port: number): unknown {
-  return { ...config, schedulerName, server: { ...(config.server as object | undefined), host: '127.0.0.1', port } };
+/**
+ * What the chart renders into the config file: the values' extender.config plus the keys it owns (in scheduler mode
+ * also kubeScheduler.percentageOfNodesToScore, the profile's; test/e2e/helm-check.sh checks the real rendering).
+ */
+function renderedConfig(config: Record<string, unknown>, schedulerName: string, port: number, percentageOfNodesToScore?: number): unknown {
+  const owned = percentageOfNodesToScore === undefined ? {} : { kubeScheduler: { percentageOfNodesToScore } };
+  return { ...config, schedulerName, server: { ...(config.server as object | undefined), host: '127.0.0.1', port }, ...owned };
 }
 
 describe('values.schema.json', () => {
@@ -44,13 +49,20 @@ describe('values.schema.json', () => {
     expect(Object.keys(chart.properties).sort()).toEqual(Object.keys(full.properties).filter((k) => !CHART_OWNED.root.includes(k)).sort());
     expect(chart.additionalProperties).toBe(false);
   });
+
+  it('keeps kubeScheduler.percentageOfNodesToScore, 0–100: extender mode sets it to the user’s kube-scheduler’s (scheduler mode refuses it at render)', () => {
+    const chart = chartConfigSchema(configJsonSchema()) as { properties: Record<string, { properties?: Record<string, unknown> }> };
+    expect(chart.properties.kubeScheduler!.properties!.percentageOfNodesToScore).toEqual({ default: 100, type: 'integer', minimum: 0, maximum: 100 });
+  });
 });
 
 describe('the extender config the chart renders', () => {
   it("parses with the default values, to the documented defaults: the extender's, with template locality on (ADR 0009)", () => {
-    const config = parseConfig(renderedConfig(values.extender.config, values.schedulerName, values.extender.port));
+    const config = parseConfig(renderedConfig(values.extender.config, values.schedulerName, values.extender.port, values.scheduler.percentageOfNodesToScore));
     const defaults = parseConfig({});
     expect(config).toEqual({ ...defaults, server: { ...defaults.server, port: values.extender.port }, locality: { ...defaults.locality, enabled: true } });
+    // The profile's 100 is the extender's default: every node searched, never a sampled window.
+    expect(values.scheduler.percentageOfNodesToScore).toBe(defaults.kubeScheduler.percentageOfNodesToScore);
     expect(values.schedulerName).toBe(defaults.schedulerName);
     expect(values.mode).toBe('scheduler');
   });
@@ -58,7 +70,8 @@ describe('the extender config the chart renders', () => {
   it.each(ciFiles)('parses with ci/%s', (file) => {
     const ci = readYaml<Partial<Values>>(`${CHART}ci/${file}`);
     const config = { ...values.extender.config, ...(ci.extender?.config ?? {}) };
-    expect(() => parseConfig(renderedConfig(config, ci.schedulerName ?? values.schedulerName, values.extender.port), `ci/${file}`)).not.toThrow();
+    const percentage = (ci.mode ?? values.mode) === 'scheduler' ? (ci.scheduler?.percentageOfNodesToScore ?? values.scheduler.percentageOfNodesToScore) : undefined;
+    expect(() => parseConfig(renderedConfig(config, ci.schedulerName ?? values.schedulerName, values.extender.port, percentage), `ci/${file}`)).not.toThrow();
   });
 });
 

@@ -128,6 +128,79 @@ describe('placement invariants', () => {
     );
   });
 
+  it('the window of a decision: only a sampled one (exactly the cap offered), and it agrees with evaluateCandidate over every node of the model', () => {
+    const nodeArb = fc.record({
+      allocatable: fc.option(fc.tuple(fc.integer({ min: 1, max: 2_000_000 }), fc.integer({ min: 1, max: 2_000_000 })), { nil: null }),
+      used: vector,
+      starting: fc.nat(3),
+      offered: fc.boolean(),
+    });
+    const strategyArb = fc.constantFrom<'least_loaded' | 'most_loaded' | 'round_robin'>('least_loaded', 'most_loaded', 'round_robin');
+    // At 50 % kube-scheduler looks for 100 feasible nodes in a cluster of 101 to 201: fillers of 1 CPU-unit make the
+    // window 100 nodes (a sample) or 99 (its own filters narrowed it), beside up to 8 arbitrary nodes.
+    const windowArb = fc.record({ sampled: fc.boolean(), extraOutside: fc.nat(2) });
+    fc.assert(
+      fc.property(
+        fc.array(nodeArb, { minLength: 1, maxLength: 8 }),
+        vector,
+        strategyArb,
+        fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+        windowArb,
+        (specs, request, strategy, perNode, window) => {
+          const cache = new SchedulerCache(DIMS, { ttlMs: 1000, ...(perNode === undefined ? {} : { startingLimit: { perNode } }) });
+          specs.forEach((s, i) => {
+            cache.upsertNode({ name: `n${i}`, allocatable: s.allocatable });
+            cache.upsertPod({ uid: `used-${i}`, key: `ns/used-${i}`, nodeName: `n${i}`, schedulerName: 'other', request: s.used, state: 'running', terminal: false, schedulingFailure: null });
+            for (let k = 0; k < s.starting; k++) cache.assume({ uid: `r-${i}-${k}`, key: `ns/r-${i}-${k}`, request: [1, 1] }, `n${i}`, 0);
+          });
+          const target = window.sampled ? 100 : 99;
+          const offeredSpecs = specs.map((_, i) => `n${i}`).filter((_, i) => specs[i]!.offered);
+          const outsideSpecs = specs.length - offeredSpecs.length;
+          const fillersIn = target - offeredSpecs.length;
+          const fillersOut = Math.max(0, 101 - target - outsideSpecs) + window.extraOutside;
+          const fillers = Array.from({ length: fillersIn + fillersOut }, (_, k) => `f${k}`);
+          for (const name of fillers) cache.upsertNode({ name, allocatable: [1, 1] });
+          const names = [...specs.map((_, i) => `n${i}`), ...fillers];
+          const offered = [...offeredSpecs, ...fillers.slice(0, fillersIn)];
+          const inWindow = new Set(offered);
+          expect(offered).toHaveLength(target);
+          expect(names.length).toBeGreaterThanOrEqual(101);
+          const sign = strategy === 'least_loaded' ? 1 : -1;
+          // Brute force, before the decision reserves anything: the projected pressure of each node where the pod fits.
+          const fitting = (name: string) => {
+            const e = evaluateCandidate(name, cache.nodeInfo(name), undefined, request, undefined, DIMS);
+            return e.capacityKnown && e.failures.length === 0 ? e.pressure : NaN;
+          };
+          const better = (a: number, b: number) => !Number.isNaN(a) && (Number.isNaN(b) || sign * (a - b) < 0);
+          let bestOffered = NaN;
+          for (const name of offered) if (better(fitting(name), bestOffered)) bestOffered = fitting(name);
+          let bestOut = NaN;
+          let bestOutName: string | null = null;
+          for (const name of names.filter((n) => !inWindow.has(n))) {
+            if (better(fitting(name), bestOut)) [bestOut, bestOutName] = [fitting(name), name];
+          }
+
+          const service = new PlacementService(cache, new Placer(strategy, () => 0.3), { schedulerName: 's', chooseInFilter: true, recordOffers: false, offerTtlMs: 1000, percentageOfNodesToScore: 50 });
+          const pod: PodRecord = { uid: 'p', key: 'ns/p', nodeName: null, schedulerName: 's', request, state: 'pending', terminal: false, schedulingFailure: null };
+          const out = service.filter(pod, { names: offered }, 0);
+          if (out.chosen < 0 || !window.sampled) {
+            expect(out.window).toBeNull();
+            return;
+          }
+          expect(out.window).toMatchObject({ offered: 100, nodes: names.length });
+          if (strategy === 'round_robin') {
+            expect(out.window).toMatchObject({ pressureSign: null, clusterBest: null, pressureGap: NaN });
+            return;
+          }
+          const named = better(bestOut, bestOffered);
+          expect(out.window!.clusterBest).toEqual(named ? { name: bestOutName, projectedPressure: bestOut } : null);
+          expect(out.window!.pressureGap).toBe(Math.max(0, sign * (out.scan.pressure[out.chosen]! - (named ? bestOut : bestOffered))));
+          expect(out.window!.pressureGap < 0).toBe(false);
+        },
+      ),
+    );
+  });
+
   it('filter (two calls) keeps only nodes it was given; every input node is either feasible or failing', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.constantFrom<string>('a', 'b', 'c', 'ghost'), { minLength: 1 }), vector, (names, request) => {

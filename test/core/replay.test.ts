@@ -1,4 +1,4 @@
-import { discreteOptimum, nodeTreeOrder, numFeasibleNodesToFind, podsAbove, pressureWith, replay, type ReplaySpec } from '../../src/core/replay.js';
+import { discreteOptimum, nodeTreeOrder, podsAbove, pressureWith, replay, type ReplaySpec } from '../../src/core/replay.js';
 import { STRATEGIES } from '../../src/core/strategies/index.js';
 
 const Gi = 1024 ** 3;
@@ -85,25 +85,7 @@ describe('discreteOptimum', () => {
   });
 });
 
-describe("kube-scheduler's sampling (numFeasibleNodesToFind, node tree order)", () => {
-  it.each([
-    [0, 1000, 420],
-    [0, 5000, 500],
-    [0, 6000, 300], // 50 − 48 = 2 % → the 5 % floor
-    [5, 1000, 100], // 50 nodes → the floor of 100
-    [10, 5000, 500],
-    [25, 5000, 1250],
-    [100, 5000, 5000],
-    [30, 99, 99], // under 100 nodes: all of them
-  ])('percentage %i of %i nodes looks for %i feasible nodes', (p, n, expected) => {
-    expect(numFeasibleNodesToFind(p, n)).toBe(expected);
-  });
-
-  it('refuses a percentage kube-scheduler would not accept', () => {
-    expect(() => numFeasibleNodesToFind(101, 1000)).toThrow(RangeError);
-    expect(() => numFeasibleNodesToFind(12.5, 1000)).toThrow(/integer 0–100/);
-  });
-
+describe("kube-scheduler's node tree order", () => {
   it('interleaves zones in order of first appearance, each zone in its given order', () => {
     expect(nodeTreeOrder(['a', 'a', 'b', 'b', 'b', 'c'])).toEqual([0, 2, 5, 1, 3, 4]);
     expect(nodeTreeOrder(['x', 'x', 'x'])).toEqual([0, 1, 2]);

@@ -111,6 +111,9 @@ must_fail "invalid dimension" "/extender/config/dimensions/0'" --set 'extender.c
 must_fail "repeated dimension" "must not repeat a resource" --set 'extender.config.dimensions={cpu,cpu}'
 must_fail "weight 0" "/schedulerExtender/weight': minimum" --set schedulerExtender.weight=0
 must_fail "percentageOfNodesToScore 101" "/scheduler/percentageOfNodesToScore': maximum" --set scheduler.percentageOfNodesToScore=101
+must_fail "scheduler-mode kubeScheduler.percentageOfNodesToScore" "set that instead" --set extender.config.kubeScheduler.percentageOfNodesToScore=50
+must_fail "extender-mode kubeScheduler.percentageOfNodesToScore 101" "/extender/config/kubeScheduler/percentageOfNodesToScore': maximum" \
+  --set mode=extender --set extenderService.tls.secretName=t --set extender.config.kubeScheduler.percentageOfNodesToScore=101
 must_fail "writable root filesystem" "/containerSecurityContext/readOnlyRootFilesystem': value must be true" \
   --set containerSecurityContext.readOnlyRootFilesystem=false
 must_fail "extender mode without a certificate" "set extenderService.tls.secretName" --set mode=extender

@@ -159,6 +159,10 @@ container's own env overrides. */}}
 {{- if and (eq .Values.mode "scheduler") (gt (int .Values.replicas) 1) (not .Values.scheduler.leaderElection.enabled) -}}
 {{- fail "replicas > 1 needs scheduler.leaderElection.enabled: two active kube-schedulers would each place pods through their own extender" -}}
 {{- end -}}
+{{- $kubeScheduler := default (dict) (dig "kubeScheduler" (dict) (default (dict) .Values.extender.config)) -}}
+{{- if and (eq .Values.mode "scheduler") (hasKey $kubeScheduler "percentageOfNodesToScore") -}}
+{{- fail "scheduler mode: the chart sets extender.config.kubeScheduler.percentageOfNodesToScore from scheduler.percentageOfNodesToScore (the profile it runs): set that instead" -}}
+{{- end -}}
 {{- $dims := default (list) .Values.extender.config.dimensions -}}
 {{- if ne (len $dims) (len (uniq $dims)) -}}
 {{- fail (printf "extender.config.dimensions must not repeat a resource: %v" $dims) -}}
@@ -201,7 +205,8 @@ The requeue object (a CSIStorageCapacity in the release namespace) and whether r
 
 {{/*
 The extender's config file: extender.config from the values, plus the keys the chart owns (schedulerName,
-server.host/port/tls, requeue.namespace/name). chooseInFilter defaults by mode: scheduler mode runs its profile without score plugins,
+server.host/port/tls, requeue.namespace/name; in scheduler mode kubeScheduler.percentageOfNodesToScore, the profile's
+scheduler.percentageOfNodesToScore). chooseInFilter defaults by mode: scheduler mode runs its profile without score plugins,
 so Filter answers the chosen node alone (one call per pod); extender mode joins a kube-scheduler whose own
 score plugins must still weigh in, so Filter answers every feasible node and Prioritize scores them.
 Rendered as YAML; the extender validates it again at start-up.
@@ -214,6 +219,7 @@ Rendered as YAML; the extender validates it again at start-up.
 {{- $owned := dict "schedulerName" .Values.schedulerName "requeue" (dict "namespace" .Release.Namespace "name" (include "sandbox-extender.requeueObject" .)) -}}
 {{- if eq .Values.mode "scheduler" -}}
 {{- $_ := set $owned "server" (dict "host" "127.0.0.1" "port" (int (include "sandbox-extender.extenderPort" .))) -}}
+{{- $_ := set $owned "kubeScheduler" (dict "percentageOfNodesToScore" (int .Values.scheduler.percentageOfNodesToScore)) -}}
 {{- else -}}
 {{- $tls := dict "certFile" (printf "%s/tls.crt" (include "sandbox-extender.tlsDir" .)) "keyFile" (printf "%s/tls.key" (include "sandbox-extender.tlsDir" .)) -}}
 {{- if .Values.extenderService.tls.clientCA.secretName -}}
