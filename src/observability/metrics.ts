@@ -26,7 +26,7 @@ export class Metrics {
   readonly requestDuration: Histogram<'verb'>;
   readonly placements: Counter<'strategy' | 'result'>;
   readonly placementsByLocality: Counter<'locality'>;
-  readonly partialWindowPlacements: Counter;
+  readonly sampledWindowPlacements: Counter;
   readonly windowPressureGap: Histogram;
   readonly reservationsPending: Gauge;
   readonly reservationsReleased: Counter<'reason'>;
@@ -84,15 +84,15 @@ export class Metrics {
       registers,
     });
     for (const locality of SIGNALS) this.placementsByLocality.inc({ locality }, 0);
-    this.partialWindowPlacements = new Counter({
-      name: 'sandbox_extender_partial_window_placements_total',
+    this.sampledWindowPlacements = new Counter({
+      name: 'sandbox_extender_sampled_window_placements_total',
       help:
         'Placements reserved from a window kube-scheduler cut short by sampling: with percentageOfNodesToScore (kubeScheduler.percentageOfNodesToScore) ' +
         'below 100 it offered exactly its cap of feasible nodes, fewer than the cluster holds. A window its own filters narrowed is not counted.',
       registers,
     });
     this.windowPressureGap = new Histogram({
-      name: 'sandbox_extender_window_pressure_gap_ratio',
+      name: 'sandbox_extender_sampled_window_pressure_gap_ratio',
       help:
         "Placements from a sampled window with a load-aware strategy: how much worse the chosen node's projected pressure is than the best " +
         "node's for the pod in the extender's model, offered or not (0: the chosen node is that best). The best may be a node kube-scheduler's own filters exclude.",

@@ -121,7 +121,7 @@ function countReserved(deps: VerbDeps, decision: Decision): void {
   if (decision.locality) deps.metrics.placementsByLocality.inc({ locality: decision.locality.signal });
   const window = decision.window;
   if (!window) return;
-  deps.metrics.partialWindowPlacements.inc();
+  deps.metrics.sampledWindowPlacements.inc();
   if (!Number.isNaN(window.pressureGap)) deps.metrics.windowPressureGap.observe(window.pressureGap);
 }
 

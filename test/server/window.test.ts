@@ -31,8 +31,8 @@ function window(names: readonly string[], size = 100): string[] {
   return [...names, ...SMALL.slice(0, size - names.length)];
 }
 
-const GAP = 'sandbox_extender_window_pressure_gap_ratio';
-const PARTIAL = 'sandbox_extender_partial_window_placements_total';
+const GAP = 'sandbox_extender_sampled_window_pressure_gap_ratio';
+const SAMPLED = 'sandbox_extender_sampled_window_placements_total';
 
 describe('a placement from a window kube-scheduler sampled', () => {
   it('the Event says kube-scheduler sampled it and names the best node outside, its pressure and the gap; the metrics count it and observe the gap', async () => {
@@ -45,7 +45,7 @@ describe('a placement from a window kube-scheduler sampled', () => {
       'placed on sandbox-node-64 by least_loaded: projected pressure cpu 0.219→0.250, memory 0.109→0.125 (max 0.250); 100 candidates, 2 fit; ' +
         "runner-up sandbox-node-16 at 0.375; kube-scheduler sampled 100 of 102 nodes; best in the extender's model outside them: sandbox-node-192 at 0.135, 0.115 lower",
     ]);
-    expect(await metric(PARTIAL)).toBe(1);
+    expect(await metric(SAMPLED)).toBe(1);
     expect(await metric(`${GAP}_count`)).toBe(1);
     expect(await metric(`${GAP}_sum`)).toBeCloseTo(16000 / 64000 - 26000 / 192000, 12);
     expect(await metric(`${GAP}_bucket`, { le: '0.1' })).toBe(0);
@@ -59,7 +59,7 @@ describe('a placement from a window kube-scheduler sampled', () => {
       'placed on sandbox-node-192 by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135); 100 candidates, 2 fit; ' +
         "runner-up sandbox-node-16 at 0.375; kube-scheduler sampled 100 of 102 nodes; none better in the extender's model outside them",
     );
-    expect(await metric(PARTIAL)).toBe(1);
+    expect(await metric(SAMPLED)).toBe(1);
     expect(await metric(`${GAP}_bucket`, { le: '0' })).toBe(1);
   });
 
@@ -69,7 +69,7 @@ describe('a placement from a window kube-scheduler sampled', () => {
     expect(notices[0]!.message).toBe(
       'placed on sandbox-node-64 by least_loaded: projected pressure cpu 0.219→0.250, memory 0.109→0.125 (max 0.250); 99 candidates, 2 fit; runner-up sandbox-node-16 at 0.375',
     );
-    expect(await metric(PARTIAL)).toBe(0);
+    expect(await metric(SAMPLED)).toBe(0);
     expect(await metric(`${GAP}_count`)).toBe(0);
   });
 
@@ -78,7 +78,7 @@ describe('a placement from a window kube-scheduler sampled', () => {
     expect(h.config.kubeScheduler.percentageOfNodesToScore).toBe(100);
     await request(h.app).post('/filter').send(namesArgs(sandbox('p1'), window([NODE_16, NODE_64]))).expect(200);
     expect(notices[0]!.message).toMatch(/; runner-up sandbox-node-16 at 0\.375$/);
-    expect(await metric(PARTIAL)).toBe(0);
+    expect(await metric(SAMPLED)).toBe(0);
   });
 
   it('every node offered: the Event is as before, and nothing is counted or observed', async () => {
@@ -87,7 +87,7 @@ describe('a placement from a window kube-scheduler sampled', () => {
     expect(notices[0]!.message).toBe(
       'placed on sandbox-node-192 by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135); 102 candidates, 3 fit; runner-up sandbox-node-64 at 0.250',
     );
-    expect(await metric(PARTIAL)).toBe(0);
+    expect(await metric(SAMPLED)).toBe(0);
     expect(await metric(`${GAP}_count`)).toBe(0);
   });
 
@@ -100,14 +100,14 @@ describe('a placement from a window kube-scheduler sampled', () => {
     expect(notices[0]!.message).toMatch(
       /; 2 candidates, 2 fit; runner-up sandbox-node-16 at 0\.375; kube-scheduler sampled 100 of 102 nodes; best in the extender's model outside them: sandbox-node-192 at 0\.135, 0\.115 lower$/,
     );
-    expect(await metric(PARTIAL)).toBe(1);
+    expect(await metric(SAMPLED)).toBe(1);
   });
 
   it('round_robin: the placement is counted, the Event says only that kube-scheduler sampled the window, no gap is observed', async () => {
     const { h, notices, metric } = harness({ strategy: 'round_robin' });
     await request(h.app).post('/filter').send(namesArgs(sandbox('p1'), window([NODE_16]))).expect(200);
     expect(notices[0]!.message).toMatch(/; no runner-up; kube-scheduler sampled 100 of 102 nodes$/);
-    expect(await metric(PARTIAL)).toBe(1);
+    expect(await metric(SAMPLED)).toBe(1);
     expect(await metric(`${GAP}_count`)).toBe(0);
   });
 });
