@@ -39,6 +39,9 @@
 #                                                 neither, for a cluster where the Helm chart installs its own)
 #   REAL_NODES=0                                  real nodes real-0 ... real-<N-1> (test/e2e/kubelet.sh; its
 #                                                 REAL_NODE_* variables name the images and the registry)
+#   SANDBOX_SCHEDULER_VERBOSITY=                  --v of the sandbox-scheduler kube-scheduler, 0–10 (empty: not given, its
+#                                                 default 0); 2 logs each node it adds to or removes from its node tree, in
+#                                                 order (sampling.e2e.test.ts reads its node order from them)
 #   E2E_START_TIMEOUT=120                         seconds to wait for each component
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -60,6 +63,9 @@ case "$AGENT_SANDBOX" in 0|1) ;; *) e2e_die "AGENT_SANDBOX must be 0 or 1, not '
 SANDBOX_SCHEDULER=${SANDBOX_SCHEDULER:-1}
 case "$SANDBOX_SCHEDULER" in 0|1) ;; *) e2e_die "SANDBOX_SCHEDULER must be 0 or 1, not '$SANDBOX_SCHEDULER'";; esac
 REAL_NODES=${REAL_NODES:-0}
+SANDBOX_SCHEDULER_VERBOSITY=${SANDBOX_SCHEDULER_VERBOSITY:-}
+[[ -z $SANDBOX_SCHEDULER_VERBOSITY || $SANDBOX_SCHEDULER_VERBOSITY =~ ^([0-9]|10)$ ]] \
+  || e2e_die "SANDBOX_SCHEDULER_VERBOSITY must be a klog level 0–10, not '$SANDBOX_SCHEDULER_VERBOSITY'"
 [[ $REAL_NODES =~ ^[0-9]$ ]] || e2e_die "REAL_NODES must be a number of nodes 0-9, not '$REAL_NODES'"
 case "$KWOK_POD_READY_DELAY" in
   *ms) ready_delay_ms=${KWOK_POD_READY_DELAY%ms};;
@@ -328,15 +334,16 @@ profiles:
   - schedulerName: default-scheduler
 EOF
 } >"$S/kube-scheduler-default.yaml"
-# start_scheduler NAME PORT CONFIG
+# start_scheduler NAME PORT CONFIG [FLAG...]
 start_scheduler() {
-  start "$1" "$BIN/kube-scheduler" --config="$3" \
+  start "$1" "$BIN/kube-scheduler" --config="$3" "${@:4}" \
     --authentication-kubeconfig="$PKI/kube-scheduler.kubeconfig" \
     --authorization-kubeconfig="$PKI/kube-scheduler.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$2" \
     --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --profiling=false
 }
-[ "$SANDBOX_SCHEDULER" = 0 ] || start_scheduler kube-scheduler-sandbox "$P_SCHED" "$SANDBOX_SCHEDULER_CONFIG"
+[ "$SANDBOX_SCHEDULER" = 0 ] || start_scheduler kube-scheduler-sandbox "$P_SCHED" "$SANDBOX_SCHEDULER_CONFIG" \
+  ${SANDBOX_SCHEDULER_VERBOSITY:+"--v=$SANDBOX_SCHEDULER_VERBOSITY"}
 start_scheduler kube-scheduler-default "$P_SCHED_DEFAULT" "$S/kube-scheduler-default.yaml"
 lease_held() { [ -n "$("${KUBECTL[@]}" -n kube-system get lease "$1" -o 'jsonpath={.spec.holderIdentity}')" ]; }
 if [ "$SANDBOX_SCHEDULER" = 1 ]; then

@@ -36,6 +36,10 @@
 #       rewrites the sandbox scheduler's config with or without `bindVerb: bind` (on: the extender binds; off:
 #       kube-scheduler binds and the extender learns the placement from its watch), restarts
 #       kube-scheduler-sandbox, and records EXTENDER_BIND in cluster.env. Nothing happens when it is already so.
+#   test/e2e/component.sh percentage N
+#       rewrites the sandbox scheduler's config with percentageOfNodesToScore N (0–100; 0: kube-scheduler's adaptive
+#       default), restarts kube-scheduler-sandbox, and records SANDBOX_PERCENTAGE in cluster.env. Nothing happens when
+#       it is already so.
 #   test/e2e/component.sh standby up
 #       a second sandbox-scheduler + extender pair beside the first, as the Helm chart's HA mode runs them
 #       (replicas: 2, one lease): sandbox-extender-standby (the extender's command on another port) and
@@ -54,7 +58,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start sandbox-extender|kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver|agent-sandbox-controller | bind on|off | standby up|down | kill NAME..."; }
+usage() { e2e_die "usage: component.sh restart sandbox-extender [--config FILE] [--node-flags FLAGS] | restart|stop|start sandbox-extender|kube-scheduler-sandbox|kube-scheduler-default|kube-apiserver|agent-sandbox-controller | bind on|off | percentage N | standby up|down | kill NAME..."; }
 
 ENV_FILE=$E2E_STATE/cluster.env
 [ -f "$ENV_FILE" ] || e2e_die "$ENV_FILE not found: is the e2e cluster up? (npm run cluster:up)"
@@ -208,6 +212,23 @@ set_bind() {
   e2e_log "bind $([ "$want" = 1 ] && echo on: the extender binds || echo off: kube-scheduler binds)"
 }
 
+# set_percentage N: the sandbox scheduler's percentageOfNodesToScore (bind as it is), as set_bind does for bind.
+set_percentage() {
+  e2e_check_percentage percentage "$1"
+  local want=$((10#$1)) config
+  [ -n "$SANDBOX_SCHEDULER_URL" ] || e2e_die "this cluster runs no sandbox-scheduler (started with SANDBOX_SCHEDULER=0)"
+  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "${EXTENDER_BIND:-1}" "$want")
+  if [ "$config" = "$(cat "$SANDBOX_SCHEDULER_CONFIG")" ] && [ -n "$(e2e_pid kube-scheduler-sandbox)" ]; then
+    e2e_log "percentageOfNodesToScore is already $want"
+    return
+  fi
+  printf '%s\n' "$config" >"$SANDBOX_SCHEDULER_CONFIG.tmp"
+  mv "$SANDBOX_SCHEDULER_CONFIG.tmp" "$SANDBOX_SCHEDULER_CONFIG"
+  sed -i "s/^SANDBOX_PERCENTAGE=.*/SANDBOX_PERCENTAGE=$want/" "$ENV_FILE"
+  restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL"
+  e2e_log "percentageOfNodesToScore $want$([ "$want" = 0 ] && echo " (kube-scheduler's adaptive default)")"
+}
+
 # The standby pair (standby up): the extender's recorded command on another port, the sandbox scheduler's on
 # another secure port with a copy of its configuration that calls the standby extender.
 standby_up() {
@@ -339,6 +360,10 @@ case "${1:-}" in
   bind)
     [ $# -eq 2 ] || usage
     case "$2" in on) set_bind 1;; off) set_bind 0;; *) usage;; esac
+    e2e_pid kube-scheduler-sandbox;;
+  percentage)
+    [ $# -eq 2 ] || usage
+    set_percentage "$2"
     e2e_pid kube-scheduler-sandbox;;
   *) usage;;
 esac
