@@ -63,7 +63,8 @@
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { adminClients, untaintNodes, type AdminClients } from '../../bench/e2eCluster.js';
-import { discreteOptimum, numFeasibleNodesToFind, podsAbove, pressureWith, replay, type ReplayResult, type ReplaySpec } from '../../src/core/replay.js';
+import { numFeasibleNodesToFind } from '../../src/core/kubeSchedulerSampling.js';
+import { discreteOptimum, podsAbove, pressureWith, replay, type ReplayResult, type ReplaySpec } from '../../src/core/replay.js';
 import {
   E2E_DIR, Kubectl, REPO_ROOT, STATE_DIR, allocatableOf, bytes, columns, createNamespace, fetchText, metricValue, milliCpu,
   podManifests, run, waitFor, type Amounts, type NodeView, type PodView,
