@@ -26,7 +26,7 @@ interface NodeShape {
   readonly pool: string;
 }
 
-/** A node set: nodes in the order kube-scheduler's informer lists them (by name), and pods already on them. */
+/** A node set: nodes in the order they joined kube-scheduler's node tree, and pods already on them. */
 export interface NodeSet {
   readonly name: string;
   readonly nodes: readonly NodeShape[];

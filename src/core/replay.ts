@@ -67,7 +67,9 @@ export interface ReplayResult {
 
 /**
  * kube-scheduler's node order: zones in order of first appearance, one node of each in turn; within a zone, the
- * given order (the order nodes were added: by name on a fresh start). Mirrors Kubernetes v1.36
+ * given order (the order nodes joined the scheduler: effectively random for the nodes present when it starts, whose
+ * initial list client-go streams through a map; in order of arrival for nodes added while it runs, as a node pool's
+ * scale-up adds them). Mirrors Kubernetes v1.36
  * pkg/scheduler/backend/cache/node_tree.go `list`. Returns indices into `zones`.
  */
 export function nodeTreeOrder(zones: readonly string[]): number[] {

@@ -182,7 +182,7 @@ describe('replayCommand', () => {
 });
 
 describe("replay under kube-scheduler's sampling (--percentage-of-nodes-to-score, --zones)", () => {
-  // 900 nodes of 16 CPUs listed before 100 of 192 (pools in blocks, as names sort); 3,000 pods of 2 CPU / 4 GiB.
+  // 900 nodes of 16 CPUs listed before 100 of 192 (pools in blocks, as when each pool joined the running scheduler at once); 3,000 pods of 2 CPU / 4 GiB.
   const blocks: ReplayOptions = { ...DEFAULTS, nodes: '900x16,100x192', pods: 3000, honourCapacity: true, strategies: ['least_loaded'] };
 
   it('the spec carries the sampling, node i in zone i mod zones', () => {
