@@ -165,7 +165,18 @@ describe('on a real Prometheus scraping the cluster', () => {
 
   it('a burst, then every query of the dashboard returns data', async () => {
     await createNamespace(kubectl, NAMESPACE);
-    await kubectl.apply(podManifests({ namespace: NAMESPACE, prefix: 'prom', count: POD_COUNT, cpu: '2', memory: '4Gi', schedulerName: env.SANDBOX_SCHEDULER_NAME! }));
+    // kube-scheduler's histograms are born with their first observation. On this fresh cluster the burst can be
+    // placed between two scrapes: its SLI series would then appear with their final counts, never increase, and
+    // rate() would stay 0 (histogram_quantile: NaN). On a running cluster they exist before any burst, so one pod
+    // is placed first and the burst waits until Prometheus holds its SLI series.
+    const pod = { namespace: NAMESPACE, cpu: '2', memory: '4Gi', schedulerName: env.SANDBOX_SCHEDULER_NAME! };
+    await kubectl.apply(podManifests({ ...pod, prefix: 'prom-first', count: 1 }));
+    await waitAllRunningReady(kubectl, NAMESPACE, 1);
+    await waitFor('Prometheus to hold kube-scheduler-sandbox\'s SLI series', 30_000, async () => {
+      const r = await query('sum(scheduler_pod_scheduling_sli_duration_seconds_count{job="kube-scheduler-sandbox"})');
+      return Number(r[0]?.value[1]) >= 1 ? true : undefined;
+    });
+    await kubectl.apply(podManifests({ ...pod, prefix: 'prom', count: POD_COUNT - 1 }));
     await waitAllRunningReady(kubectl, NAMESPACE, POD_COUNT);
     const settled = await waitExtenderSettled(env);
     // Prometheus has caught up when it holds the extender's own count of placements.
