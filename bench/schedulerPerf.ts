@@ -89,6 +89,11 @@ interface Options {
   timeoutMinutes: number;
   /** percentageOfNodesToScore of the sandbox profile, sandbox and floor (0: kube-scheduler's adaptive default); stock keeps its default. */
   sandboxPercentage: number;
+  /**
+   * Filter plugins disabled in the sandbox profile, sandbox and floor (e.g. NodeResourcesFit, whose check the extender
+   * makes too): what kube-scheduler's own filtering of every node costs at 100 %. Empty: the chart's profile.
+   */
+  sandboxFiltersOff?: string[];
 }
 
 interface RunRecord {
@@ -126,6 +131,13 @@ function percentage(v: string): number {
   return n;
 }
 
+function pluginList(v: string): string[] {
+  const names = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = names.find((n) => !/^[A-Z][A-Za-z0-9]*$/.test(n));
+  if (bad !== undefined) throw new InvalidArgumentError(`${JSON.stringify(bad)} is not a plugin name (kube-scheduler's plugin names, e.g. NodeResourcesFit)`);
+  return names;
+}
+
 function variantList(v: string): Variant[] {
   try {
     return parseVariants(v);
@@ -149,8 +161,9 @@ function parseOptions(argv: string[]): Options {
     .option('--out <dir>', 'output folder (default .e2e-bench/scheduler-perf-DATE)')
     .option('--print <file>', 'print the tables of an earlier report (its report.json) and exit')
     .option('--sandbox-percentage <n>', "percentageOfNodesToScore of the sandbox profile (sandbox and floor), 0–100 (0: kube-scheduler's adaptive default); stock always runs as shipped", percentage, 100)
+    .option('--sandbox-filters-off <plugins>', 'Filter plugins to disable in the sandbox profile (sandbox and floor), comma-separated, e.g. NodeResourcesFit (the extender checks the fit too); not the chart\'s profile: a measurement', pluginList, [])
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ workloads: string; variants: Variant[]; runs: number; extenderConfig?: string; timeoutMinutes: number; out?: string; print?: string; sandboxPercentage: number }>();
+  const o = program.opts<{ workloads: string; variants: Variant[]; runs: number; extenderConfig?: string; timeoutMinutes: number; out?: string; print?: string; sandboxPercentage: number; sandboxFiltersOff: string[] }>();
   const workloads = o.workloads.split(',').map((s) => s.trim()).filter(Boolean);
   for (const w of workloads) {
     try {
@@ -174,13 +187,17 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The sandbox-scheduler profile as the chart renders it, named after the harness's pods' scheduler. */
-function sandboxSchedulerConfig(extenderUrl: string, percentageOfNodesToScore: number): string {
+/**
+ * The sandbox-scheduler profile as the chart renders it, named after the harness's pods' scheduler; `filtersOff`
+ * (not the chart's) disables those Filter plugins too.
+ */
+function sandboxSchedulerConfig(extenderUrl: string, percentageOfNodesToScore: number, filtersOff: readonly string[] = []): string {
+  const off = (names: readonly string[]) => ({ disabled: names.map((name) => ({ name })) });
   return stringifyYaml({
     apiVersion: 'kubescheduler.config.k8s.io/v1',
     kind: 'KubeSchedulerConfiguration',
     percentageOfNodesToScore,
-    profiles: [{ schedulerName: 'default-scheduler', plugins: { score: { disabled: [{ name: '*' }] } } }],
+    profiles: [{ schedulerName: 'default-scheduler', plugins: { score: off(['*']), ...(filtersOff.length > 0 ? { filter: off(filtersOff) } : {}) } }],
     extenders: [{ urlPrefix: extenderUrl, filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 1, nodeCacheCapable: true, httpTimeout: '5s', ignorable: false }],
   });
 }
@@ -223,7 +240,7 @@ async function runOne(t: Tools, opts: Options, outDir: string, run: number, work
     const port = await freePort();
     extenderUrl = `http://127.0.0.1:${port}`;
     schedulerConfigPath = join(dir, 'scheduler-config.yaml');
-    writeFileSync(schedulerConfigPath, sandboxSchedulerConfig(extenderUrl, opts.sandboxPercentage ?? 100));
+    writeFileSync(schedulerConfigPath, sandboxSchedulerConfig(extenderUrl, opts.sandboxPercentage ?? 100, opts.sandboxFiltersOff ?? []));
     if (variant === 'sandbox') {
       const argv = [process.execPath, join(REPO_ROOT, 'bin', 'sandbox-extender.js'), 'serve', '--config', extenderConfigFile, '--port', String(port)];
       args.push(`-extender-argv=${JSON.stringify(argv)}`, `-extender-dir=${join(dir, 'extender')}`, `-extender-readyz=${extenderUrl}/readyz`);
@@ -330,6 +347,8 @@ function printReport(report: Report, say: (s: string) => void): void {
   say('');
   say(`scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, ${variants.join(', ')} interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
   say(`sampling (percentageOfNodesToScore): ${variants.map((v) => `${v} ${samplingOf(v, sandboxPercentage)}`).join('; ')}`);
+  const filtersOff = options.sandboxFiltersOff ?? [];
+  if (filtersOff.length > 0) say(`NOT the chart's profile: Filter plugins disabled in sandbox and floor: ${filtersOff.join(', ')}`);
   const busy = report.runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
   say(`other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}${busy ? ` — NOT QUIET in ${busy} run(s): other jobs took more than ${QUIET_CORES} cores` : ''}`);
   say('');
