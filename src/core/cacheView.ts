@@ -2,7 +2,7 @@
  * The read-only view of the scheduler cache (schedulerCache.ts): what the HTTP edge, the CLI, the
  * debug view, the metrics and the requeue read. The cache changes through two doors only:
  * - the decision side, PlacementService (placementService.ts): assume inside Filter and Prioritize,
- *   finishBinding, unreserve (forget) and sweep (expire);
+ *   startBinding, finishBinding, unreserve (forget) and sweep (expire);
  * - the informer side, CacheUpdates (sync.ts): what lists and watches deliver, as records.
  * The lint config lets only src/core and the runtime's wiring (src/runtime/placement.ts, which makes
  * the cache and hands out its two doors and this view) import the cache itself.
@@ -20,10 +20,11 @@ import type { Reservation, ReleaseReason } from './reservations.js';
 /**
  * What freed capacity on a node: the cache's transition (the table in schedulerCache.ts). A pod
  * record counting less (`pod-updated`; `pod-started` when all it frees is a start slot) or gone (`pod-deleted`); a reservation released (its
- * ReleaseReason); a reservation replaced by assume (`reassumed`) or by finishBinding (`binding-finished`);
+ * ReleaseReason); a reservation replaced by assume (`reassumed`), by startBinding (`binding-started`) or by
+ * finishBinding (`binding-finished`);
  * a Node object that appeared or whose allocatable grew in some dimension (`node-added`, `node-grown`).
  */
-export type FreedCause = 'pod-deleted' | 'pod-updated' | 'pod-started' | 'reassumed' | 'binding-finished' | 'node-added' | 'node-grown' | ReleaseReason;
+export type FreedCause = 'pod-deleted' | 'pod-updated' | 'pod-started' | 'reassumed' | 'binding-started' | 'binding-finished' | 'node-added' | 'node-grown' | ReleaseReason;
 
 /** Capacity freed on `nodeName` by `cause`. */
 export interface CapacityFreed {

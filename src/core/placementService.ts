@@ -158,7 +158,7 @@ export class PlacementService {
 
   /**
    * @param schedulerCache the cache whose decision side this service is: the only holder of its
-   *   assume, finishBinding, forget and expire (the informer side goes through sync.ts CacheUpdates).
+   *   assume, startBinding, finishBinding, forget and expire (the informer side goes through sync.ts CacheUpdates).
    * @throws RangeError when options.percentageOfNodesToScore is not an integer 0–100.
    */
   constructor(
@@ -241,6 +241,14 @@ export class PlacementService {
     return this.placer.score(decision.scan, i, decision.chosen);
   }
 
+  /**
+   * The bind verb authorized the pod's Binding to `nodeName` (authorizeBind) and is about to create it
+   * (SchedulerCache.startBinding): the room it checked stays held, and no scheduling failure releases it.
+   */
+  startBinding(uid: string, nodeName: string, nowMs: number): void {
+    this.schedulerCache.startBinding(uid, nodeName, nowMs);
+  }
+
   /** The bind verb created the pod's Binding to `nodeName` (SchedulerCache.finishBinding). */
   finishBinding(uid: string, nodeName: string, nowMs: number): void {
     this.schedulerCache.finishBinding(uid, nodeName, nowMs);
@@ -254,7 +262,7 @@ export class PlacementService {
   unreserve(uid: string, made?: { readonly nodeName: string; readonly atMs: number }): void {
     if (made) {
       const reservation = this.cache.reservation(uid);
-      if (!reservation || reservation.bindingFinished || reservation.nodeName !== made.nodeName || reservation.reservedAtMs !== made.atMs) return;
+      if (!reservation || reservation.bindingStarted || reservation.nodeName !== made.nodeName || reservation.reservedAtMs !== made.atMs) return;
     }
     this.schedulerCache.forget(uid);
   }

@@ -23,7 +23,8 @@
  *                                     v1.36 pkg/scheduler/scheduler.go: newPodInformer; records.ts
  *                                     PodRecord.terminal), so such a paused pod deleted or un-paused is hidden
  *   bound, moved .................... seen: the pod's own bind (to the reserved node, or elsewhere)
- *   binding-finished ................ seen: the Binding the bind verb just created shows the pod bound
+ *   binding-started, binding-finished  seen: the Binding the bind verb creates shows the pod bound (a bind
+ *                                     that fails is a binding-cycle failure, which moves the waiting pods)
  *   node-added, node-grown .......... seen: a Node added or updated (kube-scheduler requeues its
  *                                     unschedulable pods on it, and may retry before the extender's watch
  *                                     shows the node: the race below). Such a node was no pod's candidate
@@ -72,6 +73,7 @@ export function seenByScheduler(freed: CapacityFreed): boolean {
       return !freed.podTerminal;
     case 'bound':
     case 'moved':
+    case 'binding-started':
     case 'binding-finished':
     case 'node-added':
     case 'node-grown':

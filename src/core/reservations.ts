@@ -22,11 +22,16 @@ export interface Reservation {
   readonly reservedAtMs: number;
   /** When it lapses unless released before (ms, same clock). */
   readonly expiresAtMs: number;
+  /**
+   * The bind verb authorized the pod's Binding to this node (SchedulerCache.startBinding; true as well once
+   * bindingFinished): the pod's cycle passed, so no scheduling failure seen from now on releases it.
+   */
+  readonly bindingStarted: boolean;
   /** The bind verb created the pod's Binding; the reservation now waits for the watch to show it bound. */
   readonly bindingFinished: boolean;
   /** Whether the cache had seen the pod (through the watch or a snapshot) when, or since, it was reserved. */
   readonly podSeen: boolean;
-  /** The pod's scheduling failure (PodRecord.schedulingFailure) when it was reserved; a different one later means this cycle failed. */
+  /** The pod's scheduling failure (PodRecord.schedulingFailure) when it was reserved; a different new one later means this cycle failed (until the bind starts). */
   readonly failureMark: string | null;
 }
 

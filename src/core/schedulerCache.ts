@@ -19,21 +19,39 @@
  *      │                                          (then reservedAt + ttl)
  *      │
  *   Assumed ─────────── assume(pod, node') ───────► Assumed(node'), new deadline (a retried cycle; never doubled)
- *   Assumed ─────────── finishBinding(uid, node') ► BindingFinished(node'), deadline now + ttl
- *   BindingFinished ─── assume(pod, node') ───────► Assumed(node'), new deadline (kube-scheduler retried the pod)
- *   BindingFinished ─── finishBinding(uid, node') ► BindingFinished(node'), deadline now + ttl (a retried bind)
- *   (absent) ─ finishBinding(uid, node), the pod seen unbound ─► BindingFinished(node) with the pod's request
- *   Assumed | BindingFinished, pod first seen (unbound, no new failure) ─► the same, podSeen
- *      (an Assumed one's deadline becomes reservedAt + ttl; a BindingFinished one keeps its own)
+ *   Assumed ─────────── startBinding(uid, node') ─► Binding(node'), deadline now + ttl
+ *   Assumed | Binding ─ finishBinding(uid, node') ► BindingFinished(node'), deadline now + ttl
+ *   Binding | BindingFinished ─ assume(pod, node') ► Assumed(node'), new deadline (kube-scheduler retried the pod)
+ *   BindingFinished ─── startBinding / finishBinding(uid, node') ► the same state on node', deadline now + ttl (a retried bind)
+ *   (absent) ─ startBinding or finishBinding(uid, node), the pod seen unbound ─► Binding or BindingFinished(node)
+ *      with the pod's request
+ *   Assumed | Binding | BindingFinished, pod first seen (unbound, no new failure) ─► the same, podSeen
+ *      (an Assumed one's deadline becomes reservedAt + ttl; the others keep their own)
  *
- *   Assumed | BindingFinished ──► released, back to (absent); the transition names the reason:
+ *   Assumed | Binding | BindingFinished ──► released, back to (absent); the transition names the reason:
  *      upsertPod shows it bound to the same node .......... bound
  *      upsertPod shows it bound to another node ........... moved
  *      deletePod (a watch DELETED, or gone from a relist) . deleted
  *      upsertPod shows a scheduling failure other than
- *        the one it had when assumed (that cycle failed) .. unschedulable
+ *        the one it had when assumed, and other than the
+ *        one the cache held for it before this update,
+ *        while Assumed only (that cycle failed) .......... unschedulable
  *      forget(uid) (the reply carrying the decision failed) unreserved
  *      expire(now) past its deadline ...................... expired
+ *
+ * Why a scheduling failure releases only an Assumed reservation, and only one new in that update:
+ * kube-scheduler puts a pod that failed a cycle back in its queue before (or, with its asynchronous
+ * API calls, while) it writes the failure to the pod's status (Kubernetes v1.36
+ * pkg/scheduler/schedule_one.go: handleSchedulingFailure), and it may retry the pod at once (its
+ * back-off queue is popped when the active queue is empty). So the next cycle's Filter can be answered
+ * before the watch shows the failure of the cycle before it: that failure then arrives after the
+ * decision it does not belong to. Before the bind it costs at most a retry (the bind verb checks the node
+ * again without the released reservation, and refuses it if another decision took the room). Once the bind verb has authorized the Binding (startBinding)
+ * the pod's cycle has passed and its bind is under way: releasing the reservation there would hand its
+ * start slot and requests to another decision while the pod is being bound to the node, which then
+ * counts one sandbox over the node's starting limit (or over its allocatable). Without the bind verb the
+ * extender never learns that a bind started, and such a late failure can still release the reservation
+ * of a pod about to be bound.
  *
  * Capacity freed on a node: the facts the cache reports (CacheListeners.capacityFreed, once the change
  * is applied). Whether kube-scheduler can see each change is the requeue's question, answered where
@@ -48,6 +66,7 @@
  *                             │ reservation counts as a starting sandbox) ........................ bound on N
  *                             └ moved, deleted, unschedulable, unreserved, expired ............... that reason on N
  *   reservation on N replaced by one elsewhere (or smaller) ─ assume again ─────► reassumed on N
+ *                                                         ├ startBinding ──────► binding-started on N
  *                                                         └ finishBinding ─────► binding-finished on N
  *   Node object N upserted ─ new to the cache (or back after a deleteNode) ─────► node-added on N
  *                        └ allocatable larger in some dimension ─────────────────► node-grown on N
@@ -269,7 +288,9 @@ export class SchedulerCache implements SchedulerCacheView {
    * Adds or replaces a pod (kube-scheduler's AddPod/UpdatePod). A pod seen bound releases its
    * reservation in the same call (`bound`, or `moved` when it was held on another node), so its
    * requests move from reserved to allocated with neither a gap nor a double count. An unbound pod
-   * that shows a scheduling failure other than its reservation's mark releases it (`unschedulable`).
+   * that shows a scheduling failure other than its reservation's mark and other than its record's
+   * before this update releases it (`unschedulable`), unless the bind of the pod has started
+   * (startBinding, finishBinding): see the module header.
    * Any other update leaves the reservation and its deadline as they are, except that a reservation
    * made before the pod was first seen gets its full lifetime (reservedAt + ttl).
    * @returns the release, if any.
@@ -296,9 +317,9 @@ export class SchedulerCache implements SchedulerCacheView {
       if (sameNode && countsLess(asStarting(reservation), pod)) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', podTerminal: false });
       return release;
     }
-    if (pod.schedulingFailure !== null && pod.schedulingFailure !== reservation.failureMark) return this.release(reservation, 'unschedulable');
+    if (newFailure(previous, pod, reservation)) return this.release(reservation, 'unschedulable');
     if (!reservation.podSeen) {
-      const expiresAtMs = reservation.bindingFinished ? reservation.expiresAtMs : reservation.reservedAtMs + this.ttlMs;
+      const expiresAtMs = reservation.bindingStarted ? reservation.expiresAtMs : reservation.reservedAtMs + this.ttlMs;
       this.ledger.put({ ...reservation, podSeen: true, expiresAtMs });
     }
     return null;
@@ -342,6 +363,7 @@ export class SchedulerCache implements SchedulerCacheView {
       request: [...pod.request],
       reservedAtMs: nowMs,
       expiresAtMs: nowMs + (known ? this.ttlMs : this.unconfirmedTtlMs),
+      bindingStarted: false,
       bindingFinished: false,
       podSeen: known !== undefined,
       failureMark: pod.schedulingFailure ?? null,
@@ -352,28 +374,29 @@ export class SchedulerCache implements SchedulerCacheView {
   }
 
   /**
+   * The bind verb authorized the pod's Binding to `nodeName` and is about to create it (kube-scheduler's
+   * binding cycle reached Bind, so the pod's scheduling cycle passed): its reservation moves to that
+   * node, for a full ttl from `nowMs`, and from now on no scheduling failure the watch shows releases it
+   * (one shown now is an earlier cycle's; see the module header), so the room the bind verb checked stays
+   * held until the watch shows the pod bound. When there is no reservation but the cache sees the pod
+   * unbound, one is made with the pod's request. Nothing happens for a pod seen bound or not seen at all.
+   * A bind that then fails leaves it so: kube-scheduler retries the pod, and that cycle's assume replaces it.
+   * @returns whether a reservation is now held for the pod.
+   */
+  startBinding(uid: string, nodeName: string, nowMs: number): boolean {
+    return this.binding(uid, nodeName, nowMs, false);
+  }
+
+  /**
    * The pod's Binding to `nodeName` was created (kube-scheduler's FinishBinding): its reservation
-   * moves to that node and waits for the watch to show the pod bound, for a full ttl from `nowMs`.
-   * When there is no reservation but the cache sees the pod unbound, one is made with the pod's
-   * request. Nothing happens for a pod seen bound or not seen at all.
+   * moves to that node and waits for the watch to show the pod bound, for a full ttl from `nowMs`; as
+   * after startBinding, no scheduling failure releases it. When there is no reservation but the cache
+   * sees the pod unbound, one is made with the pod's request. Nothing happens for a pod seen bound or
+   * not seen at all.
    * @returns whether a reservation is now held for the pod.
    */
   finishBinding(uid: string, nodeName: string, nowMs: number): boolean {
-    const held = this.ledger.get(uid);
-    const known = this.pods.get(uid);
-    if (!held && (!known || known.nodeName)) return false;
-    this.put({
-      uid,
-      podKey: held?.podKey ?? known!.key,
-      nodeName,
-      request: held?.request ?? known!.request,
-      reservedAtMs: held?.reservedAtMs ?? nowMs,
-      expiresAtMs: nowMs + this.ttlMs,
-      bindingFinished: true,
-      podSeen: known !== undefined,
-      failureMark: held ? held.failureMark : known!.schedulingFailure,
-    }, 'binding-finished');
-    return true;
+    return this.binding(uid, nodeName, nowMs, true);
   }
 
   /** Releases the reservation of `uid` as `unreserved` (kube-scheduler's ForgetPod / Unreserve: the decision was not carried out). */
@@ -389,8 +412,28 @@ export class SchedulerCache implements SchedulerCacheView {
 
   // ------------------------------------------------------------------------------------ internals
 
+  /** startBinding (finished false) and finishBinding (finished true). */
+  private binding(uid: string, nodeName: string, nowMs: number, finished: boolean): boolean {
+    const held = this.ledger.get(uid);
+    const known = this.pods.get(uid);
+    if (!held && (!known || known.nodeName)) return false;
+    this.put({
+      uid,
+      podKey: held?.podKey ?? known!.key,
+      nodeName,
+      request: held?.request ?? known!.request,
+      reservedAtMs: held?.reservedAtMs ?? nowMs,
+      expiresAtMs: nowMs + this.ttlMs,
+      bindingStarted: true,
+      bindingFinished: finished || held?.bindingFinished === true,
+      podSeen: known !== undefined,
+      failureMark: held ? held.failureMark : known!.schedulingFailure,
+    }, finished ? 'binding-finished' : 'binding-started');
+    return true;
+  }
+
   /** Writes a reservation; `replacedBy`: the transition, named when room frees by replacing the pod's earlier one. */
-  private put(reservation: Reservation, replacedBy: 'reassumed' | 'binding-finished'): void {
+  private put(reservation: Reservation, replacedBy: 'reassumed' | 'binding-started' | 'binding-finished'): void {
     const previous = this.ledger.put(reservation);
     this.accountReservation(reservation, +1); // before taking the previous one off, so a NodeInfo held by both is never dropped
     if (!previous) return;
@@ -475,6 +518,17 @@ export class SchedulerCache implements SchedulerCacheView {
 /** The record as the cache keeps it with locality on: its template key the index's one copy, no images. */
 function withKey(p: PodRecord, localityKey: string): PodRecord {
   return { uid: p.uid, key: p.key, nodeName: p.nodeName, schedulerName: p.schedulerName, request: p.request, state: p.state, terminal: p.terminal, schedulingFailure: p.schedulingFailure, agentSandbox: p.agentSandbox ?? null, localityKey };
+}
+
+/**
+ * Whether the update of an unbound pod from `previous` to `pod` shows a failure of the cycle that made
+ * `reservation`: a scheduling failure other than the reservation's mark, that the record did not carry
+ * before this update (an earlier cycle's, delivered again with an unrelated change), while the pod's bind
+ * has not started (see the module header).
+ */
+function newFailure(previous: PodRecord | undefined, pod: PodRecord, reservation: Reservation): boolean {
+  const failure = pod.schedulingFailure;
+  return failure !== null && failure !== reservation.failureMark && failure !== (previous?.schedulingFailure ?? null) && !reservation.bindingStarted;
 }
 
 /** What countsLess compares: where a pod (or a reservation) counts, in which state, and its requests. */

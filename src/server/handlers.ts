@@ -297,7 +297,10 @@ function unencodable(err: unknown): VerbReply {
  * it is now (PlacementService.authorizeBind: another scheduler's pod bound there since the decision
  * counts), through the API; on success the pod's reservation moves to the bound node and waits for the
  * watch (SchedulerCache.finishBinding). A refusal because the node no longer fits releases the pod's
- * reservation (kube-scheduler retries the pod); any other refused or failed bind changes nothing.
+ * reservation (kube-scheduler retries the pod); any other refused bind changes nothing. Once allowed, the
+ * reservation is held on the node through the API call (SchedulerCache.startBinding: no scheduling failure the
+ * watch shows releases it from then on, being an earlier cycle's), and a bind that fails leaves it held until
+ * kube-scheduler's retry decides again.
  * The debug line of each bind names the pods' resourceVersion the check saw (SchedulerCache.podsResourceVersion).
  */
 export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply> {
@@ -323,6 +326,8 @@ export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply
     else deps.logger.warn({ pod, node: args.Node, reason: denied.reason }, 'bind refused');
     return refuse(`bind of ${pod} to ${args.Node} refused: ${denied.reason}`, denied.doesNotFit ? 'does_not_fit' : 'refused');
   }
+  // Held from the check to the watch: no decision may take the room checked while the Binding is created.
+  deps.service.startBinding(args.PodUID, args.Node, deps.now());
   const outcome = await deps.bind({ podName: args.PodName, podNamespace: args.PodNamespace, podUid: args.PodUID, node: args.Node });
   if (!outcome.ok) {
     deps.logger.warn({ pod, node: args.Node, err: outcome.error }, 'bind failed');

@@ -1,5 +1,7 @@
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService, type Candidates, type Decision } from '../../src/core/placementService.js';
+import type { Pod } from '../../src/core/kubeObjects.js';
+import { startingCount } from '../../src/core/nodeInfo.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/records.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import type { Strategy } from '../../src/core/strategies/index.js';
@@ -248,6 +250,42 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
   it('allows everything when offers are not recorded (no bind verb)', () => {
     const { service } = cluster();
     expect(service.authorizeBind('uid-any', 'n16', 0)).toBeNull();
+  });
+});
+
+describe('the starting limit through the bind, when the watch shows a failure of the pod\'s earlier cycle late', () => {
+  // A 16-CPU node at perCore 0.25 may start 4 sandboxes. kube-scheduler retried p at once after its first cycle
+  // failed (the node was starting 4), before the watch showed that cycle's failure: the failure arrives while p's
+  // Binding is being created (or after it), and must not hand p's start slot to q.
+  const failedPod = (name: string, message: string) =>
+    ({ ...makePod(name).req({ cpu: '500m', memory: '1Gi' }).obj(), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] } }) as Pod;
+  const small = (name: string) => makePod(name).req({ cpu: '500m', memory: '1Gi' });
+  const record = (pod: Pod) => toPodRecord(pod, DIMS, OPTIONS);
+
+  it.each(['while the Binding is created', 'after the Binding was created'])('a late failure %s: q is held by the limit, the node starts 4, never 5', (when) => {
+    const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, startingLimit: { perCore: 0.25 } });
+    cache.upsertNode(toNodeRecord(makeNode('n16', { cpu: '16', memory: '64Gi' }), DIMS));
+    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), { schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: true, offerTtlMs: TTL_MS });
+    const n16 = { names: ['n16'] };
+    for (const name of ['a', 'b', 'c', 'd']) {
+      cache.upsertPod(record(small(name).obj()));
+      expect(service.filter(record(small(name).obj()), n16, 0).reserved).toBe('n16');
+    }
+    cache.upsertPod(record(small('p').obj()));
+    expect(service.filter(record(small('p').obj()), n16, 1).result).toBe('no_fit'); // cycle 1: 4 of 4 starting
+    cache.upsertPod(record(small('a').node('n16').obj())); // a bound and Ready: a start slot frees
+    expect(service.filter(record(small('p').obj()), n16, 2).reserved).toBe('n16'); // cycle 2, on p's copy without a failure
+    expect(service.authorizeBind('uid-p', 'n16', 3)).toBeNull();
+    service.startBinding('uid-p', 'n16', 3); // the bind verb, before its API call
+    if (when === 'after the Binding was created') service.finishBinding('uid-p', 'n16', 4);
+    cache.upsertPod(record(failedPod('p', '0/1 nodes are available: 1 4 sandboxes starting, limit 4.'))); // cycle 1's failure, late
+    cache.upsertPod(record(small('q').obj()));
+    const q = service.filter(record(small('q').obj()), n16, 5);
+    if (when === 'while the Binding is created') service.finishBinding('uid-p', 'n16', 6);
+    cache.upsertPod(record(small('p').node('n16', { ready: false }).obj())); // the watch shows p bound
+    expect(q).toMatchObject({ result: 'no_fit', reserved: null });
+    expect(q.failed).toEqual([['n16', [{ code: 'StartingLimit', starting: 4, limit: 4 }]]]);
+    expect(startingCount(cache.nodeInfo('n16')!)).toBe(4); // b, c, d reserved; p starting (5 before the fix)
   });
 });
 

@@ -53,6 +53,7 @@ describe('seenByScheduler: which of the cache’s facts kube-scheduler sees (the
     ['pod-started', false],
     ['bound', true],
     ['moved', true],
+    ['binding-started', true],
     ['binding-finished', true],
     ['node-added', true],
     ['node-grown', true],

@@ -1,7 +1,7 @@
 import { ReservationLedger, type Reservation } from '../../src/core/reservations.js';
 
 function reservation(uid: string, expiresAtMs: number, nodeName = 'n1'): Reservation {
-  return { uid, podKey: `ns/${uid}`, nodeName, request: [1000, 1], reservedAtMs: 0, expiresAtMs, bindingFinished: false, podSeen: true, failureMark: null };
+  return { uid, podKey: `ns/${uid}`, nodeName, request: [1000, 1], reservedAtMs: 0, expiresAtMs, bindingStarted: false, bindingFinished: false, podSeen: true, failureMark: null };
 }
 
 describe('ReservationLedger', () => {

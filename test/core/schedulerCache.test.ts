@@ -324,6 +324,44 @@ describe('SchedulerCache reservation lifecycle (the diagram in schedulerCache.ts
     expect(releases).toEqual([]); // replaced, never released
   });
 
+  it('startBinding holds the reservation on the bind\'s node for a full TTL from the bind; finishBinding and assume go on from it', () => {
+    const { c, releases } = cacheWithNodes();
+    const p = pod('p');
+    c.upsertPod(p);
+    c.assume(p, 'n1', 0);
+    expect(c.startBinding(p.uid, 'n2', 500_000)).toBe(true);
+    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', reservedAtMs: 0, expiresAtMs: 500_000 + TTL_MS, bindingStarted: true, bindingFinished: false });
+    expect(totals(c, 'n1')).toMatchObject({ reserved: [0, 0], reservedCount: 0 });
+    expect(totals(c, 'n2')).toMatchObject({ reserved: [2000, 4 * GiB], reservedCount: 1 });
+    expect(c.finishBinding(p.uid, 'n2', 500_010)).toBe(true);
+    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', expiresAtMs: 500_010 + TTL_MS, bindingStarted: true, bindingFinished: true });
+    expect(c.startBinding(p.uid, 'n2', 500_020)).toBe(true); // a retried bind: still finished
+    expect(c.reservation(p.uid)).toMatchObject({ expiresAtMs: 500_020 + TTL_MS, bindingStarted: true, bindingFinished: true });
+    expect(c.assume(p, 'n1', 600_000)).toBe('assumed'); // kube-scheduler retried the pod: a new cycle
+    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n1', reservedAtMs: 600_000, bindingStarted: false, bindingFinished: false });
+    expect(c.size.reservations).toBe(1);
+    expect(releases).toEqual([]);
+  });
+
+  it('a pod first seen after startBinding keeps the deadline the bind gave its reservation', () => {
+    const { c } = cacheWithNodes();
+    c.assume(pod('p'), 'n1', 0); // never seen: deadline 0 + the unconfirmed TTL
+    c.startBinding('uid-p', 'n1', 10);
+    c.upsertPod(pod('p'));
+    expect(c.reservation('uid-p')).toMatchObject({ podSeen: true, reservedAtMs: 0, expiresAtMs: 10 + TTL_MS });
+  });
+
+  it('startBinding without a reservation makes one for a pod seen unbound, and nothing otherwise', () => {
+    const { c } = cacheWithNodes();
+    c.upsertPod(pod('p'));
+    expect(c.startBinding('uid-p', 'n1', 7)).toBe(true);
+    expect(c.reservation('uid-p')).toMatchObject({ nodeName: 'n1', request: [2000, 4 * GiB], reservedAtMs: 7, bindingStarted: true, bindingFinished: false });
+    expect(c.startBinding('never-seen', 'n1', 0)).toBe(false);
+    c.upsertPod(record(makePod('q').req({ cpu: '1' }).node('n2').obj()));
+    expect(c.startBinding('uid-q', 'n2', 0)).toBe(false);
+    expect(c.size.reservations).toBe(1);
+  });
+
   it('finishBinding without a reservation makes one for a pod seen unbound, and nothing otherwise', () => {
     const { c } = cacheWithNodes();
     const p = pod('p');
@@ -361,6 +399,36 @@ describe('release when kube-scheduler gives up on the cycle (Unschedulable after
     // A different failure afterwards does release it.
     c.upsertPod(record(failed('0/2 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable.')));
     expect(c.size.reservations).toBe(0);
+  });
+
+  it('once the bind has started, a failure shown is an earlier cycle\'s: it releases nothing (startBinding, then finishBinding)', () => {
+    const { c, releases } = cacheWithNodes();
+    // Filter answered before the watch showed the failure of the cycle before: kube-scheduler's copy had none.
+    c.upsertPod(record(makePod('p').req({ cpu: '2' }).obj()));
+    c.assume(record(makePod('p').req({ cpu: '2' }).obj()), 'n1', 0);
+    c.startBinding('uid-p', 'n1', 1);
+    c.upsertPod(record(failed('0/2 nodes are available: 2 Insufficient cpu.')));
+    expect(c.reservation('uid-p')).toMatchObject({ nodeName: 'n1', bindingStarted: true, bindingFinished: false });
+    c.finishBinding('uid-p', 'n1', 2);
+    c.upsertPod(record(failed('0/2 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable.')));
+    expect(c.reservation('uid-p')).toMatchObject({ nodeName: 'n1', bindingFinished: true });
+    expect(totals(c, 'n1')).toMatchObject({ reserved: [2000, 0], reservedCount: 1 });
+    c.upsertPod(record(makePod('p').req({ cpu: '2' }).node('n1', { ready: false }).obj()));
+    expect(reasons(releases)).toEqual(['bound']);
+    expect(totals(c, 'n1')).toMatchObject({ allocated: [2000, 0], reserved: [0, 0], starting: 1, reservedCount: 0 });
+  });
+
+  it('a failure the record already carried before the update releases nothing, though kube-scheduler\'s copy had none when it reserved', () => {
+    const { c, releases } = cacheWithNodes();
+    c.upsertPod(record(failed('0/2 nodes are available: 2 Insufficient cpu.'))); // the watch shows it first
+    c.assume(record(makePod('p').req({ cpu: '2' }).obj()), 'n1', 0); // kube-scheduler decided on its older copy
+    expect(c.reservation('uid-p')).toMatchObject({ failureMark: null });
+    // A label update re-delivers that earlier failure: nothing new happened to this cycle.
+    c.upsertPod(record({ ...failed('0/2 nodes are available: 2 Insufficient cpu.'), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', labels: { team: 'x' } } } as Pod));
+    expect(c.reservation('uid-p')).toMatchObject({ nodeName: 'n1', reservedAtMs: 0 });
+    expect(releases).toEqual([]);
+    c.upsertPod(record(failed('0/2 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable.')));
+    expect(reasons(releases)).toEqual(['unschedulable']);
   });
 
   it('a bound pod carries no scheduling failure', () => {
@@ -440,7 +508,7 @@ describe('SchedulerCache capacity freed (the capacityFreed listener: the facts o
     ]);
   });
 
-  it('a reservation replaced on another node frees the first, named by the transition: assumed again, or moved by the bind verb', () => {
+  it('a reservation replaced on another node frees the first, named by the transition: assumed again, or moved by the bind verb (started or finished)', () => {
     const { c, freed } = watched();
     const p = record(sandbox('p').obj());
     c.upsertPod(p);
@@ -448,9 +516,12 @@ describe('SchedulerCache capacity freed (the capacityFreed listener: the facts o
     c.assume(p, 'n1', 1); // the same node again: nothing frees
     c.assume(p, 'n2', 2);
     c.finishBinding('uid-p', 'n1', 3);
+    c.startBinding('uid-p', 'n2', 4);
+    c.finishBinding('uid-p', 'n2', 5); // where the bind started: nothing frees
     expect(freed).toEqual([
       { nodeName: 'n1', cause: 'reassumed', podTerminal: false },
       { nodeName: 'n2', cause: 'binding-finished', podTerminal: false },
+      { nodeName: 'n1', cause: 'binding-started', podTerminal: false },
     ]);
   });
 

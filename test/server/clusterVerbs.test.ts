@@ -49,14 +49,16 @@ describe('POST /bind', () => {
     expect(metrics.text).toMatch(/sandbox_extender_binds_total\{result="already_bound"\} 1/);
   });
 
-  it('a failed bind answers the reason in Error and touches no reservation', async () => {
+  it('a failed bind answers the reason in Error and leaves the pod\'s reservation held where the bind tried (until kube-scheduler\'s retry decides again)', async () => {
     const { h } = withBinder({ ok: false, error: 'pod sandboxes/p2 has UID other, not uid-p2 (stale request)' });
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p1'))).expect(200);
     await request(h.app).post('/prioritize').send(namesArgs(sandbox('p2'))).expect(200);
-    const before = [...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName]);
+    const before = [...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName, r.bindingStarted, r.bindingFinished]);
+    expect(before).toEqual([['uid-p1', NODE_192, false, false], ['uid-p2', NODE_192, false, false]]);
     const res = await request(h.app).post('/bind').send(bindArgs('p2', NODE_16)).expect(200);
     expect(res.body).toEqual({ Error: 'sandbox-extender: pod sandboxes/p2 has UID other, not uid-p2 (stale request)' });
-    expect([...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName])).toEqual(before);
+    // Held on the node the bind checked from before the API call: a failure the watch shows now releases nothing.
+    expect([...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName, r.bindingStarted, r.bindingFinished])).toEqual([['uid-p1', NODE_192, false, false], ['uid-p2', NODE_16, true, false]]);
   });
 
   it.each([
