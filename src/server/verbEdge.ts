@@ -258,8 +258,10 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
       deps.metrics.requests.inc({ verb, code: String(res.statusCode) });
     };
     res.on('finish', count);
+    // Taken now: once the connection has gone (a body the client abandoned), the socket no longer knows its peer.
+    const client = req.socket.remoteAddress;
     const logProblem = (reply: VerbReply) => {
-      if (reply.problem) options.requestLog?.note(reply.problem, req.socket.remoteAddress, { method: req.method, path: req.url, status: reply.status });
+      if (reply.problem) options.requestLog?.note(reply.problem, client, { method: req.method, path: req.url, status: reply.status });
     };
     if (req.method !== 'POST') {
       req.resume(); // whatever body came is not read

@@ -52,6 +52,31 @@ async function logged(send: () => Promise<unknown>): Promise<Record<string, unkn
   return lines.slice(from);
 }
 
+/** A server of its own (every reason new to its log; server.requestLogWindowSeconds 0: every line logged), and its log. */
+async function ownServer(): Promise<{ port: number; lines: Record<string, unknown>[]; close: () => Promise<void> }> {
+  const own: Record<string, unknown>[] = [];
+  const config = parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, requestTimeoutSeconds: 0.5, requestLogWindowSeconds: 0 }, logLevel: 'warn', warmUpDecisions: 0 });
+  const running = await serve(config, pino({ level: 'warn' }, { write: (l: string) => own.push(JSON.parse(l) as Record<string, unknown>) }));
+  return { port: Number(new URL(running.url).port), lines: own, close: () => running.close() };
+}
+
+/** Writes `raw` on a new connection to `to`, then resets the connection after `afterMs` (the client gives up midway). */
+function abandon(to: number, raw: string, afterMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(to, '127.0.0.1', () => {
+      socket.write(raw);
+      setTimeout(() => socket.destroy(), afterMs);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+  });
+}
+
+/** Polls until `lines` holds a line matching `match` (5 s at most; a positive signal, never a timing check). */
+async function lineLike(lines: Record<string, unknown>[], match: (line: Record<string, unknown>) => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !lines.some(match); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 const warning = (reason: string, msg: string | RegExp, fields: Record<string, unknown> = {}) => ({ level: 40, reason, client: '127.0.0.1', msg: typeof msg === 'string' ? msg : expect.stringMatching(msg), ...fields });
 
 // Regression (hostile-input trial): these were counted in sandbox_extender_http_requests_total but never logged.
@@ -110,6 +135,19 @@ describe('refusals at the door, in the log', () => {
     expect(await logged(() => exchange(request('POST', '/prioritize', '{}')))).toEqual([]); // shape, as Filter's above
     const headers = request('GET', '/healthz').replace('Host: x', `Host: x\r\nX-Big: ${'a'.repeat(20_000)}`);
     expect(await logged(() => exchange(headers))).toEqual([expect.objectContaining(warning('headers_too_large', 'the request headers are too large', { status: 431 }))]);
+  });
+
+  // Regression (hostile-input trial): logged with client "unknown", read after the connection had gone.
+  it('a body the client abandons midway: one line with the client’s address', async () => {
+    const own = await ownServer();
+    try {
+      const body = filterBody('abandoned');
+      await abandon(own.port, request('POST', '/prioritize', body).slice(0, -10), 100);
+      await lineLike(own.lines, (l) => l.reason === 'unreadable');
+      expect(own.lines).toEqual([expect.objectContaining(warning('unreadable', 'request aborted', { method: 'POST', path: '/prioritize', status: 400 }))]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('a request answered normally logs nothing', async () => {
