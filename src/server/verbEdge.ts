@@ -20,7 +20,8 @@
  * still sends for a while (LINGER) before it closes the connection: closed at once, with the client's bytes unread,
  * the kernel resets it, and a client still sending fails its write before it reads the answer.
  * Each refusal (and a verb's own: a request of the wrong shape) is logged through server.requestLogWindowSeconds'
- * RequestLog: one warn line per reason per window, with the client's address, method and path.
+ * RequestLog: one warn line per reason per window, with the client's address, method and path; a body cut off by the
+ * listener's own refusal (listen.ts: a 408) is not logged again.
  * A reply that is not delivered (its connection closed first) releases what its decision reserved (VerbReply.undelivered).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
@@ -29,6 +30,7 @@ import getRawBody from 'raw-body';
 import { JsonBounds, type JsonBound } from '../jsonBounds.js';
 import type { RequestLog, RequestProblemReason } from '../observability/requestLog.js';
 import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
+import { refusedOnConnection } from './listen.js';
 
 export type VerbName = 'filter' | 'prioritize' | 'bind';
 
@@ -230,6 +232,8 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
     } catch (err) {
       if (err instanceof BoundsError) return { ...boundsReply(err, options), close: true };
       const reply = bodyErrorReply(err as BodyError, limit);
+      // The listener refused the connection under it (a 408 when the body did not come in time) and logged that.
+      if (refusedOnConnection(req.socket)) return { status: reply.status, body: reply.body };
       return reply.status === 413 ? { ...reply, unread: true } : reply;
     }
     let body: unknown;

@@ -26,11 +26,11 @@ afterAll(async () => {
   await server.close();
 });
 
-/** Writes `raw` on a new connection; resolves with everything the server sent until it closed. */
-function exchange(raw: string): Promise<string> {
+/** Writes `raw` on a new connection (to `to`, by default this file's server); resolves with everything the server sent until it closed. */
+function exchange(raw: string, to = port): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
-    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+    const socket = connect(to, '127.0.0.1', () => socket.write(raw));
     socket.on('data', (d) => (text += d.toString()));
     socket.on('close', () => resolve(text));
     socket.on('error', reject);
@@ -145,6 +145,23 @@ describe('refusals at the door, in the log', () => {
       await abandon(own.port, request('POST', '/prioritize', body).slice(0, -10), 100);
       await lineLike(own.lines, (l) => l.reason === 'unreadable');
       expect(own.lines).toEqual([expect.objectContaining(warning('unreadable', 'request aborted', { method: 'POST', path: '/prioritize', status: 400 }))]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  // Regression (hostile-input trial): logged twice, as the timeout and then as an unreadable body (400, never sent).
+  it('a body that times out: one line, the 408 (not the body’s end as well)', async () => {
+    const own = await ownServer();
+    try {
+      await exchange(request('POST', '/filter', filterBody('stalls-once')).slice(0, -10), own.port);
+      // Then a body abandoned on /prioritize: its line is the signal that the server has handled both connections.
+      await abandon(own.port, request('POST', '/prioritize', filterBody('abandoned-after')).slice(0, -10), 100);
+      await lineLike(own.lines, (l) => l.path === '/prioritize');
+      expect(own.lines).toEqual([
+        expect.objectContaining(warning('timeout', 'the request was not received in full within 0.5 s (server.requestTimeoutSeconds)', { status: 408 })),
+        expect.objectContaining(warning('unreadable', 'request aborted', { method: 'POST', path: '/prioritize', status: 400 })),
+      ]);
     } finally {
       await own.close();
     }
