@@ -54,6 +54,19 @@ export function formatTable(rows: readonly (readonly string[])[]): string {
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n');
 }
 
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+
+/**
+ * `text` with its control characters escaped as in a JSON string: `\n`, `\r`, `\t`, `\b`, `\f`, and `\u00XX` for the
+ * rest of C0, DEL and C1 (U+2028 and U+2029 too, which some viewers break lines at); a backslash as `\\`, so that an
+ * escape read back is never ambiguous. `rank` prints names from the files as written: a node name holding a newline
+ * would otherwise print a line of its own (a forged row), an escape sequence would drive the terminal.
+ */
+export function escapeControl(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 function formatPressure(p: number): string {
   return Number.isNaN(p) ? '-' : p.toFixed(4);
 }
@@ -73,7 +86,8 @@ function formatPressure(p: number): string {
  * Output: a title line with the pod's requests, notes (another scheduler's pod, the record left
  * out, a pod ranked as zero requests: no containers, or none of them requests anything of the
  * dimensions; requested resources outside `dimensions`), the table, then a summary line; every quantity in
- * the units of core/reasons.ts formatAmount.
+ * the units of core/reasons.ts formatAmount. Control characters in what comes from the files (names, reasons) are
+ * escaped JSON-style (escapeControl): every line of the output is one the command wrote.
  * @throws SnapshotError for an unreadable file or when no file holds a Node that can be read; UsageError /
  *   QuantityError / ObjectError for an unusable pod file.
  */
@@ -147,9 +161,11 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
     [...row.excluded.map(formatCandidacyFailure), ...row.failures.map(formatFailure), ...(row.e.capacityKnown ? [] : ['capacity unknown (no allocatable): ranked last'])].join('; '),
   ]);
   const request = dims.map((d, r) => `${d}=${formatAmount(d, record.request[r]!)}`).join(' ');
-  const lines = [`pod ${record.key} requests ${request}; projected pressure = (allocated + paused + reserved + requested) / allocatable`, ...notes, formatTable([header, ...table])];
+  // Each line and each cell escaped before they are joined: a name from the files prints as one line, one cell.
+  const lines = [`pod ${record.key} requests ${request}; projected pressure = (allocated + paused + reserved + requested) / allocatable`, ...notes].map(escapeControl);
+  lines.push(formatTable([header, ...table.map((cells) => cells.map(escapeControl))]));
   lines.push(summary(rows.map(group), rows.map((r) => r.excluded)) + (paths.length > 1 ? `; merged ${paths.length} files` : '') + (merged.duplicates > 0 ? ` (${merged.duplicates} duplicate object(s): the later file's copy used)` : ''));
-  if (sync.errors.length > 0) lines.push(`skipped ${sync.errors.length} snapshot object(s): ${sync.errors.join('; ')}`);
+  if (sync.errors.length > 0) lines.push(escapeControl(`skipped ${sync.errors.length} snapshot object(s): ${sync.errors.join('; ')}`));
   return lines.join('\n');
 }
 

@@ -99,8 +99,8 @@ program
   .option('--config <file>', 'YAML config file')
   .action((opts: { snapshot: string[]; pod: string; config?: string }) => {
     try {
-      // Names come from the files as written: control characters in them are escaped, as in errors.
-      process.stdout.write(`${printable(rankCommand(loadConfig(opts.config), opts.snapshot, opts.pod))}\n`);
+      // Names come from the files as written: rankCommand escapes control characters in them (\n and \t too).
+      process.stdout.write(`${rankCommand(loadConfig(opts.config), opts.snapshot, opts.pod)}\n`);
     } catch (err) {
       fail(err);
     }

@@ -61,6 +61,17 @@ export function clientErrorReply(
   }
 }
 
+/** Connections whose refusal the listener answered or dropped, and logged (answerClientError). */
+const refusedByListener = new WeakSet<Socket>();
+
+/**
+ * Whether the listener refused what came on `socket` (a request that timed out, bytes Node's parser refused) and logged
+ * it: a request whose body was still arriving there then ends unread, and that is not a second problem to log.
+ */
+export function refusedOnConnection(socket: Socket): boolean {
+  return refusedByListener.has(socket);
+}
+
 /** The requests of a connection whose responses are not closed yet (set by {@link trackOpenRequests}). */
 const OPEN_REQUESTS = Symbol('open requests');
 type TrackedSocket = Socket & { [OPEN_REQUESTS]?: Set<IncomingMessage> };
@@ -96,12 +107,14 @@ function answerClientError(server: Server, requestTimeoutSeconds: number, logger
       if (reply && socket.writable) {
         const message = `${reply.message}; a request before it on the connection was still being answered, so nothing was answered in its place and the connection was dropped`;
         requestLog?.note({ reason: reply.problem, message }, socket.remoteAddress, { code: err.code });
+        refusedByListener.add(socket);
       }
       socket.destroy();
       return;
     }
     logger.debug({ code: err.code }, `client error: ${reply.message}`);
     requestLog?.note({ reason: reply.problem, message: reply.message }, socket.remoteAddress, { status: reply.status, code: err.code });
+    refusedByListener.add(socket);
     const body = `${JSON.stringify({ Error: `sandbox-extender: ${reply.message}` })}\n`;
     socket.end(`HTTP/1.1 ${reply.status} ${reply.reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });

@@ -16,15 +16,21 @@
  * - 400 for a body nested deeper than server.maxRequestDepth (counted while reading, before JSON.parse);
  * - 400 for a body that is not JSON, or shorter or longer than its Content-Length;
  * - 500 (logged) for an unexpected fault; the server and its state carry on.
+ * A refusal made before the body was read in full answers with `Connection: close`, then reads and drops what the client
+ * still sends for a while (LINGER) before it closes the connection: closed at once, with the client's bytes unread,
+ * the kernel resets it, and a client still sending fails its write before it reads the answer.
  * Each refusal (and a verb's own: a request of the wrong shape) is logged through server.requestLogWindowSeconds'
- * RequestLog: one warn line per reason per window, with the client's address, method and path.
+ * RequestLog: one warn line per reason per window, with the client's address, method and path; a body cut off by the
+ * listener's own refusal (listen.ts: a 408) is not logged again.
  * A reply that is not delivered (its connection closed first) releases what its decision reserved (VerbReply.undelivered).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import getRawBody from 'raw-body';
 import { JsonBounds, type JsonBound } from '../jsonBounds.js';
 import type { RequestLog, RequestProblemReason } from '../observability/requestLog.js';
 import { bindVerb, filterVerb, prioritizeVerb, type VerbDeps, type VerbReply } from './handlers.js';
+import { refusedOnConnection } from './listen.js';
 
 export type VerbName = 'filter' | 'prioritize' | 'bind';
 
@@ -80,6 +86,50 @@ function write(res: ServerResponse, reply: VerbReply, headers: Record<string, st
 }
 
 /**
+ * How a connection is closed after a refusal of a body not read in full (RFC 9112 §9.6): closed at once, with the
+ * client's bytes unread, the server's TCP stack resets it, and a client still sending its body fails its write
+ * (EPIPE, ECONNRESET) and may never read the answer (measured on loopback: one answer in three lost). So the answer
+ * is followed by a FIN, what still comes is read and dropped up to `bytes` (then no longer read), and the connection
+ * is closed `ms` after the answer, or sooner when the body ends or the client closes. The values are Go net/http's:
+ * it reads up to 256 KiB of a body its handler left (maxPostHandlerReadBytes), and waits 500 ms after its FIN before
+ * it closes (rstAvoidanceDelay). Closing as soon as `bytes` were dropped still lost one answer in eight: the client
+ * needs the time to read.
+ */
+export const LINGER = { bytes: 256 * 1024, ms: 500 } as const;
+
+/** Connections being closed after a refusal (lingerThenClose): a request that still comes on one is not answered. */
+const lingering = new WeakSet<Socket>();
+
+/**
+ * Writes a refusal of a body not read in full, with `Connection: close`, then closes the connection as LINGER says:
+ * FIN after the answer, what the client still sends read and dropped (nothing is kept: raw-body's reader is removed
+ * too) up to LINGER.bytes, the close LINGER.ms later or when the body ends or the client closes. The response is never
+ * ended: the answer is whole by its Content-Length, and the connection closes under it.
+ */
+function lingerThenClose(req: IncomingMessage, res: ServerResponse, reply: VerbReply): void {
+  const socket = req.socket;
+  const text = `${reply.body}\n`;
+  res.writeHead(reply.status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), Connection: 'close' });
+  res.write(text);
+  socket.end();
+  lingering.add(socket);
+  let dropped = 0;
+  const close = () => {
+    clearTimeout(timer);
+    socket.destroy();
+  };
+  const timer = setTimeout(close, LINGER.ms);
+  socket.once('close', () => clearTimeout(timer));
+  req.removeAllListeners('data');
+  req.on('data', (piece: Buffer) => {
+    dropped += piece.length;
+    if (dropped > LINGER.bytes) req.pause(); // read no more: the kernel holds what still comes until the close
+  });
+  req.once('end', close); // all of it came: nothing is left unread, the close is clean
+  req.resume();
+}
+
+/**
  * Calls `undelivered` if `res` closes before all of it was handed to the socket ('close' without 'finish'), or is
  * closed already: the connection went (the client reset it, or sent what Node's parser refused behind this request:
  * listen.ts then drops the connection rather than answer in this reply's place).
@@ -127,8 +177,9 @@ class BoundsError extends Error {
 /**
  * The body as text, read with raw-body (the size limit and Content-Length), each piece checked by JsonBounds
  * as it arrives: a body that passes a bound is refused at that piece (BoundsError), the rest not read; the
- * request is then paused (the connection is closed after the answer). So a hostile body costs what arrived
- * until then, and JSON.parse only ever sees bounded nesting and elements.
+ * request is then paused (the connection is closed after the answer and a bounded linger: LINGER). So a hostile
+ * body costs what arrived until then (and LINGER.bytes more, dropped), and JSON.parse only ever sees bounded nesting
+ * and elements.
  * @throws BoundsError; raw-body's errors (BodyError).
  */
 function readBody(req: IncomingMessage, options: VerbEdgeOptions, declared: number): Promise<string> {
@@ -164,8 +215,9 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
   const verbs = { filter: filterVerb, prioritize: prioritizeVerb } as const;
 
   /**
-   * A verb's reply. `unread`: refused before its body was read (the connection is closed, not drained, unless all
-   * of it had come); `close`: refused while its body arrived (the request is paused: the connection is closed).
+   * A verb's reply. `unread`: refused before its body was read (the connection is closed after a linger,
+   * lingerThenClose, unless all of it had come); `close`: refused while its body arrived (the request is paused,
+   * raw-body still reading it: the connection is closed after a linger).
    */
   const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply & { unread?: boolean; close?: boolean }> => {
     const declared = Number(req.headers['content-length']);
@@ -180,6 +232,8 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
     } catch (err) {
       if (err instanceof BoundsError) return { ...boundsReply(err, options), close: true };
       const reply = bodyErrorReply(err as BodyError, limit);
+      // The listener refused the connection under it (a 408 when the body did not come in time) and logged that.
+      if (refusedOnConnection(req.socket)) return { status: reply.status, body: reply.body };
       return reply.status === 413 ? { ...reply, unread: true } : reply;
     }
     let body: unknown;
@@ -192,18 +246,26 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
   };
 
   return (req, res) => {
+    // Sent after a body refused on this connection (Connection: close): not answered (RFC 9112 §9.6).
+    if (lingering.has(req.socket)) return;
     const verb = verbOfPath(req.url);
     if (verb === null) {
       next(req, res);
       return;
     }
     const stop = deps.metrics.requestDuration.startTimer({ verb });
-    res.on('finish', () => {
+    let counted = false;
+    const count = () => {
+      if (counted) return;
+      counted = true;
       stop();
       deps.metrics.requests.inc({ verb, code: String(res.statusCode) });
-    });
+    };
+    res.on('finish', count);
+    // Taken now: once the connection has gone (a body the client abandoned), the socket no longer knows its peer.
+    const client = req.socket.remoteAddress;
     const logProblem = (reply: VerbReply) => {
-      if (reply.problem) options.requestLog?.note(reply.problem, req.socket.remoteAddress, { method: req.method, path: req.url, status: reply.status });
+      if (reply.problem) options.requestLog?.note(reply.problem, client, { method: req.method, path: req.url, status: reply.status });
     };
     if (req.method !== 'POST') {
       req.resume(); // whatever body came is not read
@@ -214,11 +276,12 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
     }
     answer(verb, req).then(
       (reply) => {
-        // Refused before its body was read (size, type, nesting, elements): the connection is closed rather than drained.
-        const unread = reply.close === true || (reply.unread === true && !req.complete);
-        if (unread) res.setHeader('Connection', 'close');
-        write(res, reply);
-        if (unread) req.socket.end();
+        // Refused before its body was read (size, type, nesting, elements): the connection is closed after a linger
+        // rather than drained.
+        if (reply.close === true || (reply.unread === true && !req.complete)) {
+          lingerThenClose(req, res, reply);
+          count(); // the answer is written; the response never finishes (the connection closes under it)
+        } else write(res, reply);
         logProblem(reply);
       },
       (err: unknown) => {

@@ -3,7 +3,8 @@
  *
  * The Go types carry no JSON tags, so kube-scheduler sends PascalCase keys (`Pod`, `Nodes`,
  * `NodeNames`) and decodes replies case-insensitively. Older clients send lowercase keys, so the
- * top-level keys of a request are matched case-insensitively here; replies are always PascalCase.
+ * top-level keys of a request are matched case-insensitively here (one field under two casings is refused:
+ * canonicalKeys); replies are always PascalCase.
  * Nested Kubernetes objects (Pod, NodeList, Node) use the usual camelCase JSON.
  */
 import { z } from 'zod';
@@ -212,17 +213,41 @@ export class WireError extends Error {
 }
 
 /**
- * The top-level keys of `body` mapped case-insensitively onto `keys` (others dropped).
- * @throws WireError with `shape` when the body is not a JSON object.
+ * The top-level keys of `body` mapped case-insensitively onto `keys` (others dropped), as Go's encoding/json matches
+ * the protocol's untagged fields (k8s.io/kube-scheduler/extender/v1). Two keys of one field (`Pod` and `pod`) are
+ * refused: encoding/json would decode both into that field, the later over the earlier (an object's members merged
+ * one by one: the `uid` of one pod with the `name` of the other), and JSON.parse keeps only the later, so the two
+ * readers would not read the same request.
+ * @throws WireError with `shape` when the body is not a JSON object; naming the keys (under `root`) when two or more
+ *   name one field.
  */
-function canonicalKeys(body: unknown, keys: ReadonlyMap<string, string>, shape: string): Record<string, unknown> {
+function canonicalKeys(body: unknown, keys: ReadonlyMap<string, string>, shape: string, root: string): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WireError(`request body must be a JSON object with ${shape}`);
   const normalised: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  let repeated: Set<string> | undefined; // the canonical keys given more than once
   for (const key in body) {
     const canonical = keys.get(key.toLowerCase());
-    if (canonical) normalised[canonical] = (body as Record<string, unknown>)[key];
+    if (!canonical) continue;
+    if (canonical in normalised) (repeated ??= new Set()).add(canonical);
+    normalised[canonical] = (body as Record<string, unknown>)[key];
+  }
+  if (repeated) {
+    const given = new Map<string, string[]>(); // each field given more than once → its keys, in the body's order
+    for (const key of Object.keys(body)) {
+      const canonical = keys.get(key.toLowerCase());
+      if (canonical && repeated.has(canonical)) given.set(canonical, [...(given.get(canonical) ?? []), key]);
+    }
+    const each = [...given].map(([canonical, names]) => `${root}: ${listed(names.map((key) => JSON.stringify(key)))} name one field, ${canonical}`);
+    throw new WireError(
+      `${each.join('; ')} (keys are matched case-insensitively, as Go's encoding/json reads the protocol's types; it would decode each into that field, the later over the earlier, so which value is meant is ambiguous): send each field once`,
+    );
   }
   return normalised;
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
 }
 
 /** Lower-cased key → canonical key. */
@@ -278,13 +303,14 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
 }
 
 /**
- * Validates a decoded JSON body as ExtenderArgs, matching top-level keys case-insensitively. The Pod
+ * Validates a decoded JSON body as ExtenderArgs, matching top-level keys case-insensitively (a field under two
+ * casings, `Pod` and `pod`, is refused: canonicalKeys). The Pod
  * and the node list are checked by hand with the schema's rules (podLooksValid, nodesLookValid); zod
  * runs only to explain a failure.
  * @throws WireError listing every problem as `path: message`.
  */
 export function parseExtenderArgs(body: unknown): ExtenderArgs {
-  const normalised = canonicalKeys(body, ARGS_KEYS, 'Pod and Nodes or NodeNames (ExtenderArgs)');
+  const normalised = canonicalKeys(body, ARGS_KEYS, 'Pod and Nodes or NodeNames (ExtenderArgs)', 'ExtenderArgs');
   // Said before any per-node work: a list this long would cost seconds even to explain.
   const names = normalised.NodeNames;
   const items = (normalised.Nodes as { items?: unknown } | null | undefined)?.items;
@@ -313,11 +339,12 @@ const bindingArgs = z.object({
 });
 
 /**
- * Validates a decoded JSON body as ExtenderBindingArgs (top-level keys matched case-insensitively).
+ * Validates a decoded JSON body as ExtenderBindingArgs (top-level keys matched case-insensitively; a field under two
+ * casings is refused).
  * @throws WireError listing every problem as `path: message`.
  */
 const BINDING_KEYS = keyMap(['PodName', 'PodNamespace', 'PodUID', 'Node']);
 
 export function parseBindingArgs(body: unknown): ExtenderBindingArgs {
-  return validated(bindingArgs.safeParse(canonicalKeys(body, BINDING_KEYS, 'PodName, PodNamespace, PodUID, Node (ExtenderBindingArgs)')), 'ExtenderBindingArgs');
+  return validated(bindingArgs.safeParse(canonicalKeys(body, BINDING_KEYS, 'PodName, PodNamespace, PodUID, Node (ExtenderBindingArgs)', 'ExtenderBindingArgs')), 'ExtenderBindingArgs');
 }

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseConfig } from '../../src/config/load.js';
 import { mergeListings, packageVersion, rankCommand, untrackedRequests } from '../../src/cli/commands.js';
-import type { Pod } from '../../src/core/kubeObjects.js';
-import { loadFixture, makePod } from '../fixtures/builders.js';
+import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import { loadFixture, makeNode, makePod } from '../fixtures/builders.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NODES = join(ROOT, 'test/fixtures/lists/kubectl-get-nodes.json');
@@ -187,6 +187,29 @@ describe('rank on the merged dump (nodes and pods in two files)', () => {
     writeFileSync(both, JSON.stringify(list));
     const path = writePod('burst.json', makePod('burst-0').req({ cpu: '1', memory: '1Gi' }).obj());
     expect(parse(rankCommand(config, both, path)).rows).toEqual(parse(rankCommand(config, [NODES, PODS], path)).rows);
+  });
+});
+
+// Regression (hostile-input trial): names were printed raw, so a node name holding a newline forged a row of the table.
+describe('rank with control characters in names', () => {
+  it('escapes them JSON-style (\\n, \\t, \\u001b, \\u0085; a backslash as \\\\) wherever a name is printed; every row stays one line', () => {
+    const snapshot = join(dir, 'hostile.json');
+    const evil = 'evil\n2    forged-node  yes';
+    const ready = (node: Node): Node => ({ ...node, status: { ...node.status, conditions: [{ type: 'Ready', status: 'True' }] } });
+    const nodes = [makeNode('plain', { cpu: '4', memory: '8Gi', pods: '110' }), makeNode(evil, { cpu: '8', memory: '16Gi', pods: '110' }), makeNode('tab\there\u001b[31m\u0085\\x', { cpu: '2', memory: '4Gi', pods: '110' })].map(ready);
+    writeFileSync(snapshot, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodes }));
+    const built = makePod('p\tq').req({ cpu: '1', memory: '1Gi' }).obj();
+    const pod = { ...built, spec: { ...built.spec, nodeName: 'bound\rthere' } };
+    const output = rankCommand(config, snapshot, writePod('hostile-pod.json', pod));
+    expect(output.split('\n')).toEqual([
+      'pod sandboxes/p\\tq requests cpu=1000m memory=1Gi; projected pressure = (allocated + paused + reserved + requested) / allocatable',
+      'note: the pod file is bound to bound\\rthere (spec.nodeName); ranked as if it were pending',
+      '#  NODE                          FITS  PRESSURE  CPU     MEMORY  STARTING  RUNNING  PAUSED  REASON',
+      '1  evil\\n2    forged-node  yes   yes   0.1250    0.1250  0.0625  0         0        0       ',
+      '2  plain                         yes   0.2500    0.2500  0.1250  0         0        0       ',
+      '3  tab\\there\\u001b[31m\\u0085\\\\x  yes   0.5000    0.5000  0.2500  0         0        0       ',
+      '3 nodes: 3 fit',
+    ]);
   });
 });
 

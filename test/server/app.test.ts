@@ -195,6 +195,29 @@ describe('key casing and null handling', () => {
     expect((res.body as FilterReply).NodeNames).toBeNull();
   });
 
+  // Regression (hostile-input trial): the later of the two won silently. Go's encoding/json, which matches keys the
+  // same way, would decode both into one Pod, the later's members over the earlier's (the uid of one, the name of the
+  // other): the two readers would not see the same pod.
+  const TWICE = `(keys are matched case-insensitively, as Go's encoding/json reads the protocol's types; it would decode each into that field, the later over the earlier, so which value is meant is ambiguous): send each field once`;
+  it.each([
+    ['Pod and pod', () => ({ Pod: sandbox('first'), pod: sandbox('second'), NodeNames: [...EXAMPLE_NODES] }), `ExtenderArgs: "Pod" and "pod" name one field, Pod ${TWICE}`],
+    [
+      'three casings of NodeNames, two of Pod',
+      () => ({ pod: sandbox('first'), NodeNames: [NODE_16], nodenames: [NODE_64], POD: sandbox('second'), nodeNames: [NODE_192] }),
+      `ExtenderArgs: "pod" and "POD" name one field, Pod; ExtenderArgs: "NodeNames", "nodenames" and "nodeNames" name one field, NodeNames ${TWICE}`,
+    ],
+  ])('a field given under two casings (%s): refused with both keys named (Filter: the protocol’s Error; Prioritize: 400); nothing changes', async (_name, body, message) => {
+    const h = makeHarness();
+    const before = modelState(h.service);
+    const filter = await post(h, 'filter', body());
+    expect(filter.status).toBe(200);
+    expect(filter.body).toEqual({ Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: `sandbox-extender: ${message}` });
+    const prioritize = await post(h, 'prioritize', body());
+    expect(prioritize.status).toBe(400);
+    expect(prioritize.body).toEqual({ Error: `sandbox-extender: ${message}` });
+    expect(modelState(h.service)).toEqual(before);
+  });
+
   it('NodeNames: [] (never sent by kube-scheduler) is answered without error and reserves nothing', async () => {
     const h = makeHarness();
     const filter = await post(h, 'filter', namesArgs(pod, []));

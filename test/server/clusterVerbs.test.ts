@@ -72,6 +72,17 @@ describe('POST /bind', () => {
     expect(calls).toEqual([]);
   });
 
+  it('refuses a field given under two casings (Node and node), naming both keys, with no API call', async () => {
+    const { h, calls } = withBinder({ ok: true, alreadyBound: false });
+    await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
+    const res = await request(h.app).post('/bind').send({ ...bindArgs('p', NODE_16), node: NODE_64 }).expect(200);
+    expect(res.body).toEqual({
+      Error:
+        'sandbox-extender: ExtenderBindingArgs: "Node" and "node" name one field, Node (keys are matched case-insensitively, as Go\'s encoding/json reads the protocol\'s types; it would decode each into that field, the later over the earlier, so which value is meant is ambiguous): send each field once',
+    });
+    expect(calls).toEqual([]);
+  });
+
   it('refuses, touching nothing, a bind kube-scheduler did not just decide: a pod never filtered, a node never offered', async () => {
     const { h, calls } = withBinder({ ok: true, alreadyBound: false });
     const never = await request(h.app).post('/bind').send(bindArgs('p9', NODE_16)).expect(200);

@@ -4,7 +4,10 @@
  * extender's error shape (`{"Error": "sandbox-extender: ..."}` and a newline), never Node's bare
  * reply, and the server and its state carry on.
  */
+import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/load.js';
@@ -13,6 +16,9 @@ import { clientErrorReply } from '../../src/server/listen.js';
 import { refusedEncoding, refusedType } from '../../src/server/verbEdge.js';
 import { makePod } from '../fixtures/builders.js';
 import { NODE_192, SNAPSHOT_PATH, sampleValue } from './harness.js';
+
+const run = promisify(execFile);
+const UPLOADING_CLIENT = fileURLToPath(new URL('./uploadingClient.mjs', import.meta.url));
 
 let server: RunningServer;
 let port: number;
@@ -40,6 +46,12 @@ function exchange(raw: string | Buffer, later?: { afterMs: number; raw: string }
     socket.on('error', reject);
     setTimeout(() => socket.destroy(), 5000);
   });
+}
+
+/** Runs uploadingClient.mjs (its own process) against the server on `to`: what each of `count` uploads read. */
+async function uploads(to: number, head: string, fill: number, chunked: boolean, count: number): Promise<string[]> {
+  const { stdout } = await run(process.execPath, [UPLOADING_CLIENT, String(to), head, String(fill), chunked ? '1' : '0', String(count)], { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout) as string[];
 }
 
 const statusLine = (reply: string) => reply.split('\r\n')[0];
@@ -166,6 +178,73 @@ describe('the socket edge', () => {
     expect(reservations()).toBe(before);
     const next = filterRequest('after-deep-body');
     expect(statusLine(await exchange(`${post('/filter', next)}${next}`))).toBe('HTTP/1.1 200 OK');
+  });
+
+  // Regression (hostile-input trial): the server answered and closed at once, with the rest of the body unread; the
+  // kernel then reset the connection, and a client still sending failed its write (EPIPE) before it read the answer.
+  // Each case is sent 20 times: the answer was lost in a race, about one time in three.
+  it.each([
+    ['a 70 MiB body declared over server.maxRequestBodyBytes', 'Content-Length: 73400320', 0x20, 'HTTP/1.1 413 Payload Too Large', 'sandbox-extender: request body larger than 67108864 bytes (server.maxRequestBodyBytes)'],
+    ['a 6 MiB body nested deeper than server.maxRequestDepth', 'Content-Length: 6291456', 0x5b, 'HTTP/1.1 400 Bad Request', 'sandbox-extender: request body nests arrays and objects deeper than 100 levels (server.maxRequestDepth)'],
+  ])('%s: a client still sending it reads the answer (the rest is read and dropped for a while before the close)', async (_what, framing, fill, status, error) => {
+    const replies = await uploads(port, `POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`, fill, false, 20);
+    expect(replies.map(statusLine)).toEqual(replies.map(() => status));
+    expect(replies.map(errorOf)).toEqual(replies.map(() => error));
+  });
+
+  it('a chunked body counted over server.maxRequestBodyBytes as it arrives: a client still sending it reads the 413', async () => {
+    const small = await serve(parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, maxRequestBodyBytes: 1024 * 1024 }, logLevel: 'silent', warmUpDecisions: 0 }), pino({ level: 'silent' }));
+    try {
+      const head = 'POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
+      const replies = await uploads(Number(new URL(small.url).port), head, 0x20, true, 20);
+      expect(replies.map(statusLine)).toEqual(replies.map(() => 'HTTP/1.1 413 Payload Too Large'));
+      expect(replies.map(errorOf)).toEqual(replies.map(() => 'sandbox-extender: request body larger than 1048576 bytes (server.maxRequestBodyBytes)'));
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('the linger is bounded: a client that keeps its side open and keeps sending is closed on (after its answer)', async () => {
+    const reply = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+        socket.write('POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 73400320\r\n\r\n');
+        const piece = Buffer.alloc(16 * 1024, 0x20);
+        const more = () => {
+          if (socket.destroyed) return;
+          socket.write(piece, () => undefined);
+          setTimeout(more, 10);
+        };
+        more();
+      });
+      socket.on('data', (d) => (text += d.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(text));
+    });
+    expect(statusLine(reply)).toBe('HTTP/1.1 413 Payload Too Large');
+    expect(errorOf(reply)).toBe('sandbox-extender: request body larger than 67108864 bytes (server.maxRequestBodyBytes)');
+  });
+
+  it('a request sent behind a body refused before it was read (Connection: close) is not answered, nor decided', async () => {
+    const placed = await metricValue('sandbox_extender_placements_total', { strategy: 'least_loaded', result: 'placed' });
+    const next = filterRequest('behind-a-refusal');
+    // The refused body comes in two writes, the request behind it in the second (the client keeps sending after the
+    // server's FIN): Node parses that request before the body's end is seen.
+    const reply = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+        socket.write('POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\n12345');
+      });
+      socket.once('data', () => socket.write(`67890${post('/filter', next)}${next}`));
+      socket.on('end', () => socket.end());
+      socket.on('data', (d) => (text += d.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(text));
+    });
+    expect(reply.match(/^HTTP\/1\.1 /gm)).toEqual(['HTTP/1.1 ']);
+    expect(statusLine(reply)).toBe('HTTP/1.1 415 Unsupported Media Type');
+    expect(server.service.cache.reservation('behind-a-refusal')).toBeUndefined();
+    expect(await metricValue('sandbox_extender_placements_total', { strategy: 'least_loaded', result: 'placed' })).toBe(placed);
   });
 
   it('a chunked body of nested objects is refused the same way (no Content-Length to go by)', async () => {

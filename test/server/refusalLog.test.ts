@@ -26,11 +26,11 @@ afterAll(async () => {
   await server.close();
 });
 
-/** Writes `raw` on a new connection; resolves with everything the server sent until it closed. */
-function exchange(raw: string): Promise<string> {
+/** Writes `raw` on a new connection (to `to`, by default this file's server); resolves with everything the server sent until it closed. */
+function exchange(raw: string, to = port): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
-    const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+    const socket = connect(to, '127.0.0.1', () => socket.write(raw));
     socket.on('data', (d) => (text += d.toString()));
     socket.on('close', () => resolve(text));
     socket.on('error', reject);
@@ -50,6 +50,31 @@ async function logged(send: () => Promise<unknown>): Promise<Record<string, unkn
   await send();
   await new Promise((resolve) => setImmediate(resolve));
   return lines.slice(from);
+}
+
+/** A server of its own (every reason new to its log; server.requestLogWindowSeconds 0: every line logged), and its log. */
+async function ownServer(): Promise<{ port: number; lines: Record<string, unknown>[]; close: () => Promise<void> }> {
+  const own: Record<string, unknown>[] = [];
+  const config = parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, requestTimeoutSeconds: 0.5, requestLogWindowSeconds: 0 }, logLevel: 'warn', warmUpDecisions: 0 });
+  const running = await serve(config, pino({ level: 'warn' }, { write: (l: string) => own.push(JSON.parse(l) as Record<string, unknown>) }));
+  return { port: Number(new URL(running.url).port), lines: own, close: () => running.close() };
+}
+
+/** Writes `raw` on a new connection to `to`, then resets the connection after `afterMs` (the client gives up midway). */
+function abandon(to: number, raw: string, afterMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(to, '127.0.0.1', () => {
+      socket.write(raw);
+      setTimeout(() => socket.destroy(), afterMs);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+  });
+}
+
+/** Polls until `lines` holds a line matching `match` (5 s at most; a positive signal, never a timing check). */
+async function lineLike(lines: Record<string, unknown>[], match: (line: Record<string, unknown>) => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !lines.some(match); i++) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 const warning = (reason: string, msg: string | RegExp, fields: Record<string, unknown> = {}) => ({ level: 40, reason, client: '127.0.0.1', msg: typeof msg === 'string' ? msg : expect.stringMatching(msg), ...fields });
@@ -110,6 +135,36 @@ describe('refusals at the door, in the log', () => {
     expect(await logged(() => exchange(request('POST', '/prioritize', '{}')))).toEqual([]); // shape, as Filter's above
     const headers = request('GET', '/healthz').replace('Host: x', `Host: x\r\nX-Big: ${'a'.repeat(20_000)}`);
     expect(await logged(() => exchange(headers))).toEqual([expect.objectContaining(warning('headers_too_large', 'the request headers are too large', { status: 431 }))]);
+  });
+
+  // Regression (hostile-input trial): logged with client "unknown", read after the connection had gone.
+  it('a body the client abandons midway: one line with the client’s address', async () => {
+    const own = await ownServer();
+    try {
+      const body = filterBody('abandoned');
+      await abandon(own.port, request('POST', '/prioritize', body).slice(0, -10), 100);
+      await lineLike(own.lines, (l) => l.reason === 'unreadable');
+      expect(own.lines).toEqual([expect.objectContaining(warning('unreadable', 'request aborted', { method: 'POST', path: '/prioritize', status: 400 }))]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  // Regression (hostile-input trial): logged twice, as the timeout and then as an unreadable body (400, never sent).
+  it('a body that times out: one line, the 408 (not the body’s end as well)', async () => {
+    const own = await ownServer();
+    try {
+      await exchange(request('POST', '/filter', filterBody('stalls-once')).slice(0, -10), own.port);
+      // Then a body abandoned on /prioritize: its line is the signal that the server has handled both connections.
+      await abandon(own.port, request('POST', '/prioritize', filterBody('abandoned-after')).slice(0, -10), 100);
+      await lineLike(own.lines, (l) => l.path === '/prioritize');
+      expect(own.lines).toEqual([
+        expect.objectContaining(warning('timeout', 'the request was not received in full within 0.5 s (server.requestTimeoutSeconds)', { status: 408 })),
+        expect.objectContaining(warning('unreadable', 'request aborted', { method: 'POST', path: '/prioritize', status: 400 })),
+      ]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('a request answered normally logs nothing', async () => {
