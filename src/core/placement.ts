@@ -31,7 +31,7 @@ export class Placer {
     random: () => number,
   ) {
     this.unit = STRATEGY_TABLE[strategy];
-    this.state = { tieCursor: 0, lastName: null, random };
+    this.state = { tieCursor: 0, roundRobinPicks: new Map(), roundRobinSeq: 0, random };
   }
 
   /** Which projected pressure the strategy prefers: +1 the lowest (least_loaded), −1 the highest (most_loaded); null: it ignores load. */

@@ -147,6 +147,28 @@ describe('replay under sampling', () => {
     expect(podsAbove(s, r.podsPerNode, (37 * 2) / 192)).toBe(1 * 5 + 99 * 4);
   });
 
+  // Regression (new-user trial): round_robin took the name after its last pick; with windows of 500 of 1,000 nodes
+  // alternating, that found the same two nodes again and again: 1,000 pods each, peak 62.5 (10 % gave 12.5).
+  it.each([50, 10])('round_robin at %i %% (windows that tile the nodes) spreads the pods evenly: two 2-CPU pods per 32-CPU node', (percentage) => {
+    const r = replay({ ...spec(Array(1000).fill(32), 2000), sampling: { percentageOfNodesToScore: percentage } }, 'round_robin', never);
+    expect(r.placed).toBe(2000);
+    expect(new Set(r.podsPerNode)).toEqual(new Set([2]));
+    expect(r.peakPressure).toBe(4 / 32);
+  });
+
+  it('round_robin at the adaptive window (420 of 1,000, overlapping from pod to pod) stays within one pod of the even spread', () => {
+    const r = replay({ ...spec(Array(1000).fill(32), 2000), sampling: { percentageOfNodesToScore: 0 } }, 'round_robin', never);
+    expect(r.placed).toBe(2000);
+    expect(r.offered).toEqual({ min: 420, max: 420 });
+    expect(Math.max(...r.podsPerNode)).toBe(3);
+    expect(r.peakPressure).toBe(6 / 32);
+  });
+
+  it('round_robin without sampling is the rotation in name order, wrapping around', () => {
+    const r = replay(spec([16, 64, 192], 7), 'round_robin', never);
+    expect(r.podsPerNode).toEqual([3, 2, 2]);
+  });
+
   it('refuses zones that do not match the nodes', () => {
     expect(() => replay(blocks(10, { percentageOfNodesToScore: 0, zones: ['a'] }), 'least_loaded', never)).toThrow(/1 entries for 200 nodes/);
   });

@@ -1,30 +1,50 @@
 /**
- * round_robin: the feasible candidate whose name follows the last pick's, in name order, wrapping
- * around; load is not looked at. The runner-up is the name after the chosen one. Scores: 0 for all
- * but the chosen.
+ * round_robin: the feasible candidate picked least recently, names never picked first and ties in name order; load is
+ * not looked at. When every node is offered each time (percentageOfNodesToScore 100) this is the plain rotation in
+ * name order, wrapping around. Kept as recency rather than "the name after the last pick" because kube-scheduler may
+ * offer a window of the nodes (its sampling: each window starts where the last search stopped): with windows that
+ * alternate, the name after the last pick is found again and again on the same two nodes (1,000 nodes, windows of 500:
+ * every pod on two of them). The runner-up is the candidate the next pick would take. Scores: 0 for all but the chosen.
  */
 import type { CandidateScan } from '../scan.js';
-import type { PlacementStrategy } from './strategy.js';
+import type { PlacementStrategy, StrategyState } from './strategy.js';
 
-/** The feasible candidate whose name comes first after `after` (null: from the start), wrapping; -1 if none other than `skip`. */
-function nextByName(scan: CandidateScan, after: string | null, skip = -1): number {
-  let next = -1;
-  let first = -1;
+/**
+ * Names remembered at most (Kubernetes supports clusters of 5,000 nodes): past it, the least recent are forgotten and
+ * count as never picked again.
+ */
+export const MAX_REMEMBERED_PICKS = 20_000;
+
+/** The feasible candidate picked least recently (never picked first, then name order), other than `skip`; -1 if none. */
+function leastRecent(scan: CandidateScan, picks: ReadonlyMap<string, number>, skip = -1): number {
+  let best = -1;
+  let bestSeq = 0;
   for (let i = 0; i < scan.count; i++) {
     if (i === skip || !scan.fits(i)) continue;
     const name = scan.names[i]!;
-    if (first < 0 || name < scan.names[first]!) first = i;
-    if (after !== null && name > after && (next < 0 || name < scan.names[next]!)) next = i;
+    const seq = picks.get(name) ?? -1;
+    if (best < 0 || seq < bestSeq || (seq === bestSeq && name < scan.names[best]!)) {
+      best = i;
+      bestSeq = seq;
+    }
   }
-  return next >= 0 ? next : first;
+  return best;
+}
+
+/** Records a pick of `name`; the map's order stays the order of the picks, so the oldest is first when one is forgotten. */
+function remember(state: StrategyState, name: string): void {
+  const picks = state.roundRobinPicks;
+  picks.delete(name);
+  picks.set(name, state.roundRobinSeq++);
+  if (picks.size > MAX_REMEMBERED_PICKS) picks.delete(picks.keys().next().value!);
 }
 
 export const roundRobin: PlacementStrategy = {
-  description: 'the next feasible node by name after the last pick, wrapping around (load ignored)',
+  description: 'the feasible node picked least recently, names never picked first in name order (load ignored)',
   choose(scan, state) {
-    const chosen = nextByName(scan, state.lastName);
-    state.lastName = scan.names[chosen]!;
-    return { chosen, runnerUp: nextByName(scan, state.lastName, chosen) };
+    const chosen = leastRecent(scan, state.roundRobinPicks);
+    remember(state, scan.names[chosen]!);
+    return { chosen, runnerUp: leastRecent(scan, state.roundRobinPicks, chosen) };
   },
   score: () => 0,
 };

@@ -19,8 +19,10 @@ export interface Choice {
 export interface StrategyState {
   /** Turn among exact ties (least_loaded, most_loaded). */
   tieCursor: number;
-  /** Name of the last round_robin pick. */
-  lastName: string | null;
+  /** round_robin: each node name picked, with the sequence number of its last pick (in the order of the picks). */
+  readonly roundRobinPicks: Map<string, number>;
+  /** round_robin: the next pick's sequence number. */
+  roundRobinSeq: number;
   /** Values in [0, 1) (random); injected, so the core stays deterministic under test. */
   readonly random: () => number;
 }
