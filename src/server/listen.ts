@@ -100,7 +100,7 @@ function answering(socket: TrackedSocket): boolean {
  * request's answer) and the connection is dropped: that reply is not delivered, and what its decision reserved is
  * released (verbEdge.ts, VerbReply.undelivered). A request refused while its own body arrives (a timeout) is answered.
  */
-function answerClientError(server: Server, requestTimeoutSeconds: number, logger: Logger, requestLog: RequestLog | undefined): void {
+function answerClientError(server: Server, requestTimeoutSeconds: number, metrics: Metrics, logger: Logger, requestLog: RequestLog | undefined): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: TrackedSocket) => {
     const reply = clientErrorReply(err, requestTimeoutSeconds);
     if (!reply || !socket.writable || answering(socket)) {
@@ -117,13 +117,16 @@ function answerClientError(server: Server, requestTimeoutSeconds: number, logger
     refusedByListener.add(socket);
     const body = `${JSON.stringify({ Error: `sandbox-extender: ${reply.message}` })}\n`;
     socket.end(`HTTP/1.1 ${reply.status} ${reply.reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    // Answered here, not by a route: counted under verb "other" (the request line may not even have been read).
+    metrics.requests.inc({ verb: 'other', code: String(reply.status) });
   });
 }
 
 /**
  * The HTTP(S) server for `app`, and a function that stops its certificate watch. A request not
  * received within server.requestTimeoutSeconds, and one Node's parser refuses, is answered in the
- * extender's error shape (clientErrorReply) and logged through `requestLog` (once per reason a window).
+ * extender's error shape (clientErrorReply), logged through `requestLog` (once per reason a window) and
+ * counted in sandbox_extender_http_requests_total under verb "other".
  * @throws ConfigError when a TLS file cannot be read or is not a usable PEM certificate and key (the CLI exits 2).
  */
 export function createListener(config: Config, app: RequestListener, metrics: Metrics, logger: Logger, requestLog?: RequestLog): { server: Server; stop: () => void } {
@@ -131,7 +134,7 @@ export function createListener(config: Config, app: RequestListener, metrics: Me
   const timeouts = { requestTimeout: config.server.requestTimeoutSeconds * 1000, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
   if (!tls) {
     const server = createHttpServer(timeouts, trackOpenRequests(app));
-    answerClientError(server, config.server.requestTimeoutSeconds, logger, requestLog);
+    answerClientError(server, config.server.requestTimeoutSeconds, metrics, logger, requestLog);
     return { server, stop: () => undefined };
   }
   let server: HttpsServer;
@@ -143,7 +146,7 @@ export function createListener(config: Config, app: RequestListener, metrics: Me
     const named = [`certFile ${tls.certFile}`, `keyFile ${tls.keyFile}`, ...(tls.clientCaFile ? [`clientCaFile ${tls.clientCaFile}`] : [])].join(', ');
     throw new ConfigError('server.tls', [`server.tls: ${named}: not a usable PEM certificate and key: ${(err as Error).message}`]);
   }
-  answerClientError(server, config.server.requestTimeoutSeconds, logger, requestLog);
+  answerClientError(server, config.server.requestTimeoutSeconds, metrics, logger, requestLog);
   const files = [tls.certFile, tls.keyFile, ...(tls.clientCaFile ? [tls.clientCaFile] : [])];
   const reload = () => {
     try {

@@ -102,8 +102,11 @@ describe('the socket edge', () => {
 
   it('a body that stalls is answered 408 after server.requestTimeoutSeconds and the connection closed; the server carries on', async () => {
     const text = filterRequest('stalled');
+    const counted = await metricValue('sandbox_extender_http_requests_total', { verb: 'other', code: '408' });
     const reply = await exchange(`${post('/filter', text)}${text.slice(0, 20)}`); // the rest never comes
     expect(statusLine(reply)).toBe('HTTP/1.1 408 Request Timeout');
+    // Answered by the listener, not a route: counted under verb "other" (it was not counted at all).
+    expect(await metricValue('sandbox_extender_http_requests_total', { verb: 'other', code: '408' })).toBe(counted + 1);
     expect(errorOf(reply)).toBe('sandbox-extender: the request was not received in full within 0.5 s (server.requestTimeoutSeconds)');
     expect(server.service.cache.reservation('stalled')).toBeUndefined();
     const ok = filterRequest('after-stall');
