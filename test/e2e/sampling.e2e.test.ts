@@ -48,8 +48,11 @@
  * more than 122 tree positions. The model does not do this. In A2 whatever a window takes in past cpu16-099 is a
  * small node too (why 150 + 50 and not 100 + 100: then a window of small nodes would often take in a large node,
  * which the extender would choose), so the pool of each pod is the model's; in A1 the large nodes stay far from the
- * ties (above), so that a large node more or less in a window does not change the pool either. Tolerance: the
- * scheduling attempts beyond one per pod (a failed one still moves the next start) + 2.
+ * ties (above), so that a large node more or less in a window does not change the pool either. Not always, though: a
+ * window that reaches past its 100th node also moves where the next one starts, and in one CI run 4 of A2's 500
+ * decisions went to the other pool (246 small against the model's 250; within 1 in the runs before). Tolerance: the
+ * scheduling attempts beyond one per pod (a failed one still moves the next start) + 10, 2 % of a run; the model's
+ * effect it checks is 250 pods against an optimum of 0.
  *
  * Preconditions checked: kube-scheduler's log says signatures (OpportunisticBatching, beta and on in 1.36) are off
  * for the profile because it has an extender, so no pod skips the window through a batch hint; /configz shows each
@@ -87,8 +90,8 @@ const POD_CPU = '2';
 const POD_MEMORY = '4Gi';
 const SCHEDULER = 'sandbox-scheduler';
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
-/** Tolerance on the small pool beyond the extra scheduling attempts (see the header). */
-const SLACK = 2;
+/** Tolerance on the small pool beyond the extra scheduling attempts (see the header): 2 % of a run's 500 pods. */
+const SLACK = 10;
 /** How far past its 100th node a window may reach: three chunks of 13 (the header: 22 seen). */
 const WINDOW_REACH = 3 * 13;
 
