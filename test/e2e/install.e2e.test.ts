@@ -28,7 +28,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allRunnableBlocks, runBlock } from '../docs/runnable.js';
-import { E2E_DIR, Kubectl, REPO_ROOT, fetchText, run, sumCounterBy, waitFor, type ClusterEnv } from './kube.js';
+import { E2E_DIR, Kubectl, REPO_ROOT, fetchText, keyValues, run, sumCounterBy, waitFor, type ClusterEnv } from './kube.js';
 import { releaseStateLock, takeStateLock } from './stateLock.js';
 
 const STATE = process.env.SANDBOX_INSTALL_E2E_STATE ?? join(REPO_ROOT, '.cache', 'e2e-install');
@@ -48,15 +48,6 @@ let engineStarted = false;
 let locked = false;
 
 // ---------------------------------------------------------------------------------------------- helpers
-function keyValues(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (m) out[m[1]!] = m[2]!;
-  }
-  return out;
-}
-
 function log(message: string): void {
   process.stderr.write(`[install e2e] ${message}\n`);
 }

@@ -41,14 +41,20 @@ export function run(file: string, args: readonly string[], opts: { input?: strin
 /** KEY=VALUE lines of .e2e/cluster.env, written by cluster-up.sh. */
 export type ClusterEnv = Record<string, string>;
 
+/** The KEY=VALUE lines of a text (an env file the e2e scripts write): key → value; other lines ignored. */
+export function keyValues(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (m) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
 export function readClusterEnv(): ClusterEnv {
   const file = join(STATE_DIR, 'cluster.env');
   if (!existsSync(file)) throw new Error(`${file} not found: is the e2e cluster up? (npm run cluster:up)`);
-  const env: ClusterEnv = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z_]+)=(.*)$/.exec(line);
-    if (m) env[m[1]!] = m[2]!;
-  }
+  const env: ClusterEnv = keyValues(readFileSync(file, 'utf8'));
   for (const key of ['KUBECONFIG', 'KUBECTL', 'EXTENDER_URL']) {
     if (!env[key]) throw new Error(`${file} has no ${key}`);
   }

@@ -69,7 +69,7 @@ import { adminClients, untaintNodes, type AdminClients } from '../../bench/e2eCl
 import { numFeasibleNodesToFind } from '../../src/core/kubeSchedulerSampling.js';
 import { discreteOptimum, podsAbove, pressureWith, replay, type ReplayResult, type ReplaySpec } from '../../src/core/replay.js';
 import {
-  E2E_DIR, Kubectl, REPO_ROOT, STATE_DIR, allocatableOf, bytes, columns, createNamespace, fetchText, metricValue, milliCpu,
+  E2E_DIR, Kubectl, REPO_ROOT, STATE_DIR, allocatableOf, bytes, columns, createNamespace, fetchText, keyValues, metricValue, milliCpu,
   podManifests, run, waitFor, type Amounts, type NodeView, type PodView,
 } from './kube.js';
 import { releaseStateLock, takeStateLock } from './stateLock.js';
@@ -170,15 +170,6 @@ async function step<T>(what: string, fn: () => Promise<T>): Promise<T> {
   } finally {
     steps.push(`${what} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
-}
-
-function keyValues(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (m) out[m[1]!] = m[2]!;
-  }
-  return out;
 }
 
 /** cluster-up.sh / cluster-down.sh / component.sh on this file's own state folder. */
