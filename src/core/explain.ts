@@ -2,13 +2,13 @@
  * Human-readable explanations of placement decisions, for the pod's Events (`kubectl describe pod`).
  * Pure: text from evaluations (whose integers say exactly what was in use before the pod), no I/O.
  */
-import { describeAgentSandbox, type AgentSandboxPod } from './agentSandbox.js';
+import { agentSandboxOf, describeAgentSandbox, type AgentSandboxPod } from './agentSandbox.js';
 import type { Evaluation } from './evaluation.js';
 import type { Pod } from './kubeObjects.js';
 import type { DecisionLocality, DecisionWindow } from './placementService.js';
 import { pressureRatio } from './pressure.js';
-import { formatFailure, type FitFailure } from './reasons.js';
-import { PODS_RESOURCE, type Dimensions } from './records.js';
+import { formatFailures, type FitFailure } from './reasons.js';
+import { PODS_RESOURCE, type Dimensions, type PodRecord } from './records.js';
 
 function fixed(p: number): string {
   return Number.isNaN(p) ? 'n/a' : p.toFixed(3);
@@ -148,6 +148,63 @@ export function explainNoFit(candidates: number, failed: readonly (readonly [str
   }
   const summary = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([label, n]) => `${n} ${label}`);
   const first = failed[0];
-  const example = first ? ` e.g. ${first[0]}: ${first[1].map(formatFailure).join('; ')}` : '';
+  const example = first ? ` e.g. ${first[0]}: ${formatFailures(first[1])}` : '';
   return `0/${candidates} nodes fit projected capacity: ${summary.join(', ')}${podNote ? `; ${podNote}` : ''}.${example}`;
+}
+
+/**
+ * What the Event of a decision says, as data (a Filter or Prioritize reply carries it: PlacementService.filterReply,
+ * prioritizeReply); {@link explainDecision} words it, only when an Event is recorded.
+ */
+export type DecisionExplanation = PlacementExplanation | NoFitExplanation;
+
+/** A pod placed: the chosen node and the runner-up as they were before its reservation. */
+export interface PlacementExplanation {
+  readonly result: 'placed';
+  readonly pod: Pod;
+  /** The pod's record (its request over `dims`, and whether it is an agent-sandbox pod). */
+  readonly record: PodRecord;
+  readonly chosen: Evaluation;
+  readonly runnerUp: Evaluation | null;
+  readonly candidates: number;
+  readonly feasible: number;
+  readonly locality: DecisionLocality | null;
+  readonly window: DecisionWindow | null;
+  readonly dims: Dimensions;
+  /** The placement strategy's name (config `strategy`). */
+  readonly strategy: string;
+}
+
+/** A pod that fits none of its candidates: each node that does not fit, with its failures, in input order. */
+export interface NoFitExplanation {
+  readonly result: 'no_fit';
+  readonly pod: Pod;
+  readonly record: PodRecord;
+  readonly candidates: number;
+  readonly failed: readonly (readonly [string, readonly FitFailure[]])[];
+  readonly dims: Dimensions;
+}
+
+/**
+ * The message of a decision's Event: {@link explainPlacement} for a pod placed (an agent-sandbox pod named with its
+ * kind and template, and told to set requests in its SandboxTemplate when it requests nothing), {@link explainNoFit}
+ * for one that fits nowhere; both with the {@link zeroRequestNote} of a pod that requests nothing.
+ */
+export function explainDecision(explanation: DecisionExplanation): string {
+  const { pod, record, dims } = explanation;
+  const zero = zeroRequestNote(pod, record.request, dims);
+  if (explanation.result === 'no_fit') return explainNoFit(explanation.candidates, explanation.failed, zero);
+  // An agent-sandbox pod (its record says so) is named in the message: its kind and template, read from the pod.
+  const agentSandbox = record.agentSandbox ? agentSandboxOf(pod) : null;
+  const summary: PlacementSummary = {
+    chosen: explanation.chosen,
+    runnerUp: explanation.runnerUp,
+    candidates: explanation.candidates,
+    feasible: explanation.feasible,
+    locality: explanation.locality,
+    window: explanation.window,
+    agentSandbox,
+    podNote: zero && agentSandbox ? `${zero} (set requests in its SandboxTemplate)` : zero,
+  };
+  return explainPlacement(summary, dims, explanation.strategy);
 }

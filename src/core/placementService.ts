@@ -21,8 +21,10 @@ import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from './offers.
 import { checkPercentageOfNodesToScore, sampledWindow } from './kubeSchedulerSampling.js';
 import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from './locality.js';
 import { rankByLocality, type LocalityChoice, type Placer } from './placement.js';
-import { formatFailure, type FitFailure } from './reasons.js';
+import type { DecisionExplanation } from './explain.js';
+import { formatFailures, onlyStartingLimit, sortFailures, type FitFailure } from './reasons.js';
 import type { PodRecord } from './records.js';
+import { firstAppearances, messageOf, readRequest, requestedNames, type DecidedPod, type ExtenderArgs, type FilterReply, type NotReadyReply, type PrioritizeReply, type ReadRequest, type ReplyContext, type UnreadableReply } from './replies.js';
 import { CandidateScan, FITS, SeenNodes } from './scan.js';
 import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
 import type { SchedulerCacheView } from './cacheView.js';
@@ -140,6 +142,17 @@ export interface PlacementServiceOptions {
   readonly percentageOfNodesToScore?: number;
 }
 
+const NO_FAILURES: ReadonlyMap<string, string> = new Map();
+const NO_SCORES: readonly number[] = [];
+
+/** `items` at each candidate of `scan` that fits, or at `only` alone when it is ≥ 0 (index for index with the scan). */
+function feasibleOf<T>(items: readonly T[], scan: CandidateScan, only: number): T[] {
+  if (only >= 0) return [items[only]!];
+  const out: T[] = [];
+  for (let i = 0; i < scan.count; i++) if (scan.fits(i)) out.push(items[i]!);
+  return out;
+}
+
 export class PlacementService {
   /** The scheduler cache, read-only: what the edge, the CLI and the debug view may read. */
   readonly cache: SchedulerCacheView;
@@ -155,6 +168,8 @@ export class PlacementService {
    * with only the nodes that passed Filter, so a window's size is read from here (null uid: none kept).
    */
   private readonly lastFilter: { uid: string | null; offered: number } = { uid: null, offered: 0 };
+  /** Prioritize scores of the last prioritizeReply, one per candidate (reused: PrioritizeAnswer.scores). */
+  private readonly scores: number[] = [];
 
   /**
    * @param schedulerCache the cache whose decision side this service is: the only holder of its
@@ -203,6 +218,91 @@ export class PlacementService {
     let only = 0;
     while (!scan.fits(only)) only++;
     return this.decision('placed', only, -1, pod, nowMs, true, locality);
+  }
+
+  /**
+   * Filter's whole reply to kube-scheduler's request, as data (replies.ts FilterAnswer): a pod of another scheduler
+   * passed through (every node kept, each name once, nothing read or reserved); else, unless `context.notReady`
+   * says not to decide, the pod read and decided ({@link filter}): with chooseInFilter and a node chosen, that node
+   * alone, otherwise every node that fits, and the others sorted into FailedNodes and FailedAndUnresolvableNodes
+   * (reasons.ts sortFailures; a Node object that cannot be read goes to FailedNodes). What a decision reserved is
+   * in `reservation`. No per-candidate object is made for a node that fits.
+   */
+  filterReply(args: ExtenderArgs, context: ReplyContext): FilterReply {
+    if (!this.ownsSchedulerName(args.Pod.spec?.schedulerName)) {
+      const names = requestedNames(args);
+      const firsts = this.passThrough(args.Pod.metadata?.uid || undefined, names, context.now());
+      return {
+        kind: 'answer',
+        counted: 'passthrough',
+        duplicates: firsts === null ? 0 : names.length - firsts.length,
+        reservation: null,
+        decided: null,
+        nodes: args.Nodes ? firstAppearances(args.Nodes.items, firsts) : null,
+        nodeNames: args.NodeNames ? firstAppearances(args.NodeNames, firsts) : null,
+        failedNodes: NO_FAILURES,
+        failedAndUnresolvableNodes: NO_FAILURES,
+        startingLimitHeld: false,
+      };
+    }
+    const request = this.readOwn(args, context);
+    if (request.kind !== 'read') return request;
+    const nowMs = context.now();
+    const { pod, objects } = request;
+    const decision = this.filter(pod, request.candidates, nowMs);
+    const { scan } = decision;
+    // Chosen in Filter (one call per pod): that node alone. Otherwise every feasible node, with the reasons of the others.
+    const only = this.options.chooseInFilter ? decision.chosen : -1;
+    const { failedNodes, failedAndUnresolvableNodes } = sortFailures(decision.failed, request.unreadable);
+    const reported = decision.reserved !== null || scan.feasible === 0;
+    const explanation = decision.reserved ? this.placementExplanation(args, pod, decision) : scan.feasible === 0 ? this.noFitExplanation(args, pod, decision) : null;
+    return {
+      kind: 'answer',
+      counted: reported ? decision.result : null,
+      duplicates: request.duplicates + scan.duplicates,
+      reservation: decision.reserved ? { uid: pod.uid, nodeName: decision.reserved, atMs: nowMs } : null,
+      decided: this.decided(pod, decision, explanation),
+      nodes: objects ? feasibleOf(objects, scan, only) : null,
+      nodeNames: objects ? null : feasibleOf(scan.names, scan, only),
+      failedNodes,
+      failedAndUnresolvableNodes,
+      startingLimitHeld: scan.feasible === 0 && decision.failed.some(([, failures]) => onlyStartingLimit(failures)),
+    };
+  }
+
+  /**
+   * Prioritize's whole reply, as data (replies.ts PrioritizeAnswer): a pod of another scheduler scores 0 on every
+   * node (each name once; Filter, which always comes first, counted it); else, unless `context.notReady` says not
+   * to decide, the pod read and decided ({@link prioritize}), each candidate scored (Placer.score), a Node object
+   * that cannot be read last with 0.
+   */
+  prioritizeReply(args: ExtenderArgs, context: ReplyContext): PrioritizeReply {
+    if (!this.ownsSchedulerName(args.Pod.spec?.schedulerName)) {
+      const names = requestedNames(args);
+      const firsts = this.passThrough(undefined, names, context.now());
+      const hosts = firstAppearances(names, firsts);
+      return { kind: 'answer', counted: null, duplicates: firsts === null ? 0 : names.length - firsts.length, reservation: null, decided: null, hosts, scores: NO_SCORES };
+    }
+    const request = this.readOwn(args, context);
+    if (request.kind !== 'read') return request;
+    const nowMs = context.now();
+    const { pod } = request;
+    const decision = this.prioritize(pod, request.candidates, nowMs);
+    const { scan } = decision;
+    const scores = this.scores;
+    scores.length = scan.count;
+    for (let i = 0; i < scan.count; i++) scores[i] = this.placer.score(scan, i, decision.chosen);
+    const names = scan.names;
+    const explanation = decision.reserved ? this.placementExplanation(args, pod, decision) : null;
+    return {
+      kind: 'answer',
+      counted: decision.result,
+      duplicates: request.duplicates + scan.duplicates,
+      reservation: decision.reserved ? { uid: pod.uid, nodeName: decision.reserved, atMs: nowMs } : null,
+      decided: this.decided(pod, decision, explanation),
+      hosts: request.unreadable.size === 0 ? names : [...names, ...request.unreadable.keys()],
+      scores,
+    };
   }
 
   /** Prioritize: the strategy's pick scores 10 (Placer.score) and is reserved. Expires old reservations first. */
@@ -299,7 +399,7 @@ export class PlacementService {
     const evaluation = evaluateCandidate(nodeName, info, undefined, offer.request!, own, this.cache.dims);
     if (evaluation.failures.length === 0) return null;
     this.schedulerCache.forget(uid);
-    return { doesNotFit: true, reason: `node ${nodeName} does not fit pod UID ${uid} now: ${evaluation.failures.map(formatFailure).join('; ')}` };
+    return { doesNotFit: true, reason: `node ${nodeName} does not fit pod UID ${uid} now: ${formatFailures(evaluation.failures)}` };
   }
 
   /**
@@ -319,6 +419,46 @@ export class PlacementService {
     });
     if (!locality) return order.map((i) => scan.evaluation(i));
     return order.map((i) => ({ ...scan.evaluation(i), locality: this.signalOf(scan, i, locality), inBand: scan.localityRank[i]! > 0 }));
+  }
+
+  /** A request of one of the extender's own pods, read; or why it is not decided (not ready, or the pod unreadable). */
+  private readOwn(args: ExtenderArgs, context: ReplyContext): (ReadRequest & { readonly kind: 'read' }) | NotReadyReply | UnreadableReply {
+    const blocked = context.notReady?.();
+    if (blocked) return { kind: 'not_ready', reason: blocked };
+    try {
+      // With locality on, the pod's template key and images come along (the decision reads them).
+      const podOptions = { pausedLabel: context.pausedLabel, locality: this.options.locality, withImages: true };
+      return { kind: 'read', ...readRequest(args, this.cache.dims, podOptions, (name) => this.cache.hasNode(name)) };
+    } catch (err) {
+      return { kind: 'unreadable', message: messageOf(err) };
+    }
+  }
+
+  /** What a decision tells besides the reply (replies.ts DecidedPod). */
+  private decided(pod: PodRecord, decision: Decision, explanation: DecisionExplanation | null): DecidedPod {
+    const { scan } = decision;
+    return { pod, candidates: scan.count, feasible: scan.feasible, podsResourceVersion: this.cache.podsResourceVersion, locality: decision.locality, window: decision.window, explanation };
+  }
+
+  private placementExplanation(args: ExtenderArgs, record: PodRecord, decision: Decision): DecisionExplanation {
+    const { scan } = decision;
+    return {
+      result: 'placed',
+      pod: args.Pod,
+      record,
+      chosen: decision.chosenEvaluation!,
+      runnerUp: decision.runnerUpEvaluation,
+      candidates: scan.count,
+      feasible: scan.feasible,
+      locality: decision.locality,
+      window: decision.window,
+      dims: this.cache.dims,
+      strategy: this.placer.strategy,
+    };
+  }
+
+  private noFitExplanation(args: ExtenderArgs, record: PodRecord, decision: Decision): DecisionExplanation {
+    return { result: 'no_fit', pod: args.Pod, record, candidates: decision.scan.count, failed: decision.failed, dims: this.cache.dims };
   }
 
   /** The pod's locality for a choice, when locality is on and the strategy ranks by it; else undefined. */

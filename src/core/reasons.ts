@@ -1,6 +1,8 @@
 /**
- * Why a node cannot take a pod, as data. Turned into the strings of the extender protocol's
- * `FailedNodes` / `FailedAndUnresolvableNodes` only at the edge, by {@link formatFailure}.
+ * Why a node cannot take a pod, as data, and how the protocol's reply sorts it: {@link sortFailures} puts
+ * each node that does not fit in `FailedNodes` or `FailedAndUnresolvableNodes` with its reasons in words
+ * ({@link formatFailure}), as Kubernetes v1.36 noderesources/fit.go fitsRequest returns each insufficient
+ * resource with whether it can ever clear.
  *
  * - `InsufficientResource`: allocated + paused + reserved + requested > allocatable in a dimension
  *   (may clear when pods finish or reservations lapse; preemption may consider it) → FailedNodes.
@@ -103,4 +105,34 @@ export function formatFailure(failure: FitFailure): string {
     case 'StartingLimit':
       return `${failure.starting} sandboxes starting, limit ${failure.limit}`;
   }
+}
+
+/** The value of one node in FailedNodes / FailedAndUnresolvableNodes: each failure in words, `; `-separated. */
+export function formatFailures(failures: readonly FitFailure[]): string {
+  return failures.map(formatFailure).join('; ');
+}
+
+/** The nodes that do not fit, sorted as the extender protocol reports them (ExtenderFilterResult). */
+export interface SortedFailures {
+  /** Node → reasons: Unschedulable (may clear; preemption may consider the node). */
+  readonly failedNodes: ReadonlyMap<string, string>;
+  /** Node → reasons: UnschedulableAndUnresolvable (a failure that can never clear: {@link isUnresolvable}). */
+  readonly failedAndUnresolvableNodes: ReadonlyMap<string, string>;
+}
+
+/**
+ * Sorts the nodes that do not fit: a node with any failure that can never clear goes to
+ * `failedAndUnresolvableNodes`, any other to `failedNodes` (Kubernetes v1.36 noderesources/fit.go: a request
+ * above the node's allocatable is UnschedulableAndUnresolvable, too little room left Unschedulable). Each node's
+ * value is all its failures in words ({@link formatFailures}), in input order.
+ * @param failed each node that does not fit, with its failures, in input order.
+ * @param unreadable nodes not evaluated at all (name → reason, e.g. a Node object with an invalid allocatable),
+ *   added to `failedNodes` after the others.
+ */
+export function sortFailures(failed: readonly (readonly [string, readonly FitFailure[]])[], unreadable: ReadonlyMap<string, string>): SortedFailures {
+  const failedNodes = new Map<string, string>();
+  const failedAndUnresolvableNodes = new Map<string, string>();
+  for (const [name, failures] of failed) (failures.some(isUnresolvable) ? failedAndUnresolvableNodes : failedNodes).set(name, formatFailures(failures));
+  for (const [name, reason] of unreadable) failedNodes.set(name, reason);
+  return { failedNodes, failedAndUnresolvableNodes };
 }
