@@ -1,37 +1,19 @@
 /**
- * The extender verbs, free of HTTP: parse the body → decide in the core → encode the reply as JSON
- * text (written directly: no reply object is built first).
- *
- * Error policy (one place):
- * - /filter: a request that cannot be used (wrong shape, missing Pod or uid, an invalid quantity)
- *   is answered HTTP 200 with the protocol's `Error` field set, because kube-scheduler reads that
- *   field and shows its text in the pod's FailedScheduling event (a non-200 shows only the code).
- *   "Fits nowhere" is never an Error: it is an empty feasible list plus the reasons per node.
- * - /prioritize: kube-scheduler ignores prioritize errors (it logs them), so a bad request is
- *   answered HTTP 400 with `{"Error": "..."}` for the person or tool that sent it.
- * - /bind: every failure is the protocol's `Error` field (HTTP 200); kube-scheduler then forgets
- *   the pod and retries it.
- * - While the cache cannot be trusted (initial sync incomplete, a watch broken too long) the verbs
- *   refuse rather than decide blind; pods of other schedulers are still passed through.
- * - Nothing is reserved or changed unless the request is valid, and a decision whose reply cannot
- *   be encoded, or is not delivered (VerbReply.undelivered), is unreserved.
- * - A pod of another scheduler is passed through before its resources are read: every node kept,
- *   every score 0, nothing reserved (extenders see every profile of the kube-scheduler calling them).
- * - A node kube-scheduler names that the extender does not know goes to FailedNodes with that
- *   reason (filter) or scores 0 (prioritize); a Node object with an invalid allocatable likewise.
+ * The extender verbs (k8s.io/kube-scheduler/extender/v1 Filter, Prioritize, Bind), free of HTTP: each parses its
+ * body, asks the core once (PlacementService.filterReply, prioritizeReply; the bind check) and encodes the answer
+ * as JSON text. A request it cannot use is answered as docs/errors.md says (/filter and /bind in the protocol's
+ * Error field, /prioritize HTTP 400); a reply that cannot be encoded or is not delivered releases its reservation.
  */
 import type { Logger } from 'pino';
-import { agentSandboxOf } from '../core/agentSandbox.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
-import { explainNoFit, explainPlacement, zeroRequestNote } from '../core/explain.js';
-import type { Node, Pod } from '../core/kubeObjects.js';
-import type { Candidates, Decision, PlacementService } from '../core/placementService.js';
-import { formatFailure, isUnresolvable, onlyStartingLimit } from '../core/reasons.js';
-import { toNodeRecord, toPodRecord, type PodRecord } from '../core/records.js';
+import { explainDecision } from '../core/explain.js';
+import type { Pod } from '../core/kubeObjects.js';
+import type { PlacementService } from '../core/placementService.js';
+import { messageOf, type Answer, type DecidedPod, type ExtenderArgs, type ReservationMade } from '../core/replies.js';
 import type { Metrics, PlacementResult } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
 import type { RequestProblem } from '../observability/requestLog.js';
-import { encodeError, encodeFilterResult, encodeHostPriorities, filterError, parseBindingArgs, parseExtenderArgs, type ExtenderArgs } from './wire.js';
+import { encodeError, encodeFilterResult, encodeHostPriorities, filterError, parseBindingArgs, parseExtenderArgs } from './wire.js';
 
 export interface VerbDeps {
   readonly service: PlacementService;
@@ -62,51 +44,33 @@ export interface VerbReply {
   readonly problem?: RequestProblem;
 }
 
+type Verb = 'filter' | 'prioritize';
+
+/** Unreserve: releases the reservation a reply made (only that one: a later decision for the pod is kept). */
+function release(deps: VerbDeps, made: ReservationMade): void {
+  deps.service.unreserve(made.uid, made);
+}
+
 /**
- * The reply of a decision: with `undelivered`, which releases the decision's reservation (only that one) when it
- * reserved; with the `problem` of names given twice (counted here), when there were any.
+ * The reply of an answer: with `undelivered`, which releases the answer's reservation when it made one; with the
+ * `problem` of names given twice (counted here), when there were any.
  */
-function decisionReply(text: string, deps: VerbDeps, verb: 'filter' | 'prioritize', request: ParsedRequest, decision: Decision, atMs: number): VerbReply {
-  const duplicates = request.duplicates + decision.scan.duplicates;
-  const problem = duplicates > 0 ? duplicateProblem(deps, verb, request, duplicates) : undefined;
-  if (!decision.reserved) return problem ? { status: 200, body: text, problem } : { status: 200, body: text };
-  const made = { nodeName: decision.reserved, atMs };
-  const uid = request.pod.uid;
-  return { status: 200, body: text, undelivered: () => deps.service.unreserve(uid, made), ...(problem ? { problem } : {}) };
+function answerReply(text: string, deps: VerbDeps, verb: Verb, args: ExtenderArgs, answer: Answer): VerbReply {
+  const problem = answer.duplicates > 0 ? duplicateProblem(deps, verb, args, answer.duplicates) : undefined;
+  const made = answer.reservation;
+  if (!made) return problem ? { status: 200, body: text, problem } : { status: 200, body: text };
+  return { status: 200, body: text, undelivered: () => release(deps, made), ...(problem ? { problem } : {}) };
 }
 
 /** Names given twice in a request: counted (sandbox_extender_duplicate_candidates_total) and described for the log. */
-function duplicateProblem(deps: VerbDeps, verb: 'filter' | 'prioritize', request: { readonly args: ExtenderArgs }, duplicates: number): RequestProblem {
+function duplicateProblem(deps: VerbDeps, verb: Verb, args: ExtenderArgs, duplicates: number): RequestProblem {
   deps.metrics.duplicateCandidates.inc({ verb }, duplicates);
-  const list = request.args.NodeNames ? 'NodeNames' : 'Nodes.items';
-  const pod = request.args.Pod.metadata;
+  const list = args.NodeNames ? 'NodeNames' : 'Nodes.items';
+  const pod = args.Pod.metadata;
   return {
     reason: 'duplicate_candidates',
     message: `${verb} for pod ${pod?.namespace || 'default'}/${pod?.name ?? ''}: ${list} gave ${duplicates} node${duplicates === 1 ? '' : 's'} more than once; each node is answered once`,
   };
-}
-
-/** A pass-through reply, with the problem of names given twice when `firsts` (PlacementService.passThrough) says there were. */
-function passThroughReply(body: string, deps: VerbDeps, verb: 'filter' | 'prioritize', args: ExtenderArgs, firsts: readonly number[] | null): VerbReply {
-  if (firsts === null) return { status: 200, body };
-  const given = args.NodeNames ? args.NodeNames.length : args.Nodes!.items.length;
-  return { status: 200, body, problem: duplicateProblem(deps, verb, { args }, given - firsts.length) };
-}
-
-interface ParsedRequest {
-  readonly args: ExtenderArgs;
-  readonly pod: PodRecord;
-  readonly candidates: Candidates;
-  /** Node objects, one per candidate (nodeCacheCapable: false), to echo the feasible ones; else null. */
-  readonly objects: readonly Node[] | null;
-  /** Node objects that could not be read: name → reason. */
-  readonly badNodes: ReadonlyMap<string, string>;
-  /** Node objects dropped because an object of the same name came before (NodeNames repeats are the scan's: CandidateScan.duplicates). */
-  readonly duplicates: number;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function countPlacement(deps: VerbDeps, result: PlacementResult): void {
@@ -114,176 +78,90 @@ function countPlacement(deps: VerbDeps, result: PlacementResult): void {
 }
 
 /**
- * A placement reserved: counted by the pod's signal on the chosen node (locality on), and when it came from a window
- * kube-scheduler sampled, counted so with its pressure gap to the best node in the model (when it has one).
+ * A decision's metrics and Event: its placement result (when counted), a pod the starting limit alone held; for a
+ * reservation its locality signal and sampled window (with its pressure gap to the best node in the model, when it
+ * has one); then the Event (DecisionNotice), when one is recorded and the decision has one.
  */
-function countReserved(deps: VerbDeps, decision: Decision): void {
-  if (decision.locality) deps.metrics.placementsByLocality.inc({ locality: decision.locality.signal });
-  const window = decision.window;
-  if (!window) return;
-  deps.metrics.sampledWindowPlacements.inc();
-  if (!Number.isNaN(window.pressureGap)) deps.metrics.windowPressureGap.observe(window.pressureGap);
-}
-
-function podRef(pod: Pod, record: PodRecord): DecisionNotice['pod'] {
-  return { namespace: pod.metadata?.namespace || 'default', name: pod.metadata?.name ?? '', uid: record.uid };
-}
-
-function parseRequest(args: ExtenderArgs, deps: VerbDeps): ParsedRequest {
-  const cache = deps.service.cache;
-  // With locality on, the pod's template key and images come along (PlacementService reads them).
-  const pod = toPodRecord(args.Pod, cache.dims, { pausedLabel: deps.pausedLabel, locality: deps.service.options.locality, withImages: true });
-  if (args.NodeNames) return { args, pod, candidates: { names: args.NodeNames }, objects: null, badNodes: new Map(), duplicates: 0 };
-  const names: string[] = [];
-  const allocatable: (readonly number[] | null | undefined)[] = [];
-  const objects: Node[] = [];
-  const badNodes = new Map<string, string>();
-  // Each node once, its first object (the candidates and the objects echoed stay index for index).
-  const seen = new Set<string>();
-  for (const node of args.Nodes!.items) {
-    const name = node.metadata!.name!;
-    if (seen.has(name)) continue;
-    seen.add(name);
-    try {
-      // A Node object without usable allocatable says nothing new: the cache's record, if it has one, stands.
-      const record = toNodeRecord(node, cache.dims);
-      allocatable.push(record.allocatable || !cache.hasNode(name) ? record.allocatable : undefined);
-      names.push(name);
-      objects.push(node);
-    } catch (err) {
-      badNodes.set(name, `invalid Node object: ${messageOf(err)}`);
+function recordDecision(deps: VerbDeps, args: ExtenderArgs, answer: Answer, decided: DecidedPod, startingLimitHeld: boolean): void {
+  if (answer.counted) countPlacement(deps, answer.counted);
+  if (startingLimitHeld) deps.metrics.startingLimitHeld.inc();
+  if (answer.reservation) {
+    if (decided.locality) deps.metrics.placementsByLocality.inc({ locality: decided.locality.signal });
+    const window = decided.window;
+    if (window) {
+      deps.metrics.sampledWindowPlacements.inc();
+      if (!Number.isNaN(window.pressureGap)) deps.metrics.windowPressureGap.observe(window.pressureGap);
     }
   }
-  return { args, pod, candidates: { names, allocatable }, objects, badNodes, duplicates: args.Nodes!.items.length - seen.size };
+  const explanation = decided.explanation;
+  if (!explanation || !deps.onDecision) return;
+  const node = explanation.result === 'placed' ? explanation.chosen.name : null;
+  deps.onDecision({ pod: podRef(args.Pod, decided.pod.uid), result: explanation.result, node, message: explainDecision(explanation) });
 }
 
-/** The nodes of a request, in input order (without reading any of them). */
-function requestedNames(args: ExtenderArgs): readonly string[] {
-  return args.NodeNames ?? args.Nodes!.items.map((n) => n.metadata!.name!);
+function podRef(pod: Pod, uid: string): DecisionNotice['pod'] {
+  return { namespace: pod.metadata?.namespace || 'default', name: pod.metadata?.name ?? '', uid };
 }
 
-/** `list` at `firsts` (PlacementService.passThrough: the first appearance of each name), or `list` when that is null. */
-function firstAppearances<T>(list: readonly T[], firsts: readonly number[] | null): readonly T[] {
-  return firsts === null ? list : firsts.map((i) => list[i]!);
-}
-
-/** POST /filter: ExtenderArgs → ExtenderFilterResult. */
+/** POST /filter: ExtenderArgs → ExtenderFilterResult (PlacementService.filterReply). */
 export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
-  let request: ParsedRequest;
+  let args: ExtenderArgs;
   try {
-    const args = parseExtenderArgs(body);
-    if (!deps.service.ownsSchedulerName(args.Pod.spec?.schedulerName)) return passThroughFilter(args, deps);
-    const blocked = deps.notReady?.();
-    if (blocked) return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: not ready: ${blocked}`)) };
-    request = parseRequest(args, deps);
+    args = parseExtenderArgs(body);
   } catch (err) {
-    countPlacement(deps, 'error');
-    return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${messageOf(err)}`)), problem: { reason: 'shape', message: `filter: ${messageOf(err)}` } };
+    return unreadableFilter(deps, messageOf(err));
   }
-  const now = deps.now();
-  const decision = deps.service.filter(request.pod, request.candidates, now);
-  const { scan } = decision;
-  // Chosen in Filter (one call per pod): that node alone. Otherwise every feasible node, with the reasons of the others.
-  const feasible: number[] = [];
-  if (deps.service.options.chooseInFilter && decision.chosen >= 0) feasible.push(decision.chosen);
-  else for (let i = 0; i < scan.count; i++) if (scan.fits(i)) feasible.push(i);
-  const failedNodes = new Map<string, string>();
-  const unresolvable = new Map<string, string>();
-  for (const [name, failures] of decision.failed) (failures.some(isUnresolvable) ? unresolvable : failedNodes).set(name, failures.map(formatFailure).join('; '));
-  for (const [name, reason] of request.badNodes) failedNodes.set(name, reason);
-  const objects = request.objects;
+  const reply = deps.service.filterReply(args, deps);
+  if (reply.kind === 'not_ready') return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: not ready: ${reply.reason}`)) };
+  if (reply.kind === 'unreadable') return unreadableFilter(deps, reply.message);
+  const decided = reply.decided;
+  // A pass-through is counted whether or not its reply can be encoded; a decision once its reply is.
+  if (!decided && reply.counted) countPlacement(deps, reply.counted);
   let text: string;
   try {
-    text = encodeFilterResult({
-      nodes: objects ? feasible.map((i) => objects[i]!) : null,
-      nodeNames: objects ? null : feasible.map((i) => scan.names[i]!),
-      failedNodes,
-      failedAndUnresolvableNodes: unresolvable,
-      error: '',
-    });
+    text = encodeFilterResult({ ...reply, error: '' });
   } catch (err) {
-    if (decision.reserved) deps.service.unreserve(request.pod.uid);
+    if (reply.reservation) release(deps, reply.reservation);
     return unencodable(err);
   }
-  if (decision.reserved || scan.feasible === 0) {
-    countPlacement(deps, decision.result);
-    if (scan.feasible === 0 && decision.failed.some(([, failures]) => onlyStartingLimit(failures))) deps.metrics.startingLimitHeld.inc();
-    if (decision.reserved) {
-      countReserved(deps, decision);
-      notifyPlacement(deps, request, decision);
-    } else if (deps.onDecision) {
-      const message = explainNoFit(scan.count, decision.failed, zeroRequestNote(request.args.Pod, request.pod.request, deps.service.cache.dims));
-      deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'no_fit', node: null, message });
-    }
+  if (decided) {
+    recordDecision(deps, args, reply, decided, reply.startingLimitHeld);
+    deps.logger.debug({ pod: decided.pod.key, candidates: decided.candidates, feasible: decided.feasible, reserved: reply.reservation?.nodeName ?? null, podsResourceVersion: decided.podsResourceVersion }, 'filter');
   }
-  deps.logger.debug({ pod: request.pod.key, candidates: scan.count, feasible: scan.feasible, reserved: decision.reserved, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'filter');
-  return decisionReply(text, deps, 'filter', request, decision, now);
+  return answerReply(text, deps, 'filter', args, reply);
 }
 
-/** POST /prioritize: ExtenderArgs → HostPriorityList (bare array, integer scores 0..10). */
+/** A /filter request that cannot be used: counted as an error, answered in the protocol's Error field (HTTP 200). */
+function unreadableFilter(deps: VerbDeps, message: string): VerbReply {
+  countPlacement(deps, 'error');
+  return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${message}`)), problem: { reason: 'shape', message: `filter: ${message}` } };
+}
+
+/** POST /prioritize: ExtenderArgs → HostPriorityList (bare array, integer scores 0..10; PlacementService.prioritizeReply). */
 export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
-  let request: ParsedRequest;
+  let args: ExtenderArgs;
   try {
-    const args = parseExtenderArgs(body);
-    // Filter, which always comes first, counted the pass-through.
-    if (!deps.service.ownsSchedulerName(args.Pod.spec?.schedulerName)) {
-      const names = requestedNames(args);
-      const firsts = deps.service.passThrough(undefined, names, deps.now());
-      return passThroughReply(encodeHostPriorities(firstAppearances(names, firsts), () => 0), deps, 'prioritize', args, firsts);
-    }
-    const blocked = deps.notReady?.();
-    if (blocked) return { status: 503, body: encodeError(`sandbox-extender: not ready: ${blocked}`) };
-    request = parseRequest(args, deps);
+    args = parseExtenderArgs(body);
   } catch (err) {
-    countPlacement(deps, 'error');
-    return { status: 400, body: encodeError(`sandbox-extender: ${messageOf(err)}`), problem: { reason: 'shape', message: `prioritize: ${messageOf(err)}` } };
+    return unreadablePrioritize(deps, messageOf(err));
   }
-  const now = deps.now();
-  const decision = deps.service.prioritize(request.pod, request.candidates, now);
-  const names = decision.scan.names;
-  const hosts = request.badNodes.size === 0 ? names : [...names, ...request.badNodes.keys()];
-  const text = encodeHostPriorities(hosts, (i) => (i < names.length ? deps.service.score(decision, i) : 0));
-  countPlacement(deps, decision.result);
-  if (decision.reserved) {
-    countReserved(deps, decision);
-    notifyPlacement(deps, request, decision);
+  const reply = deps.service.prioritizeReply(args, deps);
+  if (reply.kind === 'not_ready') return { status: 503, body: encodeError(`sandbox-extender: not ready: ${reply.reason}`) };
+  if (reply.kind === 'unreadable') return unreadablePrioritize(deps, reply.message);
+  const scores = reply.scores;
+  const text = encodeHostPriorities(reply.hosts, (i) => (i < scores.length ? scores[i]! : 0));
+  const decided = reply.decided;
+  if (decided) {
+    recordDecision(deps, args, reply, decided, false);
+    deps.logger.debug({ pod: decided.pod.key, node: reply.reservation?.nodeName ?? null, feasible: decided.feasible, podsResourceVersion: decided.podsResourceVersion }, 'prioritize');
   }
-  deps.logger.debug({ pod: request.pod.key, node: decision.reserved, feasible: decision.scan.feasible, podsResourceVersion: deps.service.cache.podsResourceVersion }, 'prioritize');
-  return decisionReply(text, deps, 'prioritize', request, decision, now);
+  return answerReply(text, deps, 'prioritize', args, reply);
 }
 
-function notifyPlacement(deps: VerbDeps, request: ParsedRequest, decision: Decision): void {
-  if (!deps.onDecision) return;
-  const chosen = decision.chosenEvaluation!;
-  const dims = deps.service.cache.dims;
-  // An agent-sandbox pod (its record says so) is named in the message: its kind and template, read from the pod.
-  const agentSandboxPod = request.pod.agentSandbox ? agentSandboxOf(request.args.Pod) : null;
-  const zero = zeroRequestNote(request.args.Pod, request.pod.request, dims);
-  const summary = {
-    chosen,
-    runnerUp: decision.runnerUpEvaluation,
-    candidates: decision.scan.count,
-    feasible: decision.scan.feasible,
-    locality: decision.locality,
-    window: decision.window,
-    agentSandbox: agentSandboxPod,
-    podNote: zero && agentSandboxPod ? `${zero} (set requests in its SandboxTemplate)` : zero,
-  };
-  const message = explainPlacement(summary, dims, deps.service.placer.strategy);
-  deps.onDecision({ pod: podRef(request.args.Pod, request.pod), result: 'placed', node: chosen.name, message });
-}
-
-/** A pod of another scheduler: every node is kept, nothing is read or reserved. */
-function passThroughFilter(args: ExtenderArgs, deps: VerbDeps): VerbReply {
-  countPlacement(deps, 'passthrough');
-  const firsts = deps.service.passThrough(args.Pod.metadata?.uid || undefined, requestedNames(args), deps.now());
-  try {
-    const nodes = args.Nodes ? firstAppearances(args.Nodes.items, firsts) : null;
-    const nodeNames = args.NodeNames ? firstAppearances(args.NodeNames, firsts) : null;
-    return passThroughReply(encodeFilterResult({ ...filterError(''), nodes, nodeNames }), deps, 'filter', args, firsts);
-  } catch (err) {
-    return unencodable(err);
-  }
+/** A /prioritize request that cannot be used: counted as an error, answered HTTP 400 (kube-scheduler only logs it). */
+function unreadablePrioritize(deps: VerbDeps, message: string): VerbReply {
+  countPlacement(deps, 'error');
+  return { status: 400, body: encodeError(`sandbox-extender: ${message}`), problem: { reason: 'shape', message: `prioritize: ${message}` } };
 }
 
 /** A Filter reply that cannot be encoded: the protocol's Error field, HTTP 200 (kube-scheduler shows the text in the pod's Event). */

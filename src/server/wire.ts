@@ -9,6 +9,9 @@
  */
 import { z } from 'zod';
 import type { Node, Pod } from '../core/kubeObjects.js';
+import type { ExtenderArgs } from '../core/replies.js';
+
+export type { ExtenderArgs };
 
 /**
  * Kubernetes' own length limits (a name is a DNS subdomain, at most 253 characters; a namespace a DNS
@@ -135,12 +138,6 @@ const extenderArgs = z
   .refine((a) => (a.Nodes == null) !== (a.NodeNames == null), {
     message: 'exactly one of Nodes (nodeCacheCapable: false) or NodeNames (nodeCacheCapable: true) must be set',
   });
-
-export interface ExtenderArgs {
-  readonly Pod: Pod;
-  readonly Nodes: { readonly items: readonly Node[] } | null;
-  readonly NodeNames: readonly string[] | null;
-}
 
 /** An ExtenderFilterResult before encoding. Exactly one of `nodes` / `nodeNames` is set, unless `error` is. */
 export interface FilterResult {
