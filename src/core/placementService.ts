@@ -1,20 +1,9 @@
 /**
- * The extender's decisions over the scheduler cache: Filter, Prioritize (Score), the bind check and
- * the ranked view, with the reservation made at the moment of decision (SchedulerCache.assume).
- *
- * Where a reservation is made (keyed by pod UID; the same UID again replaces it):
- * - chooseInFilter (one call per pod): Filter chooses the node and answers with it alone, so
- *   kube-scheduler has a single feasible node and skips Prioritize and scoring
- *   (Kubernetes v1.36 pkg/scheduler/schedule_one.go schedulePod: one feasible node is taken
- *   directly). Exact when the profile runs no score plugins of its own (the sandbox-scheduler setup).
- * - otherwise (two calls): Filter answers every feasible node and reserves only when exactly one
- *   passes (kube-scheduler then skips Prioritize); Prioritize reserves the node it scores 10.
- * A pod's own earlier reservation is left out of the totals it is evaluated against, so a retried
- * pod never competes with itself.
- *
- * Pods whose spec.schedulerName is not the extender's are passed through: Filter keeps every node,
- * Prioritize scores every node 0, nothing is reserved (extenders are called for every profile of the
- * kube-scheduler process that calls them). Their requests still count once they are bound.
+ * The extender's decisions over the scheduler cache: Filter and Prioritize (Score) with their whole replies, the
+ * bind check and the ranked view, each placement reserved at the moment of decision (SchedulerCache.assume) — by
+ * Filter with chooseInFilter or when one node passes (Kubernetes v1.36 pkg/scheduler/schedule_one.go schedulePod
+ * takes a single feasible node directly: ADR 0003, 0005), else by Prioritize. Pods of another spec.schedulerName
+ * are passed through. docs/model.md (Reservations) has the rules.
  */
 import { evaluateCandidate, type Evaluation } from './evaluation.js';
 import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from './offers.js';

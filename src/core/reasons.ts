@@ -1,9 +1,12 @@
 /**
- * Why a node cannot take a pod, as data, and how the protocol's reply sorts it: {@link sortFailures} puts
- * each node that does not fit in `FailedNodes` or `FailedAndUnresolvableNodes` with its reasons in words
- * ({@link formatFailure}), as Kubernetes v1.36 noderesources/fit.go fitsRequest returns each insufficient
- * resource with whether it can ever clear.
- *
+ * Why a node cannot take a pod, as data, and how a Filter reply sorts it: {@link sortFailures} puts each node
+ * that does not fit in `FailedNodes` or `FailedAndUnresolvableNodes` with its reasons in words
+ * ({@link formatFailure}), as Kubernetes v1.36 pkg/scheduler/framework/plugins/noderesources/fit.go
+ * fitsRequest returns each insufficient resource with whether it can ever clear.
+ */
+
+/**
+ * One reason a node cannot take a pod:
  * - `InsufficientResource`: allocated + paused + reserved + requested > allocatable in a dimension
  *   (may clear when pods finish or reservations lapse; preemption may consider it) → FailedNodes.
  * - `RequestExceedsAllocatable`: the request alone is above the node's total allocatable (or the
