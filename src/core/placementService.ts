@@ -279,8 +279,8 @@ export class PlacementService {
     const decision = this.prioritize(pod, request.candidates, nowMs);
     const { scan } = decision;
     const scores = this.scores;
-    scores.length = scan.count;
-    for (let i = 0; i < scan.count; i++) scores[i] = this.placer.score(scan, i, decision.chosen);
+    scores.length = 0;
+    for (let i = 0; i < scan.count; i++) scores.push(this.placer.score(scan, i, decision.chosen));
     const names = scan.names;
     const explanation = decision.reserved ? this.placementExplanation(args, pod, decision) : null;
     return {
