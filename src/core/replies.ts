@@ -22,7 +22,7 @@ export interface ExtenderArgs {
 export interface ReplyContext {
   /** Label key that marks a paused sandbox (PodRecordOptions.pausedLabel). */
   readonly pausedLabel: string;
-  /** Current time in ms, read once a reply decides (the only clock the decisions see). */
+  /** Current time in ms (the only clock the decisions see): read once by a reply that decides or passes through, never by a refusal. */
   readonly now: () => number;
   /** Null while the verbs may decide; otherwise why they must not (asked only for the extender's own pods). */
   readonly notReady?: (() => string | null) | undefined;
