@@ -1,18 +1,27 @@
 /**
  * The NodeInfos of a list of candidate names, found with the help of the list before it. kube-scheduler offers
- * each pod the feasible nodes in the order it walks its node tree (Kubernetes v1.36
- * pkg/scheduler/schedule_one.go findNodesThatPassFilters over pkg/scheduler/backend/cache/node_tree.go), so at
- * percentageOfNodesToScore 100 one list is the last one less the nodes its filters dropped, plus the ones that fit
- * again: nearly every name stands where it stood in the last list, or a place or a few before. Comparing a name with
- * the one held at that place costs a few ns; looking it up in the cache's map costs ~80 ns for a fresh
- * 45-character name out of JSON.parse, most of it hashing the name (V8 hashes a string on first use). At 5,000
- * names that is about a third of a Filter call.
+ * each pod the feasible nodes of its node tree (Kubernetes v1.36 pkg/scheduler/schedule_one.go
+ * findNodesThatPassFilters), so at percentageOfNodesToScore 100 one list holds nearly the names of the last, in
+ * nearly its order: its filters run on chunks of consecutive nodes in parallel and append each node that passes,
+ * so a list interleaves runs of the tree's order, and nodes drop out or fit again between two pods. Comparing a
+ * name with the names near where the last list held the one before it costs a few ns; looking it up in the cache's
+ * map costs ~80 ns for a fresh 45-character name out of JSON.parse (V8 hashes a string on first use, and the map's
+ * entries are far apart in memory). At 5,000 names that was about half of a Filter call.
  *
- * The memory of the last list holds the NodeInfo objects themselves, so it is valid only while the cache's set of
- * NodeInfos is unchanged (`version`, SchedulerCacheView.nodeSetVersion): their contents change in place. A list
- * unlike the last (a sampled window that moved on) costs one failed comparison or two per name on top of the map.
+ * Two cursors follow two runs at once, each looking LOOKAHEAD places ahead; a name not found there is looked up in
+ * the map, and the cursor moves to that name's place in the last list. A list unlike the last (a sampled window that
+ * moved on, filters on many cores interleaving many runs) stops being compared once it has missed GIVE_UP_AFTER
+ * more times than it has hit, so it costs about the map's price. Whatever the order, every answer is the map's.
+ *
+ * The memory of the last list holds the NodeInfo objects themselves, so it is used only while the cache's set of
+ * NodeInfos is unchanged (`version`, SchedulerCacheView.nodeSetVersion): their contents change in place.
  */
 import type { NodeInfo } from './nodeInfo.js';
+
+/** How many places past a cursor a name is looked for (nodes dropped from the list since the last one). */
+const LOOKAHEAD = 3;
+/** Misses beyond the hits after which a list stops being compared with the last one (a list unlike it). */
+const GIVE_UP_AFTER = 32;
 
 export class CandidateLookup {
   private lastNames: string[] = [];
@@ -20,10 +29,16 @@ export class CandidateLookup {
   private nextNames: string[] = [];
   private nextInfos: (NodeInfo | undefined)[] = [];
   private lastVersion = NaN;
-  /** Whether the last list may be used: the cache's set of NodeInfos has not changed since it was made. */
-  private usable = false;
-  /** Where in the last list the next name is looked for first. */
+  /** Whether this list is compared with the last one: the cache's NodeInfos are the same, and it has not given up. */
+  private comparing = false;
+  /**
+   * Where in the last list the next name is looked for first, and where the other run of names was: kube-scheduler
+   * filters nodes in parallel (a chunk of the node tree each), so a list interleaves runs of consecutive nodes.
+   */
   private cursor = 0;
+  private otherCursor = 0;
+  /** Hits minus misses of this list, floored at −GIVE_UP_AFTER: comparing stops there. */
+  private balance = 0;
   /** Per NodeInfo id, its place in the list of `placeStamps[id]` (a stamp per list, so nothing is cleared). */
   private places = new Int32Array(16);
   private placeStamps = new Uint32Array(16);
@@ -31,7 +46,7 @@ export class CandidateLookup {
   private length = 0;
 
   /**
-   * @param lookup the cache's own lookup (its map), for a name the last list does not hold at the expected place.
+   * @param lookup the cache's own lookup (its map), for a name the last list does not hold where expected.
    * @param version the cache's version of its set of NodeInfos (changes when one is added or dropped).
    */
   constructor(
@@ -41,8 +56,10 @@ export class CandidateLookup {
 
   /** Starts a new list (forgetting the one being made before it, if it was not finished). */
   begin(): void {
-    this.usable = this.version() === this.lastVersion;
+    this.comparing = this.version() === this.lastVersion;
     this.cursor = 0;
+    this.otherCursor = 0;
+    this.balance = 0;
     this.length = 0;
     if (++this.stamp === 0xffffffff) {
       this.placeStamps.fill(0);
@@ -57,27 +74,13 @@ export class CandidateLookup {
    */
   next(name: string): NodeInfo | undefined {
     let info: NodeInfo | undefined;
-    let found = false;
-    if (this.usable) {
-      const last = this.lastNames;
-      const j = this.cursor;
-      if (j < last.length && last[j] === name) {
-        info = this.lastInfos[j];
-        this.cursor = j + 1;
-        found = true;
-      } else if (j + 1 < last.length && last[j + 1] === name) {
-        // The name before it in the last list was dropped from this one.
-        info = this.lastInfos[j + 1];
-        this.cursor = j + 2;
-        found = true;
-      }
-    }
-    if (!found) {
+    const at = this.comparing ? this.find(name) : -1;
+    if (at >= 0) {
+      info = this.lastInfos[at];
+      this.balance++;
+    } else {
       info = this.lookup(name);
-      // Back in step with the last list after the names it does not have, or after several it had were dropped.
-      if (this.usable && info !== undefined && info.id < this.placeStamps.length && this.placeStamps[info.id] === this.stamp - 1) {
-        this.cursor = this.places[info.id]! + 1;
-      }
+      if (this.comparing) this.missed(info);
     }
     this.remember(name, info);
     return info;
@@ -94,6 +97,34 @@ export class CandidateLookup {
     this.nextNames = names;
     this.nextInfos = infos;
     this.lastVersion = this.version();
+  }
+
+  /** The place of `name` in the last list within LOOKAHEAD of either cursor (moving that cursor past it), or −1. */
+  private find(name: string): number {
+    const last = this.lastNames;
+    for (let pass = 0; pass < 2; pass++) {
+      const from = pass === 0 ? this.cursor : this.otherCursor;
+      const to = Math.min(from + LOOKAHEAD, last.length);
+      for (let j = from; j < to; j++) {
+        if (last[j] !== name) continue;
+        if (pass === 1) this.otherCursor = this.cursor;
+        this.cursor = j + 1;
+        return j;
+      }
+    }
+    return -1;
+  }
+
+  /** After a name the cursors did not find: back in step with the last list at that name's place, if it has one. */
+  private missed(info: NodeInfo | undefined): void {
+    if (--this.balance <= -GIVE_UP_AFTER) {
+      this.comparing = false;
+      return;
+    }
+    if (info !== undefined && info.id < this.placeStamps.length && this.placeStamps[info.id] === this.stamp - 1) {
+      this.otherCursor = this.cursor;
+      this.cursor = this.places[info.id]! + 1;
+    }
   }
 
   private remember(name: string, info: NodeInfo | undefined): void {

@@ -73,6 +73,21 @@ describe('CandidateLookup', () => {
     expect(dropped.infos.map((i) => i!.name)).toEqual(gap);
   });
 
+  it('follows two runs interleaved (kube-scheduler filtering two chunks at once), asking the map only where a run starts', () => {
+    const { resolve } = lookupOver(200);
+    resolve(names(0, 200));
+    // Two filter workers, chunks of 50: 0–49 with 50–99, then 100–149 with 150–199, one name of each in turn.
+    const interleaved = [0, 100].flatMap((base) => Array.from({ length: 100 }, (_, k) => `n${base + (k % 2 === 0 ? k / 2 : 50 + (k - 1) / 2)}`));
+    const first = resolve(interleaved);
+    expect(first.infos.map((i) => i!.name)).toEqual(interleaved);
+    expect(first.asked).toEqual(['n50', 'n150']);
+    // The next list interleaves the same runs the other way round: the last list's order is itself interleaved.
+    const swapped = [0, 100].flatMap((base) => Array.from({ length: 100 }, (_, k) => `n${base + (k % 2 === 0 ? 50 + k / 2 : (k - 1) / 2)}`));
+    const second = resolve(swapped);
+    expect(second.infos.map((i) => i!.name)).toEqual(swapped);
+    expect(second.asked.length).toBeLessThanOrEqual(4);
+  });
+
   it('asks the map for every name of a window that moved on (sampling), and still answers right', () => {
     const { resolve } = lookupOver(100);
     resolve(names(0, 50));
