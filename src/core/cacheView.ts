@@ -47,6 +47,8 @@ export interface SchedulerCacheView {
   readonly size: CacheSize;
   /** Every NodeInfo id is below this bound (ids are dense and never reused). */
   readonly nodeIdBound: number;
+  /** Changes whenever a NodeInfo is added or dropped (never when one changes in place): a NodeInfo held since is still the cache's. */
+  readonly nodeSetVersion: number;
   /** The NodeInfo of `name`, if the cache knows anything of it (a Node object, bound pods or reservations). */
   nodeInfo(name: string): NodeInfo | undefined;
   /** Every NodeInfo, in no particular order. */

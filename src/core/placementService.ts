@@ -171,7 +171,7 @@ export class PlacementService {
     readonly options: PlacementServiceOptions,
   ) {
     this.cache = schedulerCache;
-    this.scan = new CandidateScan((name) => schedulerCache.nodeInfo(name), schedulerCache.dims);
+    this.scan = new CandidateScan((name) => schedulerCache.nodeInfo(name), schedulerCache.dims, () => schedulerCache.nodeSetVersion);
     this.offers = options.recordOffers ? new OfferLog(options.offerTtlMs) : null;
     this.rejectedPods = options.rejectedPods ? new RejectedPods(schedulerCache, options.rejectedPods) : null;
     this.percentageOfNodesToScore = options.percentageOfNodesToScore ?? 100;

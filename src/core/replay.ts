@@ -101,7 +101,7 @@ export function replay(spec: ReplaySpec, strategy: Strategy, random: () => numbe
   for (const node of spec.nodes) cache.upsertNode(node);
   for (const pod of spec.existingPods ?? []) cache.upsertPod(pod);
   const names = spec.nodes.map((n) => n.name);
-  const scan = new CandidateScan((name) => cache.nodeInfo(name), spec.dims);
+  const scan = new CandidateScan((name) => cache.nodeInfo(name), spec.dims, () => cache.nodeSetVersion);
   const placer = new Placer(strategy, random);
   const counts = new Map(names.map((name) => [name, 0]));
   const window = spec.sampling ? new SampledWindow(spec, cache) : null;

@@ -9,6 +9,7 @@
  * A scan is reused from call to call: its contents are valid until the next `run`.
  */
 import { dimensionFit, evaluateCandidate, type Evaluation } from './evaluation.js';
+import { CandidateLookup } from './candidateLookup.js';
 import { addToOfferSet } from './offers.js';
 import { inUse, startingCount, type NodeInfo, type OwnReservation } from './nodeInfo.js';
 import { pressureRatio } from './pressure.js';
@@ -67,11 +68,20 @@ export class CandidateScan {
   /** The allocatable overrides of `names` (the options', or a copy without the dropped repeats). */
   private overrides: ScanOptions['allocatableOverrides'] = undefined;
   private readonly seen = new SeenNodes();
+  private readonly lookup: CandidateLookup;
 
+  /**
+   * @param lookup the NodeInfo of a name (the cache's nodeInfo).
+   * @param version the cache's nodeSetVersion: given, each list is resolved with the help of the last one
+   *   (candidateLookup.ts); absent, every name is looked up.
+   */
   constructor(
-    private readonly lookup: (name: string) => NodeInfo | undefined,
+    lookup: (name: string) => NodeInfo | undefined,
     readonly dims: Dimensions,
-  ) {}
+    version: () => number = () => NaN,
+  ) {
+    this.lookup = new CandidateLookup(lookup, version);
+  }
 
   /**
    * Scans `names` for a pod requesting `request` (scheduler units per dimension). O(candidates × dimensions).
@@ -95,9 +105,11 @@ export class CandidateScan {
     let uniqueOverrides: (readonly number[] | null | undefined)[] | null = null;
     let count = 0;
     let feasible = 0;
+    const lookup = this.lookup;
+    lookup.begin();
     for (let i = 0; i < n; i++) {
       const name = names[i]!;
-      const info = this.lookup(name);
+      const info = lookup.next(name);
       if (seen.repeat(name, info)) {
         if (unique === null) {
           unique = names.slice(0, i);
@@ -144,6 +156,7 @@ export class CandidateScan {
       this.status[k] = fit === 0 ? FITS : DOES_NOT_FIT;
       if (fit === 0) feasible++;
     }
+    lookup.end();
     this.count = count;
     this.infos.length = count;
     this.duplicates = n - count;

@@ -153,6 +153,7 @@ export class SchedulerCache implements SchedulerCacheView {
   private nodeCount = 0;
   private podsVersion = '';
   private nextId = 0;
+  private nodeSetChanges = 0;
   private readonly ttlMs: number;
   private readonly unconfirmedTtlMs: number;
   private readonly rememberDeletedPods: number;
@@ -208,6 +209,11 @@ export class SchedulerCache implements SchedulerCacheView {
   /** Every NodeInfo id is below this bound (ids are dense and never reused). */
   get nodeIdBound(): number {
     return this.nextId;
+  }
+
+  /** Changes whenever a NodeInfo is added or dropped (never when one changes in place). */
+  get nodeSetVersion(): number {
+    return this.nodeSetChanges;
   }
 
   /** The NodeInfo of `name`, if the cache knows anything of it (a Node object, bound pods or reservations). */
@@ -484,13 +490,17 @@ export class SchedulerCache implements SchedulerCacheView {
         startingLimit: this.limitOf(null),
       };
       this.infos.set(name, info);
+      this.nodeSetChanges++;
     }
     return info;
   }
 
   /** Drops a NodeInfo that no longer says anything (no Node object, no pods, no reservations). */
   private dropIfEmpty(info: MutableNodeInfo): void {
-    if (!info.hasNode && info.starting + info.running + info.pausedCount + info.reservedCount === 0) this.infos.delete(info.name);
+    if (!info.hasNode && info.starting + info.running + info.pausedCount + info.reservedCount === 0) {
+      this.infos.delete(info.name);
+      this.nodeSetChanges++;
+    }
   }
 
   private account(pod: PodRecord, sign: 1 | -1): void {
