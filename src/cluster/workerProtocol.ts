@@ -47,7 +47,7 @@ export interface ApiWorkerData {
   readonly pausedLabel: string;
   /** Locality on: how records carry template keys and node images (PodRecordOptions.locality). */
   readonly locality?: LocalityRecordOptions | undefined;
-  readonly watch: { readonly pageSize: number; readonly minBackoffMs: number; readonly maxBackoffMs: number; readonly maxBrokenSeconds: number };
+  readonly watch: { readonly pageSize: number; readonly minBackoffMs: number; readonly maxBackoffMs: number };
   /** Event recording; null: no Events. */
   readonly events: { readonly perSecond: number; readonly maxQueued: number; readonly dedupeWindowSeconds: number } | null;
   /** The requeue object the worker writes for the main thread's Requeuer; null: no requeue. */

@@ -47,7 +47,7 @@ describe('counters at 0 before anything happened', () => {
   it('cluster mode: watch restarts and relists of nodes and pods, as soon as the watches start', async () => {
     const cache = new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 });
     const metrics = new Metrics(() => 0, { defaultMetrics: false });
-    const options = { dims: cache.dims, pausedLabel: 'sandbox-extender.io/paused', pageSize: 100, minBackoffMs: 1, maxBackoffMs: 5, maxBrokenSeconds: 30 };
+    const options = { dims: cache.dims, pausedLabel: 'sandbox-extender.io/paused', pageSize: 100, minBackoffMs: 1, maxBackoffMs: 5 };
     const live = new LiveSync(cacheUpdates(cache), { nodes: new SilentSource(), pods: new SilentSource() }, options, metricsObserver(metrics), pino({ level: 'silent' }));
     expect(await samples(metrics, 'sandbox_extender_watch_restarts_total')).toEqual([]);
     live.start();
