@@ -63,7 +63,6 @@ export class ApiThread {
     this.worker.on('message', (message: FromWorker) => this.receive(message));
     this.worker.on('error', (err) => this.died(err));
     this.worker.on('exit', (code) => this.died(new Error(`the API worker thread exited (code ${code})`)));
-    metrics.watchHealth = () => this.watchHealth();
   }
 
   /** Resolves with the API server's URL once the worker has its client; rejects when it could not start. */

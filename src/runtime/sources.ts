@@ -21,6 +21,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
 import { readSnapshotRecords, SnapshotError } from '../snapshot/snapshotFile.js';
 import { recordOptions } from './placement.js';
+import { buildService, type BuiltService } from './service.js';
 
 export interface CacheSource {
   /** Null while the verbs may decide; else why not. */
@@ -32,8 +33,6 @@ export interface CacheSource {
   readonly reload: () => void;
   readonly bind?: (request: BindRequest) => Promise<BindOutcome>;
   readonly onDecision?: (notice: DecisionNotice) => void;
-  /** Capacity freed in the cache (its capacityFreed listener): the requeue (cluster mode with requeue.enabled). */
-  readonly capacityFreed?: (freed: CapacityFreed) => void;
 }
 
 /**
@@ -89,14 +88,42 @@ function noticeEvent(n: DecisionNotice): PodEvent {
   return { pod: n.pod, type: n.result === 'placed' ? 'Normal' : 'Warning', reason: n.result === 'placed' ? 'ProjectedPlacement' : 'ProjectedPlacementFailed', message: n.message };
 }
 
+/** A configuration's service (buildService) with the source that feeds its cache: what `serve` runs. */
+export interface SourcedService extends BuiltService {
+  readonly source: CacheSource;
+}
+
 /**
- * Cluster mode: list+watch through the kubeconfig, Bindings, Events, all on the API worker thread
- * (ApiThread), so that none of it delays a verb.
+ * Snapshot mode: the service, its cache loaded from `path` (snapshotSource).
+ * @throws SnapshotError when the snapshot cannot be loaded; RangeError on an invalid starting limit.
+ */
+export async function startSnapshotMode(path: string, config: Config, logger: Logger): Promise<SourcedService> {
+  const built = buildService(config, { clusterMode: false, bindVerb: false });
+  const source = await snapshotSource(path, config, built.service.cache, built.updates, built.metrics, logger);
+  return { ...built, source };
+}
+
+/**
+ * Cluster mode: the service, and list+watch through the kubeconfig, Bindings and Events, all on the API
+ * worker thread (ApiThread) so that none of it delays a verb; resolves once the worker has its client.
  * @param onFatal called if the API worker dies (the cache would stop following the cluster).
  * @throws NoKubeConfigError / Error when no kubeconfig is usable; Error when the worker cannot start.
  */
-export async function clusterSource(config: Config, service: PlacementService, updates: CacheUpdates, metrics: Metrics, logger: Logger, onFatal: (err: Error) => void): Promise<CacheSource> {
+export async function startClusterMode(config: Config, logger: Logger, onFatal: (err: Error) => void): Promise<SourcedService> {
   const kc = loadKubeConfig(config.kubeconfig);
+  // Cluster mode's one cycle, each part handed the next when it is made: the cache tells the requeue of capacity
+  // freed, the requeue writes through the API thread, the API thread feeds the cache and reports the watches'
+  // health to the metrics. The arrows back are closures over the consts below, none called before all three
+  // exist: the cache changes only on the worker's messages, which come on a later turn of the event loop, and
+  // the metrics are read when scraped.
+  const built = buildService(config, {
+    clusterMode: true,
+    bindVerb: true,
+    capacityFreed: config.requeue.enabled ? (freed) => requeue?.capacityFreed(freed) : undefined,
+    watchHealth: () => thread.watchHealth(),
+  });
+  const { service, updates, metrics } = built;
+  const requeue = requeueOnFreedCapacity(service, (value) => thread.requeue(value), config, metrics, logger);
   const thread = new ApiThread(
     updates,
     {
@@ -116,8 +143,7 @@ export async function clusterSource(config: Config, service: PlacementService, u
   );
   const server = await thread.started();
   logger.info({ server, thread: 'api' }, 'watching nodes and pods');
-  const requeue = requeueOnFreedCapacity(service, (value) => thread.requeue(value), config, metrics, logger);
-  return {
+  const source: CacheSource = {
     notReady: () => thread.notReady(),
     readyDetails: () => thread.describe(),
     stop: async () => {
@@ -127,8 +153,8 @@ export async function clusterSource(config: Config, service: PlacementService, u
     reload: () => undefined,
     bind: (request) => thread.bind(request),
     ...(config.events.enabled ? { onDecision: (n: DecisionNotice) => thread.recordEvent(noticeEvent(n)) } : {}),
-    ...(requeue ? { capacityFreed: requeue.capacityFreed } : {}),
   };
+  return { ...built, source };
 }
 
 /**

@@ -30,7 +30,8 @@ function setup() {
   const clock = { now: 5_000_000 };
   const released: string[] = [];
   const cache = new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 }, { released: (r) => released.push(`${r.reservation.uid}:${r.reason}`) });
-  const metrics = new Metrics(() => cache.size.reservations, { defaultMetrics: false });
+  // The watch gauges read the watches' health when scraped, as buildService hands it in.
+  const metrics = new Metrics(() => cache.size.reservations, { defaultMetrics: false, watchHealth: () => live.health() });
   const nodes = scriptedDriver<Node>();
   nodes.queueLists({ items: [makeNode('n1', { cpu: '16', memory: '64Gi' })], resourceVersion: '1' });
   const pods = scriptedDriver<Pod>();
@@ -38,7 +39,6 @@ function setup() {
   const updates = encodingUpdates((update) => applyUpdates(main.updates, structuredClone([update])));
   const observer = encodingObserver((message) => applyObserved(main.observer, structuredClone(message)));
   const live = new LiveSync(updates, { nodes: nodes.source, pods: pods.source }, { ...OPTIONS, now: () => clock.now }, observer, pino({ level: 'silent' }));
-  metrics.watchHealth = () => live.health();
   const notReady = () => staleness(live.health(), MAX_BROKEN_SECONDS);
   const describe = () => describeHealth(live.health());
   const gauge = async (name: string) => {
