@@ -25,7 +25,7 @@ export interface Objects<T> {
 export const NONE: Objects<never> = { count: 0, object: () => { throw new Error('no objects'); } };
 
 /** The watch defaults of the configuration (config/schema.ts watch.*). */
-const WATCH = { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000, maxBrokenSeconds: 30 };
+const WATCH = { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 };
 
 const QUIET: SyncObserver = { started: () => undefined, restarted: () => undefined, listed: () => undefined };
 

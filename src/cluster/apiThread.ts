@@ -1,70 +1,22 @@
 /**
- * The API side of cluster mode on a worker thread of its own (apiWorker.ts), so that nothing of it
- * delays a verb's reply: decoding list and watch responses into records, creating Events and Bindings
- * all run there, and the main thread — the one answering kube-scheduler — only applies ready-made
- * records to the scheduler cache (microseconds each) and forwards Events and Bindings.
- *
- * Messages (structured clones; records and listings are plain data):
- *   main → worker  bind {id, request}, events [the Events of EVENT_BATCH_MS: turnBatch.ts],
- *                  requeue {id, value} (the write of a Requeuer round: requeuer.ts), stop
- *   worker → main  updates [batch of CacheUpdates calls, in order], observer (started / restarted /
- *                  listed), health (each watch's freshness, with the time it was read), bound {id,
- *                  outcome}, requeued {id, status, error}, eventOutcomes [batched], started, failed (at start-up), stopped
- * The main thread ages the last health it got by the time since: a worker that stops reporting looks
- * like a watch that stopped delivering, and the cache goes stale (not ready) after maxBrokenSeconds.
+ * Cluster mode's API side on a worker thread of its own (apiWorker.ts), so that none of it delays a
+ * verb's reply: the worker decodes lists and watch events into records and creates Events and Bindings;
+ * this thread, the one answering kube-scheduler, applies its ready-made records to the scheduler cache
+ * and forwards Events, Bindings and requeue writes (messages: workerProtocol.ts). Why: docs/cluster-mode.md.
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
-import type { LocalityRecordOptions } from '../core/locality.js';
 import type { CacheUpdates } from '../core/sync.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { EventOutcome, PodEvent } from './events.js';
+import type { PodEvent } from './events.js';
 import { NOT_SYNCED, describeHealth, metricsObserver, staleness, type SyncObserver } from './liveSync.js';
 import type { WatchHealth } from './reflector.js';
 import { TurnBatch } from './turnBatch.js';
+import { agedHealth, applyObserved, applyUpdates, type ApiWorkerData, type FromWorker, type ToWorker } from './workerProtocol.js';
 
 /** How long the Events of a burst are collected before they go to the worker in one message (ms). */
 export const EVENT_BATCH_MS = 50;
-
-/** One CacheUpdates call: its method name and argument. */
-export type Update = { [K in keyof CacheUpdates]: readonly [K, Parameters<CacheUpdates[K]>[0]] }[keyof CacheUpdates];
-
-export type ToWorker =
-  | { readonly t: 'bind'; readonly id: number; readonly request: BindRequest }
-  /** Events recorded since the last message (ApiThread.recordEvent batches them for EVENT_BATCH_MS). */
-  | { readonly t: 'events'; readonly events: readonly PodEvent[] }
-  | { readonly t: 'requeue'; readonly id: number; readonly value: string }
-  | { readonly t: 'stop' };
-
-export type FromWorker =
-  | { readonly t: 'updates'; readonly batch: readonly Update[] }
-  | { readonly t: 'observer'; readonly kind: keyof SyncObserver; readonly resource: string; readonly relist?: boolean }
-  | { readonly t: 'health'; readonly atMs: number; readonly health: readonly WatchHealth[] }
-  | { readonly t: 'bound'; readonly id: number; readonly outcome: BindOutcome }
-  /** error null: written; otherwise the failure and its HTTP status, if any. */
-  | { readonly t: 'requeued'; readonly id: number; readonly status: number | null; readonly error: string | null }
-  /** The outcomes of Events, batched on the worker. */
-  | { readonly t: 'eventOutcomes'; readonly outcomes: readonly EventOutcome[] }
-  | { readonly t: 'started'; readonly server: string }
-  | { readonly t: 'failed'; readonly error: string }
-  | { readonly t: 'stopped' };
-
-/** What the worker needs to start (workerData). */
-export interface ApiWorkerData {
-  /** The kubeconfig the main thread loaded (KubeConfig.exportConfig()), so both see the same cluster. */
-  readonly kubeconfig: string;
-  readonly dims: readonly string[];
-  readonly pausedLabel: string;
-  /** Locality on: how records carry template keys and node images (PodRecordOptions.locality). */
-  readonly locality?: LocalityRecordOptions | undefined;
-  readonly watch: { readonly pageSize: number; readonly minBackoffMs: number; readonly maxBackoffMs: number; readonly maxBrokenSeconds: number };
-  /** Event recording; null: no Events. */
-  readonly events: { readonly perSecond: number; readonly maxQueued: number; readonly dedupeWindowSeconds: number } | null;
-  /** The requeue object the worker writes for the main thread's Requeuer; null: no requeue. */
-  readonly requeue: { readonly namespace: string; readonly name: string } | null;
-  readonly logLevel: string;
-}
 
 /** A requeue write that failed on the worker; `code` is its HTTP status (read by statusOf), if it had one. */
 export class RequeueWriteError extends Error {
@@ -75,35 +27,6 @@ export class RequeueWriteError extends Error {
   ) {
     super(message);
   }
-}
-
-/** Applies one message's updates to `updates`, in order. */
-export function applyUpdates(updates: CacheUpdates, batch: readonly Update[]): void {
-  for (const [method, argument] of batch) (updates[method] as (a: typeof argument) => void)(argument);
-}
-
-/**
- * `batch` with its `podsAppliedAt` entries reduced to the last, moved to the end: the main thread then
- * records one resourceVersion per batch, which covers every pod change before it. Returns `batch` itself
- * when it holds at most one, already last.
- */
-export function onlyLastPodsVersion(batch: readonly Update[]): readonly Update[] {
-  let last = -1;
-  let count = 0;
-  for (let i = 0; i < batch.length; i++) {
-    if (batch[i]![0] === 'podsAppliedAt') {
-      last = i;
-      count++;
-    }
-  }
-  if (count === 0 || (count === 1 && last === batch.length - 1)) return batch;
-  return [...batch.filter((u) => u[0] !== 'podsAppliedAt'), batch[last]!];
-}
-
-/** `health` as it is at `nowMs`, read at `atMs`: every age and failing time grown by the time since. */
-export function agedHealth(health: readonly WatchHealth[], atMs: number, nowMs: number): WatchHealth[] {
-  const since = Math.max(0, nowMs - atMs);
-  return health.map((h) => ({ ...h, lastDeliveryAgeMs: h.lastDeliveryAgeMs + since, brokenMs: h.brokenMs > 0 ? h.brokenMs + since : 0 }));
 }
 
 export class ApiThread {
@@ -140,7 +63,6 @@ export class ApiThread {
     this.worker.on('message', (message: FromWorker) => this.receive(message));
     this.worker.on('error', (err) => this.died(err));
     this.worker.on('exit', (code) => this.died(new Error(`the API worker thread exited (code ${code})`)));
-    metrics.watchHealth = () => this.watchHealth();
   }
 
   /** Resolves with the API server's URL once the worker has its client; rejects when it could not start. */
@@ -154,8 +76,7 @@ export class ApiThread {
         applyUpdates(this.updates, message.batch);
         break;
       case 'observer':
-        if (message.kind === 'listed') this.observer.listed(message.resource, message.relist ?? false);
-        else this.observer[message.kind](message.resource);
+        applyObserved(this.observer, message);
         break;
       case 'health':
         this.health = { atMs: message.atMs, health: message.health };

@@ -1,22 +1,20 @@
 /**
- * The worker thread of cluster mode's API side (see apiThread.ts for why and for the messages): the
- * list/watch reflectors (LiveSync), the Binder, the EventRecorder and the requeue object's write, with their own client. Records
- * are posted to the main thread in batches (at most UPDATE_BATCH_MS after they were read, in the order the
- * changes came; any other message flushes them first), and each watch's health twice a second.
+ * The API worker thread (started by ApiThread, messages in workerProtocol.ts): the list/watch reflectors
+ * (LiveSync), the Binder, the EventRecorder and the requeue object's write, with a client of its own.
+ * Records go to the main thread in batches, in the order the changes came; each watch's health twice a second.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import type { CacheUpdates } from '../core/sync.js';
 import { statusOf } from './apiStatus.js';
-import { onlyLastPodsVersion, type ApiWorkerData, type FromWorker, type ToWorker, type Update } from './apiThread.js';
 import { Binder } from './binder.js';
 import { EventRecorder, type EventOutcome } from './events.js';
 import { keepAliveConfiguration, nodeSource, podSource } from './kubeClient.js';
-import { LiveSync, type SyncObserver } from './liveSync.js';
+import { LiveSync } from './liveSync.js';
 import { requeueMergePatchWrite, requeueObjectWrite } from './requeuer.js';
 import { ApiWrites } from './apiWrites.js';
 import { TurnBatch } from './turnBatch.js';
+import { encodingObserver, encodingUpdates, onlyLastPodsVersion, type ApiWorkerData, type FromWorker, type ToWorker, type Update } from './workerProtocol.js';
 
 /** How long Event outcomes (counted in a metric) are collected before they go to the main thread (ms). */
 const OUTCOME_BATCH_MS = 250;
@@ -41,28 +39,12 @@ const post = (message: FromWorker) => {
 const logger = pino({ level: data.logLevel, base: { app: 'sandbox-extender', thread: 'api' } });
 
 /**
- * CacheUpdates that queue each call and post them together, UPDATE_BATCH_MS after the first: the main
- * thread applies a burst's watch events in one message instead of one per turn of this thread. Of the
- * pods' resourceVersions only the last of a batch is sent, after the changes it covers (onlyLastPodsVersion).
+ * The watches' CacheUpdates: each call queued and posted with the others of its batch, UPDATE_BATCH_MS after
+ * the first, so the main thread applies a burst's watch events in one message instead of one per turn of this
+ * thread. Of the pods' resourceVersions only the last of a batch is sent, after the changes it covers.
  */
-function postingUpdates(): CacheUpdates {
-  const push = (update: Update) => updateBatch.push(update);
-  return {
-    replaceNodes: (listing) => push(['replaceNodes', { nodes: listing.nodes, keptNodes: listing.keptNodes }]),
-    replacePods: (listing) => push(['replacePods', { pods: listing.pods, keptPods: listing.keptPods }]),
-    upsertNode: (record) => push(['upsertNode', record]),
-    deleteNode: (name) => push(['deleteNode', name]),
-    upsertPod: (record) => push(['upsertPod', record]),
-    deletePod: (uid) => push(['deletePod', uid]),
-    podsAppliedAt: (resourceVersion) => push(['podsAppliedAt', resourceVersion]),
-  };
-}
-
-const observer: SyncObserver = {
-  started: (resource) => post({ t: 'observer', kind: 'started', resource }),
-  restarted: (resource) => post({ t: 'observer', kind: 'restarted', resource }),
-  listed: (resource, relist) => post({ t: 'observer', kind: 'listed', resource, relist }),
-};
+const updates = encodingUpdates((update) => updateBatch.push(update));
+const observer = encodingObserver(post);
 
 async function start(): Promise<void> {
   const kc = new KubeConfig();
@@ -76,7 +58,7 @@ async function start(): Promise<void> {
     : writes
       ? requeueMergePatchWrite(writes, data.requeue.namespace, data.requeue.name)
       : requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name);
-  const live = new LiveSync(postingUpdates(), { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, locality: data.locality, ...data.watch }, observer, logger);
+  const live = new LiveSync(updates, { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, locality: data.locality, ...data.watch }, observer, logger);
   const binder = new Binder(writes ?? api);
   const events = data.events;
   const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }), OUTCOME_BATCH_MS);

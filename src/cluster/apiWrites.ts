@@ -1,24 +1,10 @@
 /**
- * The extender's writes to the API server — an Event per placement decision, a Binding per bind, the
- * requeue object's patch — and the pod read a bind may need, over one keep-alive connection pool of
- * undici (Node's own HTTP client project). The rest of the Kubernetes client side (kubeconfig, lists,
- * watches) stays @kubernetes/client-node's.
- *
- * Why not client-node's generated API here: per request it re-reads the kubeconfig's CA, certificate
- * and key files and builds a new https.Agent (KubeConfig.applySecurityAuthentication), then runs the
- * request through node-fetch and an rxjs pipeline and deserialises the reply into model classes; for
- * an Event that nobody reads back that came to about 0.5 ms of CPU on the event loop per request, twice
- * what undici needs for the same POST (docs/benchmarks.md, "CPU per placed pod"). The TLS settings are
- * read once here, and the authentication headers (bearer token, exec or auth-provider credentials,
- * impersonation) are taken from the kubeconfig the way client-node applies them, again every
- * HEADERS_MAX_AGE_MS, so rotated tokens are picked up.
- *
- * Each method has the signature of the client-node method it stands for (the subset the extender
- * calls), so EventRecorder, Binder and the requeue write work with either. A refused request throws an
- * ApiWriteError whose `code` is the HTTP status (read by apiStatus.ts statusOf) and whose message is the
- * Status message of the reply.
- */
-import type { KubeConfig, V1Binding, CoreV1Event, V1Pod } from '@kubernetes/client-node';
+ * The extender's writes to the API server (an Event per decision, a Binding per bind, the requeue object's
+ * patch) and the pod read a bind may need, through undici with one connection pool and one TLS context, the
+ * authentication headers taken from the kubeconfig as client-node applies them (why: ADR 0008). Each method
+ * has the signature of the client-node method it stands for, so EventRecorder, Binder and the requeue write
+ * take either; a refused request throws an ApiWriteError with the HTTP status in `code`.
+ */import type { KubeConfig, V1Binding, CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { createSecureContext } from 'node:tls';
 import { Pool } from 'undici';
 

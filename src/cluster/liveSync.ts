@@ -1,13 +1,8 @@
 /**
- * Live cluster mode: two reflectors (Nodes, Pods) keep the scheduler cache in step with the API
- * server. Each object is turned into a compact record at once and dropped, so memory holds records,
- * never objects; the records go to CacheUpdates — the cache itself, or a poster to the main thread
- * when the API side runs on a worker thread (apiWorker.ts).
- *
- * Ready once both initial lists have been applied, and as long as neither list/watch has been broken
- * (failing to list or watch) for longer than `maxBrokenSeconds`: past that the cache may have missed
- * any number of changes, so the verbs refuse (pods wait) rather than decide on a stale view. A quiet
- * watch is not broken (see Reflector: health).
+ * Two reflectors (Nodes, Pods) that keep a scheduler cache in step with the API server, on the API
+ * worker thread (apiWorker.ts): each object becomes a compact record at once and is dropped, so memory
+ * holds records, never objects, and the records go to CacheUpdates (there, the poster to the main thread).
+ * Also the readiness rule the main thread applies to the watches' health (staleness: docs/cluster-mode.md).
  */
 import type { Logger } from 'pino';
 import type { Node, Pod } from '../core/kubeObjects.js';
@@ -52,8 +47,6 @@ export interface LiveSyncOptions {
   readonly pageSize: number;
   readonly minBackoffMs: number;
   readonly maxBackoffMs: number;
-  /** A list/watch failing for longer than this (seconds) makes the cache stale: not ready. */
-  readonly maxBrokenSeconds: number;
   /** Clock of the health figures (ms); default Date.now. */
   readonly now?: () => number;
 }
@@ -70,7 +63,7 @@ export class LiveSync {
   constructor(
     updates: CacheUpdates,
     sources: { readonly nodes: ResourceSource<Node>; readonly pods: ResourceSource<Pod> },
-    private readonly options: LiveSyncOptions,
+    options: LiveSyncOptions,
     private readonly observer: SyncObserver,
     private readonly logger: Logger,
   ) {
@@ -157,20 +150,6 @@ export class LiveSync {
   /** Each reflector's freshness now. */
   health(): WatchHealth[] {
     return [this.nodes.health(), this.pods.health()];
-  }
-
-  /**
-   * Null while the verbs may decide; else why not (VerbDeps.notReady): the initial lists are not
-   * applied yet, or a list/watch has been failing for longer than maxBrokenSeconds (the text names
-   * it, how long, its last error and the age of its last event).
-   */
-  notReady(): string | null {
-    return staleness(this.health(), this.options.maxBrokenSeconds);
-  }
-
-  /** One line per resource for the /readyz body (see describeHealth). */
-  describe(): string {
-    return describeHealth(this.health());
   }
 
   start(): void {

@@ -1,39 +1,10 @@
 /**
- * A reflector: keeps a consumer in step with one resource of the API server by list + watch, as
- * client-go's Reflector does (Kubernetes v1.36 staging/src/k8s.io/client-go/tools/cache/reflector.go:
- * ListAndWatch, watch, handleAnyWatch), without keeping the objects (the consumer converts each one
- * into a compact record and drops it).
- *
- * Lifecycle of one session (repeated until stop()):
- *
- *   list (paginated, `limit` per page) ──► sink.add(each page) ──► sink.complete ──► watch from the last resourceVersion
- *        ▲                                                          │ ADDED/MODIFIED/DELETED → event(); its resourceVersion
- *        │                                                          │ BOOKMARK → its resourceVersion
- *        │ 410 Gone in any form: an ERROR event carrying a Status   │
- *        │ of code 410 in the stream (how the API server reports    │ the server ends the watch (timeoutSeconds,
- *        │ an expired resourceVersion on an open watch), or HTTP    │ shutdown) → watch again at once from the
- *        └─ 410 on the watch request: relist at once ◄──────────────┤ last resourceVersion seen
- *                                                                   │
- *           any other failure (list refused, connection broken or ─┘
- *           refused, an ERROR event of another code, a watch the server ends at once with nothing delivered,
- *           one not ended well after its timeoutSeconds): the session fails and is retried with capped
- *           exponential backoff (p-retry), resuming the watch from the last resourceVersion seen, so a resume
- *           the API server refuses (410) relists. A session that ends normally resets the backoff.
- *
- * The listing sink receives every object of a (re)list, page by page, and `complete` makes the consumer's
- * state exactly that listing, so the consumer can delete what is gone: that is how deletions missed while the
- * watch was down (tombstones) release what those pods held.
- *
- * The source's watch follows @kubernetes/client-node 1.4's Watch (see ResourceSource.watch); in
- * particular its `done` callback runs inside abort() with an AbortError, so why a watch ended is
- * decided before the reflector aborts it, never from what `done` reports afterwards.
- *
- * Health (for staleness): when the watch last delivered something (an event, a bookmark, or a
- * completed list), and since when the session has been failing. A session is broken from its first
- * failure until a list completes, the watch delivers an event or bookmark, or a watch has stayed open
- * for HEALTHY_WATCH_MS; a quiet watch, or one the server ends at its timeout, is never broken.
- */
-import pRetry from 'p-retry';
+ * A reflector: keeps a consumer in step with one resource of the API server by list + watch, as client-go's
+ * Reflector does (Kubernetes v1.36 staging/src/k8s.io/client-go/tools/cache/reflector.go: ListAndWatch, watch,
+ * handleAnyWatch), without keeping the objects: each list page and watch event goes to the consumer, which
+ * keeps a compact record. A 410 Gone in either form relists; any other failure is retried with capped backoff
+ * from the last resourceVersion. The session, its failures and its health: docs/cluster-mode.md#one-listwatch-session.
+ */import pRetry from 'p-retry';
 import { statusOf } from './apiStatus.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';

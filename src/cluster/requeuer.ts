@@ -1,24 +1,10 @@
 /**
- * Makes kube-scheduler retry the pods this extender rejected for capacity, once capacity frees where
- * kube-scheduler cannot see it (docs/adr/0006-requeue-nudge.md; which pods: core/rejections.ts).
- *
- * The nudge is one merge patch of an annotation on a CSIStorageCapacity object the installation
- * creates for the purpose (the "requeue object", `requeue.namespace`/`requeue.name`): kube-scheduler
- * watches CSIStorageCapacity objects whenever an extender is configured, and any update of one moves
- * every pod an extender rejected out of its unschedulable pool (Kubernetes v1.36
- * pkg/scheduler/eventhandlers.go: addAllEventHandlers, buildEvtResHandler → MoveAllToActiveOrBackoffQueue;
- * the pseudo plugin `Extender` registers every event with no queueing hint). RBAC: `patch` on that one
- * object (resourceNames) in its namespace; no access to pods. One write requeues every waiting pod, so
- * a burst of freed capacity costs one write per round, not one per pod.
- *
- * Never on a verb's path: {@link Requeuer.wake} only marks work and returns; the round runs on a later
- * turn of the event loop (its write on the API worker thread when there is one: apiThread.ts),
- * rate-limited to `perSecond` rounds (p-throttle), one at a time, each taking every nudge due by then
- * (coalesced). A failed write is retried with capped backoff (p-retry), except
- * 403 and 404 (missing RBAC or requeue object: logged as such); the pods of a round that finally failed
- * are handed back (`failed`) so that a later freed capacity can nudge them again.
- */
-import { PatchStrategy, setHeaderOptions, type StorageV1Api } from '@kubernetes/client-node';
+ * Makes kube-scheduler retry the pods this extender rejected for capacity once capacity frees where it
+ * cannot see it, by a merge patch of an annotation on a CSIStorageCapacity object (the "requeue object"):
+ * any update of one moves every pod an extender rejected out of the unschedulable pool (Kubernetes v1.36
+ * pkg/scheduler/eventhandlers.go: addAllEventHandlers, buildEvtResHandler → MoveAllToActiveOrBackoffQueue).
+ * Why and what was measured: docs/adr/0006-requeue-nudge.md; which pods: core/rejections.ts.
+ */import { PatchStrategy, setHeaderOptions, type StorageV1Api } from '@kubernetes/client-node';
 import pRetry, { AbortError } from 'p-retry';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
@@ -76,6 +62,13 @@ export interface RequeuerOptions {
   readonly onNudged?: (result: NudgeResult, pods: number) => void;
 }
 
+/**
+ * The requeue's rounds, never on a verb's path: wake() only marks work; a round runs on a later turn of the
+ * event loop, at most `perSecond` a second (p-throttle), one at a time, each taking every nudge due by then.
+ * A failed write is retried with capped backoff (p-retry), except 403 and 404 (RBAC or the requeue object
+ * missing: logged as such); the pods of a round that failed for good are handed back (`failed`), so that a
+ * later freed capacity nudges them again. RBAC: `patch` on the one requeue object (resourceNames).
+ */
 export class Requeuer {
   private dirty = false;
   private pumping: Promise<void> | null = null;

@@ -1,4 +1,5 @@
-/** Batching of thread messages (the API worker thread's Events and their outcomes). */
+/** Batching of the messages between the main thread and the API worker thread (workerProtocol.ts). */
+
 /**
  * Items pushed during one turn of the event loop — or, with `delayMs`, during that many ms — handed to
  * `send` together: at the next setImmediate (after the current callback and its I/O writes), or when the

@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { isRecord } from '../core/kubeObjects.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
-import { configSchema, type Config, type ConfigInput } from './schema.js';
+import { REMOVED_SETTINGS, configSchema, type Config, type ConfigInput } from './schema.js';
 
 /** Thrown when the configuration is invalid; `issues` lists every problem as `path: message`. */
 export class ConfigError extends Error {
@@ -18,14 +18,24 @@ export class ConfigError extends Error {
 
 /**
  * Validates `input` (a parsed YAML document merged with overrides) and returns a frozen Config.
- * @throws ConfigError listing every issue with its path (e.g. `server.port: Too big: expected number to be <=65535`).
+ * @throws ConfigError listing every issue with its path (e.g. `server.port: Too big: expected number to be <=65535`),
+ *   a removed setting with what to do instead (REMOVED_SETTINGS).
  */
 export function parseConfig(input: unknown, source = 'configuration'): Config {
-  const result = configSchema.safeParse(input ?? {});
-  if (!result.success) {
-    throw new ConfigError(source, result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
-  }
+  const { removed, rest } = splitRemoved(input ?? {});
+  const result = configSchema.safeParse(rest);
+  const issues = removed.map((key) => `${key}: ${REMOVED_SETTINGS[key]}`);
+  if (!result.success) issues.push(...result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
+  if (!result.success || issues.length > 0) throw new ConfigError(source, issues);
   return deepFreeze(result.data);
+}
+
+/** The removed settings `input` sets, and `input` without them (so the schema does not report them again, less clearly). */
+function splitRemoved(input: unknown): { removed: string[]; rest: unknown } {
+  if (!isRecord(input)) return { removed: [], rest: input };
+  const removed = Object.keys(input).filter((key) => Object.hasOwn(REMOVED_SETTINGS, key));
+  if (removed.length === 0) return { removed, rest: input };
+  return { removed, rest: Object.fromEntries(Object.entries(input).filter(([key]) => !removed.includes(key))) };
 }
 
 /**

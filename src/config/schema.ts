@@ -148,11 +148,6 @@ export const configSchema = z
      */
     kubeconfig: z.string().min(1).optional(),
     /**
-     * Cluster mode: run the API side (decoding lists and watch events into records, Events, Bindings) on
-     * a worker thread, so that none of it delays a verb's reply; false runs it on the main thread.
-     */
-    apiWorker: z.boolean().default(true),
-    /**
      * Filter decisions made on a scratch copy before the server listens, so that the verbs' code is
      * compiled before kube-scheduler's first burst (runtime/warmUp.ts); 0: none.
      */
@@ -229,6 +224,14 @@ export const configSchema = z
     message: 'startingLimit.perCore counts cores of allocatable cpu: add cpu to dimensions',
     path: ['startingLimit', 'perCore'],
   });
+
+/**
+ * Top-level settings the extender once had, each with why it went and what to do: a file that still sets
+ * one is refused with that message (parseConfig), as any other bad setting, rather than run without it.
+ */
+export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
+  apiWorker: 'no longer a setting: the API side (lists, watches, Events, Bindings) always runs on a worker thread; delete this line',
+};
 
 export type Config = z.infer<typeof configSchema>;
 /** What a config file (or a test) may give: every field optional. */

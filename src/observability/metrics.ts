@@ -37,8 +37,6 @@ export class Metrics {
   readonly cacheSynced: Gauge<'resource'>;
   readonly watchLastEventAge: Gauge<'resource'>;
   readonly watchBroken: Gauge<'resource'>;
-  /** Read at scrape time by the two watch gauges; set in cluster mode (unset: no series). */
-  watchHealth: (() => Iterable<{ readonly resource: string; readonly lastDeliveryAgeMs: number; readonly brokenMs: number }>) | null = null;
   readonly binds: Counter<'result'>;
   readonly events: Counter<'outcome'>;
   readonly nodePressure: Gauge<'node' | 'resource'>;
@@ -50,8 +48,6 @@ export class Metrics {
   readonly rejectedPods: Gauge;
   readonly rejectedPodsDropped: Counter;
   readonly duplicateCandidates: Counter<'verb'>;
-  /** Read at scrape time by sandbox_extender_rejected_pods: pods remembered for a requeue (0 where nothing is remembered). */
-  rejectedPodsRemembered: () => number = () => 0;
 
   /**
    * @param pendingReservations read at scrape time.
@@ -65,6 +61,10 @@ export class Metrics {
       nodePressures?: () => Iterable<readonly [string, string, number]>;
       /** Node and pod records in the model, read at scrape time. */
       modelSize?: () => { readonly nodes: number; readonly pods: number };
+      /** Each watch's freshness (ms), read at scrape time by the two watch gauges (cluster mode; unset: no series). */
+      watchHealth?: () => Iterable<{ readonly resource: string; readonly lastDeliveryAgeMs: number; readonly brokenMs: number }>;
+      /** Pods remembered for a requeue, read at scrape time by sandbox_extender_rejected_pods (unset: 0). */
+      rejectedPods?: () => number;
     } = {},
   ) {
     const registers = [this.registry];
@@ -128,7 +128,7 @@ export class Metrics {
     this.watchRestarts = new Counter({ name: 'sandbox_extender_watch_restarts_total', help: 'List/watch sessions that failed and were restarted with backoff, by resource.', labelNames: ['resource'], registers });
     this.lists = new Counter({ name: 'sandbox_extender_watch_lists_total', help: 'Complete lists applied, by resource and kind (initial, relist).', labelNames: ['resource', 'kind'], registers });
     this.cacheSynced = new Gauge({ name: 'sandbox_extender_cache_synced', help: '1 once the initial list of the resource has been applied.', labelNames: ['resource'], registers });
-    const watchHealth = () => this.watchHealth?.() ?? [];
+    const watchHealth = options.watchHealth ?? (() => []);
     this.watchLastEventAge = new Gauge({
       name: 'sandbox_extender_watch_last_event_age_seconds',
       help: 'Seconds since the watch of the resource last delivered an event or bookmark, or its list completed (a quiet cluster still gets a bookmark about once a minute).',
@@ -189,7 +189,7 @@ export class Metrics {
       registers,
     });
     for (const result of ['requeued', 'failed']) this.requeueWrites.inc({ result }, 0);
-    const remembered = () => this.rejectedPodsRemembered();
+    const remembered = options.rejectedPods ?? (() => 0);
     this.rejectedPods = new Gauge({
       name: 'sandbox_extender_rejected_pods',
       help: 'Pods this extender rejected for capacity that it remembers, to requeue them when capacity frees (at most requeue.maxPods).',

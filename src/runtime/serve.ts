@@ -1,7 +1,7 @@
 /**
- * Composition root of `sandbox-extender serve`: the only place that reads the clock, draws random
- * numbers, starts the cache's source (snapshot file or API watches), owns timers and listens on a
- * socket.
+ * Composition root of `sandbox-extender serve`, with sources.ts (each mode's service and the source that
+ * feeds its cache: snapshot file or API watches): the only place that reads the clock, draws random
+ * numbers, owns timers and listens on a socket.
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -11,9 +11,8 @@ import { startEventLoopSampler, type Metrics } from '../observability/metrics.js
 import { RequestLog } from '../observability/requestLog.js';
 import { createApp } from '../server/app.js';
 import { createListener } from '../server/listen.js';
-import { buildService } from './service.js';
+import { startClusterMode, startSnapshotMode } from './sources.js';
 import { warmUp } from './warmUp.js';
-import { clusterSource, snapshotSource, type CacheSource } from './sources.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -43,13 +42,7 @@ function sweepIntervalMs(config: Config, clusterMode: boolean): number {
  */
 export async function serve(config: Config, logger: Logger, onFatal: (err: Error) => void = () => process.exit(1)): Promise<RunningServer> {
   const clusterMode = !config.snapshot.path;
-  // Capacity freed in the cache goes to the source's requeue (cluster mode), which the source makes once it
-  // has its API client; until then nothing can be waiting for it (no verb is answered before the server listens).
-  let source: CacheSource | undefined = undefined;
-  const { service, updates, metrics } = buildService(config, { clusterMode, bindVerb: clusterMode, capacityFreed: (freed) => source?.capacityFreed?.(freed) });
-  source = config.snapshot.path
-    ? await snapshotSource(config.snapshot.path, config, service.cache, updates, metrics, logger)
-    : await clusterSource(config, service, updates, metrics, logger, onFatal);
+  const { service, metrics, source } = config.snapshot.path ? await startSnapshotMode(config.snapshot.path, config, logger) : await startClusterMode(config, logger, onFatal);
   // While the cache's source lists (cluster mode: on the API worker thread), the verbs' code is compiled on a scratch copy.
   if (config.warmUpDecisions > 0) {
     const warm = warmUp(config, config.warmUpDecisions);

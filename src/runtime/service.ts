@@ -3,6 +3,7 @@
  * doors (placement.ts) and the metrics that read it and count its releases. Shared by `serve`, the
  * benchmarks and the HTTP tests; the offline commands take placement.ts alone.
  */
+import type { WatchHealth } from '../cluster/reflector.js';
 import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
 import type { Config } from '../config/schema.js';
 import { currentPressure } from '../core/nodeInfo.js';
@@ -17,6 +18,8 @@ export interface ServiceOptions {
   readonly bindVerb?: boolean;
   /** Told of capacity freed in the cache (cluster mode: the requeue, runtime/sources.ts). */
   readonly capacityFreed?: (freed: CapacityFreed) => void;
+  /** Each watch's freshness, for the watch gauges (cluster mode: the API thread's reports). */
+  readonly watchHealth?: () => Iterable<WatchHealth>;
 }
 
 /** What buildService makes: the decision side with the read-only view (`service.cache`), the informer side, the metrics. */
@@ -30,6 +33,8 @@ export function buildService(config: Config, options: ServiceOptions = {}): Buil
   const metrics = new Metrics(() => placement.service.cache.size.reservations, {
     nodePressures: () => nodePressures(placement.service.cache, config.metrics.maxNodeSeries),
     modelSize: () => placement.service.cache.size,
+    rejectedPods: () => placement.service.rejectedPods?.size ?? 0,
+    watchHealth: options.watchHealth,
   });
   const placement = buildPlacement(config, {
     clusterMode: options.clusterMode,
@@ -37,7 +42,6 @@ export function buildService(config: Config, options: ServiceOptions = {}): Buil
     listeners: { released: (release) => metrics.released(release.reason), capacityFreed: options.capacityFreed },
     rejectedPodDropped: () => metrics.rejectedPodsDropped.inc(),
   });
-  metrics.rejectedPodsRemembered = () => placement.service.rejectedPods?.size ?? 0;
   return { ...placement, metrics };
 }
 

@@ -6,14 +6,11 @@
  *   creates Bindings, each decision is recorded as an Event on the pod, and pods rejected for
  *   capacity are requeued when capacity frees where kube-scheduler cannot see it (requeue.*).
  */
-import { CoreV1Api, StorageV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { Binder } from '../cluster/binder.js';
 import { ApiThread } from '../cluster/apiThread.js';
-import { EventRecorder, type PodEvent } from '../cluster/events.js';
-import { keepAliveConfiguration, loadKubeConfig, nodeSource, podSource } from '../cluster/kubeClient.js';
-import { LiveSync, metricsObserver } from '../cluster/liveSync.js';
-import { Requeuer, requeueObjectWrite, type RequeueWrite } from '../cluster/requeuer.js';
+import type { PodEvent } from '../cluster/events.js';
+import { loadKubeConfig } from '../cluster/kubeClient.js';
+import { Requeuer, type RequeueWrite } from '../cluster/requeuer.js';
 import type { Config } from '../config/schema.js';
 import type { BindOutcome, BindRequest } from '../core/binding.js';
 import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
@@ -24,6 +21,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
 import { readSnapshotRecords, SnapshotError } from '../snapshot/snapshotFile.js';
 import { recordOptions } from './placement.js';
+import { buildService, type BuiltService } from './service.js';
 
 export interface CacheSource {
   /** Null while the verbs may decide; else why not. */
@@ -35,8 +33,6 @@ export interface CacheSource {
   readonly reload: () => void;
   readonly bind?: (request: BindRequest) => Promise<BindOutcome>;
   readonly onDecision?: (notice: DecisionNotice) => void;
-  /** Capacity freed in the cache (its capacityFreed listener): the requeue (cluster mode with requeue.enabled). */
-  readonly capacityFreed?: (freed: CapacityFreed) => void;
 }
 
 /**
@@ -92,16 +88,42 @@ function noticeEvent(n: DecisionNotice): PodEvent {
   return { pod: n.pod, type: n.result === 'placed' ? 'Normal' : 'Warning', reason: n.result === 'placed' ? 'ProjectedPlacement' : 'ProjectedPlacementFailed', message: n.message };
 }
 
+/** A configuration's service (buildService) with the source that feeds its cache: what `serve` runs. */
+export interface SourcedService extends BuiltService {
+  readonly source: CacheSource;
+}
+
 /**
- * Cluster mode: list+watch through the kubeconfig, Bindings, Events. By default (`apiWorker`) the API
- * side runs on a worker thread (ApiThread), so that decoding watch events, creating Events and Bindings
- * never delays a verb; `apiWorker: false` runs it on the main thread.
+ * Snapshot mode: the service, its cache loaded from `path` (snapshotSource).
+ * @throws SnapshotError when the snapshot cannot be loaded; RangeError on an invalid starting limit.
+ */
+export async function startSnapshotMode(path: string, config: Config, logger: Logger): Promise<SourcedService> {
+  const built = buildService(config, { clusterMode: false, bindVerb: false });
+  const source = await snapshotSource(path, config, built.service.cache, built.updates, built.metrics, logger);
+  return { ...built, source };
+}
+
+/**
+ * Cluster mode: the service, and list+watch through the kubeconfig, Bindings and Events, all on the API
+ * worker thread (ApiThread) so that none of it delays a verb; resolves once the worker has its client.
  * @param onFatal called if the API worker dies (the cache would stop following the cluster).
  * @throws NoKubeConfigError / Error when no kubeconfig is usable; Error when the worker cannot start.
  */
-export async function clusterSource(config: Config, service: PlacementService, updates: CacheUpdates, metrics: Metrics, logger: Logger, onFatal: (err: Error) => void): Promise<CacheSource> {
+export async function startClusterMode(config: Config, logger: Logger, onFatal: (err: Error) => void): Promise<SourcedService> {
   const kc = loadKubeConfig(config.kubeconfig);
-  if (!config.apiWorker) return inProcessClusterSource(kc, config, service, updates, metrics, logger);
+  // Cluster mode's one cycle, each part handed the next when it is made: the cache tells the requeue of capacity
+  // freed, the requeue writes through the API thread, the API thread feeds the cache and reports the watches'
+  // health to the metrics. The arrows back are closures over the consts below, none called before all three
+  // exist: the cache changes only on the worker's messages, which come on a later turn of the event loop, and
+  // the metrics are read when scraped.
+  const built = buildService(config, {
+    clusterMode: true,
+    bindVerb: true,
+    capacityFreed: config.requeue.enabled ? (freed) => requeue?.capacityFreed(freed) : undefined,
+    watchHealth: () => thread.watchHealth(),
+  });
+  const { service, updates, metrics } = built;
+  const requeue = requeueOnFreedCapacity(service, (value) => thread.requeue(value), config, metrics, logger);
   const thread = new ApiThread(
     updates,
     {
@@ -109,7 +131,7 @@ export async function clusterSource(config: Config, service: PlacementService, u
       dims: service.cache.dims.names,
       pausedLabel: config.pausedLabel,
       locality: recordOptions(config).locality,
-      watch: config.watch,
+      watch: { pageSize: config.watch.pageSize, minBackoffMs: config.watch.minBackoffMs, maxBackoffMs: config.watch.maxBackoffMs },
       events: config.events.enabled ? config.events : null,
       requeue: config.requeue.enabled ? { namespace: config.requeue.namespace, name: config.requeue.name } : null,
       logLevel: config.logLevel,
@@ -121,8 +143,7 @@ export async function clusterSource(config: Config, service: PlacementService, u
   );
   const server = await thread.started();
   logger.info({ server, thread: 'api' }, 'watching nodes and pods');
-  const requeue = requeueOnFreedCapacity(service, (value) => thread.requeue(value), config, metrics, logger);
-  return {
+  const source: CacheSource = {
     notReady: () => thread.notReady(),
     readyDetails: () => thread.describe(),
     stop: async () => {
@@ -132,43 +153,14 @@ export async function clusterSource(config: Config, service: PlacementService, u
     reload: () => undefined,
     bind: (request) => thread.bind(request),
     ...(config.events.enabled ? { onDecision: (n: DecisionNotice) => thread.recordEvent(noticeEvent(n)) } : {}),
-    ...(requeue ? { capacityFreed: requeue.capacityFreed } : {}),
   };
-}
-
-function inProcessClusterSource(kc: KubeConfig, config: Config, service: PlacementService, updates: CacheUpdates, metrics: Metrics, logger: Logger): CacheSource {
-  const configuration = keepAliveConfiguration(kc);
-  const api = new CoreV1Api(configuration);
-  const requeue = requeueOnFreedCapacity(service, requeueObjectWrite(new StorageV1Api(configuration), config.requeue.namespace, config.requeue.name), config, metrics, logger);
-  const live = new LiveSync(updates, { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: service.cache.dims, pausedLabel: config.pausedLabel, locality: recordOptions(config).locality, ...config.watch }, metricsObserver(metrics), logger);
-  metrics.watchHealth = () => live.health();
-  live.start();
-  logger.info({ server: kc.getCurrentCluster()?.server }, 'watching nodes and pods');
-  const binder = new Binder(api);
-  const source: CacheSource = {
-    notReady: () => live.notReady(),
-    readyDetails: () => live.describe(),
-    stop: async () => {
-      await requeue?.requeuer.stop();
-      await live.stop();
-    },
-    reload: () => undefined,
-    bind: (request) => binder.bind(request),
-    ...(requeue ? { capacityFreed: requeue.capacityFreed } : {}),
-  };
-  if (!config.events.enabled) return source;
-  const recorder = new EventRecorder(
-    api,
-    { eventsPerSecond: config.events.perSecond, maxQueued: config.events.maxQueued, dedupeWindowMs: config.events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => metrics.events.inc({ outcome }) },
-    logger,
-  );
-  return { ...source, onDecision: (n) => recorder.record(noticeEvent(n)) };
+  return { ...built, source };
 }
 
 /**
  * Cluster mode: capacity freed in the cache (`capacityFreed`, the cache's listener) is noted for the
  * pods Filter rejected (RejectedPods), and the Requeuer asks kube-scheduler to retry those that fit
- * now, off the verbs' path, through `write` (on the API worker thread, or a client here). Null when
+ * now, off the verbs' path, through `write` (on the API worker thread). Null when
  * requeue is disabled (the service then remembers no rejections).
  */
 function requeueOnFreedCapacity(

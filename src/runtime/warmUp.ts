@@ -1,16 +1,9 @@
 /**
- * A warm-up before the server listens. V8 runs a function in its interpreter until it has been called
- * often enough, then compiles it; measured in cluster mode against 1,000 nodes, the first 250 Filter
- * calls after a start cost about 2.5× the CPU and wall time of later ones (docs/benchmarks.md, "Warm-up"),
- * and in a cluster the first burst after a start ran at 0.73–0.76 of the later ones' rate.
- *
- * So `serve` first runs the Filter path `decisions` times on a scratch placement of its own: the same
- * configuration, `WARM_UP_NODES` synthetic nodes fed through the informer side, distinct pods through the
- * verb (request parsing, the pod record, the candidate scan, the strategy, the reservation, the placement
- * explanation and the reply's encoding). Nothing of it reaches the real cache, the metrics or the API
- * server; it takes a few hundred milliseconds of one core at start-up.
- */
-import { pino } from 'pino';
+ * A warm-up before the server listens: the Filter path run `decisions` times on a scratch placement of its
+ * own (same configuration, synthetic nodes and pods), so that V8 has compiled the verbs' code before
+ * kube-scheduler's first burst (the first ~250 calls after a start otherwise cost ~2.5× the CPU:
+ * docs/benchmarks.md). Nothing of it reaches the real cache, the metrics or the API server.
+ */import { pino } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Node, Pod } from '../core/kubeObjects.js';
 import { toNodeRecord } from '../core/records.js';

@@ -21,7 +21,6 @@ const DEFAULTS = {
   kubeScheduler: { percentageOfNodesToScore: 100 },
   startingLimit: {},
   locality: { enabled: false, pressureBand: 0.05, templateLabel: 'agents.x-k8s.io/sandbox-template-ref-hash', ttlSeconds: 28_800, maxEntries: 100_000, maxImagesPerNode: 50 },
-  apiWorker: true,
   warmUpDecisions: 500,
   pausedLabel: 'sandbox-extender.io/paused',
   schedulerName: 'sandbox-scheduler',
@@ -111,7 +110,6 @@ describe('a full, valid file', () => {
         'kubeScheduler: {percentageOfNodesToScore: 0}',
         'startingLimit: {perNode: 8, perCore: 0.125}',
         'locality: {enabled: true, pressureBand: 0.1, templateLabel: example.com/template, ttlSeconds: 60, maxEntries: 10, maxImagesPerNode: 5}',
-        'apiWorker: false',
         'pausedLabel: example.com/paused',
         'schedulerName: my-scheduler',
         'randomSeed: 42',
@@ -141,7 +139,6 @@ describe('a full, valid file', () => {
       kubeScheduler: { percentageOfNodesToScore: 0 },
       startingLimit: { perNode: 8, perCore: 0.125 },
       locality: { enabled: true, pressureBand: 0.1, templateLabel: 'example.com/template', ttlSeconds: 60, maxEntries: 10, maxImagesPerNode: 5 },
-      apiWorker: false,
       warmUpDecisions: 500,
       pausedLabel: 'example.com/paused',
       schedulerName: 'my-scheduler',
@@ -230,6 +227,30 @@ describe('every problem is listed with its path', () => {
     ['a zero staleness bound', { watch: { maxBrokenSeconds: 0 } }, 'watch.maxBrokenSeconds: Too small: expected number to be >0'],
   ])('%s', (_name, input, issue) => {
     expect(configError(() => parseConfig(input)).issues).toEqual([issue]);
+  });
+});
+
+describe('a removed setting is refused with what to do, not run without it', () => {
+  const REMOVED = 'apiWorker: no longer a setting: the API side (lists, watches, Events, Bindings) always runs on a worker thread; delete this line';
+
+  it.each([['apiWorker: true'], ['apiWorker: false']])('%s in a file: refused, naming the file, whatever its value', (line) => {
+    const path = yamlFile(`strategy: most_loaded\n${line}\n`);
+    const err = configError(() => loadConfig(path));
+    expect(err.source).toBe(path);
+    expect(err.issues).toEqual([REMOVED]);
+    expect(err.message).toContain(`  - ${REMOVED}`);
+  });
+
+  it('listed once among the other problems, without the schema’s "Unrecognized key" for it', () => {
+    const err = configError(() => parseConfig({ apiWorker: true, strategy: 'fastest', extra: 1 }));
+    expect([...err.issues].sort()).toEqual(
+      [REMOVED, 'strategy: Invalid option: expected one of "least_loaded"|"most_loaded"|"round_robin"|"random"', '(root): Unrecognized key: "extra"'].sort(),
+    );
+  });
+
+  it('is no key of the schema, nor of the JSON Schema the chart validates its values with', () => {
+    expect(Object.keys(configSchema.shape)).not.toContain('apiWorker');
+    expect(Object.keys((configJsonSchema() as { properties: object }).properties)).not.toContain('apiWorker');
   });
 });
 

@@ -1,14 +1,14 @@
-import { jest } from '@jest/globals';
-import { agedHealth, applyUpdates, onlyLastPodsVersion, type Update } from '../../src/cluster/apiThread.js';
-import { TurnBatch } from '../../src/cluster/turnBatch.js';
+import { agedHealth, applyObserved, applyUpdates, encodingObserver, encodingUpdates, onlyLastPodsVersion, type FromWorker, type Update } from '../../src/cluster/workerProtocol.js';
 import type { WatchHealth } from '../../src/cluster/reflector.js';
+import type { SyncObserver } from '../../src/cluster/liveSync.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import { cacheUpdates } from '../../src/core/sync.js';
+import { ListingReader, cacheUpdates } from '../../src/core/sync.js';
+import { makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
 const pod = (uid: string, nodeName: string | null) => ({ uid, key: `ns/${uid}`, nodeName, schedulerName: 's', request: [1000, 0], state: nodeName ? ('running' as const) : ('pending' as const), terminal: false, schedulingFailure: null });
 
-describe('the main thread side of the API worker', () => {
+describe('the worker protocol: updates and health as the main thread reads them', () => {
   it('applies a batch of updates to the cache in the order they came (a listing, then events)', () => {
     const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 });
     cache.upsertPod(pod('gone', 'n1')); // not in the listing below: the listing deletes it
@@ -27,40 +27,40 @@ describe('the main thread side of the API worker', () => {
     expect(cache.wasDeleted('gone') && cache.wasDeleted('a')).toBe(true);
   });
 
-  it('batches Events per turn of the event loop: none sent during the turn, one message after it, in order', async () => {
-    const sent: string[][] = [];
-    const batch = new TurnBatch<string>((items) => sent.push([...items]));
-    batch.push('a');
-    batch.push('b');
-    expect(sent).toEqual([]); // the verb's reply goes out first
-    await new Promise((r) => setImmediate(r));
-    expect(sent).toEqual([['a', 'b']]);
-    batch.push('c');
-    batch.flush(); // at stop: at once
-    await new Promise((r) => setImmediate(r));
-    expect(sent).toEqual([['a', 'b'], ['c']]);
+  it('encodes each CacheUpdates call as an Update; a listing as its records and kept sets, not the reader', () => {
+    const sent: Update[] = [];
+    const updates = encodingUpdates((u) => sent.push(u));
+    const reader = new ListingReader(DIMS, { pausedLabel: 'p' });
+    reader.addNode(makeNode('n1', { cpu: '4', memory: '8Gi' }));
+    reader.addNode(makeNode('bad', { cpu: 'lots', memory: '8Gi' }));
+    reader.addPod(makePod('a').req({ cpu: '1' }).node('n1').obj());
+    updates.replaceNodes(reader);
+    updates.replacePods(reader);
+    updates.deletePod('uid-a');
+    updates.podsAppliedAt('12');
+    expect(sent.map(([method]) => method)).toEqual(['replaceNodes', 'replacePods', 'deletePod', 'podsAppliedAt']);
+    expect(Object.keys(sent[0]![1] as object)).toEqual(['nodes', 'keptNodes']); // no errors, no reader state
+    expect(sent[0]![1]).toEqual({ nodes: [expect.objectContaining({ name: 'n1', allocatable: [4000, 8 * 2 ** 30] })], keptNodes: new Set(['bad']) });
+    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 });
+    applyUpdates(cacheUpdates(cache), structuredClone(sent.slice(0, 2)));
+    expect([...cache.nodeNames()]).toEqual(['n1']);
+    expect(cache.nodeInfo('n1')!.allocated).toEqual([1000, 0]);
+    applyUpdates(cacheUpdates(cache), structuredClone(sent.slice(2)));
+    expect(cache.nodeInfo('n1')!.allocated).toEqual([0, 0]);
+    expect(cache.podsResourceVersion).toBe('12');
   });
 
-  it('with a delay, collects what comes within it into one message (the Events of a burst), flushed at once on demand', async () => {
-    jest.useFakeTimers();
-    try {
-      const sent: string[][] = [];
-      const batch = new TurnBatch<string>((items) => sent.push([...items]), 50);
-      batch.push('a');
-      jest.advanceTimersByTime(30);
-      batch.push('b'); // within the 50 ms of the first: same message
-      expect(sent).toEqual([]);
-      jest.advanceTimersByTime(20);
-      expect(sent).toEqual([['a', 'b']]);
-      batch.push('c');
-      jest.advanceTimersByTime(49);
-      expect(sent).toEqual([['a', 'b']]);
-      batch.flush(); // at stop: at once, and the timer finds nothing
-      jest.advanceTimersByTime(100);
-      expect(sent).toEqual([['a', 'b'], ['c']]);
-    } finally {
-      jest.useRealTimers();
-    }
+  it('carries the watches’ started / restarted / listed calls as observer messages, relist included', () => {
+    const messages: FromWorker[] = [];
+    const worker = encodingObserver((m) => messages.push(m));
+    worker.started('nodes');
+    worker.restarted('pods');
+    worker.listed('pods', true);
+    worker.listed('nodes', false);
+    const calls: string[] = [];
+    const main: SyncObserver = { started: (r) => calls.push(`started ${r}`), restarted: (r) => calls.push(`restarted ${r}`), listed: (r, relist) => calls.push(`listed ${r} ${relist}`) };
+    for (const m of structuredClone(messages)) if (m.t === 'observer') applyObserved(main, m);
+    expect(calls).toEqual(['started nodes', 'restarted pods', 'listed pods true', 'listed nodes false']);
   });
 
   it('ages the worker’s last health report by the time since it was read: a silent worker looks stale', () => {
