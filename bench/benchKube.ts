@@ -5,7 +5,7 @@
  */
 import https from 'node:https';
 import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type V1Node, type V1Pod } from '@kubernetes/client-node';
-import type { Pod } from '../src/core/kubeObjects.js';
+import type { Pod } from '../src/core/objects/kubeObjects.js';
 import { parsePrometheusText, type Sample } from './clusterStats.js';
 import { ensureNamespace as ensureNamespaceOf, inParallel, log, sleep, untaintNodes as untaintNodesOf } from './e2eCluster.js';
 import type { PodChange } from './overcommit.js';

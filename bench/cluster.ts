@@ -28,7 +28,7 @@ import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { createPods, ensureNamespace, httpsGet, Kube, nowMs, scrape, taintsToClear, untaintNodes, waitUntil, type Creation } from './benchKube.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
 import { startFloorExtender } from './floorProcess.js';

@@ -4,8 +4,8 @@
  * self-time table of a V8 CPU profile, and the soundness of a placement. No I/O, no clock: the
  * orchestrator passes everything in.
  */
-import type { Node, Pod } from '../src/core/kubeObjects.js';
-import { nodeAllocatable, podRequests } from '../src/core/podRequests.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
+import { nodeAllocatable, podRequests } from '../src/core/objects/podRequests.js';
 import { discreteOptimum, pressureWith } from '../src/core/replay.js';
 
 // ------------------------------------------------------------------------------------------ Prometheus text

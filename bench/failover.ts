@@ -17,7 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { createPods, ensureNamespace, httpsGet, Kube, nowMs, PodChangeLog, scrape, taintsToClear, untaintNodes, waitUntil } from './benchKube.js';
 import { formatColumns, parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep, type ClusterEnv } from './e2eCluster.js';

@@ -29,7 +29,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { parseConfig } from '../src/config/load.js';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { recordOptions } from '../src/runtime/placement.js';
 import { buildService } from '../src/runtime/service.js';
 import { positiveInt } from './cliOptions.js';

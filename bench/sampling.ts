@@ -10,7 +10,7 @@
  * name. No cluster, no clock: the figures are exact for the model and repeat from run to run.
  */
 import { Command } from 'commander';
-import type { PodRecord } from '../src/core/records.js';
+import type { PodRecord } from '../src/core/objects/records.js';
 import { numFeasibleNodesToFind } from '../src/core/kubeSchedulerSampling.js';
 import { discreteOptimum, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/core/replay.js';
 import { fmt, formatColumns } from './clusterStats.js';

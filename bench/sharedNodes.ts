@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse, stringify } from 'yaml';
-import type { Node } from '../src/core/kubeObjects.js';
+import type { Node } from '../src/core/objects/kubeObjects.js';
 import { createPods, ensureNamespace, Kube, nowMs, PodChangeLog, scrape, taintsToClear, untaintNodes, waitUntil } from './benchKube.js';
 import { formatColumns, sumSamples } from './clusterStats.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';

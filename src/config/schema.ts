@@ -70,7 +70,7 @@ export const configSchema = z
       .strict()
       .default({}),
     /**
-     * Template locality (src/core/locality.ts): among the candidates whose projected pressure is
+     * Template locality (src/core/objects/templateLocality.ts): among the candidates whose projected pressure is
      * within `pressureBand` of the best, a node where the pod's template or images are cached comes
      * first (warm, then partial, then cold), before the starting/running/paused tie-breaks. Read from
      * node.status.images and from a memory of the templates started on each node (key: the pod label

@@ -12,9 +12,9 @@
  * records are the cache's own, read-only, valid until the next change. The facts the cache reports to
  * its listeners (CapacityFreed) are defined here too, for whoever listens.
  */
-import type { LocalityView } from './locality.js';
+import type { LocalityView } from './objects/templateLocality.js';
 import type { NodeInfo } from './nodeInfo.js';
-import type { Dimensions, PodRecord } from './records.js';
+import type { Dimensions, PodRecord } from './objects/records.js';
 import type { Reservation, ReleaseReason } from './reservations.js';
 
 /**
@@ -67,7 +67,7 @@ export interface SchedulerCacheView {
   reservations(): IterableIterator<Reservation>;
   /** Whether the cache saw the pod of `uid` deleted (among its most recent deletions). */
   wasDeleted(uid: string): boolean;
-  /** Template locality (locality.ts: node images, templates started recently), read-only; null when it is off. */
+  /** Template locality (templateLocality.ts: node images, templates started recently), read-only; null when it is off. */
   readonly locality: LocalityView | null;
   /**
    * The resourceVersion of the last pod listing or pod watch event applied (cluster mode; '' before the

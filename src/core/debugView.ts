@@ -5,9 +5,9 @@
  * highest first. A node whose allocatable the model does not know says why (`allocatableUnknown`),
  * and one the model knows only by name, with no Node object, says so (`hasNode: false`).
  */
-import type { NodeLocalityView } from './locality.js';
+import type { NodeLocalityView } from './objects/templateLocality.js';
 import { currentPressure, type NodeInfo } from './nodeInfo.js';
-import { byPressureDescending, maxPressure } from './pressure.js';
+import { byPressureDescending, maxPressure } from './objects/pressure.js';
 import type { SchedulerCacheView } from './cacheView.js';
 
 export type PerResource = Record<string, number>;
@@ -49,7 +49,7 @@ export interface NodeView {
    */
   readonly sandboxes: { readonly starting: number; readonly running: number; readonly paused: number; readonly reserved: number; readonly startingLimit: number | null };
   /**
-   * The agent-sandbox pods among the starting, running and paused ones (agentSandbox.ts): `warmPool` a
+   * The agent-sandbox pods among the starting, running and paused ones (agentSandboxPods.ts): `warmPool` a
    * SandboxWarmPool's not yet claimed, `claimed` a SandboxClaim's (cold, or adopted from a pool),
    * `standalone` a Sandbox created directly. All 0 on a node without any.
    */

@@ -24,9 +24,9 @@
  * may (resolvable: it clears as they become Ready).
  */
 import { atStartingLimit, inUse, startingCount, type NodeInfo, type OwnReservation } from './nodeInfo.js';
-import { pressureRatio } from './pressure.js';
+import { pressureRatio } from './objects/pressure.js';
 import type { FitFailure } from './reasons.js';
-import type { Dimensions } from './records.js';
+import type { Dimensions } from './objects/records.js';
 
 export interface Evaluation {
   readonly name: string;

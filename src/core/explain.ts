@@ -2,13 +2,13 @@
  * Human-readable explanations of placement decisions, for the pod's Events (`kubectl describe pod`).
  * Pure: text from evaluations (whose integers say exactly what was in use before the pod), no I/O.
  */
-import { agentSandboxOf, describeAgentSandbox, type AgentSandboxPod } from './agentSandbox.js';
+import { agentSandboxOf, describeAgentSandbox, type AgentSandboxPod } from './objects/agentSandboxPods.js';
 import type { Evaluation } from './evaluation.js';
-import type { Pod } from './kubeObjects.js';
+import type { Pod } from './objects/kubeObjects.js';
 import type { DecisionLocality, DecisionWindow } from './placementService.js';
-import { pressureRatio } from './pressure.js';
+import { pressureRatio } from './objects/pressure.js';
 import { formatFailures, type FitFailure } from './reasons.js';
-import { PODS_RESOURCE, type Dimensions, type PodRecord } from './records.js';
+import { PODS_RESOURCE, type Dimensions, type PodRecord } from './objects/records.js';
 
 function fixed(p: number): string {
   return Number.isNaN(p) ? 'n/a' : p.toFixed(3);
@@ -39,7 +39,7 @@ export interface PlacementSummary {
   readonly window?: DecisionWindow | null;
   /** What to say of the pod's request, e.g. {@link zeroRequestNote} (absent or null: nothing). */
   readonly podNote?: string | null;
-  /** An agent-sandbox pod (agentSandbox.ts): what it is; absent or null: a pod of any other origin, of which nothing more is said. */
+  /** An agent-sandbox pod (agentSandboxPods.ts): what it is; absent or null: a pod of any other origin, of which nothing more is said. */
   readonly agentSandbox?: AgentSandboxPod | null;
 }
 

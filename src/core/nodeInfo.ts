@@ -14,7 +14,7 @@
  * one more starting sandbox), of the agent-sandbox pods among them, and the node's starting limit (startingLimit.ts). The SchedulerCache owns and updates these records; everything else
  * (placement, explanations, the debug view, metrics, the replay) reads them through this interface.
  */
-import { pressureRatio } from './pressure.js';
+import { pressureRatio } from './objects/pressure.js';
 
 /** What the extender knows of one node name (read-only view; the cache updates it in place). */
 export interface NodeInfo {
@@ -35,7 +35,7 @@ export interface NodeInfo {
   /** Reservations held on the node; each also counts as a starting sandbox for placement. */
   readonly reservedCount: number;
   /**
-   * agent-sandbox pods among the starting, running and paused ones (agentSandbox.ts, PodRecord.agentSandbox):
+   * agent-sandbox pods among the starting, running and paused ones (agentSandboxPods.ts, PodRecord.agentSandbox):
    * a SandboxWarmPool's not yet claimed, a SandboxClaim's, a Sandbox's of its own. Shown, never ranked on.
    */
   readonly warmPoolSandboxes: number;

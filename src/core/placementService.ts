@@ -8,11 +8,11 @@
 import { evaluateCandidate, type Evaluation } from './evaluation.js';
 import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from './offers.js';
 import { checkPercentageOfNodesToScore, sampledWindow } from './kubeSchedulerSampling.js';
-import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from './locality.js';
+import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from './objects/templateLocality.js';
 import { rankByLocality, type LocalityChoice, type Placer } from './placement.js';
 import type { DecisionExplanation } from './explain.js';
 import { formatFailures, onlyStartingLimit, sortFailures, type FitFailure } from './reasons.js';
-import type { PodRecord } from './records.js';
+import type { PodRecord } from './objects/records.js';
 import { firstAppearances, messageOf, readRequest, requestedNames, type DecidedPod, type ExtenderArgs, type FilterReply, type NotReadyReply, type PrioritizeReply, type ReadRequest, type ReplyContext, type UnreadableReply } from './replies.js';
 import { CandidateScan, FITS, SeenNodes } from './scan.js';
 import { RejectedPods, type RejectedPodsOptions } from './rejections.js';

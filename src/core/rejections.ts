@@ -62,7 +62,7 @@ import { dimensionFit } from './evaluation.js';
 import { atStartingLimit, inUse } from './nodeInfo.js';
 import { addToOfferSet, emptyOfferSet, offerIncludes } from './offers.js';
 import type { FitFailure } from './reasons.js';
-import type { PodRecord } from './records.js';
+import type { PodRecord } from './objects/records.js';
 import type { CapacityFreed, SchedulerCacheView } from './cacheView.js';
 
 /** Whether kube-scheduler sees the change that freed capacity (an event of it reaches its queue): the table in the module header. */

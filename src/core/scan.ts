@@ -12,8 +12,8 @@ import { dimensionFit, evaluateCandidate, type Evaluation } from './evaluation.j
 import { CandidateLookup } from './candidateLookup.js';
 import { addToOfferSet } from './offers.js';
 import { inUse, startingCount, type NodeInfo, type OwnReservation } from './nodeInfo.js';
-import { pressureRatio } from './pressure.js';
-import type { Dimensions } from './records.js';
+import { pressureRatio } from './objects/pressure.js';
+import type { Dimensions } from './objects/records.js';
 
 /** Fit status of a candidate. */
 export const FITS = 0;

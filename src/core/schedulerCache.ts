@@ -79,14 +79,14 @@
  * the node's allocatable when the Node object is upserted, so decisions only compare two integers.
  *
  * With locality on (SchedulerCacheOptions.locality), the cache also feeds the locality index
- * (locality.ts), each at O(1): upsertNode sets the node's status.images, deleteNode clears them,
+ * (templateLocality.ts), each at O(1): upsertNode sets the node's status.images, deleteNode clears them,
  * upsertPod of a pod bound to a node and assume write its template key to the memory of templates
  * started there. The index is read through `locality` (LocalityView).
  */
 import type { CacheSize, CapacityFreed, SchedulerCacheView } from './cacheView.js';
-import { LocalityIndex, type LocalityIndexOptions, type LocalityView } from './locality.js';
+import { LocalityIndex, type LocalityIndexOptions, type LocalityView } from './objects/templateLocality.js';
 import type { NodeInfo } from './nodeInfo.js';
-import type { Dimensions, NodeRecord, PodRecord } from './records.js';
+import type { Dimensions, NodeRecord, PodRecord } from './objects/records.js';
 import { ReservationLedger, type Release, type ReleaseReason, type Reservation } from './reservations.js';
 import { checkStartingLimit, startingLimitOf, type StartingLimitConfig } from './startingLimit.js';
 
@@ -100,7 +100,7 @@ export interface SchedulerCacheOptions {
   /** Starting sandboxes allowed per node (startingLimit.ts); absent or empty: no limit. */
   readonly startingLimit?: StartingLimitConfig;
   /**
-   * Template locality (locality.ts): node images and the memory of templates started; absent: off.
+   * Template locality (templateLocality.ts): node images and the memory of templates started; absent: off.
    * `now` (ms) is the clock of the informer side's memory touches (a decision touches at its nowMs).
    */
   readonly locality?: LocalityIndexOptions & { readonly now: () => number };

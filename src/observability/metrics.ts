@@ -10,7 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { SIGNALS } from '../core/locality.js';
+import { SIGNALS } from '../core/objects/templateLocality.js';
 import type { ReleaseReason } from '../core/reservations.js';
 
 export type PlacementResult = 'placed' | 'no_fit' | 'passthrough' | 'error';

@@ -9,7 +9,7 @@ import type { Config } from '../config/schema.js';
 import type { CacheUpdates } from '../core/sync.js';
 import { Placer } from '../core/placement.js';
 import { PlacementService } from '../core/placementService.js';
-import type { PodRecordOptions } from '../core/records.js';
+import type { PodRecordOptions } from '../core/objects/records.js';
 import { SchedulerCache, type CacheListeners } from '../core/schedulerCache.js';
 import { cacheUpdates } from '../core/sync.js';
 import { randomSource } from '../random.js';

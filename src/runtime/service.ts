@@ -7,7 +7,7 @@ import type { WatchHealth } from '../cluster/reflector.js';
 import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
 import type { Config } from '../config/schema.js';
 import { currentPressure } from '../core/nodeInfo.js';
-import { byPressureDescending, maxPressure } from '../core/pressure.js';
+import { byPressureDescending, maxPressure } from '../core/objects/pressure.js';
 import { Metrics } from '../observability/metrics.js';
 import { buildPlacement, type Placement } from './placement.js';
 

@@ -12,7 +12,7 @@ import type { PodEvent } from '../cluster/events.js';
 import { loadKubeConfig } from '../cluster/kubeClient.js';
 import { Requeuer, type RequeueWrite } from '../cluster/requeuer.js';
 import type { Config } from '../config/schema.js';
-import type { BindOutcome, BindRequest } from '../core/binding.js';
+import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
 import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
 import type { PlacementService } from '../core/placementService.js';
 import { applyListing, type CacheUpdates } from '../core/sync.js';

@@ -5,8 +5,8 @@
  * docs/benchmarks.md). Nothing of it reaches the real cache, the metrics or the API server.
  */import { pino } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { Node, Pod } from '../core/kubeObjects.js';
-import { toNodeRecord } from '../core/records.js';
+import type { Node, Pod } from '../core/objects/kubeObjects.js';
+import { toNodeRecord } from '../core/objects/records.js';
 import { filterVerb, type VerbDeps } from '../server/handlers.js';
 import { buildService } from './service.js';
 

@@ -5,9 +5,9 @@
  * Error field, /prioritize HTTP 400); a reply that cannot be encoded or is not delivered releases its reservation.
  */
 import type { Logger } from 'pino';
-import type { BindOutcome, BindRequest } from '../core/binding.js';
+import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
 import { explainDecision } from '../core/explain.js';
-import type { Pod } from '../core/kubeObjects.js';
+import type { Pod } from '../core/objects/kubeObjects.js';
 import type { PlacementService } from '../core/placementService.js';
 import { messageOf, type Answer, type DecidedPod, type ExtenderArgs, type ReservationMade } from '../core/replies.js';
 import type { Metrics, PlacementResult } from '../observability/metrics.js';

@@ -8,7 +8,7 @@
  * Nested Kubernetes objects (Pod, NodeList, Node) use the usual camelCase JSON.
  */
 import { z } from 'zod';
-import type { Node, Pod } from '../core/kubeObjects.js';
+import type { Node, Pod } from '../core/objects/kubeObjects.js';
 import type { ExtenderArgs } from '../core/replies.js';
 
 export type { ExtenderArgs };

@@ -26,7 +26,7 @@ import {
   type CpuProfile,
   type CpuSample,
 } from '../../bench/clusterStats.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 
 const SCHEDULER_TEXT = `# HELP scheduler_pod_scheduling_sli_duration_seconds [BETA] E2e latency
 # TYPE scheduler_pod_scheduling_sli_duration_seconds histogram

@@ -3,7 +3,7 @@ import { LiveSync, NOT_SYNCED, describeHealth, metricsObserver, staleness } from
 import { applyObserved, applyUpdates, encodingObserver, encodingUpdates } from '../../src/cluster/workerProtocol.js';
 import { cacheUpdates } from '../../src/core/sync.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { EXPIRED, scriptedDriver, status } from './watchDrivers.js';

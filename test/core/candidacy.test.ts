@@ -12,7 +12,7 @@ import {
   toleratesTaint,
   type CandidacyFailure,
 } from '../../src/core/candidacy.js';
-import type { Node, NodeSelectorTerm, Pod, Taint, Toleration } from '../../src/core/kubeObjects.js';
+import type { Node, NodeSelectorTerm, Pod, Taint, Toleration } from '../../src/core/objects/kubeObjects.js';
 import { loadFixture } from '../fixtures/builders.js';
 
 const FIXTURES = [

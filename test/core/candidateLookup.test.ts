@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { CandidateLookup } from '../../src/core/candidateLookup.js';
 import type { NodeInfo } from '../../src/core/nodeInfo.js';
-import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/records.js';
+import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
 import { CandidateScan } from '../../src/core/scan.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import { makeNode, makePod } from '../fixtures/builders.js';

@@ -5,8 +5,8 @@
  */
 import type { Evaluation } from '../../src/core/evaluation.js';
 import { explainNoFit, explainPlacement, zeroRequestNote } from '../../src/core/explain.js';
-import type { Pod } from '../../src/core/kubeObjects.js';
-import { toPodRecord, type Dimensions } from '../../src/core/records.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
+import { toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
 import { makePod } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };

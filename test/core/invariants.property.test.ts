@@ -3,7 +3,7 @@ import { evaluateCandidate } from '../../src/core/evaluation.js';
 import type { NodeInfo, OwnReservation } from '../../src/core/nodeInfo.js';
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
-import type { PodRecord, SandboxState } from '../../src/core/records.js';
+import type { PodRecord, SandboxState } from '../../src/core/objects/records.js';
 import { CandidateScan } from '../../src/core/scan.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import { STRATEGIES } from '../../src/core/strategies/index.js';

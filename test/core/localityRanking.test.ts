@@ -4,10 +4,10 @@
  * tie-breaks; pressure first everywhere else. Nodes of 100 CPUs, so that one CPU is 0.01 of pressure.
  */
 import { explainPlacement } from '../../src/core/explain.js';
-import type { Pod } from '../../src/core/kubeObjects.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService, type Candidates, type Decision } from '../../src/core/placementService.js';
-import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../src/core/records.js';
+import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../src/core/objects/records.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import type { Strategy } from '../../src/core/strategies/index.js';
 import { makeNode, makePod } from '../fixtures/builders.js';

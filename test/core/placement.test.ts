@@ -2,7 +2,7 @@ import { evaluateCandidate } from '../../src/core/evaluation.js';
 import type { NodeInfo, OwnReservation } from '../../src/core/nodeInfo.js';
 import { Placer } from '../../src/core/placement.js';
 import { formatFailure, isUnresolvable } from '../../src/core/reasons.js';
-import type { Dimensions } from '../../src/core/records.js';
+import type { Dimensions } from '../../src/core/objects/records.js';
 import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN, NOT_IN_CACHE } from '../../src/core/scan.js';
 import { STRATEGIES, STRATEGY_TABLE, type Strategy } from '../../src/core/strategies/index.js';
 

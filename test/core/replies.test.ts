@@ -5,11 +5,11 @@
  * and the pass-through of another scheduler's pods.
  */
 import { explainDecision } from '../../src/core/explain.js';
-import type { Node } from '../../src/core/kubeObjects.js';
+import type { Node } from '../../src/core/objects/kubeObjects.js';
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
 import type { ExtenderArgs, FilterAnswer, FilterReply, PrioritizeAnswer, PrioritizeReply, ReplyContext } from '../../src/core/replies.js';
-import { toNodeRecord, type Dimensions } from '../../src/core/records.js';
+import { toNodeRecord, type Dimensions } from '../../src/core/objects/records.js';
 import { SchedulerCache, type SchedulerCacheOptions } from '../../src/core/schedulerCache.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 

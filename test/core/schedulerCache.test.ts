@@ -1,5 +1,5 @@
-import type { Pod } from '../../src/core/kubeObjects.js';
-import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../src/core/records.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
+import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../src/core/objects/records.js';
 import type { Release } from '../../src/core/reservations.js';
 import type { CapacityFreed } from '../../src/core/cacheView.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';

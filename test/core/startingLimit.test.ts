@@ -8,7 +8,7 @@ import { explainNoFit } from '../../src/core/explain.js';
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
 import { formatFailure, isUnresolvable, onlyStartingLimit, type FitFailure } from '../../src/core/reasons.js';
-import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../src/core/records.js';
+import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../src/core/objects/records.js';
 import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN } from '../../src/core/scan.js';
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
 import { checkStartingLimit, hasAtMostThreeDecimals, startingLimitOf, type StartingLimitConfig } from '../../src/core/startingLimit.js';

@@ -1,5 +1,5 @@
 import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import type { Release } from '../../src/core/reservations.js';
 import { applyListing, cacheUpdates, listingOf } from '../../src/core/sync.js';
 import { loadFixture, makeNode, makePod } from '../fixtures/builders.js';

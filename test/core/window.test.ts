@@ -15,7 +15,7 @@ import { explainPlacement, explainWindow } from '../../src/core/explain.js';
 import { numFeasibleNodesToFind } from '../../src/core/kubeSchedulerSampling.js';
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService, type Decision, type DecisionWindow } from '../../src/core/placementService.js';
-import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/records.js';
+import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
 import { CandidateScan, fittingPressure } from '../../src/core/scan.js';
 import { SchedulerCache, type SchedulerCacheOptions } from '../../src/core/schedulerCache.js';
 import type { Strategy } from '../../src/core/strategies/index.js';

@@ -20,7 +20,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { replayOvercommit, type PodChange } from '../../bench/overcommit.js';
-import type { Node } from '../../src/core/kubeObjects.js';
+import type { Node } from '../../src/core/objects/kubeObjects.js';
 import {
   Kubectl, STATE_DIR, columns, component, createNamespace, deleteNamespace, fetchText, heterogeneousNodes, metricValue, podManifests,
   readClusterEnv, run, setUpCluster, tearDownCluster, waitFor, watchPodChanges, type ClusterEnv, type NodeView, type PodView,

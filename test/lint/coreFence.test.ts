@@ -58,7 +58,7 @@ describe('layers point down only (core ← config, observability ← snapshot, c
 
   it.each([
     ['src/cluster/probe.ts', '../observability/metrics.js'],
-    ['src/server/probe.ts', '../core/binding.js'],
+    ['src/server/probe.ts', '../core/objects/binding.js'],
     ['src/runtime/probe.ts', '../cluster/kubeClient.js'],
     ['src/cli/probe.ts', '../runtime/service.js'],
   ])('%s may import %s', async (file, module) => {

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import type { RequestListener } from 'node:http';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import type { PlacementService } from '../../src/core/placementService.js';
 import { applyListing, listingOf, type CacheUpdates } from '../../src/core/sync.js';
 import { createApp } from '../../src/server/app.js';

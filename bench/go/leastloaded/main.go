@@ -2,7 +2,7 @@
 // in-process benchmark (bench/bench.ts), which measures both in the same run:
 //
 //   - the candidate scan (src/core/scan.ts CandidateScan.run): each candidate looked up by name, its
-//     projected pressure max_r (inUse_r + q_r) / allocatable_r (src/core/pressure.ts pressureRatio; no value
+//     projected pressure max_r (inUse_r + q_r) / allocatable_r (src/core/objects/pressure.ts pressureRatio; no value
 //     where allocatable_r is 0), the fit rule per requested dimension and the starting limit;
 //   - the choice (src/core/strategies/strategy.ts chooseBest, compareByLoad): known capacity first, lower
 //     pressure, then fewer starting, running, paused sandboxes, exact ties taken in turn.

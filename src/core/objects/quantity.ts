@@ -4,7 +4,7 @@
  * Mirrors `k8s.io/apimachinery/pkg/api/resource` (quantity.go `ParseQuantity`, `parseQuantityString`,
  * `UnmarshalJSON`; suffix.go `interpret`; `ScaledValue`/`MilliValue`/`Value`). A quantity is held as an
  * exact BigInt count of nano-units (value × 10^9); no floating point is used anywhere in parsing.
- * test/core/quantity.test.ts holds the grammar's edge cases: an 85-row table of results from the upstream Go code.
+ * test/core/objects/quantity.test.ts holds the grammar's edge cases: an 85-row table of results from the upstream Go code.
  *
  * Known deviations from Go, all outside anything an API server returns (test/e2e/accounting.e2e.test.ts
  * compares this module with apimachinery v0.36.3 and lists them):

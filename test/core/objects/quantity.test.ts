@@ -11,8 +11,8 @@ import {
   toSafeInteger,
   value,
   type QuantityFormat,
-} from '../../src/core/quantity.js';
-import { thrown } from '../fixtures/thrown.js';
+} from '../../../src/core/objects/quantity.js';
+import { thrown } from '../../fixtures/thrown.js';
 
 /** "3.92" / "-0.0001" (≤ 9 decimals) → exact nanos, so the table's "exact value" column can be asserted. */
 function decimalToNanos(text: string): bigint {

@@ -5,9 +5,9 @@
  * Vectors are plain `number[]` indexed like `Dimensions.names`, in scheduler units: cpu in
  * millicores, memory and ephemeral-storage in bytes, `pods` and extended resources in counts.
  */
-import { agentSandboxKind, type AgentSandboxKind } from './agentSandbox.js';
+import { agentSandboxKind, type AgentSandboxKind } from './agentSandboxPods.js';
 import type { Node, Pod } from './kubeObjects.js';
-import { localityKey as templateKey, nodeImages, podImages, type LocalityRecordOptions, type NodeImage } from './locality.js';
+import { localityKey as templateKey, nodeImages, podImages, type LocalityRecordOptions, type NodeImage } from './templateLocality.js';
 import { nodeAllocatableExact, podRequestOptions, podRequestsExact, schedulerAmount } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
@@ -52,14 +52,14 @@ export interface PodRecord {
    */
   readonly schedulingFailure: string | null;
   /**
-   * Locality on: the pod's template key (locality.ts localityKey: the template label's value, else
+   * Locality on: the pod's template key (templateLocality.ts localityKey: the template label's value, else
    * its images); null when it has neither. Absent when locality is off.
    */
   readonly localityKey?: string | null;
-  /** The pod's images (locality.ts podImages), only in the record of a pod being placed (PodRecordOptions.withImages). */
+  /** The pod's images (templateLocality.ts podImages), only in the record of a pod being placed (PodRecordOptions.withImages). */
   readonly images?: readonly string[];
   /**
-   * The kind of agent-sandbox pod it is (agentSandbox.ts: a Sandbox owns it; warm pool, claimed or
+   * The kind of agent-sandbox pod it is (agentSandboxPods.ts: a Sandbox owns it; warm pool, claimed or
    * standalone); null or absent for a pod of any other origin. Counted per node, never ranked on.
    */
   readonly agentSandbox?: AgentSandboxKind | null;
@@ -69,7 +69,7 @@ export interface NodeRecord {
   readonly name: string;
   /** Allocatable per dimension (scheduler units), or null when the node's capacity is unknown. */
   readonly allocatable: readonly number[] | null;
-  /** Locality on: status.images, at most maxImagesPerNode, the largest first (locality.ts nodeImages). Absent when off. */
+  /** Locality on: status.images, at most maxImagesPerNode, the largest first (templateLocality.ts nodeImages). Absent when off. */
   readonly images?: readonly NodeImage[];
 }
 
@@ -152,7 +152,7 @@ export function podKey(pod: Pod): string {
 
 /**
  * Builds the capacity record of a node from `status.allocatable`, and with `locality` its
- * status.images (bounded: locality.ts nodeImages).
+ * status.images (bounded: templateLocality.ts nodeImages).
  * Capacity is unknown (null) when allocatable is missing or zero in every dimension.
  * @throws ObjectError when metadata.name is missing; QuantityError on a bad quantity.
  */

@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import type { Container, Node, Pod, ResourceList } from '../../src/core/kubeObjects.js';
+import type { Container, Node, Pod, ResourceList } from '../../../src/core/objects/kubeObjects.js';
 import {
   ASSIGNED_POD_OPTIONS,
   INCOMING_POD_OPTIONS,
@@ -8,13 +8,13 @@ import {
   podRequests,
   podRequestsExact,
   toSchedulerUnits,
-} from '../../src/core/podRequests.js';
-import { requestVector } from '../../src/core/records.js';
-import { QuantityError } from '../../src/core/quantity.js';
-import { thrown } from '../fixtures/thrown.js';
+} from '../../../src/core/objects/podRequests.js';
+import { requestVector } from '../../../src/core/objects/records.js';
+import { QuantityError } from '../../../src/core/objects/quantity.js';
+import { thrown } from '../../fixtures/thrown.js';
 
-const podsDir = new URL('../fixtures/pods/', import.meta.url);
-const nodesDir = new URL('../fixtures/nodes/', import.meta.url);
+const podsDir = new URL('../../fixtures/pods/', import.meta.url);
+const nodesDir = new URL('../../fixtures/nodes/', import.meta.url);
 
 function loadJson<T>(dir: URL, file: string): T {
   return JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as T;

@@ -13,8 +13,8 @@ import {
   PARTIAL,
   podImages,
   WARM,
-} from '../../src/core/locality.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+} from '../../../src/core/objects/templateLocality.js';
+import type { Node, Pod } from '../../../src/core/objects/kubeObjects.js';
 
 const MiB = 1024 ** 2;
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';

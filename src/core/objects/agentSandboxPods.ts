@@ -27,7 +27,7 @@
  * value (at most 63 characters; a longer value is never copied). Never throws.
  */
 import { isRecord, type Pod } from './kubeObjects.js';
-import { isLabelValue } from './locality.js';
+import { isLabelValue } from './templateLocality.js';
 
 /** The API group of agent-sandbox's Sandbox (the extensions live in `extensions.agents.x-k8s.io`). */
 export const AGENT_SANDBOX_GROUP = 'agents.x-k8s.io';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { byPressureDescending, maxPressure, pressureRatio } from '../../src/core/pressure.js';
+import { byPressureDescending, maxPressure, pressureRatio } from '../../../src/core/objects/pressure.js';
 
 describe('pressureRatio: the one place a pressure is computed and "no value" decided', () => {
   it.each([

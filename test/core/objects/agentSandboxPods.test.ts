@@ -1,5 +1,5 @@
 /**
- * agent-sandbox pods recognised from the pod alone (src/core/agentSandbox.ts): the pods v0.5.6's and v1.0.1's
+ * agent-sandbox pods recognised from the pod alone (src/core/objects/agentSandboxPods.ts): the pods v0.5.6's and v1.0.1's
  * controllers make (a warm pool's, a claim's, a Sandbox's of its own), the kind in the pod record, the counts per
  * node in the scheduler cache and /debug/nodes, and bad input (owner gone, wrong shapes, a 10 KB label value).
  */
@@ -12,12 +12,12 @@ import {
   ownedBySandbox,
   TEMPLATE_HASH_LABEL,
   WARM_POOL_LABEL,
-} from '../../src/core/agentSandbox.js';
-import { debugNode } from '../../src/core/debugView.js';
-import type { Pod } from '../../src/core/kubeObjects.js';
-import { toPodRecord } from '../../src/core/records.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import { loadFixture, makePod, type PodBuilder } from '../fixtures/builders.js';
+} from '../../../src/core/objects/agentSandboxPods.js';
+import { debugNode } from '../../../src/core/debugView.js';
+import type { Pod } from '../../../src/core/objects/kubeObjects.js';
+import { toPodRecord } from '../../../src/core/objects/records.js';
+import { SchedulerCache } from '../../../src/core/schedulerCache.js';
+import { loadFixture, makePod, type PodBuilder } from '../../fixtures/builders.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
 const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused' };
