@@ -23,13 +23,13 @@ const layers = {
 const layerPatterns = (folder) =>
   layers[folder].map((other) => ({ group: [`../${other}/*`], message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).` }));
 // The scheduler cache's door: outside src/core only the runtime's wiring (src/runtime/placement.ts) imports the cache
-// itself. Everyone else reads the read-only view (core/cacheView.ts, PlacementService.cache) and changes it through the
-// decision side (PlacementService) or the informer side (core/sync.ts CacheUpdates). Type imports too: a type is
+// itself. Everyone else reads the read-only view (core/cache/cacheView.ts, PlacementService.cache) and changes it through the
+// decision side (PlacementService) or the informer side (core/cache/sync.ts CacheUpdates). Type imports too: a type is
 // enough to cast the view back into the cache.
 const cacheFence = {
-  regex: '(^|/)core/schedulerCache(\\.js)?$',
+  regex: '(^|/)core/cache/schedulerCache(\\.js)?$',
   message:
-    'Only src/core and src/runtime/placement.ts import the scheduler cache itself: read core/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/sync.ts).',
+    'Only src/core and src/runtime/placement.ts import the scheduler cache itself: read core/cache/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/cache/sync.ts).',
 };
 const layerFences = Object.keys(layers).map((folder) => ({
   files: [`src/${folder}/**/*.ts`],

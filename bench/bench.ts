@@ -44,7 +44,7 @@ import express from 'express';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
-import type { SchedulerCacheView } from '../src/core/cacheView.js';
+import type { SchedulerCacheView } from '../src/core/cache/cacheView.js';
 import { Placer } from '../src/core/placement.js';
 import { toPodRecord } from '../src/core/objects/records.js';
 import { CandidateScan } from '../src/core/scan.js';

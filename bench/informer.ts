@@ -14,7 +14,7 @@ import type { ListPage, ResourceSource } from '../src/cluster/reflector.js';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import type { LocalityRecordOptions } from '../src/core/objects/templateLocality.js';
 import type { Dimensions } from '../src/core/objects/records.js';
-import type { CacheUpdates } from '../src/core/sync.js';
+import type { CacheUpdates } from '../src/core/cache/sync.js';
 
 /** What one resource's in-memory API server holds: `count` objects made by `object(i)`. */
 export interface Objects<T> {

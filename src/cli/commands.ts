@@ -16,7 +16,7 @@ import { formatFailure, formatAmount, type FitFailure } from '../core/reasons.js
 import { podKey, toPodRecord, type Dimensions } from '../core/objects/records.js';
 import { numFeasibleNodesToFind } from '../core/kubeSchedulerSampling.js';
 import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
-import { applyListing, listingOf } from '../core/sync.js';
+import { applyListing, listingOf } from '../core/cache/sync.js';
 import { milliValue, parseQuantity, value } from '../core/objects/quantity.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 import type { Config } from '../config/schema.js';

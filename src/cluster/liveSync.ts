@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Node, Pod } from '../core/objects/kubeObjects.js';
 import type { LocalityRecordOptions } from '../core/objects/templateLocality.js';
 import { podKey, toNodeRecord, toPodRecord, type Dimensions } from '../core/objects/records.js';
-import { ListingReader, type CacheUpdates } from '../core/sync.js';
+import { ListingReader, type CacheUpdates } from '../core/cache/sync.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Reflector, describeFailure, type ReflectorOptions, type ResourceSource, type WatchHealth } from './reflector.js';
 

@@ -8,7 +8,7 @@
  */
 import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
 import type { LocalityRecordOptions } from '../core/objects/templateLocality.js';
-import type { CacheUpdates } from '../core/sync.js';
+import type { CacheUpdates } from '../core/cache/sync.js';
 import type { EventOutcome, PodEvent } from './events.js';
 import type { SyncObserver } from './liveSync.js';
 import type { WatchHealth } from './reflector.js';

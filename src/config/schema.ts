@@ -5,7 +5,7 @@
  * A YAML file is parsed against it at start-up; command-line flags override file values.
  */
 import { z } from 'zod';
-import { hasAtMostThreeDecimals } from '../core/startingLimit.js';
+import { hasAtMostThreeDecimals } from '../core/cache/startingLimit.js';
 import { STRATEGIES } from '../core/strategies/index.js';
 
 /** Resource names as Kubernetes spells them: `cpu`, `memory`, `pods`, `ephemeral-storage`, `nvidia.com/gpu`, `hugepages-2Mi`. */
@@ -57,7 +57,7 @@ export const configSchema = z
       .strict()
       .prefault({}),
     /**
-     * Cold-start storms: how many sandboxes a node may be starting at once (src/core/startingLimit.ts).
+     * Cold-start storms: how many sandboxes a node may be starting at once (src/core/cache/startingLimit.ts).
      * A sandbox counts as starting from the decision (its reservation) until the pod is Ready; a node at
      * its limit fails Filter with a resolvable reason. perCore gives max(1, floor(perCore × allocatable
      * cores)); with both, the smaller applies; a node of unknown capacity gets perNode only. Off by default.

@@ -6,9 +6,9 @@
  * and one the model knows only by name, with no Node object, says so (`hasNode: false`).
  */
 import type { NodeLocalityView } from './objects/templateLocality.js';
-import { currentPressure, type NodeInfo } from './nodeInfo.js';
+import { currentPressure, type NodeInfo } from './cache/nodeInfo.js';
 import { byPressureDescending, maxPressure } from './objects/pressure.js';
-import type { SchedulerCacheView } from './cacheView.js';
+import type { SchedulerCacheView } from './cache/cacheView.js';
 
 export type PerResource = Record<string, number>;
 

@@ -16,8 +16,8 @@ import type { PodRecord } from './objects/records.js';
 import { firstAppearances, messageOf, readRequest, requestedNames, type DecidedPod, type ExtenderArgs, type FilterReply, type NotReadyReply, type PrioritizeReply, type ReadRequest, type ReplyContext, type UnreadableReply } from './replies.js';
 import { CandidateScan, FITS, SeenNodes } from './scan.js';
 import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
-import type { SchedulerCacheView } from './cacheView.js';
-import type { AssumeResult, SchedulerCache } from './schedulerCache.js';
+import type { SchedulerCacheView } from './cache/cacheView.js';
+import type { AssumeResult, SchedulerCache } from './cache/schedulerCache.js';
 import { compareByLoad, compareRanked } from './strategies/strategy.js';
 
 /** The nodes kube-scheduler asks about: names, and with nodeCacheCapable: false the allocatable of their objects. */

@@ -59,11 +59,11 @@
  * O(1) per freed capacity; takeNudges is O(remembered pods × nodes freed since the last call).
  */
 import { dimensionFit } from './evaluation.js';
-import { atStartingLimit, inUse } from './nodeInfo.js';
+import { atStartingLimit, inUse } from './cache/nodeInfo.js';
 import { addToOfferSet, emptyOfferSet, offerIncludes } from './offers.js';
 import type { FitFailure } from './reasons.js';
 import type { PodRecord } from './objects/records.js';
-import type { CapacityFreed, SchedulerCacheView } from './cacheView.js';
+import type { CapacityFreed, SchedulerCacheView } from './cache/cacheView.js';
 
 /** Whether kube-scheduler sees the change that freed capacity (an event of it reaches its queue): the table in the module header. */
 export function seenByScheduler(freed: CapacityFreed): boolean {

@@ -22,12 +22,12 @@
  */
 import { dimensionFit } from './evaluation.js';
 import { numFeasibleNodesToFind } from './kubeSchedulerSampling.js';
-import { currentPressure, inUse, type NodeInfo } from './nodeInfo.js';
+import { currentPressure, inUse, type NodeInfo } from './cache/nodeInfo.js';
 import { Placer } from './placement.js';
 import { maxPressure, pressureRatio } from './objects/pressure.js';
 import type { Dimensions, NodeRecord, PodRecord } from './objects/records.js';
 import { CandidateScan } from './scan.js';
-import { SchedulerCache } from './schedulerCache.js';
+import { SchedulerCache } from './cache/schedulerCache.js';
 import type { Strategy } from './strategies/index.js';
 
 export interface ReplaySpec {

@@ -2,16 +2,16 @@
  * The scheduler cache of a configuration and its two doors, without I/O and without metrics: the
  * decision side (the PlacementService, with the placer) and the informer side (CacheUpdates). The only
  * module outside src/core that holds the cache itself (the lint config enforces it); everything else
- * gets the read-only view through `service.cache` (core/cacheView.ts). `rank` loads this alone;
+ * gets the read-only view through `service.cache` (core/cache/cacheView.ts). `rank` loads this alone;
  * `serve` adds the metrics (service.ts).
  */
 import type { Config } from '../config/schema.js';
-import type { CacheUpdates } from '../core/sync.js';
+import type { CacheUpdates } from '../core/cache/sync.js';
 import { Placer } from '../core/placement.js';
 import { PlacementService } from '../core/placementService.js';
 import type { PodRecordOptions } from '../core/objects/records.js';
-import { SchedulerCache, type CacheListeners } from '../core/schedulerCache.js';
-import { cacheUpdates } from '../core/sync.js';
+import { SchedulerCache, type CacheListeners } from '../core/cache/schedulerCache.js';
+import { cacheUpdates } from '../core/cache/sync.js';
 import { randomSource } from '../random.js';
 
 export interface PlacementOptions {

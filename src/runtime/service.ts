@@ -4,9 +4,9 @@
  * benchmarks and the HTTP tests; the offline commands take placement.ts alone.
  */
 import type { WatchHealth } from '../cluster/reflector.js';
-import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
+import type { CapacityFreed, SchedulerCacheView } from '../core/cache/cacheView.js';
 import type { Config } from '../config/schema.js';
-import { currentPressure } from '../core/nodeInfo.js';
+import { currentPressure } from '../core/cache/nodeInfo.js';
 import { byPressureDescending, maxPressure } from '../core/objects/pressure.js';
 import { Metrics } from '../observability/metrics.js';
 import { buildPlacement, type Placement } from './placement.js';

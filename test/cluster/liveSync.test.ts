@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { LiveSync, NOT_SYNCED, describeHealth, metricsObserver, staleness } from '../../src/cluster/liveSync.js';
 import { applyObserved, applyUpdates, encodingObserver, encodingUpdates } from '../../src/cluster/workerProtocol.js';
-import { cacheUpdates } from '../../src/core/sync.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { cacheUpdates } from '../../src/core/cache/sync.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
 import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { makeNode, makePod } from '../fixtures/builders.js';

@@ -8,7 +8,7 @@ import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService, type Candidates, type Decision } from '../../src/core/placementService.js';
 import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../src/core/objects/records.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
 import type { Strategy } from '../../src/core/strategies/index.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 

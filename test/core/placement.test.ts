@@ -1,5 +1,5 @@
 import { evaluateCandidate } from '../../src/core/evaluation.js';
-import type { NodeInfo, OwnReservation } from '../../src/core/nodeInfo.js';
+import type { NodeInfo, OwnReservation } from '../../src/core/cache/nodeInfo.js';
 import { Placer } from '../../src/core/placement.js';
 import { formatFailure, isUnresolvable } from '../../src/core/reasons.js';
 import type { Dimensions } from '../../src/core/objects/records.js';

@@ -1,9 +1,9 @@
 import { Placer } from '../../src/core/placement.js';
 import { PlacementService, type Candidates, type Decision } from '../../src/core/placementService.js';
 import type { Pod } from '../../src/core/objects/kubeObjects.js';
-import { startingCount } from '../../src/core/nodeInfo.js';
+import { startingCount } from '../../src/core/cache/nodeInfo.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
 import type { Strategy } from '../../src/core/strategies/index.js';
 import { GiB, makeNode, makePod } from '../fixtures/builders.js';
 

@@ -2,8 +2,8 @@ import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
 import { RejectedPods, seenByScheduler } from '../../src/core/rejections.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
-import type { CapacityFreed } from '../../src/core/cacheView.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import type { CapacityFreed } from '../../src/core/cache/cacheView.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };

@@ -10,7 +10,7 @@ import { Placer } from '../../src/core/placement.js';
 import { PlacementService } from '../../src/core/placementService.js';
 import type { ExtenderArgs, FilterAnswer, FilterReply, PrioritizeAnswer, PrioritizeReply, ReplyContext } from '../../src/core/replies.js';
 import { toNodeRecord, type Dimensions } from '../../src/core/objects/records.js';
-import { SchedulerCache, type SchedulerCacheOptions } from '../../src/core/schedulerCache.js';
+import { SchedulerCache, type SchedulerCacheOptions } from '../../src/core/cache/schedulerCache.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };

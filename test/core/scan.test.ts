@@ -1,7 +1,7 @@
 /** The candidate scan (src/core/scan.ts): each name once, whatever the list repeats. */
 import { toNodeRecord, type Dimensions } from '../../src/core/objects/records.js';
 import { CandidateScan, NOT_IN_CACHE } from '../../src/core/scan.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
 import { makeNode } from '../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };

@@ -17,7 +17,7 @@ import { Placer } from '../../src/core/placement.js';
 import { PlacementService, type Decision, type DecisionWindow } from '../../src/core/placementService.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
 import { CandidateScan, fittingPressure } from '../../src/core/scan.js';
-import { SchedulerCache, type SchedulerCacheOptions } from '../../src/core/schedulerCache.js';
+import { SchedulerCache, type SchedulerCacheOptions } from '../../src/core/cache/schedulerCache.js';
 import type { Strategy } from '../../src/core/strategies/index.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 

@@ -71,16 +71,16 @@ describe('the scheduler cache’s door: only src/core and the runtime’s wiring
   const typeOnly = (module: string) => `import type { SchedulerCache } from '${module}';\nexport type X = SchedulerCache;\n`;
 
   it.each([
-    ['src/server/probe.ts', '../core/schedulerCache.js'],
-    ['src/cli/probe.ts', '../core/schedulerCache.js'],
-    ['src/cluster/probe.ts', '../core/schedulerCache.js'],
-    ['src/runtime/sources.ts', '../core/schedulerCache.js'],
-    ['src/runtime/service.ts', '../core/schedulerCache.js'],
-    ['src/runtime/serve.ts', '../core/schedulerCache.js'],
-    ['src/snapshot/probe.ts', '../core/schedulerCache.js'],
-    ['src/observability/probe.ts', '../core/schedulerCache.js'],
-    ['src/config/probe.ts', '../core/schedulerCache.js'],
-    ['src/probe.ts', './core/schedulerCache.js'],
+    ['src/server/probe.ts', '../core/cache/schedulerCache.js'],
+    ['src/cli/probe.ts', '../core/cache/schedulerCache.js'],
+    ['src/cluster/probe.ts', '../core/cache/schedulerCache.js'],
+    ['src/runtime/sources.ts', '../core/cache/schedulerCache.js'],
+    ['src/runtime/service.ts', '../core/cache/schedulerCache.js'],
+    ['src/runtime/serve.ts', '../core/cache/schedulerCache.js'],
+    ['src/snapshot/probe.ts', '../core/cache/schedulerCache.js'],
+    ['src/observability/probe.ts', '../core/cache/schedulerCache.js'],
+    ['src/config/probe.ts', '../core/cache/schedulerCache.js'],
+    ['src/probe.ts', './core/cache/schedulerCache.js'],
   ])('%s may not import %s, not even its type (a type is enough to cast the view back)', async (file, module) => {
     expect(await ruleIds(value(module), file)).toContain('no-restricted-imports');
     expect(await ruleIds(typeOnly(module), file)).toContain('no-restricted-imports');
@@ -89,15 +89,15 @@ describe('the scheduler cache’s door: only src/core and the runtime’s wiring
   it.each([
     ['src/core/probe.ts', './schedulerCache.js'],
     ['src/core/strategies/probe.ts', '../schedulerCache.js'],
-    ['src/runtime/placement.ts', '../core/schedulerCache.js'],
+    ['src/runtime/placement.ts', '../core/cache/schedulerCache.js'],
   ])('%s may import %s', async (file, module) => {
     expect(await ruleIds(value(module), file)).not.toContain('no-restricted-imports');
   }, 30_000);
 
   it.each([
-    ['src/server/probe.ts', '../core/cacheView.js'],
-    ['src/cli/probe.ts', '../core/cacheView.js'],
-    ['src/cluster/probe.ts', '../core/sync.js'],
+    ['src/server/probe.ts', '../core/cache/cacheView.js'],
+    ['src/cli/probe.ts', '../core/cache/cacheView.js'],
+    ['src/cluster/probe.ts', '../core/cache/sync.js'],
   ])('%s may import the view and the informer side (%s)', async (file, module) => {
     expect(await ruleIds(`import * as m from '${module}';\nexport const x = m;\n`, file)).not.toContain('no-restricted-imports');
   }, 30_000);

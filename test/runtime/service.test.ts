@@ -4,7 +4,7 @@
  */
 import type { WatchHealth } from '../../src/cluster/reflector.js';
 import { parseConfig } from '../../src/config/load.js';
-import type { CapacityFreed } from '../../src/core/cacheView.js';
+import type { CapacityFreed } from '../../src/core/cache/cacheView.js';
 import { buildService } from '../../src/runtime/service.js';
 
 const HEALTH: WatchHealth[] = [

@@ -10,7 +10,7 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
 import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import type { PlacementService } from '../../src/core/placementService.js';
-import { applyListing, listingOf, type CacheUpdates } from '../../src/core/sync.js';
+import { applyListing, listingOf, type CacheUpdates } from '../../src/core/cache/sync.js';
 import { createApp } from '../../src/server/app.js';
 import type { VerbDeps } from '../../src/server/handlers.js';
 import type { Metrics } from '../../src/observability/metrics.js';

@@ -20,7 +20,7 @@ import (
 	"testing"
 )
 
-// NodeInfo is the port of src/core/nodeInfo.ts NodeInfo (amounts in scheduler units).
+// NodeInfo is the port of src/core/cache/nodeInfo.ts NodeInfo (amounts in scheduler units).
 type NodeInfo struct {
 	Name          string    `json:"name"`
 	HasNode       bool      `json:"hasNode"`

@@ -16,7 +16,7 @@ import {
 import { debugNode } from '../../../src/core/debugView.js';
 import type { Pod } from '../../../src/core/objects/kubeObjects.js';
 import { toPodRecord } from '../../../src/core/objects/records.js';
-import { SchedulerCache } from '../../../src/core/schedulerCache.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
 import { loadFixture, makePod, type PodBuilder } from '../../fixtures/builders.js';
 
 const DIMS = { names: ['cpu', 'memory'] };

@@ -84,9 +84,9 @@
  * started there. The index is read through `locality` (LocalityView).
  */
 import type { CacheSize, CapacityFreed, SchedulerCacheView } from './cacheView.js';
-import { LocalityIndex, type LocalityIndexOptions, type LocalityView } from './objects/templateLocality.js';
+import { LocalityIndex, type LocalityIndexOptions, type LocalityView } from '../objects/templateLocality.js';
 import type { NodeInfo } from './nodeInfo.js';
-import type { Dimensions, NodeRecord, PodRecord } from './objects/records.js';
+import type { Dimensions, NodeRecord, PodRecord } from '../objects/records.js';
 import { ReservationLedger, type Release, type ReleaseReason, type Reservation } from './reservations.js';
 import { checkStartingLimit, startingLimitOf, type StartingLimitConfig } from './startingLimit.js';
 

@@ -1,8 +1,8 @@
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
-import type { Release } from '../../src/core/reservations.js';
-import { applyListing, cacheUpdates, listingOf } from '../../src/core/sync.js';
-import { loadFixture, makeNode, makePod } from '../fixtures/builders.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
+import type { Node, Pod } from '../../../src/core/objects/kubeObjects.js';
+import type { Release } from '../../../src/core/cache/reservations.js';
+import { applyListing, cacheUpdates, listingOf } from '../../../src/core/cache/sync.js';
+import { loadFixture, makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
 const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused' };

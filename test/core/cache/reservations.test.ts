@@ -1,4 +1,4 @@
-import { ReservationLedger, type Reservation } from '../../src/core/reservations.js';
+import { ReservationLedger, type Reservation } from '../../../src/core/cache/reservations.js';
 
 function reservation(uid: string, expiresAtMs: number, nodeName = 'n1'): Reservation {
   return { uid, podKey: `ns/${uid}`, nodeName, request: [1000, 1], reservedAtMs: 0, expiresAtMs, bindingStarted: false, bindingFinished: false, podSeen: true, failureMark: null };

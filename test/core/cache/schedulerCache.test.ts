@@ -1,9 +1,9 @@
-import type { Pod } from '../../src/core/objects/kubeObjects.js';
-import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../src/core/objects/records.js';
-import type { Release } from '../../src/core/reservations.js';
-import type { CapacityFreed } from '../../src/core/cacheView.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import { GiB, loadFixture, makeNode, makePod } from '../fixtures/builders.js';
+import type { Pod } from '../../../src/core/objects/kubeObjects.js';
+import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../../src/core/objects/records.js';
+import type { Release } from '../../../src/core/cache/reservations.js';
+import type { CapacityFreed } from '../../../src/core/cache/cacheView.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
+import { GiB, loadFixture, makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const PAUSED = 'sandbox-extender.io/paused';

@@ -1,18 +1,18 @@
 /**
- * The starting limit (src/core/startingLimit.ts): the per-node arithmetic, the limit the cache keeps on each
+ * The starting limit (src/core/cache/startingLimit.ts): the per-node arithmetic, the limit the cache keeps on each
  * NodeInfo, and the fit rule — reservations and bound-not-Ready pods count as starting, the pod's own
  * reservation does not, a node at its limit fails with a resolvable reason, and the slot frees when a pod is Ready.
  */
-import { evaluateCandidate } from '../../src/core/evaluation.js';
-import { explainNoFit } from '../../src/core/explain.js';
-import { Placer } from '../../src/core/placement.js';
-import { PlacementService } from '../../src/core/placementService.js';
-import { formatFailure, isUnresolvable, onlyStartingLimit, type FitFailure } from '../../src/core/reasons.js';
-import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../src/core/objects/records.js';
-import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN } from '../../src/core/scan.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import { checkStartingLimit, hasAtMostThreeDecimals, startingLimitOf, type StartingLimitConfig } from '../../src/core/startingLimit.js';
-import { makeNode, makePod } from '../fixtures/builders.js';
+import { evaluateCandidate } from '../../../src/core/evaluation.js';
+import { explainNoFit } from '../../../src/core/explain.js';
+import { Placer } from '../../../src/core/placement.js';
+import { PlacementService } from '../../../src/core/placementService.js';
+import { formatFailure, isUnresolvable, onlyStartingLimit, type FitFailure } from '../../../src/core/reasons.js';
+import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../../src/core/objects/records.js';
+import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN } from '../../../src/core/scan.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
+import { checkStartingLimit, hasAtMostThreeDecimals, startingLimitOf, type StartingLimitConfig } from '../../../src/core/cache/startingLimit.js';
+import { makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const PAUSED = 'sandbox-extender.io/paused';

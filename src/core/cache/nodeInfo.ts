@@ -14,7 +14,7 @@
  * one more starting sandbox), of the agent-sandbox pods among them, and the node's starting limit (startingLimit.ts). The SchedulerCache owns and updates these records; everything else
  * (placement, explanations, the debug view, metrics, the replay) reads them through this interface.
  */
-import { pressureRatio } from './objects/pressure.js';
+import { pressureRatio } from '../objects/pressure.js';
 
 /** What the extender knows of one node name (read-only view; the cache updates it in place). */
 export interface NodeInfo {

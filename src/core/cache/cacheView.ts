@@ -12,9 +12,9 @@
  * records are the cache's own, read-only, valid until the next change. The facts the cache reports to
  * its listeners (CapacityFreed) are defined here too, for whoever listens.
  */
-import type { LocalityView } from './objects/templateLocality.js';
+import type { LocalityView } from '../objects/templateLocality.js';
 import type { NodeInfo } from './nodeInfo.js';
-import type { Dimensions, PodRecord } from './objects/records.js';
+import type { Dimensions, PodRecord } from '../objects/records.js';
 import type { Reservation, ReleaseReason } from './reservations.js';
 
 /**

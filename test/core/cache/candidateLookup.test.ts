@@ -1,11 +1,11 @@
-/** Resolving a list of candidate names with the help of the last list (src/core/candidateLookup.ts). */
+/** Resolving a list of candidate names with the help of the last list (src/core/cache/candidateLookup.ts). */
 import fc from 'fast-check';
-import { CandidateLookup } from '../../src/core/candidateLookup.js';
-import type { NodeInfo } from '../../src/core/nodeInfo.js';
-import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
-import { CandidateScan } from '../../src/core/scan.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import { makeNode, makePod } from '../fixtures/builders.js';
+import { CandidateLookup } from '../../../src/core/cache/candidateLookup.js';
+import type { NodeInfo } from '../../../src/core/cache/nodeInfo.js';
+import { toNodeRecord, toPodRecord, type Dimensions } from '../../../src/core/objects/records.js';
+import { CandidateScan } from '../../../src/core/scan.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
+import { makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 

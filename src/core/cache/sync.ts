@@ -12,8 +12,8 @@
  * cache held for it before is kept, so one bad object never loses state.
  */
 import type { SchedulerCache } from './schedulerCache.js';
-import type { Node, Pod } from './objects/kubeObjects.js';
-import { podKey, toNodeRecord, toPodRecord, type Dimensions, type NodeRecord, type PodRecord, type PodRecordOptions } from './objects/records.js';
+import type { Node, Pod } from '../objects/kubeObjects.js';
+import { podKey, toNodeRecord, toPodRecord, type Dimensions, type NodeRecord, type PodRecord, type PodRecordOptions } from '../objects/records.js';
 
 /** Reads the objects of one full listing into records, one object at a time. Never throws for a bad object. */
 export class ListingReader {
