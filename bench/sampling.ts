@@ -11,7 +11,7 @@
  */
 import { Command } from 'commander';
 import type { PodRecord } from '../src/core/objects/records.js';
-import { numFeasibleNodesToFind } from '../src/core/kubeSchedulerSampling.js';
+import { numFeasibleNodesToFind } from '../src/core/fit/kubeSchedulerSampling.js';
 import { discreteOptimum, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/core/replay.js';
 import { fmt, formatColumns } from './clusterStats.js';
 

@@ -10,11 +10,11 @@ import { agentSandboxOf, describeAgentSandbox } from '../core/objects/agentSandb
 import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from '../core/candidacy.js';
 import { zeroRequestNote } from '../core/explain.js';
 import type { Node, Pod } from '../core/objects/kubeObjects.js';
-import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
+import { STRATEGIES, type Strategy } from '../core/fit/strategies/index.js';
 import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/objects/podRequests.js';
-import { formatFailure, formatAmount, type FitFailure } from '../core/reasons.js';
+import { formatFailure, formatAmount, type FitFailure } from '../core/fit/reasons.js';
 import { podKey, toPodRecord, type Dimensions } from '../core/objects/records.js';
-import { numFeasibleNodesToFind } from '../core/kubeSchedulerSampling.js';
+import { numFeasibleNodesToFind } from '../core/fit/kubeSchedulerSampling.js';
 import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
 import { applyListing, listingOf } from '../core/cache/sync.js';
 import { milliValue, parseQuantity, value } from '../core/objects/quantity.js';
@@ -86,7 +86,7 @@ function formatPressure(p: number): string {
  * Output: a title line with the pod's requests, notes (another scheduler's pod, the record left
  * out, a pod ranked as zero requests: no containers, or none of them requests anything of the
  * dimensions; requested resources outside `dimensions`), the table, then a summary line; every quantity in
- * the units of core/reasons.ts formatAmount. Control characters in what comes from the files (names, reasons) are
+ * the units of core/fit/reasons.ts formatAmount. Control characters in what comes from the files (names, reasons) are
  * escaped JSON-style (escapeControl): every line of the output is one the command wrote.
  * @throws SnapshotError for an unreadable file or when no file holds a Node that can be read; UsageError /
  *   QuantityError / ObjectError for an unusable pod file.

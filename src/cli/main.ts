@@ -7,7 +7,7 @@ import { accessSync, constants } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { ConfigInput } from '../config/schema.js';
-import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
+import { STRATEGIES, type Strategy } from '../core/fit/strategies/index.js';
 import { QuantityError } from '../core/objects/quantity.js';
 import { ObjectError } from '../core/objects/records.js';
 import { NoKubeConfigError } from '../cluster/kubeConfigError.js';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { hasAtMostThreeDecimals } from '../core/cache/startingLimit.js';
-import { STRATEGIES } from '../core/strategies/index.js';
+import { STRATEGIES } from '../core/fit/strategies/index.js';
 
 /** Resource names as Kubernetes spells them: `cpu`, `memory`, `pods`, `ephemeral-storage`, `nvidia.com/gpu`, `hugepages-2Mi`. */
 const resourceName = z
@@ -49,7 +49,7 @@ export const configSchema = z
         /**
          * Its percentageOfNodesToScore for the extender's pods, 0–100 (the profile's, else the global one; 0 is its
          * adaptive default, what a KubeSchedulerConfiguration that leaves it unset gets). With it the extender tells a
-         * window kube-scheduler cut short by sampling from one its own filters narrowed (core/kubeSchedulerSampling.ts),
+         * window kube-scheduler cut short by sampling from one its own filters narrowed (core/fit/kubeSchedulerSampling.ts),
          * and says so in the placement Event. 100 (the chart's profile): every node is searched, never a sample.
          */
         percentageOfNodesToScore: z.number().int().min(0).max(100).default(100),

@@ -58,10 +58,10 @@
  * Filter or Prioritize places it, and, when nudges are taken, once the cache sees it bound or deleted.
  * O(1) per freed capacity; takeNudges is O(remembered pods × nodes freed since the last call).
  */
-import { dimensionFit } from './evaluation.js';
+import { dimensionFit } from './fit/evaluation.js';
 import { atStartingLimit, inUse } from './cache/nodeInfo.js';
-import { addToOfferSet, emptyOfferSet, offerIncludes } from './offers.js';
-import type { FitFailure } from './reasons.js';
+import { addToOfferSet, emptyOfferSet, offerIncludes } from './fit/offers.js';
+import type { FitFailure } from './fit/reasons.js';
 import type { PodRecord } from './objects/records.js';
 import type { CapacityFreed, SchedulerCacheView } from './cache/cacheView.js';
 

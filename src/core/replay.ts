@@ -20,15 +20,15 @@
  * `findNodesThatPassFilters` and `numFeasibleNodesToFind`, and backend/cache/node_tree.go `list`, walked in order
  * (kube-scheduler checks the window with 16 goroutines, so its window may differ by a few nodes).
  */
-import { dimensionFit } from './evaluation.js';
-import { numFeasibleNodesToFind } from './kubeSchedulerSampling.js';
+import { dimensionFit } from './fit/evaluation.js';
+import { numFeasibleNodesToFind } from './fit/kubeSchedulerSampling.js';
 import { currentPressure, inUse, type NodeInfo } from './cache/nodeInfo.js';
-import { Placer } from './placement.js';
+import { Placer } from './fit/placer.js';
 import { maxPressure, pressureRatio } from './objects/pressure.js';
 import type { Dimensions, NodeRecord, PodRecord } from './objects/records.js';
-import { CandidateScan } from './scan.js';
+import { CandidateScan } from './fit/scan.js';
 import { SchedulerCache } from './cache/schedulerCache.js';
-import type { Strategy } from './strategies/index.js';
+import type { Strategy } from './fit/strategies/index.js';
 
 export interface ReplaySpec {
   readonly dims: Dimensions;

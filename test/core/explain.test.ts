@@ -3,7 +3,7 @@
  * with no containers, or with containers that request nothing of the dimensions, is said to be ranked as
  * zero requests, in the placement and no-fit messages; a pod that requests anything of a dimension is not.
  */
-import type { Evaluation } from '../../src/core/evaluation.js';
+import type { Evaluation } from '../../src/core/fit/evaluation.js';
 import { explainNoFit, explainPlacement, zeroRequestNote } from '../../src/core/explain.js';
 import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import { toPodRecord, type Dimensions } from '../../src/core/objects/records.js';

@@ -1,4 +1,4 @@
-import { Placer } from '../../src/core/placement.js';
+import { Placer } from '../../src/core/fit/placer.js';
 import { PlacementService } from '../../src/core/placementService.js';
 import { RejectedPods, seenByScheduler } from '../../src/core/rejections.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';

@@ -1,5 +1,5 @@
 import { discreteOptimum, nodeTreeOrder, podsAbove, pressureWith, replay, type ReplaySpec } from '../../src/core/replay.js';
-import { STRATEGIES } from '../../src/core/strategies/index.js';
+import { STRATEGIES } from '../../src/core/fit/strategies/index.js';
 
 const Gi = 1024 ** 3;
 

@@ -6,7 +6,7 @@
  */
 import { explainDecision } from '../../src/core/explain.js';
 import type { Node } from '../../src/core/objects/kubeObjects.js';
-import { Placer } from '../../src/core/placement.js';
+import { Placer } from '../../src/core/fit/placer.js';
 import { PlacementService } from '../../src/core/placementService.js';
 import type { ExtenderArgs, FilterAnswer, FilterReply, PrioritizeAnswer, PrioritizeReply, ReplyContext } from '../../src/core/replies.js';
 import { toNodeRecord, type Dimensions } from '../../src/core/objects/records.js';

@@ -66,7 +66,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { adminClients, untaintNodes, type AdminClients } from '../../bench/e2eCluster.js';
-import { numFeasibleNodesToFind } from '../../src/core/kubeSchedulerSampling.js';
+import { numFeasibleNodesToFind } from '../../src/core/fit/kubeSchedulerSampling.js';
 import { discreteOptimum, podsAbove, pressureWith, replay, type ReplayResult, type ReplaySpec } from '../../src/core/replay.js';
 import {
   E2E_DIR, Kubectl, REPO_ROOT, STATE_DIR, allocatableOf, bytes, columns, createNamespace, fetchText, keyValues, metricValue, milliCpu,

@@ -1,10 +1,10 @@
 // Command leastloaded is a small, faithful Go port of sandbox-extender's least_loaded selection, for the
 // in-process benchmark (bench/bench.ts), which measures both in the same run:
 //
-//   - the candidate scan (src/core/scan.ts CandidateScan.run): each candidate looked up by name, its
+//   - the candidate scan (src/core/fit/scan.ts CandidateScan.run): each candidate looked up by name, its
 //     projected pressure max_r (inUse_r + q_r) / allocatable_r (src/core/objects/pressure.ts pressureRatio; no value
 //     where allocatable_r is 0), the fit rule per requested dimension and the starting limit;
-//   - the choice (src/core/strategies/strategy.ts chooseBest, compareByLoad): known capacity first, lower
+//   - the choice (src/core/fit/strategies/strategy.ts chooseBest, compareByLoad): known capacity first, lower
 //     pressure, then fewer starting, running, paused sandboxes, exact ties taken in turn.
 //
 // It reads the nodes and the pod's request as JSON on stdin, replays the TypeScript side's validation (the

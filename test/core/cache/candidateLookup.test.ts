@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { CandidateLookup } from '../../../src/core/cache/candidateLookup.js';
 import type { NodeInfo } from '../../../src/core/cache/nodeInfo.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../../src/core/objects/records.js';
-import { CandidateScan } from '../../../src/core/scan.js';
+import { CandidateScan } from '../../../src/core/fit/scan.js';
 import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
 import { makeNode, makePod } from '../../fixtures/builders.js';
 

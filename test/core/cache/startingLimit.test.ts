@@ -3,13 +3,13 @@
  * NodeInfo, and the fit rule — reservations and bound-not-Ready pods count as starting, the pod's own
  * reservation does not, a node at its limit fails with a resolvable reason, and the slot frees when a pod is Ready.
  */
-import { evaluateCandidate } from '../../../src/core/evaluation.js';
+import { evaluateCandidate } from '../../../src/core/fit/evaluation.js';
 import { explainNoFit } from '../../../src/core/explain.js';
-import { Placer } from '../../../src/core/placement.js';
+import { Placer } from '../../../src/core/fit/placer.js';
 import { PlacementService } from '../../../src/core/placementService.js';
-import { formatFailure, isUnresolvable, onlyStartingLimit, type FitFailure } from '../../../src/core/reasons.js';
+import { formatFailure, isUnresolvable, onlyStartingLimit, type FitFailure } from '../../../src/core/fit/reasons.js';
 import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../../src/core/objects/records.js';
-import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN } from '../../../src/core/scan.js';
+import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN } from '../../../src/core/fit/scan.js';
 import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
 import { checkStartingLimit, hasAtMostThreeDecimals, startingLimitOf, type StartingLimitConfig } from '../../../src/core/cache/startingLimit.js';
 import { makeNode, makePod } from '../../fixtures/builders.js';

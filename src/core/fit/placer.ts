@@ -16,7 +16,7 @@ export interface LocalityChoice {
  * extender's weight; candidates that do not fit score 0. See docs/adr for why.
  */
 import type { CandidateScan } from './scan.js';
-import type { LocalityQuery, LocalityView } from './objects/templateLocality.js';
+import type { LocalityQuery, LocalityView } from '../objects/templateLocality.js';
 import { MAX_EXTENDER_PRIORITY, STRATEGY_TABLE, type Choice, type PlacementStrategy, type Strategy, type StrategyState } from './strategies/index.js';
 
 const NONE: Choice = { chosen: -1, runnerUp: -1 };

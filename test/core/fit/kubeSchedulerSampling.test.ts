@@ -2,7 +2,7 @@
  * kube-scheduler's sampling (kubeSchedulerSampling.ts): how many feasible nodes it looks for
  * (schedule_one.go numFeasibleNodesToFind) and when a window it sent was cut by that cap.
  */
-import { numFeasibleNodesToFind, sampledWindow } from '../../src/core/kubeSchedulerSampling.js';
+import { numFeasibleNodesToFind, sampledWindow } from '../../../src/core/fit/kubeSchedulerSampling.js';
 
 describe('numFeasibleNodesToFind', () => {
   it.each([

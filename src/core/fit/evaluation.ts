@@ -23,10 +23,10 @@
  * startingCount(info, own) ≥ info.startingLimit — it is already starting as many sandboxes as it
  * may (resolvable: it clears as they become Ready).
  */
-import { atStartingLimit, inUse, startingCount, type NodeInfo, type OwnReservation } from './cache/nodeInfo.js';
-import { pressureRatio } from './objects/pressure.js';
+import { atStartingLimit, inUse, startingCount, type NodeInfo, type OwnReservation } from '../cache/nodeInfo.js';
+import { pressureRatio } from '../objects/pressure.js';
 import type { FitFailure } from './reasons.js';
-import type { Dimensions } from './objects/records.js';
+import type { Dimensions } from '../objects/records.js';
 
 export interface Evaluation {
   readonly name: string;

@@ -1,9 +1,9 @@
 /**
- * One unit rule for every amount in reasons and in `rank` (src/core/reasons.ts formatAmount):
+ * One unit rule for every amount in reasons and in `rank` (src/core/fit/reasons.ts formatAmount):
  * millicores for cpu, the largest binary unit reached for bytes with at most two decimals (`~` when
  * rounded), plain counts. Expected strings worked out by hand next to each case.
  */
-import { formatAmount, formatFailure } from '../../src/core/reasons.js';
+import { formatAmount, formatFailure } from '../../../src/core/fit/reasons.js';
 
 const Ki = 1024;
 const Mi = Ki * 1024;

@@ -1,8 +1,8 @@
-/** The candidate scan (src/core/scan.ts): each name once, whatever the list repeats. */
-import { toNodeRecord, type Dimensions } from '../../src/core/objects/records.js';
-import { CandidateScan, NOT_IN_CACHE } from '../../src/core/scan.js';
-import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
-import { makeNode } from '../fixtures/builders.js';
+/** The candidate scan (src/core/fit/scan.ts): each name once, whatever the list repeats. */
+import { toNodeRecord, type Dimensions } from '../../../src/core/objects/records.js';
+import { CandidateScan, NOT_IN_CACHE } from '../../../src/core/fit/scan.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
+import { makeNode } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 

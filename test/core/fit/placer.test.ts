@@ -1,10 +1,10 @@
-import { evaluateCandidate } from '../../src/core/evaluation.js';
-import type { NodeInfo, OwnReservation } from '../../src/core/cache/nodeInfo.js';
-import { Placer } from '../../src/core/placement.js';
-import { formatFailure, isUnresolvable } from '../../src/core/reasons.js';
-import type { Dimensions } from '../../src/core/objects/records.js';
-import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN, NOT_IN_CACHE } from '../../src/core/scan.js';
-import { STRATEGIES, STRATEGY_TABLE, type Strategy } from '../../src/core/strategies/index.js';
+import { evaluateCandidate } from '../../../src/core/fit/evaluation.js';
+import type { NodeInfo, OwnReservation } from '../../../src/core/cache/nodeInfo.js';
+import { Placer } from '../../../src/core/fit/placer.js';
+import { formatFailure, isUnresolvable } from '../../../src/core/fit/reasons.js';
+import type { Dimensions } from '../../../src/core/objects/records.js';
+import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN, NOT_IN_CACHE } from '../../../src/core/fit/scan.js';
+import { STRATEGIES, STRATEGY_TABLE, type Strategy } from '../../../src/core/fit/strategies/index.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const Gi = 1024 ** 3;

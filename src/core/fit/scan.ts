@@ -9,11 +9,11 @@
  * A scan is reused from call to call: its contents are valid until the next `run`.
  */
 import { dimensionFit, evaluateCandidate, type Evaluation } from './evaluation.js';
-import { CandidateLookup } from './cache/candidateLookup.js';
+import { CandidateLookup } from '../cache/candidateLookup.js';
 import { addToOfferSet } from './offers.js';
-import { inUse, startingCount, type NodeInfo, type OwnReservation } from './cache/nodeInfo.js';
-import { pressureRatio } from './objects/pressure.js';
-import type { Dimensions } from './objects/records.js';
+import { inUse, startingCount, type NodeInfo, type OwnReservation } from '../cache/nodeInfo.js';
+import { pressureRatio } from '../objects/pressure.js';
+import type { Dimensions } from '../objects/records.js';
 
 /** Fit status of a candidate. */
 export const FITS = 0;
