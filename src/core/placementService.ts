@@ -15,7 +15,7 @@ import { formatFailures, onlyStartingLimit, sortFailures, type FitFailure } from
 import type { PodRecord } from './objects/records.js';
 import { firstAppearances, messageOf, readRequest, requestedNames, type DecidedPod, type ExtenderArgs, type FilterReply, type NotReadyReply, type PrioritizeReply, type ReadRequest, type ReplyContext, type UnreadableReply } from './replies.js';
 import { CandidateScan, FITS, SeenNodes } from './fit/scan.js';
-import { RejectedPods, type RejectedPodsOptions } from './rejections.js';
+import { RejectedPods, type RejectedPodsOptions } from './requeue/rejections.js';
 import type { SchedulerCacheView } from './cache/cacheView.js';
 import type { AssumeResult, SchedulerCache } from './cache/schedulerCache.js';
 import { compareByLoad, compareRanked } from './fit/strategies/strategy.js';

@@ -1,10 +1,10 @@
-import { Placer } from '../../src/core/fit/placer.js';
-import { PlacementService } from '../../src/core/placementService.js';
-import { RejectedPods, seenByScheduler } from '../../src/core/rejections.js';
-import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
-import type { CapacityFreed } from '../../src/core/cache/cacheView.js';
-import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
-import { makeNode, makePod } from '../fixtures/builders.js';
+import { Placer } from '../../../src/core/fit/placer.js';
+import { PlacementService } from '../../../src/core/placementService.js';
+import { RejectedPods, seenByScheduler } from '../../../src/core/requeue/rejections.js';
+import { toNodeRecord, toPodRecord, type Dimensions } from '../../../src/core/objects/records.js';
+import type { CapacityFreed } from '../../../src/core/cache/cacheView.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
+import { makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused' };

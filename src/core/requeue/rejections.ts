@@ -58,12 +58,12 @@
  * Filter or Prioritize places it, and, when nudges are taken, once the cache sees it bound or deleted.
  * O(1) per freed capacity; takeNudges is O(remembered pods × nodes freed since the last call).
  */
-import { dimensionFit } from './fit/evaluation.js';
-import { atStartingLimit, inUse } from './cache/nodeInfo.js';
-import { addToOfferSet, emptyOfferSet, offerIncludes } from './fit/offers.js';
-import type { FitFailure } from './fit/reasons.js';
-import type { PodRecord } from './objects/records.js';
-import type { CapacityFreed, SchedulerCacheView } from './cache/cacheView.js';
+import { dimensionFit } from '../fit/evaluation.js';
+import { atStartingLimit, inUse } from '../cache/nodeInfo.js';
+import { addToOfferSet, emptyOfferSet, offerIncludes } from '../fit/offers.js';
+import type { FitFailure } from '../fit/reasons.js';
+import type { PodRecord } from '../objects/records.js';
+import type { CapacityFreed, SchedulerCacheView } from '../cache/cacheView.js';
 
 /** Whether kube-scheduler sees the change that freed capacity (an event of it reaches its queue): the table in the module header. */
 export function seenByScheduler(freed: CapacityFreed): boolean {
