@@ -5,7 +5,7 @@
 import { agentSandboxOf, describeAgentSandbox, type AgentSandboxPod } from './objects/agentSandboxPods.js';
 import type { Evaluation } from './fit/evaluation.js';
 import type { Pod } from './objects/kubeObjects.js';
-import type { DecisionLocality, DecisionWindow } from './placementService.js';
+import type { DecisionLocality, DecisionWindow } from './decide/placementService.js';
 import { pressureRatio } from './objects/pressure.js';
 import { formatFailures, type FitFailure } from './fit/reasons.js';
 import { PODS_RESOURCE, type Dimensions, type PodRecord } from './objects/records.js';

@@ -8,7 +8,7 @@
 import type { Config } from '../config/schema.js';
 import type { CacheUpdates } from '../core/cache/sync.js';
 import { Placer } from '../core/fit/placer.js';
-import { PlacementService } from '../core/placementService.js';
+import { PlacementService } from '../core/decide/placementService.js';
 import type { PodRecordOptions } from '../core/objects/records.js';
 import { SchedulerCache, type CacheListeners } from '../core/cache/schedulerCache.js';
 import { cacheUpdates } from '../core/cache/sync.js';

@@ -14,7 +14,7 @@ import { Requeuer, type RequeueWrite } from '../cluster/requeuer.js';
 import type { Config } from '../config/schema.js';
 import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
 import type { CapacityFreed, SchedulerCacheView } from '../core/cache/cacheView.js';
-import type { PlacementService } from '../core/placementService.js';
+import type { PlacementService } from '../core/decide/placementService.js';
 import { applyListing, type CacheUpdates } from '../core/cache/sync.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { Node, Pod } from '../core/objects/kubeObjects.js';
-import type { ExtenderArgs } from '../core/replies.js';
+import type { ExtenderArgs } from '../core/decide/replies.js';
 
 export type { ExtenderArgs };
 

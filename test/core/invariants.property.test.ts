@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { evaluateCandidate } from '../../src/core/fit/evaluation.js';
 import type { NodeInfo, OwnReservation } from '../../src/core/cache/nodeInfo.js';
 import { Placer } from '../../src/core/fit/placer.js';
-import { PlacementService } from '../../src/core/placementService.js';
+import { PlacementService } from '../../src/core/decide/placementService.js';
 import type { PodRecord, SandboxState } from '../../src/core/objects/records.js';
 import { CandidateScan } from '../../src/core/fit/scan.js';
 import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';

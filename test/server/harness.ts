@@ -9,7 +9,7 @@ import type { RequestListener } from 'node:http';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
 import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
-import type { PlacementService } from '../../src/core/placementService.js';
+import type { PlacementService } from '../../src/core/decide/placementService.js';
 import { applyListing, listingOf, type CacheUpdates } from '../../src/core/cache/sync.js';
 import { createApp } from '../../src/server/app.js';
 import type { VerbDeps } from '../../src/server/handlers.js';

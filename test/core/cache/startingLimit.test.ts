@@ -6,7 +6,7 @@
 import { evaluateCandidate } from '../../../src/core/fit/evaluation.js';
 import { explainNoFit } from '../../../src/core/explain.js';
 import { Placer } from '../../../src/core/fit/placer.js';
-import { PlacementService } from '../../../src/core/placementService.js';
+import { PlacementService } from '../../../src/core/decide/placementService.js';
 import { formatFailure, isUnresolvable, onlyStartingLimit, type FitFailure } from '../../../src/core/fit/reasons.js';
 import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../../src/core/objects/records.js';
 import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN } from '../../../src/core/fit/scan.js';

@@ -1,5 +1,5 @@
 import { Placer } from '../../../src/core/fit/placer.js';
-import { PlacementService } from '../../../src/core/placementService.js';
+import { PlacementService } from '../../../src/core/decide/placementService.js';
 import { RejectedPods, seenByScheduler } from '../../../src/core/requeue/rejections.js';
 import { toNodeRecord, toPodRecord, type Dimensions } from '../../../src/core/objects/records.js';
 import type { CapacityFreed } from '../../../src/core/cache/cacheView.js';

@@ -1,11 +1,11 @@
-import { Placer } from '../../src/core/fit/placer.js';
-import { PlacementService, type Candidates, type Decision } from '../../src/core/placementService.js';
-import type { Pod } from '../../src/core/objects/kubeObjects.js';
-import { startingCount } from '../../src/core/cache/nodeInfo.js';
-import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
-import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
-import type { Strategy } from '../../src/core/fit/strategies/index.js';
-import { GiB, makeNode, makePod } from '../fixtures/builders.js';
+import { Placer } from '../../../src/core/fit/placer.js';
+import { PlacementService, type Candidates, type Decision } from '../../../src/core/decide/placementService.js';
+import type { Pod } from '../../../src/core/objects/kubeObjects.js';
+import { startingCount } from '../../../src/core/cache/nodeInfo.js';
+import { toNodeRecord, toPodRecord, type Dimensions } from '../../../src/core/objects/records.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
+import type { Strategy } from '../../../src/core/fit/strategies/index.js';
+import { GiB, makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const TTL_MS = 600_000;

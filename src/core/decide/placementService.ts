@@ -5,20 +5,20 @@
  * takes a single feasible node directly: ADR 0003, 0005), else by Prioritize. Pods of another spec.schedulerName
  * are passed through. docs/model.md (Reservations) has the rules.
  */
-import { evaluateCandidate, type Evaluation } from './fit/evaluation.js';
-import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from './fit/offers.js';
-import { checkPercentageOfNodesToScore, sampledWindow } from './fit/kubeSchedulerSampling.js';
-import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from './objects/templateLocality.js';
-import { rankByLocality, type LocalityChoice, type Placer } from './fit/placer.js';
-import type { DecisionExplanation } from './explain.js';
-import { formatFailures, onlyStartingLimit, sortFailures, type FitFailure } from './fit/reasons.js';
-import type { PodRecord } from './objects/records.js';
+import { evaluateCandidate, type Evaluation } from '../fit/evaluation.js';
+import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from '../fit/offers.js';
+import { checkPercentageOfNodesToScore, sampledWindow } from '../fit/kubeSchedulerSampling.js';
+import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from '../objects/templateLocality.js';
+import { rankByLocality, type LocalityChoice, type Placer } from '../fit/placer.js';
+import type { DecisionExplanation } from '../explain.js';
+import { formatFailures, onlyStartingLimit, sortFailures, type FitFailure } from '../fit/reasons.js';
+import type { PodRecord } from '../objects/records.js';
 import { firstAppearances, messageOf, readRequest, requestedNames, type DecidedPod, type ExtenderArgs, type FilterReply, type NotReadyReply, type PrioritizeReply, type ReadRequest, type ReplyContext, type UnreadableReply } from './replies.js';
-import { CandidateScan, FITS, SeenNodes } from './fit/scan.js';
-import { RejectedPods, type RejectedPodsOptions } from './requeue/rejections.js';
-import type { SchedulerCacheView } from './cache/cacheView.js';
-import type { AssumeResult, SchedulerCache } from './cache/schedulerCache.js';
-import { compareByLoad, compareRanked } from './fit/strategies/strategy.js';
+import { CandidateScan, FITS, SeenNodes } from '../fit/scan.js';
+import { RejectedPods, type RejectedPodsOptions } from '../requeue/rejections.js';
+import type { SchedulerCacheView } from '../cache/cacheView.js';
+import type { AssumeResult, SchedulerCache } from '../cache/schedulerCache.js';
+import { compareByLoad, compareRanked } from '../fit/strategies/strategy.js';
 
 /** The nodes kube-scheduler asks about: names, and with nodeCacheCapable: false the allocatable of their objects. */
 export interface Candidates {

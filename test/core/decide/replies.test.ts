@@ -1,17 +1,17 @@
 /**
  * The whole replies of Filter and Prioritize as the core returns them (PlacementService.filterReply,
- * prioritizeReply; core/replies.ts): which nodes are returned, how the others are sorted into FailedNodes
+ * prioritizeReply; core/decide/replies.ts): which nodes are returned, how the others are sorted into FailedNodes
  * (may clear) and FailedAndUnresolvableNodes (never on this node: noderesources/fit.go), the reservation made,
  * and the pass-through of another scheduler's pods.
  */
-import { explainDecision } from '../../src/core/explain.js';
-import type { Node } from '../../src/core/objects/kubeObjects.js';
-import { Placer } from '../../src/core/fit/placer.js';
-import { PlacementService } from '../../src/core/placementService.js';
-import type { ExtenderArgs, FilterAnswer, FilterReply, PrioritizeAnswer, PrioritizeReply, ReplyContext } from '../../src/core/replies.js';
-import { toNodeRecord, type Dimensions } from '../../src/core/objects/records.js';
-import { SchedulerCache, type SchedulerCacheOptions } from '../../src/core/cache/schedulerCache.js';
-import { makeNode, makePod } from '../fixtures/builders.js';
+import { explainDecision } from '../../../src/core/explain.js';
+import type { Node } from '../../../src/core/objects/kubeObjects.js';
+import { Placer } from '../../../src/core/fit/placer.js';
+import { PlacementService } from '../../../src/core/decide/placementService.js';
+import type { ExtenderArgs, FilterAnswer, FilterReply, PrioritizeAnswer, PrioritizeReply, ReplyContext } from '../../../src/core/decide/replies.js';
+import { toNodeRecord, type Dimensions } from '../../../src/core/objects/records.js';
+import { SchedulerCache, type SchedulerCacheOptions } from '../../../src/core/cache/schedulerCache.js';
+import { makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const TTL_MS = 600_000;

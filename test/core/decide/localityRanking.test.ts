@@ -3,14 +3,14 @@
  * of the best projected pressure, warm before partial before cold, before the starting/running/paused
  * tie-breaks; pressure first everywhere else. Nodes of 100 CPUs, so that one CPU is 0.01 of pressure.
  */
-import { explainPlacement } from '../../src/core/explain.js';
-import type { Pod } from '../../src/core/objects/kubeObjects.js';
-import { Placer } from '../../src/core/fit/placer.js';
-import { PlacementService, type Candidates, type Decision } from '../../src/core/placementService.js';
-import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../src/core/objects/records.js';
-import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
-import type { Strategy } from '../../src/core/fit/strategies/index.js';
-import { makeNode, makePod } from '../fixtures/builders.js';
+import { explainPlacement } from '../../../src/core/explain.js';
+import type { Pod } from '../../../src/core/objects/kubeObjects.js';
+import { Placer } from '../../../src/core/fit/placer.js';
+import { PlacementService, type Candidates, type Decision } from '../../../src/core/decide/placementService.js';
+import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../../src/core/objects/records.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
+import type { Strategy } from '../../../src/core/fit/strategies/index.js';
+import { makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const TTL_MS = 600_000;

@@ -10,16 +10,16 @@
  * numFeasibleNodesToFind(50, 103) = 100 nodes: a window of 100 is a sample, one of 99 is not.
  */
 import { jest } from '@jest/globals';
-import type { Evaluation } from '../../src/core/fit/evaluation.js';
-import { explainPlacement, explainWindow } from '../../src/core/explain.js';
-import { numFeasibleNodesToFind } from '../../src/core/fit/kubeSchedulerSampling.js';
-import { Placer } from '../../src/core/fit/placer.js';
-import { PlacementService, type Decision, type DecisionWindow } from '../../src/core/placementService.js';
-import { toNodeRecord, toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
-import { CandidateScan, fittingPressure } from '../../src/core/fit/scan.js';
-import { SchedulerCache, type SchedulerCacheOptions } from '../../src/core/cache/schedulerCache.js';
-import type { Strategy } from '../../src/core/fit/strategies/index.js';
-import { makeNode, makePod } from '../fixtures/builders.js';
+import type { Evaluation } from '../../../src/core/fit/evaluation.js';
+import { explainPlacement, explainWindow } from '../../../src/core/explain.js';
+import { numFeasibleNodesToFind } from '../../../src/core/fit/kubeSchedulerSampling.js';
+import { Placer } from '../../../src/core/fit/placer.js';
+import { PlacementService, type Decision, type DecisionWindow } from '../../../src/core/decide/placementService.js';
+import { toNodeRecord, toPodRecord, type Dimensions } from '../../../src/core/objects/records.js';
+import { CandidateScan, fittingPressure } from '../../../src/core/fit/scan.js';
+import { SchedulerCache, type SchedulerCacheOptions } from '../../../src/core/cache/schedulerCache.js';
+import type { Strategy } from '../../../src/core/fit/strategies/index.js';
+import { makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const TTL_MS = 600_000;
