@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { agentSandboxOf, describeAgentSandbox } from '../core/objects/agentSandboxPods.js';
 import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from '../core/candidacy.js';
-import { zeroRequestNote } from '../core/explain.js';
+import { zeroRequestNote } from '../core/text/explain.js';
 import type { Node, Pod } from '../core/objects/kubeObjects.js';
 import { STRATEGIES, type Strategy } from '../core/fit/strategies/index.js';
 import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/objects/podRequests.js';

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
-import { explainDecision } from '../core/explain.js';
+import { explainDecision } from '../core/text/explain.js';
 import type { Pod } from '../core/objects/kubeObjects.js';
 import type { PlacementService } from '../core/decide/placementService.js';
 import { messageOf, type Answer, type DecidedPod, type ExtenderArgs, type ReservationMade } from '../core/decide/replies.js';

@@ -10,7 +10,7 @@ import { addToOfferSet, emptyOfferSet, OfferLog, offerIncludes } from '../fit/of
 import { checkPercentageOfNodesToScore, sampledWindow } from '../fit/kubeSchedulerSampling.js';
 import { COLD, SIGNALS, type LocalityRecordOptions, type LocalitySignal } from '../objects/templateLocality.js';
 import { rankByLocality, type LocalityChoice, type Placer } from '../fit/placer.js';
-import type { DecisionExplanation } from '../explain.js';
+import type { DecisionExplanation } from '../text/explain.js';
 import { formatFailures, onlyStartingLimit, sortFailures, type FitFailure } from '../fit/reasons.js';
 import type { PodRecord } from '../objects/records.js';
 import { firstAppearances, messageOf, readRequest, requestedNames, type DecidedPod, type ExtenderArgs, type FilterReply, type NotReadyReply, type PrioritizeReply, type ReadRequest, type ReplyContext, type UnreadableReply } from './replies.js';

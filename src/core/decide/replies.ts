@@ -4,7 +4,7 @@
  * others sorted into resolvable and unresolvable failures (reasons.ts sortFailures), the reservation made and what
  * the pod's Event says. The HTTP verbs only encode them.
  */
-import type { DecisionExplanation } from '../explain.js';
+import type { DecisionExplanation } from '../text/explain.js';
 import type { Node, Pod } from '../objects/kubeObjects.js';
 import type { Candidates, DecisionLocality, DecisionResult, DecisionWindow } from './placementService.js';
 import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord, type PodRecordOptions } from '../objects/records.js';

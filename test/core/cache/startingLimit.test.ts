@@ -4,7 +4,7 @@
  * reservation does not, a node at its limit fails with a resolvable reason, and the slot frees when a pod is Ready.
  */
 import { evaluateCandidate } from '../../../src/core/fit/evaluation.js';
-import { explainNoFit } from '../../../src/core/explain.js';
+import { explainNoFit } from '../../../src/core/text/explain.js';
 import { Placer } from '../../../src/core/fit/placer.js';
 import { PlacementService } from '../../../src/core/decide/placementService.js';
 import { formatFailure, isUnresolvable, onlyStartingLimit, type FitFailure } from '../../../src/core/fit/reasons.js';

@@ -3,7 +3,7 @@
  * of the best projected pressure, warm before partial before cold, before the starting/running/paused
  * tie-breaks; pressure first everywhere else. Nodes of 100 CPUs, so that one CPU is 0.01 of pressure.
  */
-import { explainPlacement } from '../../../src/core/explain.js';
+import { explainPlacement } from '../../../src/core/text/explain.js';
 import type { Pod } from '../../../src/core/objects/kubeObjects.js';
 import { Placer } from '../../../src/core/fit/placer.js';
 import { PlacementService, type Candidates, type Decision } from '../../../src/core/decide/placementService.js';

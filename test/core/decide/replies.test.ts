@@ -4,7 +4,7 @@
  * (may clear) and FailedAndUnresolvableNodes (never on this node: noderesources/fit.go), the reservation made,
  * and the pass-through of another scheduler's pods.
  */
-import { explainDecision } from '../../../src/core/explain.js';
+import { explainDecision } from '../../../src/core/text/explain.js';
 import type { Node } from '../../../src/core/objects/kubeObjects.js';
 import { Placer } from '../../../src/core/fit/placer.js';
 import { PlacementService } from '../../../src/core/decide/placementService.js';

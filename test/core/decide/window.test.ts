@@ -11,7 +11,7 @@
  */
 import { jest } from '@jest/globals';
 import type { Evaluation } from '../../../src/core/fit/evaluation.js';
-import { explainPlacement, explainWindow } from '../../../src/core/explain.js';
+import { explainPlacement, explainWindow } from '../../../src/core/text/explain.js';
 import { numFeasibleNodesToFind } from '../../../src/core/fit/kubeSchedulerSampling.js';
 import { Placer } from '../../../src/core/fit/placer.js';
 import { PlacementService, type Decision, type DecisionWindow } from '../../../src/core/decide/placementService.js';

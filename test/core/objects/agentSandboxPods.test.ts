@@ -13,7 +13,7 @@ import {
   TEMPLATE_HASH_LABEL,
   WARM_POOL_LABEL,
 } from '../../../src/core/objects/agentSandboxPods.js';
-import { debugNode } from '../../../src/core/debugView.js';
+import { debugNode } from '../../../src/core/text/debugView.js';
 import type { Pod } from '../../../src/core/objects/kubeObjects.js';
 import { toPodRecord } from '../../../src/core/objects/records.js';
 import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';

@@ -1,5 +1,5 @@
-import { NO_ALLOCATABLE, NO_NODE_OBJECT, debugNode, debugNodes } from '../../src/core/debugView.js';
-import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
+import { NO_ALLOCATABLE, NO_NODE_OBJECT, debugNode, debugNodes } from '../../../src/core/text/debugView.js';
+import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
 

@@ -2,13 +2,13 @@
  * Human-readable explanations of placement decisions, for the pod's Events (`kubectl describe pod`).
  * Pure: text from evaluations (whose integers say exactly what was in use before the pod), no I/O.
  */
-import { agentSandboxOf, describeAgentSandbox, type AgentSandboxPod } from './objects/agentSandboxPods.js';
-import type { Evaluation } from './fit/evaluation.js';
-import type { Pod } from './objects/kubeObjects.js';
-import type { DecisionLocality, DecisionWindow } from './decide/placementService.js';
-import { pressureRatio } from './objects/pressure.js';
-import { formatFailures, type FitFailure } from './fit/reasons.js';
-import { PODS_RESOURCE, type Dimensions, type PodRecord } from './objects/records.js';
+import { agentSandboxOf, describeAgentSandbox, type AgentSandboxPod } from '../objects/agentSandboxPods.js';
+import type { Evaluation } from '../fit/evaluation.js';
+import type { Pod } from '../objects/kubeObjects.js';
+import type { DecisionLocality, DecisionWindow } from '../decide/placementService.js';
+import { pressureRatio } from '../objects/pressure.js';
+import { formatFailures, type FitFailure } from '../fit/reasons.js';
+import { PODS_RESOURCE, type Dimensions, type PodRecord } from '../objects/records.js';
 
 function fixed(p: number): string {
   return Number.isNaN(p) ? 'n/a' : p.toFixed(3);

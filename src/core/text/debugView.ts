@@ -5,10 +5,10 @@
  * highest first. A node whose allocatable the model does not know says why (`allocatableUnknown`),
  * and one the model knows only by name, with no Node object, says so (`hasNode: false`).
  */
-import type { NodeLocalityView } from './objects/templateLocality.js';
-import { currentPressure, type NodeInfo } from './cache/nodeInfo.js';
-import { byPressureDescending, maxPressure } from './objects/pressure.js';
-import type { SchedulerCacheView } from './cache/cacheView.js';
+import type { NodeLocalityView } from '../objects/templateLocality.js';
+import { currentPressure, type NodeInfo } from '../cache/nodeInfo.js';
+import { byPressureDescending, maxPressure } from '../objects/pressure.js';
+import type { SchedulerCacheView } from '../cache/cacheView.js';
 
 export type PerResource = Record<string, number>;
 

@@ -1,13 +1,13 @@
 /**
- * What the explanations say of a pod ranked as requesting nothing (core/explain.ts zeroRequestNote): a pod
+ * What the explanations say of a pod ranked as requesting nothing (core/text/explain.ts zeroRequestNote): a pod
  * with no containers, or with containers that request nothing of the dimensions, is said to be ranked as
  * zero requests, in the placement and no-fit messages; a pod that requests anything of a dimension is not.
  */
-import type { Evaluation } from '../../src/core/fit/evaluation.js';
-import { explainNoFit, explainPlacement, zeroRequestNote } from '../../src/core/explain.js';
-import type { Pod } from '../../src/core/objects/kubeObjects.js';
-import { toPodRecord, type Dimensions } from '../../src/core/objects/records.js';
-import { makePod } from '../fixtures/builders.js';
+import type { Evaluation } from '../../../src/core/fit/evaluation.js';
+import { explainNoFit, explainPlacement, zeroRequestNote } from '../../../src/core/text/explain.js';
+import type { Pod } from '../../../src/core/objects/kubeObjects.js';
+import { toPodRecord, type Dimensions } from '../../../src/core/objects/records.js';
+import { makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const PAUSED = 'sandbox-extender.io/paused';
