@@ -23,13 +23,13 @@ const layers = {
 const layerPatterns = (folder) =>
   layers[folder].map((other) => ({ group: [`../${other}/*`], message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).` }));
 // The scheduler cache's door: outside src/core only the runtime's wiring (src/runtime/placement.ts) imports the cache
-// itself. Everyone else reads the read-only view (core/cache/cacheView.ts, PlacementService.cache) and changes it through the
+// itself (and the CLI's offline replay, src/cli/replay.ts, which fills a cache of its own and never sees the live one). Everyone else reads the read-only view (core/cache/cacheView.ts, PlacementService.cache) and changes it through the
 // decision side (PlacementService) or the informer side (core/cache/sync.ts CacheUpdates). Type imports too: a type is
 // enough to cast the view back into the cache.
 const cacheFence = {
   regex: '(^|/)core/cache/schedulerCache(\\.js)?$',
   message:
-    'Only src/core and src/runtime/placement.ts import the scheduler cache itself: read core/cache/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/cache/sync.ts).',
+    'Only src/core, src/runtime/placement.ts and the offline replay import the scheduler cache itself: read core/cache/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/cache/sync.ts).',
 };
 const layerFences = Object.keys(layers).map((folder) => ({
   files: [`src/${folder}/**/*.ts`],
@@ -38,6 +38,20 @@ const layerFences = Object.keys(layers).map((folder) => ({
 const fenceExceptions = [
   { files: ['src/runtime/placement.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns('runtime') }] } },
   { files: ['src/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [cacheFence] }] } },
+];
+// Two pure modules that only the CLI uses (node candidacy, the offline replay) live in src/cli but keep the core's
+// purity: no I/O, clock or randomness of their own. The replay may import the cache (its own, see cacheFence).
+const cliPureFiles = ['src/cli/candidacy.ts', 'src/cli/replay.ts'];
+const cliPureMessage = 'candidacy.ts and replay.ts are pure like src/core: no I/O, HTTP, Kubernetes client, config parsing or logging.';
+const cliPure = [
+  {
+    files: ['src/cli/candidacy.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules.map((group) => ({ group: [group], message: cliPureMessage })), cacheFence] }] },
+  },
+  {
+    files: ['src/cli/replay.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: impureModules.map((group) => ({ group: [group], message: cliPureMessage })) }] },
+  },
 ];
 const coreMessage = 'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here, and nothing from outside src/core.';
 
@@ -53,6 +67,7 @@ export default tseslint.config(
   },
   ...layerFences,
   ...fenceExceptions,
+  ...cliPure,
   {
     files: ['src/core/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules, '../*'].map((group) => ({ group: [group], message: coreMessage })) }] },
@@ -62,7 +77,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules, '../../*'].map((group) => ({ group: [group], message: coreMessage })) }] },
   },
   {
-    files: ['src/core/**/*.ts'],
+    files: ['src/core/**/*.ts', ...cliPureFiles],
     rules: {
       'no-restricted-globals': ['error',
         { name: 'Date', message: 'src/core takes `now` (ms) as an argument; no clock of its own.' },

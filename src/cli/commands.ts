@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { agentSandboxOf, describeAgentSandbox } from '../core/objects/agentSandboxPods.js';
-import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from '../core/candidacy.js';
+import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from './candidacy.js';
 import { zeroRequestNote } from '../core/text/explain.js';
 import type { Node, Pod } from '../core/objects/kubeObjects.js';
 import { STRATEGIES, type Strategy } from '../core/fit/strategies/index.js';
@@ -15,7 +15,7 @@ import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, scheduler
 import { formatFailure, formatAmount, type FitFailure } from '../core/fit/reasons.js';
 import { podKey, toPodRecord, type Dimensions } from '../core/objects/records.js';
 import { numFeasibleNodesToFind } from '../core/fit/kubeSchedulerSampling.js';
-import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
+import { discreteOptimum, replay, type ReplaySpec } from './replay.js';
 import { applyListing, listingOf } from '../core/cache/sync.js';
 import { milliValue, parseQuantity, value } from '../core/objects/quantity.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
@@ -76,7 +76,7 @@ function formatPressure(p: number): string {
  * be offered to the extender and ranked by least_loaded: first the candidates that fit (lower
  * projected pressure first), then the candidates that do not fit, then the nodes that are not
  * candidates at all (not Ready, cordoned, an untolerated NoSchedule/NoExecute taint, nodeSelector
- * or required node affinity; see core/candidacy.ts), each with its reasons.
+ * or required node affinity; see cli/candidacy.ts), each with its reasons.
  *
  * `snapshotPaths` are merged (e.g. `kubectl get nodes -o json` and `kubectl get pods -A -o json`
  * dumped separately): Nodes by name and Pods by uid (by namespace/name without one), a later file

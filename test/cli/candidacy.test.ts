@@ -1,5 +1,5 @@
 /**
- * Node candidacy (src/core/candidacy.ts) on the realistic node fixtures. Every expected outcome is
+ * Node candidacy (src/cli/candidacy.ts) on the realistic node fixtures. Every expected outcome is
  * derived by hand from the upstream rules (Kubernetes v1.36: NodeUnschedulable.Filter,
  * TaintToleration.Filter with Toleration.ToleratesTaint, NodeAffinity.Filter with
  * RequiredNodeAffinity.Match and labels Requirement.Matches, and the node lifecycle controller's
@@ -11,7 +11,7 @@ import {
   nodeCandidacy,
   toleratesTaint,
   type CandidacyFailure,
-} from '../../src/core/candidacy.js';
+} from '../../src/cli/candidacy.js';
 import type { Node, NodeSelectorTerm, Pod, Taint, Toleration } from '../../src/core/objects/kubeObjects.js';
 import { loadFixture } from '../fixtures/builders.js';
 

@@ -1,4 +1,4 @@
-import { discreteOptimum, nodeTreeOrder, podsAbove, pressureWith, replay, type ReplaySpec } from '../../src/core/replay.js';
+import { discreteOptimum, nodeTreeOrder, podsAbove, pressureWith, replay, type ReplaySpec } from '../../src/cli/replay.js';
 import { STRATEGIES } from '../../src/core/fit/strategies/index.js';
 
 const Gi = 1024 ** 3;

@@ -20,15 +20,15 @@
  * `findNodesThatPassFilters` and `numFeasibleNodesToFind`, and backend/cache/node_tree.go `list`, walked in order
  * (kube-scheduler checks the window with 16 goroutines, so its window may differ by a few nodes).
  */
-import { dimensionFit } from './fit/evaluation.js';
-import { numFeasibleNodesToFind } from './fit/kubeSchedulerSampling.js';
-import { currentPressure, inUse, type NodeInfo } from './cache/nodeInfo.js';
-import { Placer } from './fit/placer.js';
-import { maxPressure, pressureRatio } from './objects/pressure.js';
-import type { Dimensions, NodeRecord, PodRecord } from './objects/records.js';
-import { CandidateScan } from './fit/scan.js';
-import { SchedulerCache } from './cache/schedulerCache.js';
-import type { Strategy } from './fit/strategies/index.js';
+import { dimensionFit } from '../core/fit/evaluation.js';
+import { numFeasibleNodesToFind } from '../core/fit/kubeSchedulerSampling.js';
+import { currentPressure, inUse, type NodeInfo } from '../core/cache/nodeInfo.js';
+import { Placer } from '../core/fit/placer.js';
+import { maxPressure, pressureRatio } from '../core/objects/pressure.js';
+import type { Dimensions, NodeRecord, PodRecord } from '../core/objects/records.js';
+import { CandidateScan } from '../core/fit/scan.js';
+import { SchedulerCache } from '../core/cache/schedulerCache.js';
+import type { Strategy } from '../core/fit/strategies/index.js';
 
 export interface ReplaySpec {
   readonly dims: Dimensions;

@@ -33,7 +33,7 @@
  * tolerate.
  */
 
-import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from './objects/kubeObjects.js';
+import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from '../core/objects/kubeObjects.js';
 
 /** A taint as `key=value:effect` pieces (value and effect may be empty). */
 export interface TaintText {
