@@ -55,6 +55,43 @@ const cliPure = [
 ];
 const coreMessage = 'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here, and nothing from outside src/core.';
 
+// The core is one folder a concern, lowest first; a folder imports only its own modules and the folders listed for it:
+//   objects  the shapes the core reads and the records it keeps (quantities, requests, template locality)
+//   cache    the scheduler cache, its view, NodeInfo, reservations and the informer side's door   ← objects
+//   fit      the fit rule, the candidate scan, the Placer and its strategies                      ← objects, cache
+//   requeue  the pods rejected for capacity and which to nudge                                    ← objects, cache, fit
+//   decide, text  the decisions (PlacementService, replies) and their words (explain, debug view): the top, free to
+//            import every folder; they share types both ways (DecisionExplanation, DecisionWindow), so neither is
+//            fenced from the other.
+// A file's depth decides the patterns: from src/core/F/x.ts, '../G/*' is a sibling folder and '../../*' is outside
+// src/core; from src/core/F/sub/x.ts, one more '../' each (coreDepths: folders nested deeper than that need a larger list).
+const coreFolders = {
+  objects: [],
+  cache: ['objects'],
+  fit: ['objects', 'cache'],
+  requeue: ['objects', 'cache', 'fit'],
+};
+const coreOrder = 'core folders, lowest first: objects ← cache ← fit ← requeue ← decide, text';
+const coreDepths = [1, 2, 3, 4];
+const up = (n) => '../'.repeat(n);
+// Files `depth` folders below src/core: src/core/*.ts is depth 0.
+const coreFiles = (folder, depth) => `src/core/${[folder, ...Array(depth).fill('*')].join('/')}/*.ts`;
+const purePatterns = (depth) => [...impureModules, `${up(depth + 1)}*`].map((group) => ({ group: [group], message: coreMessage }));
+const orderPatterns = (folder, depth) =>
+  Object.keys({ ...coreFolders, decide: 0, text: 0 })
+    .filter((other) => other !== folder && !coreFolders[folder].includes(other))
+    .map((other) => ({ group: [`${up(depth)}${other}/*`], message: `src/core/${folder} must not import src/core/${other} (${coreOrder}).` }));
+const coreFences = [
+  { files: ['src/core/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: purePatterns(0) }] } },
+  ...coreDepths.map((depth) => ({ files: [coreFiles('*', depth - 1)], rules: { 'no-restricted-imports': ['error', { patterns: purePatterns(depth) }] } })),
+  ...Object.keys(coreFolders).flatMap((folder) =>
+    coreDepths.map((depth) => ({
+      files: [coreFiles(folder, depth - 1)],
+      rules: { 'no-restricted-imports': ['error', { patterns: [...purePatterns(depth), ...orderPatterns(folder, depth)] }] },
+    })),
+  ),
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '.e2e/', '.e2e-bench/', '.stryker-tmp/'] },
   js.configs.recommended,
@@ -68,14 +105,7 @@ export default tseslint.config(
   ...layerFences,
   ...fenceExceptions,
   ...cliPure,
-  {
-    files: ['src/core/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules, '../*'].map((group) => ({ group: [group], message: coreMessage })) }] },
-  },
-  {
-    files: ['src/core/*/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules, '../../*'].map((group) => ({ group: [group], message: coreMessage })) }] },
-  },
+  ...coreFences,
   {
     files: ['src/core/**/*.ts', ...cliPureFiles],
     rules: {
