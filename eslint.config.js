@@ -10,7 +10,7 @@ const impureModules = [
 ];
 
 // The layers, lowest first; a folder may import only from layers below it (and top-level helpers such as
-// ../random.js): core ← config, observability ← snapshot, cluster, server ← runtime ← cli.
+// ../randomSource.js): core ← config, observability ← snapshot, cluster, server ← runtime ← cli.
 const layers = {
   config: ['server', 'cluster', 'runtime', 'cli', 'snapshot', 'observability'],
   observability: ['server', 'cluster', 'runtime', 'cli', 'snapshot', 'config'],
@@ -22,21 +22,21 @@ const layers = {
 };
 const layerPatterns = (folder) =>
   layers[folder].map((other) => ({ group: [`../${other}/*`], message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).` }));
-// The scheduler cache's door: outside src/core only the runtime's wiring (src/runtime/placement.ts) imports the cache
+// The scheduler cache's door: outside src/core only the runtime's wiring (src/runtime/cacheDoors.ts) imports the cache
 // itself (and the CLI's offline replay, src/cli/replay.ts, which fills a cache of its own and never sees the live one). Everyone else reads the read-only view (core/cache/cacheView.ts, PlacementService.cache) and changes it through the
 // decision side (PlacementService) or the informer side (core/cache/sync.ts CacheUpdates). Type imports too: a type is
 // enough to cast the view back into the cache.
 const cacheFence = {
   regex: '(^|/)core/cache/schedulerCache(\\.js)?$',
   message:
-    'Only src/core, src/runtime/placement.ts and the offline replay import the scheduler cache itself: read core/cache/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/cache/sync.ts).',
+    'Only src/core, src/runtime/cacheDoors.ts and the offline replay import the scheduler cache itself: read core/cache/cacheView.ts (PlacementService.cache); change it through the PlacementService (assume, finishBinding, unreserve, sweep) or CacheUpdates (core/cache/sync.ts).',
 };
 const layerFences = Object.keys(layers).map((folder) => ({
   files: [`src/${folder}/**/*.ts`],
   rules: { 'no-restricted-imports': ['error', { patterns: [...layerPatterns(folder), cacheFence] }] },
 }));
 const fenceExceptions = [
-  { files: ['src/runtime/placement.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns('runtime') }] } },
+  { files: ['src/runtime/cacheDoors.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns('runtime') }] } },
   { files: ['src/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [cacheFence] }] } },
 ];
 // Two pure modules that only the CLI uses (node candidacy, the offline replay) live in src/cli but keep the core's

@@ -51,8 +51,8 @@ import { CandidateScan } from '../src/core/fit/scan.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ApiWrites } from '../src/cluster/apiWrites.js';
 import { keepAliveConfiguration } from '../src/cluster/kubeClient.js';
-import { recordOptions } from '../src/runtime/placement.js';
-import { buildService } from '../src/runtime/service.js';
+import { recordOptions } from '../src/runtime/cacheDoors.js';
+import { buildExtender } from '../src/runtime/extender.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
 import { feedThroughInformer } from './informer.js';
@@ -103,7 +103,7 @@ type Cycle = 'one call' | 'one call + bind check' | 'two calls';
 async function setup(size: number, chooseInFilter: boolean) {
   const config = parseConfig({ chooseInFilter, ...(LOCALITY ? { locality: { enabled: true } } : {}) });
   // As in cluster mode with the bind verb: each request's candidates are recorded for the bind check.
-  const { service, metrics, updates } = buildService(config, { clusterMode: true, bindVerb: true });
+  const { service, metrics, updates } = buildExtender(config, { clusterMode: true, bindVerb: true });
   await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { listed: { count: size, object: node } }, {
     listed: { count: size * PODS_PER_NODE, object: (i) => pod(`bound-${i}`, nodeName(i % size)) },
   }, recordOptions(config).locality);
@@ -228,7 +228,7 @@ function rankingPods(i: number): Pod[] {
 /** An extender over the ranking's 1,000 nodes, its cache filled through the informer side's initial lists. */
 async function rankingService() {
   const config = parseConfig({ strategy: 'least_loaded', randomSeed: 1 });
-  const built = buildService(config, { clusterMode: true });
+  const built = buildExtender(config, { clusterMode: true });
   const pods = Array.from({ length: RANKING_CANDIDATES }, (_, i) => rankingPods(i)).flat();
   await feedThroughInformer(built.updates, built.service.cache.dims, config.pausedLabel, { listed: { count: RANKING_CANDIDATES, object: node } }, { listed: { count: pods.length, object: (i) => pods[i]! } });
   return { ...built, config };
@@ -422,7 +422,7 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<strin
   gc?.();
   const before = process.memoryUsage();
   const config = parseConfig({});
-  const { service, updates } = buildService(config, { clusterMode: true });
+  const { service, updates } = buildExtender(config, { clusterMode: true });
   const ms = await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { watched: { count: nodeCount, object: node } }, {
     watched: { count: podCount, object: (i) => pod(`bound-${i}`, nodeName(i % nodeCount)) },
   });

@@ -32,7 +32,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import { randomSource } from '../src/random.js';
+import { randomSource } from '../src/randomSource.js';
 import { fmt, formatColumns, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
 import { log, metricByLabel as metric, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';

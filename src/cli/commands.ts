@@ -20,8 +20,8 @@ import { applyListing, listingOf } from '../core/cache/sync.js';
 import { milliValue, parseQuantity, value } from '../core/objects/quantity.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 import type { Config } from '../config/schema.js';
-import { randomSource } from '../random.js';
-import { buildPlacement, recordOptions } from '../runtime/placement.js';
+import { randomSource } from '../randomSource.js';
+import { buildCacheDoors, recordOptions } from '../runtime/cacheDoors.js';
 import { readListing, SnapshotError, type Snapshot } from '../snapshot/snapshotFile.js';
 
 /** A command-line argument that cannot be used (exit code 2). */
@@ -98,7 +98,7 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   if (merged.nodes.length === 0) throw new SnapshotError(`${paths.join(', ')}: no Node objects (expected kubectl get nodes -o json, or nodes,pods -A -o json)`);
   const pod = readPod(podPath);
   const dims = config.dimensions;
-  const { service, updates } = buildPlacement(config);
+  const { service, updates } = buildCacheDoors(config);
   const options = recordOptions(config);
   // Ranked as the incoming pod kube-scheduler schedules: unbound (its requests from the spec, as Fit.PreFilter reads them).
   const record = toPodRecord({ ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } }, service.cache.dims, { ...options, withImages: true });

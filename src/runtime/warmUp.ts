@@ -8,7 +8,7 @@ import type { Config } from '../config/schema.js';
 import type { Node, Pod } from '../core/objects/kubeObjects.js';
 import { toNodeRecord } from '../core/objects/records.js';
 import { filterVerb, type VerbDeps } from '../server/handlers.js';
-import { buildService } from './service.js';
+import { buildExtender } from './extender.js';
 
 /** Candidate nodes per warm-up decision: as many as a 1,000-node cluster sends. */
 export const WARM_UP_NODES = 1000;
@@ -36,7 +36,7 @@ function warmUpPod(config: Config, i: number): Pod {
  */
 export function warmUp(config: Config, decisions = WARM_UP_DECISIONS, now: () => number = () => Date.now()): { ms: number; placed: number } {
   const started = performance.now();
-  const scratch = buildService(config, { clusterMode: false, bindVerb: false });
+  const scratch = buildExtender(config, { clusterMode: false, bindVerb: false });
   const dims = { names: config.dimensions };
   const records = Array.from({ length: WARM_UP_NODES }, (_, i) => toNodeRecord(warmUpNode(i), dims));
   scratch.updates.replaceNodes({ nodes: records, keptNodes: new Set() });

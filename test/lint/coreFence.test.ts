@@ -43,11 +43,11 @@ describe('the core imports only itself', () => {
     ['../../cluster/kubeClient.js', 'src/core/objects/probe.ts'],
     ['../../server/wire.js', 'src/core/decide/probe.ts'],
     ['../../observability/metrics.js', 'src/core/text/probe.ts'],
-    ['../../random.js', 'src/core/fit/probe.ts'],
+    ['../../randomSource.js', 'src/core/fit/probe.ts'],
     ['../../config/schema.js', 'src/core/cache/probe.ts'],
     ['../../runtime/serve.js', 'src/core/requeue/probe.ts'],
     ['../../../cluster/kubeClient.js', 'src/core/fit/strategies/probe.ts'],
-    ['../../../random.js', 'src/core/decide/sub/probe.ts'],
+    ['../../../randomSource.js', 'src/core/decide/sub/probe.ts'],
   ])('rejects %s from %s', async (module, file) => {
     expect(await ruleIds(`import * as m from '${module}';\nexport const x = m;\n`, file)).toContain('no-restricted-imports');
   }, 30_000);
@@ -101,12 +101,12 @@ describe('the core’s folders point down only (objects ← cache ← fit ← re
 describe('layers point down only (core ← config, observability ← snapshot, cluster, server ← runtime ← cli)', () => {
   it.each([
     ['src/cluster/probe.ts', '../server/handlers.js'],
-    ['src/cluster/probe.ts', '../runtime/service.js'],
+    ['src/cluster/probe.ts', '../runtime/extender.js'],
     ['src/server/probe.ts', '../cluster/kubeClient.js'],
     ['src/server/probe.ts', '../runtime/serve.js'],
     ['src/observability/probe.ts', '../server/app.js'],
     ['src/snapshot/probe.ts', '../cluster/kubeClient.js'],
-    ['src/config/probe.ts', '../runtime/service.js'],
+    ['src/config/probe.ts', '../runtime/extender.js'],
     ['src/runtime/probe.ts', '../cli/main.js'],
   ])('%s may not import %s', async (file, module) => {
     expect(await ruleIds(`import * as m from '${module}';\nexport const x = m;\n`, file)).toContain('no-restricted-imports');
@@ -116,7 +116,7 @@ describe('layers point down only (core ← config, observability ← snapshot, c
     ['src/cluster/probe.ts', '../observability/metrics.js'],
     ['src/server/probe.ts', '../core/objects/binding.js'],
     ['src/runtime/probe.ts', '../cluster/kubeClient.js'],
-    ['src/cli/probe.ts', '../runtime/service.js'],
+    ['src/cli/probe.ts', '../runtime/extender.js'],
   ])('%s may import %s', async (file, module) => {
     expect(await ruleIds(`import * as m from '${module}';\nexport const x = m;\n`, file)).not.toContain('no-restricted-imports');
   }, 30_000);
@@ -132,7 +132,7 @@ describe('the scheduler cache’s door: only src/core and the runtime’s wiring
     ['src/cli/candidacy.ts', '../core/cache/schedulerCache.js'],
     ['src/cluster/probe.ts', '../core/cache/schedulerCache.js'],
     ['src/runtime/sources.ts', '../core/cache/schedulerCache.js'],
-    ['src/runtime/service.ts', '../core/cache/schedulerCache.js'],
+    ['src/runtime/extender.ts', '../core/cache/schedulerCache.js'],
     ['src/runtime/serve.ts', '../core/cache/schedulerCache.js'],
     ['src/snapshot/probe.ts', '../core/cache/schedulerCache.js'],
     ['src/observability/probe.ts', '../core/cache/schedulerCache.js'],
@@ -147,7 +147,7 @@ describe('the scheduler cache’s door: only src/core and the runtime’s wiring
     ['src/core/cache/probe.ts', './schedulerCache.js'],
     ['src/core/decide/probe.ts', '../cache/schedulerCache.js'],
     ['src/core/fit/strategies/probe.ts', '../../cache/schedulerCache.js'],
-    ['src/runtime/placement.ts', '../core/cache/schedulerCache.js'],
+    ['src/runtime/cacheDoors.ts', '../core/cache/schedulerCache.js'],
     ['src/cli/replay.ts', '../core/cache/schedulerCache.js'],
   ])('%s may import %s', async (file, module) => {
     expect(await ruleIds(value(module), file)).not.toContain('no-restricted-imports');
@@ -163,6 +163,6 @@ describe('the scheduler cache’s door: only src/core and the runtime’s wiring
 
   it('the layer fences still hold where the door is added (the two lists of restricted imports are merged, not replaced)', async () => {
     expect(await ruleIds("import * as m from '../cluster/kubeClient.js';\nexport const x = m;\n", 'src/server/probe.ts')).toContain('no-restricted-imports');
-    expect(await ruleIds("import * as m from '../cli/main.js';\nexport const x = m;\n", 'src/runtime/placement.ts')).toContain('no-restricted-imports');
+    expect(await ruleIds("import * as m from '../cli/main.js';\nexport const x = m;\n", 'src/runtime/cacheDoors.ts')).toContain('no-restricted-imports');
   }, 30_000);
 });

@@ -4,7 +4,7 @@
  * - the decision side, PlacementService (placementService.ts): assume inside Filter and Prioritize,
  *   startBinding, finishBinding, unreserve (forget) and sweep (expire);
  * - the informer side, CacheUpdates (sync.ts): what lists and watches deliver, as records.
- * The lint config lets only src/core and the runtime's wiring (src/runtime/placement.ts, which makes
+ * The lint config lets only src/core and the runtime's wiring (src/runtime/cacheDoors.ts, which makes
  * the cache and hands out its two doors and this view) import the cache itself.
  *
  * The view is the cache object typed as this interface: nothing is copied, wrapped or allocated to

@@ -1,9 +1,9 @@
 /**
  * The scheduler cache of a configuration and its two doors, without I/O and without metrics: the
  * decision side (the PlacementService, with the placer) and the informer side (CacheUpdates). The only
- * module outside src/core that holds the cache itself (the lint config enforces it); everything else
- * gets the read-only view through `service.cache` (core/cache/cacheView.ts). `rank` loads this alone;
- * `serve` adds the metrics (service.ts).
+ * module outside src/core that holds the live cache itself (the lint config enforces it; the offline
+ * replay fills one of its own); everything else gets the read-only view through `service.cache`
+ * (core/cache/cacheView.ts). `rank` loads this alone; `serve` adds the metrics (extender.ts).
  */
 import type { Config } from '../config/schema.js';
 import type { CacheUpdates } from '../core/cache/sync.js';
@@ -12,9 +12,9 @@ import { PlacementService } from '../core/decide/placementService.js';
 import type { PodRecordOptions } from '../core/objects/records.js';
 import { SchedulerCache, type CacheListeners } from '../core/cache/schedulerCache.js';
 import { cacheUpdates } from '../core/cache/sync.js';
-import { randomSource } from '../random.js';
+import { randomSource } from '../randomSource.js';
 
-export interface PlacementOptions {
+export interface CacheDoorsOptions {
   /** Cluster mode: unconfirmed reservations get the short lifetime, and pods rejected for capacity are remembered for a requeue. */
   readonly clusterMode?: boolean;
   /** Record offered candidates for the bind verb's check (cluster mode with the bind verb). */
@@ -26,14 +26,14 @@ export interface PlacementOptions {
 }
 
 /** The cache's two doors: the decision side with the read-only view (`service.cache`), and the informer side. */
-export interface Placement {
+export interface CacheDoors {
   readonly service: PlacementService;
   /** The informer side: every change a snapshot, a list or a watch brings goes through here. */
   readonly updates: CacheUpdates;
 }
 
 /** The scheduler cache, the placer and the placement service of `config`. @throws RangeError on an invalid starting limit (SchedulerCache). */
-export function buildPlacement(config: Config, options: PlacementOptions = {}): Placement {
+export function buildCacheDoors(config: Config, options: CacheDoorsOptions = {}): CacheDoors {
   const ttlMs = config.placementReservationTtlSeconds * 1000;
   const unconfirmedTtlMs = options.clusterMode ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000) : ttlMs;
   const { locality } = config;

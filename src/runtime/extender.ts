@@ -1,7 +1,7 @@
 /**
  * The extender of a configuration as `serve` runs it, without I/O: the scheduler cache with its two
- * doors (placement.ts) and the metrics that read it and count its releases. Shared by `serve`, the
- * benchmarks and the HTTP tests; the offline commands take placement.ts alone.
+ * doors (cacheDoors.ts) and the metrics that read it and count its releases. Shared by `serve`, the
+ * benchmarks and the HTTP tests; the offline commands take cacheDoors.ts alone.
  */
 import type { WatchHealth } from '../cluster/reflector.js';
 import type { CapacityFreed, SchedulerCacheView } from '../core/cache/cacheView.js';
@@ -9,9 +9,9 @@ import type { Config } from '../config/schema.js';
 import { currentPressure } from '../core/cache/nodeInfo.js';
 import { byPressureDescending, maxPressure } from '../core/objects/pressure.js';
 import { Metrics } from '../observability/metrics.js';
-import { buildPlacement, type Placement } from './placement.js';
+import { buildCacheDoors, type CacheDoors } from './cacheDoors.js';
 
-export interface ServiceOptions {
+export interface ExtenderOptions {
   /** Cluster mode: unconfirmed reservations get the short lifetime, and bind requests are checked against recorded offers. */
   readonly clusterMode?: boolean;
   /** Record offered candidates for the bind verb's check (cluster mode with the bind verb). */
@@ -22,13 +22,13 @@ export interface ServiceOptions {
   readonly watchHealth?: () => Iterable<WatchHealth>;
 }
 
-/** What buildService makes: the decision side with the read-only view (`service.cache`), the informer side, the metrics. */
-export interface BuiltService extends Placement {
+/** What buildExtender makes: the decision side with the read-only view (`service.cache`), the informer side, the metrics. */
+export interface Extender extends CacheDoors {
   readonly metrics: Metrics;
 }
 
 /** The cache, the placement service and the metrics of `config`. */
-export function buildService(config: Config, options: ServiceOptions = {}): BuiltService {
+export function buildExtender(config: Config, options: ExtenderOptions = {}): Extender {
   // The gauges read the cache when scraped (after it is made); the cache tells the metrics of each release as it happens.
   const metrics = new Metrics(() => placement.service.cache.size.reservations, {
     nodePressures: () => nodePressures(placement.service.cache, config.metrics.maxNodeSeries),
@@ -36,7 +36,7 @@ export function buildService(config: Config, options: ServiceOptions = {}): Buil
     rejectedPods: () => placement.service.rejectedPods?.size ?? 0,
     watchHealth: options.watchHealth,
   });
-  const placement = buildPlacement(config, {
+  const placement = buildCacheDoors(config, {
     clusterMode: options.clusterMode,
     bindVerb: options.bindVerb,
     listeners: { released: (release) => metrics.released(release.reason), capacityFreed: options.capacityFreed },
