@@ -3,7 +3,7 @@
  * pkg/scheduler/schedule_one.go has it: `findNodesThatPassFilters` walks the nodes from where the previous pod's
  * search stopped and stops once it has found {@link numFeasibleNodesToFind} nodes that pass its own filters; its
  * count of feasible nodes is capped at exactly that number. What it found is what the extenders are sent
- * (`findNodesThatPassExtenders`). Used by the replay (replay.ts) and by a decision's window (placementService.ts).
+ * (`findNodesThatPassExtenders`). Used by the replay (src/cli/replay.ts) and by a decision's window (placementService.ts).
  */
 
 /** kube-scheduler's floor on the nodes it looks for (schedule_one.go minFeasibleNodesToFind). */
