@@ -10,7 +10,7 @@
  * are sent as kube-scheduler sends them: POST /filter, ExtenderArgs with a new pending sandbox pod each and the
  * NodeNames of every node, one at a time over one keep-alive connection (undici).
  *
- * Per start: spawn → ready, the latency of the 1st and 10th call, the median of calls 1–100, 101–300 and 301–600,
+ * Per start: spawn → ready, the latency of the 1st and 10th call and the total of calls 1–10, the median of calls 1–100, 101–300 and 301–600,
  * the total of calls 1–300, and the server's CPU (all its threads, /proc/PID/stat) from spawn to ready and over
  * the first 300 calls. Printed: each figure's median over the starts of each variant with its range, and
  * warm ÷ cold of the medians.
@@ -141,6 +141,7 @@ function figures(s: Start): Record<string, number> {
     'server CPU to ready (ms)': s.cpuToReadyMs,
     '1st call (ms)': l[0]!,
     '10th call (ms)': l[9]!,
+    'total, calls 1–10 (ms)': sum(l.slice(0, 10)),
     'median, calls 1–100 (ms)': median(l.slice(0, 100)),
     'median, calls 101–300 (ms)': median(l.slice(100, 300)),
     'median, calls 301–600 (ms)': median(l.slice(300, 600)),
