@@ -3,7 +3,8 @@
  * holding the figures that hold now, the command that reproduces them, the conditions and the date. The tables of
  * docs/benchmarks.md and README.md are rendered from these files into marked regions:
  *
- *   <!-- results: SCENARIO -->        every table of the scenario, with its command, conditions and date
+ *   <!-- results: SCENARIO -->        the scenario's tables (not those marked namedOnly), with its command,
+ *                                     conditions and date
  *   <!-- results: SCENARIO/TABLE -->  one table, with one line of command, date and sampling
  *   …
  *   <!-- /results -->
@@ -62,6 +63,8 @@ const table = z
     columns: z.array(column).min(2),
     rows: z.array(z.array(cell)).min(1),
     notes: z.array(z.string().min(1)).optional(),
+    /** A table shown only where a region names it (`SCENARIO/TABLE`), not in the scenario's own region. */
+    namedOnly: z.boolean().optional(),
     /** Set where the table's sampling is narrower than the scenario's (one row of a per-row comparison). */
     sampling: z.array(sampling).min(1).optional(),
   })
@@ -165,21 +168,17 @@ function conditionsLine(r: Result): string {
   return parts.join(' ');
 }
 
-const GENERATED = (scenario: string) => `<!-- generated from bench/results/${scenario}.json by \`npm run bench:render\`: edit that file, not this block -->`;
-
 /** A whole scenario: command, date, conditions, then each table under its title. */
 export function renderResult(r: Result): string {
   const out = [
-    GENERATED(r.scenario),
-    `**Command:** \`${r.command}\` · **date:** ${formatDate(r.date, r.since)}${r.commit ? ` · **commit:** ${r.commit}` : ''}`,
-    '',
-    conditionsLine(r),
+    `**Command:** \`${r.command}\` · **date:** ${formatDate(r.date, r.since)}${r.commit ? ` · **commit:** ${r.commit}` : ''}. ${conditionsLine(r)}`,
   ];
-  for (const t of r.tables) {
+  for (const t of r.tables.filter((x) => x.namedOnly !== true)) {
     const own = [t.command ? `\`${t.command}\`` : '', t.date ? formatDate(t.date) : '', t.sampling ? `sampling: ${t.sampling.map(formatSampling).join('; ')}` : '']
       .filter((s) => s !== '')
       .join(', ');
-    out.push('', `**${t.title}**${own ? ` (${own})` : ''}`, '', renderTable(t));
+    // GitHub's renderer lets a table follow its title line directly.
+    out.push('', `**${t.title}**${own ? ` (${own})` : ''}`, renderTable(t));
   }
   return out.join('\n');
 }
@@ -194,9 +193,9 @@ export function renderOneTable(r: Result, id: string): string {
   const t = r.tables.find((x) => x.id === id);
   if (!t) throw new Error(`bench/results/${r.scenario}.json has no table "${id}"`);
   const sampling = (t.sampling ?? r.conditions.sampling).map((s: Sampling) => `${s.side} ${shortSampling(s)}`);
-  const line = [`\`${t.command ?? r.command}\``, formatDate(t.date ?? r.date, t.date ? undefined : r.since), r.conditions.nodes];
+  const line = [`\`${t.command ?? r.command}\``, formatDate(t.date ?? r.date, t.date ? undefined : r.since)];
   if (sampling.length > 0) line.push(`sampling: ${sampling.join(', ')}`);
-  return [GENERATED(r.scenario), renderTable(t), '', `${line.join(' · ')}.`].join('\n');
+  return [renderTable(t), '', `${line.join(' · ')}.`].join('\n');
 }
 
 /** Reads and checks every result file of a checkout; a file that does not match the schema throws with its path. */
