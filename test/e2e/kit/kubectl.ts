@@ -1,0 +1,329 @@
+/**
+ * The cluster's objects through kubectl (child_process, no client library), as the e2e tests read and make them:
+ * nodes, pods, namespaces, waits on them, watches; and the quantities and pressure the tests check placements
+ * against. The control plane itself: controlPlane.ts.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { STATE_DIR, run, waitFor, type ClusterEnv } from './controlPlane.js';
+
+// ------------------------------------------------------------------------------------------ kubectl
+
+/** kubectl of the cluster (cluster.env KUBECTL) on its admin kubeconfig. */
+export class Kubectl {
+  constructor(private readonly env: ClusterEnv) {}
+
+  async run(args: readonly string[], input?: string): Promise<string> {
+    const { stdout } = await run(this.env.KUBECTL!, [`--kubeconfig=${this.env.KUBECONFIG}`, ...args], input === undefined ? {} : { input });
+    return stdout;
+  }
+
+  async json<T>(args: readonly string[]): Promise<T> {
+    return JSON.parse(await this.run([...args, '-o', 'json'])) as T;
+  }
+
+  async apply(objects: readonly object[]): Promise<void> {
+    await this.run(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  }
+}
+
+// ------------------------------------------------------------------------------------------ cluster objects
+
+export interface PodView {
+  metadata: { name: string; namespace: string; uid?: string; deletionTimestamp?: string };
+  spec: { nodeName?: string; schedulerName?: string; containers: { resources?: { requests?: Record<string, string> } }[] };
+  status: { phase?: string; conditions?: { type: string; status: string }[] };
+}
+export interface NodeView {
+  metadata: { name: string };
+  status: { allocatable: Record<string, string> };
+}
+
+/** The nodes of examples/cluster/heterogeneous.yaml (name -> CPUs), which the e2e tests are written for. */
+export const HETEROGENEOUS_NODES: Readonly<Record<string, string>> = { 'cpu16-0': '16', 'cpu64-0': '64', 'cpu192-0': '192' };
+
+/** The cluster's nodes; throws unless they are those of examples/cluster/heterogeneous.yaml. */
+export async function heterogeneousNodes(kubectl: Kubectl): Promise<NodeView[]> {
+  const nodes = (await kubectl.json<{ items: NodeView[] }>(['get', 'nodes'])).items;
+  const shape = Object.fromEntries(nodes.map((n) => [n.metadata.name, n.status.allocatable.cpu]));
+  if (JSON.stringify(Object.entries(shape).sort()) !== JSON.stringify(Object.entries(HETEROGENEOUS_NODES).sort())) {
+    throw new Error(`these tests need the cluster of examples/cluster/heterogeneous.yaml (nodes ${JSON.stringify(HETEROGENEOUS_NODES)}), found ${JSON.stringify(shape)}`);
+  }
+  return nodes;
+}
+
+export interface PodSpecOptions {
+  readonly namespace: string;
+  readonly prefix: string;
+  readonly count: number;
+  readonly cpu: string;
+  readonly memory: string;
+  /** Omitted: default-scheduler. */
+  readonly schedulerName?: string;
+  readonly labels?: Record<string, string>;
+}
+
+/** `count` identical pods named PREFIX-000.. with requests = limits (never run: KWOK nodes run no containers). */
+export function podManifests(o: PodSpecOptions): object[] {
+  const width = String(o.count - 1).length < 2 ? 2 : String(o.count - 1).length;
+  return Array.from({ length: o.count }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${o.prefix}-${String(i).padStart(width, '0')}`, namespace: o.namespace, labels: { ...(o.labels ?? {}) } },
+    spec: {
+      ...(o.schedulerName ? { schedulerName: o.schedulerName } : {}),
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'sandbox',
+          image: 'registry.invalid/e2e/sandbox:1',
+          resources: { requests: { cpu: o.cpu, memory: o.memory }, limits: { cpu: o.cpu, memory: o.memory } },
+        },
+      ],
+    },
+  }));
+}
+
+export async function createNamespace(kubectl: Kubectl, name: string): Promise<void> {
+  await kubectl.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }]);
+  // ServiceAccount admission rejects pods until kube-controller-manager has created the default ServiceAccount.
+  await waitFor(`ServiceAccount ${name}/default`, 60_000, async () => ((await kubectl.run(['-n', name, 'get', 'serviceaccount', 'default', '--ignore-not-found', '-o', 'name'])).trim() ? true : undefined));
+}
+
+/** Deletes the namespace and waits until it (and so every pod in it) is gone. */
+export async function deleteNamespace(kubectl: Kubectl, name: string): Promise<void> {
+  // KWOK's pod-delete stage finishes the deletion that a kubelet would; the namespace controller does the rest.
+  await kubectl.run(['delete', 'namespace', name, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+}
+
+export const isRunningReady = (p: PodView) => p.status.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+export async function describePods(kubectl: Kubectl, namespace: string): Promise<string> {
+  const [pods, events] = await Promise.all([
+    kubectl.run(['-n', namespace, 'get', 'pods', '-o', 'wide']),
+    kubectl.run(['-n', namespace, 'get', 'events', '--sort-by=.lastTimestamp']),
+  ]);
+  return `pods:\n${pods.split('\n').slice(0, 40).join('\n')}\nevents:\n${events.split('\n').slice(-30).join('\n')}\nlogs: ${join(STATE_DIR, 'logs')}`;
+}
+
+/** Waits until `count` pods of the namespace are bound, Running and Ready; returns them. */
+export async function waitAllRunningReady(kubectl: Kubectl, namespace: string, count: number, timeoutMs = 180_000): Promise<PodView[]> {
+  return waitFor(`${count} pods in ${namespace} Running and Ready`, timeoutMs, async () => {
+    const list = await kubectl.json<{ items: PodView[] }>(['-n', namespace, 'get', 'pods']);
+    if (list.items.length !== count || !list.items.every((p) => p.spec.nodeName && isRunningReady(p))) return undefined;
+    return list.items;
+  }, () => describePods(kubectl, namespace));
+}
+
+/** Aligns columns of text (first row: headers). */
+export function columns(rows: string[][]): string[] {
+  const width = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ').trimEnd());
+}
+
+// ------------------------------------------------------------------------------------------ quantities, pressure
+
+/** CPU quantity ("2", "500m", "1.5") in millicores. */
+export function milliCpu(q: string): number {
+  return q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
+}
+
+/** Memory quantity ("4Gi", "512Mi", "1G", "1000") in bytes. */
+export function bytes(q: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/.exec(q);
+  if (!m) throw new Error(`unsupported memory quantity ${q}`);
+  const unit: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15 };
+  return Math.round(Number(m[1]) * unit[m[2] ?? '']!);
+}
+
+/** CPU (millicores) and memory (bytes) of one node. */
+export interface Amounts {
+  cpu: number;
+  memory: number;
+}
+
+export function allocatableOf(node: NodeView): Amounts {
+  return { cpu: milliCpu(node.status.allocatable.cpu ?? '0'), memory: bytes(node.status.allocatable.memory ?? '0') };
+}
+
+/** Sum of the container requests of the pods bound to each node (pods that hold resources: not Succeeded/Failed). */
+export function requestedPerNode(pods: readonly PodView[]): Map<string, Amounts & { pods: number }> {
+  const used = new Map<string, Amounts & { pods: number }>();
+  for (const p of pods) {
+    if (!p.spec.nodeName || p.status.phase === 'Succeeded' || p.status.phase === 'Failed') continue;
+    const u = used.get(p.spec.nodeName) ?? { cpu: 0, memory: 0, pods: 0 };
+    for (const c of p.spec.containers) {
+      u.cpu += milliCpu(c.resources?.requests?.cpu ?? '0');
+      u.memory += bytes(c.resources?.requests?.memory ?? '0');
+    }
+    u.pods++;
+    used.set(p.spec.nodeName, u);
+  }
+  return used;
+}
+
+/** The extender's pressure of a node: the larger of the CPU and memory shares requested. */
+export const pressureOf = (used: Amounts, allocatable: Amounts) => Math.max(used.cpu / allocatable.cpu, used.memory / allocatable.memory);
+
+/**
+ * The best peak pressure any placement of `count` identical pods can reach (on top of `base`, the requests already
+ * on each node, none by default): a node holding k pods is at pressure
+ * p_n(k) = k · max_r(request_r / allocatable_r), so with peak P it can hold #{k ≥ 1 : p_n(k) ≤ P} pods, and the
+ * optimum is the smallest P that holds them all: the count-th smallest p_n(k) over every node and k (p_n(k) ≤ 1).
+ */
+export function optimumPeak(nodes: readonly NodeView[], pod: Amounts, count: number, base: ReadonlyMap<string, Amounts> = new Map()): number {
+  const levels: number[] = [];
+  for (const n of nodes) {
+    // With a base load b already on the node: p_n(k) = max_r (b_r + k · request_r) / allocatable_r, still increasing in k.
+    const b = base.get(n.metadata.name) ?? { cpu: 0, memory: 0 };
+    const level = (k: number) => pressureOf({ cpu: b.cpu + k * pod.cpu, memory: b.memory + k * pod.memory }, allocatableOf(n));
+    for (let k = 1; level(k) <= 1 + 1e-12; k++) levels.push(level(k));
+  }
+  levels.sort((a, b) => a - b);
+  if (levels.length < count) throw new Error(`${count} pods do not fit in the cluster (room for ${levels.length})`);
+  return levels[count - 1]!;
+}
+
+// ------------------------------------------------------------------------------------------ watches
+
+/** One event of a `kubectl get -w --output-watch-events` stream: when it arrived (this process's clock) and its fields. */
+export interface WatchEvent {
+  readonly at: number;
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | string;
+  /** The requested fields of the object, in order ('' where absent). */
+  readonly fields: readonly string[];
+}
+
+export interface ObjectWatch {
+  /** Every event so far, in arrival order. */
+  readonly events: WatchEvent[];
+  /** The first event (so far or to come) that matches. @throws after timeoutMs, naming `what`. */
+  until(what: string, match: (e: WatchEvent) => boolean, timeoutMs: number): Promise<WatchEvent>;
+  stop(): void;
+}
+
+/**
+ * Watches objects with kubectl (`get ARGS -w --output-watch-events`), printing `fields` (JSONPath expressions on
+ * the object, e.g. `.metadata.name`, `.spec.nodeName`) of each event on one line, separated by `|`. Events are
+ * timed as they arrive, so two events of one stream are comparable to the client's event loop, whatever kubectl's
+ * start-up costs. The first events are the objects that exist when the watch starts (ADDED). `listener`, when
+ * given, sees each event as it arrives.
+ */
+export function watchObjects(env: ClusterEnv, args: readonly string[], fields: readonly string[], listener?: (e: WatchEvent) => void): ObjectWatch {
+  const template = `{.type}${fields.map((f) => `|{.object${f}}`).join('')}{"\\n"}`;
+  const events: WatchEvent[] = [];
+  const waiters: { match: (e: WatchEvent) => boolean; ok: (e: WatchEvent) => void }[] = [];
+  let stopped = false;
+  let child: ReturnType<typeof spawn>;
+  // kubectl ends its watch when the API server closes the stream; it is started again, and its listing of what
+  // exists then comes as ADDED events after a RESTARTED event (fields: kubectl's last words), so that a listener
+  // that keeps state can start over.
+  const start = () => {
+    child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, 'get', ...args, '-w', '--output-watch-events', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let partial = '';
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+    child.stdout!.on('data', (d: Buffer) => {
+      const at = Date.now();
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const [type = '', ...rest] = line.split('|');
+        const event = { at, type, fields: fields.map((_, i) => rest[i] ?? '') };
+        events.push(event);
+        listener?.(event);
+        for (const w of [...waiters]) {
+          if (w.match(event)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.ok(event);
+          }
+        }
+      }
+    });
+    child.on('exit', () => {
+      if (stopped) return;
+      listener?.({ at: Date.now(), type: 'RESTARTED', fields: [stderr.trim()] });
+      setTimeout(() => {
+        if (!stopped) start();
+      }, 200);
+    });
+  };
+  start();
+  const until = (what: string, match: (e: WatchEvent) => boolean, timeoutMs: number) =>
+    new Promise<WatchEvent>((ok, bad) => {
+      const earlier = events.find(match);
+      if (earlier) return ok(earlier);
+      const timer = setTimeout(() => bad(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} in the watch of ${args.join(' ')}`)), timeoutMs);
+      waiters.push({ match, ok: (e) => (clearTimeout(timer), ok(e)) });
+    });
+  return {
+    events,
+    until,
+    stop: () => {
+      stopped = true;
+      child.kill();
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------ a pod watch
+
+/** One change of a pod as the watch delivered it, with the time it arrived (client side, ms). */
+export interface TimedPodChange {
+  readonly atMs: number;
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  /** The fields the over-commit replay reads (bench/overcommit.ts): names, resourceVersion, scheduler, node, phase, requests. */
+  readonly pod: {
+    metadata: { namespace: string; name: string; resourceVersion: string };
+    spec: { schedulerName: string; nodeName?: string; containers: { name: string; resources: { requests: Record<string, string> } }[] };
+    status: { phase: string };
+  };
+}
+
+const POD_CHANGE_FIELDS = [
+  '.metadata.namespace',
+  '.metadata.name',
+  '.metadata.resourceVersion',
+  '.spec.schedulerName',
+  '.spec.nodeName',
+  '.status.phase',
+  '.spec.containers[*].resources.requests.cpu',
+  '.spec.containers[*].resources.requests.memory',
+];
+
+/**
+ * Watches the pods of every namespace (watchObjects on `pods -A`, from a list of what exists now), keeping every
+ * change in arrival order. One stream: its changes come in resourceVersion order. `until` resolves with the first
+ * change (seen already or to come) that matches.
+ */
+export function watchPodChanges(env: ClusterEnv): {
+  readonly changes: TimedPodChange[];
+  until: (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) => Promise<TimedPodChange>;
+  stop: () => void;
+} {
+  const changes: TimedPodChange[] = [];
+  const changeOf = new WeakMap<WatchEvent, TimedPodChange>();
+  const watch = watchObjects(env, ['pods', '-A'], POD_CHANGE_FIELDS, (e) => {
+    const { type } = e;
+    if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
+    const [namespace = '', name = '', resourceVersion = '', schedulerName = '', nodeName = '', phase = '', cpus = '', memories = ''] = e.fields;
+    const cpu = cpus.split(' ');
+    const memory = memories.split(' ');
+    const containers = cpu.map((c, i) => ({ name: `c${i}`, resources: { requests: { ...(c ? { cpu: c } : {}), ...(memory[i] ? { memory: memory[i]! } : {}) } } }));
+    const change: TimedPodChange = {
+      atMs: e.at,
+      type,
+      pod: { metadata: { namespace, name, resourceVersion }, spec: { schedulerName, ...(nodeName ? { nodeName } : {}), containers }, status: { phase } },
+    };
+    changeOf.set(e, change);
+    changes.push(change);
+  });
+  const until = async (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) => {
+    const e = await watch.until(what, (event) => {
+      const c = changeOf.get(event);
+      return c !== undefined && match(c);
+    }, timeoutMs);
+    return changeOf.get(e)!;
+  };
+  return { changes, until, stop: () => watch.stop() };
+}
