@@ -27,7 +27,9 @@ import { Command, Option } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from './agentSandboxObjects.js';
 import { fmt, formatColumns, median, parsePrometheusText, percentile, placementSoundness, podsPerSecond, ratio, sumSamples, type Soundness } from './clusterStats.js';
-import { adminClients, ensureNamespace, inParallel, listNodes, log, notReadyTainted, positiveInt, readClusterEnv, REPO_ROOT, script, sleep, untaintNodes, type AdminClients, type ClusterEnv } from './e2eCluster.js';
+import { ensureNamespace, inParallel, Kube, notReadyTainted, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import { log, readClusterEnv, REPO_ROOT, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
+import { positiveInt } from './cliOptions.js';
 import { StartingTracker, distribution, type Distribution } from './startingStats.js';
 
 const NAMESPACE = 'bench-agent-sandbox';
@@ -77,7 +79,7 @@ async function metric(url: string, name: string, match: Record<string, string> =
 }
 
 /** Creates one extensions.agents.x-k8s.io object (plural: sandboxtemplates, ...); 409 is fine; 429/5xx retried. */
-async function createExtension(k: AdminClients, plural: string, body: object): Promise<void> {
+async function createExtension(k: Kube, plural: string, body: object): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await k.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural, body });
@@ -95,12 +97,12 @@ async function createExtension(k: AdminClients, plural: string, body: object): P
  * Deletes every pool, claim and sandbox of the namespace and the sandboxes' pods (collections: left to the garbage
  * collector, 1,000 sandboxes would take minutes), then waits until no pod is left and the extender holds none.
  */
-async function clearNamespace(k: AdminClients, env: ClusterEnv): Promise<void> {
+async function clearNamespace(k: Kube, env: ClusterEnv): Promise<void> {
   for (const plural of ['sandboxwarmpools', 'sandboxclaims']) await k.custom.deleteCollectionNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural });
   await k.custom.deleteCollectionNamespacedCustomObject({ group: 'agents.x-k8s.io', version: VERSION, namespace: NAMESPACE, plural: 'sandboxes' });
   for (let i = 0; ; i++) {
-    await k.core.deleteCollectionNamespacedPod({ namespace: NAMESPACE, labelSelector: NAME_HASH_LABEL });
-    const left = (await k.core.listNamespacedPod({ namespace: NAMESPACE })).items.length;
+    await k.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, labelSelector: NAME_HASH_LABEL });
+    const left = (await k.api.listNamespacedPod({ namespace: NAMESPACE })).items.length;
     const held = await metric(env.EXTENDER_URL!, 'sandbox_extender_snapshot_objects', { kind: 'pod' });
     const pending = await metric(env.EXTENDER_URL!, 'sandbox_extender_reservations_pending');
     if (left === 0 && held === 0 && pending === 0) return;
@@ -129,7 +131,7 @@ class PodWatch {
   private controller: AbortController | undefined;
   private watching = true;
 
-  constructor(private readonly k: AdminClients) {}
+  constructor(private readonly k: Kube) {}
 
   async start(): Promise<void> {
     // The API server closes the watch of a reader that falls behind: it is reopened from the last resourceVersion
@@ -167,7 +169,7 @@ class PodWatch {
   }
 }
 
-async function oneRun(kind: Kind, scheduler: Scheduler, run: number, o: Options, env: ClusterEnv, k: AdminClients, nodes: V1Node[]): Promise<RunResult> {
+async function oneRun(kind: Kind, scheduler: Scheduler, run: number, o: Options, env: ClusterEnv, k: Kube, nodes: V1Node[]): Promise<RunResult> {
   const template = scheduler === 'sandbox' ? 'bench-sandbox' : 'bench-stock';
   const poolName = `${kind}-${scheduler}-${run}`;
   const count = kind === 'pool' ? o.pool : o.claims;
@@ -198,7 +200,7 @@ async function oneRun(kind: Kind, scheduler: Scheduler, run: number, o: Options,
   watch.stop();
   const bound = [...watch.boundAt.values()];
   const createToBound = [...watch.boundAt].map(([name, at]) => at - (kind === 'pool' ? watch.createdAt.get(name)! : claimedAt.get(name) ?? watch.createdAt.get(name)!));
-  const pods = (await k.core.listNamespacedPod({ namespace: NAMESPACE })).items;
+  const pods = (await k.api.listNamespacedPod({ namespace: NAMESPACE })).items;
   const result: RunResult = {
     kind,
     scheduler,
@@ -271,11 +273,11 @@ async function main(): Promise<void> {
     const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
     agentSandboxVersion = env.AGENT_SANDBOX_VERSION ?? '?';
     if (env.AGENT_SANDBOX !== '1') throw new Error('the cluster runs no agent-sandbox-controller (cluster-up.sh with AGENT_SANDBOX=1)');
-    const k = await adminClients(env.KUBECONFIG!, Math.max(o.concurrency, 8));
-    const untaint = await untaintNodes(k.core);
+    const k = await Kube.connect(env.KUBECONFIG!, Math.max(o.concurrency, 8));
+    const untaint = await untaintNodes(k);
     log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${fmt(untaint.waitedMs / 1000)} s)`);
-    const nodes = await listNodes(k.core);
-    await ensureNamespace(k.core, NAMESPACE);
+    const nodes = await k.nodes();
+    await ensureNamespace(k, NAMESPACE);
     await clearNamespace(k, env);
     const template = (name: string, schedulerName?: string) =>
       sandboxTemplate({ name, namespace: NAMESPACE, cpu: o.podCpu, memory: o.podMemory, labels: { app: 'bench-agent-sandbox' }, ...(schedulerName ? { schedulerName } : {}) });
@@ -288,7 +290,7 @@ async function main(): Promise<void> {
         // order each run spreads both over the two schedulers.
         const sandboxFirst = (run % 2 === 1) === (o.first === 'sandbox');
         for (const scheduler of sandboxFirst ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const)) {
-          if ((await listNodes(k.core)).some(notReadyTainted)) await untaintNodes(k.core);
+          if ((await k.nodes()).some(notReadyTainted)) await untaintNodes(k);
           results.push(await oneRun(kind, scheduler, run, o, env, k, nodes));
         }
       }

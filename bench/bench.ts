@@ -12,9 +12,7 @@
  *    skips Prioritize), the same with the bind verb's check, and two calls (Filter answers every feasible node,
  *    then Prioritize), with node names or full Node objects, against the same floor.
  * 3. Ranking 1,000 candidates (the candidate scan and least_loaded's choice, no HTTP, no JSON) against the
- *    54.3 µs per selection over 1,000 nodes that the Go strategy least_loaded comes from published, and
- *    against a faithful Go port of our ranking (bench/go/leastloaded) measured here, on the same nodes, in
- *    the same run (skipped, and said so, when no Go toolchain is on the PATH).
+ *    54.3 µs per selection over 1,000 nodes that the Go strategy least_loaded comes from published.
  * 4. The HTTP layer on the one-call Filter (keep-alive client): bare node:http, the extender's listener (its verbs'
  *    own path ahead of express) and express 5 with its JSON body parser (how the verbs were served before).
  * 5. The API writes: CPU per Event created, client-node's generated API against ApiWrites (undici), against a
@@ -36,7 +34,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -44,7 +42,6 @@ import express from 'express';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
-import type { SchedulerCacheView } from '../src/core/cache/cacheView.js';
 import { Placer } from '../src/core/fit/placer.js';
 import { toPodRecord } from '../src/core/objects/records.js';
 import { CandidateScan } from '../src/core/fit/scan.js';
@@ -73,8 +70,6 @@ const VERB_GOAL = 2;
 /** What the Go strategy least_loaded comes from published: µs per selection over 1,000 nodes. */
 const PUBLISHED_GO_US = 54.3;
 const HERE = dirname(fileURLToPath(import.meta.url));
-/** bench/go in the sources (this module runs from dist/bench). */
-const GO_PORT = resolve(HERE, '..', '..', 'bench', 'go');
 
 /** The bench node i (fixtures.ts); with BENCH_LOCALITY=on it also reports images. */
 function node(i: number): Node {
@@ -203,7 +198,6 @@ async function cycleRow(size: number, mode: Mode, cycle: Cycle): Promise<string[
 // ------------------------------------------------------------------------------------------ ranking
 
 const RANKING_CANDIDATES = 1000;
-const RANKING_VALIDATE = 300;
 
 /**
  * The pods of the ranking's cluster on node `i`: 30 sandboxes of 250m / 512Mi, some starting (not
@@ -239,21 +233,6 @@ function incoming(config: ReturnType<typeof parseConfig>, k: number) {
   return toPodRecord(pod(`incoming-${k}`), { names: config.dimensions }, { pausedLabel: config.pausedLabel });
 }
 
-/** The nodes as the Go port reads them: each NodeInfo of the cache as plain data (no limit: null). */
-function nodesForGo(view: SchedulerCacheView, names: readonly string[]): unknown[] {
-  return names.map((name) => {
-    const info = view.nodeInfo(name)!;
-    const { hasNode, allocatable, allocated, paused, reserved, starting, running, pausedCount, reservedCount, startingLimit } = info;
-    return { name, hasNode, allocatable, allocated, paused, reserved, starting, running, pausedCount, reservedCount, startingLimit: startingLimit === undefined || startingLimit === Infinity ? null : startingLimit };
-  });
-}
-
-/** The validation: the first RANKING_VALIDATE pods placed one after another by Prioritize, each reserved at once. */
-async function validationSequence(names: readonly string[]): Promise<number[]> {
-  const { service, config } = await rankingService();
-  return Array.from({ length: RANKING_VALIDATE }, (_, k) => service.prioritize(incoming(config, k), { names }, 0).chosen);
-}
-
 /** µs per selection, timed the way Go's harness times (as many selections as fill about a second, then per op). */
 function timeSelections(select: () => number): number {
   let sink = 0;
@@ -268,26 +247,9 @@ function timeSelections(select: () => number): number {
   }
 }
 
-/** Builds the Go port into a temporary folder; null (with the reason printed) when there is no Go toolchain. */
-function buildGoPort(dir: string): string | null {
-  const binary = join(dir, 'leastloaded');
-  try {
-    execFileSync('go', ['build', '-o', binary, './leastloaded'], { cwd: GO_PORT, env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    return binary;
-  } catch (err) {
-    console.log(`(the Go port was not measured: go build failed or no Go toolchain: ${(err as Error).message.split('\n')[0]})`);
-    return null;
-  }
-}
-
-function runGoPort(binary: string, nodes: readonly unknown[], request: readonly number[]): { chosen: number[]; nsPerOp: number } {
-  const input = JSON.stringify({ request, nodes, validate: RANKING_VALIDATE });
-  return JSON.parse(execFileSync(binary, [], { input, encoding: 'utf8', maxBuffer: 1 << 24 })) as { chosen: number[]; nsPerOp: number };
-}
-
 /**
  * Ranking 1,000 candidates: one selection as the verbs make it (the candidate scan over the cache,
- * then least_loaded's choice), TypeScript and the Go port, three rounds each, alternated.
+ * then least_loaded's choice), three rounds.
  */
 async function rankingRows(): Promise<string[][]> {
   const { service, config } = await rankingService();
@@ -297,33 +259,12 @@ async function rankingRows(): Promise<string[][]> {
   const scan = new CandidateScan((name) => view.nodeInfo(name), view.dims);
   const placer = new Placer('least_loaded', () => 0.5);
   const select = () => placer.choose(scan.run(request, names)).chosen;
-  const expected = await validationSequence(names);
-  const nodes = nodesForGo(view, names);
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-extender-bench-'));
-  try {
-    const binary = buildGoPort(dir);
-    const ts: number[] = [];
-    const go: number[] = [];
-    let agrees = true;
-    for (let round = 0; round < 3; round++) {
-      ts.push(timeSelections(select));
-      if (!binary) continue;
-      const out = runGoPort(binary, nodes, request);
-      go.push(out.nsPerOp / 1000);
-      agrees &&= JSON.stringify(out.chosen) === JSON.stringify(expected);
-    }
-    const tsUs = median(ts);
-    const goUs = go.length > 0 ? median(go) : NaN;
-    const measured = go.length > 0;
-    const rows = [['implementation', 'µs per selection', 'vs the Go port', 'vs 54.3 µs published']];
-    rows.push(['sandbox-extender (TypeScript): scan + least_loaded', tsUs.toFixed(2), measured ? (tsUs / goUs).toFixed(2) : '-', (tsUs / PUBLISHED_GO_US).toFixed(3)]);
-    if (measured) rows.push(['Go port of the same ranking (bench/go), this machine', goUs.toFixed(2), '1.00', (goUs / PUBLISHED_GO_US).toFixed(3)]);
-    rows.push(['the Go strategy least_loaded, as published (its machine)', PUBLISHED_GO_US.toFixed(2), measured ? (PUBLISHED_GO_US / goUs).toFixed(2) : '-', '1.000']);
-    if (measured) rows.push([`the Go port chose the ${RANKING_VALIDATE} nodes Prioritize chose, one after another (each reserved): ${agrees ? 'yes' : 'NO'}`, '', '', '']);
-    return rows;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const tsUs = median(Array.from({ length: 3 }, () => timeSelections(select)));
+  return [
+    ['implementation', 'µs per selection', 'vs 54.3 µs published'],
+    ['sandbox-extender (TypeScript): scan + least_loaded', tsUs.toFixed(2), (tsUs / PUBLISHED_GO_US).toFixed(3)],
+    ['the Go strategy least_loaded, as published (its machine)', PUBLISHED_GO_US.toFixed(2), '1.000'],
+  ];
 }
 
 // ------------------------------------------------------------------------------------------ HTTP

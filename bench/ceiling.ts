@@ -28,7 +28,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { stringify as stringifyYaml } from 'yaml';
 import { ceilingOf, DEFAULT_SEARCH, nextRate, parseStep, sustained, type SearchOptions, type Step } from './ceilingStats.js';
 import { fmt, formatColumns, parsePrometheusText, sumSamples } from './clusterStats.js';
-import { log, REPO_ROOT, script, sleep } from './e2eCluster.js';
+import { log, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 

@@ -18,9 +18,9 @@ import { join, resolve } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
-import { createPods, ensureNamespace, httpsGet, Kube, nowMs, PodChangeLog, scrape, taintsToClear, untaintNodes, waitUntil } from './benchKube.js';
+import { createPods, ensureNamespace, httpsGet, Kube, PodChangeLog, scrape, taintsToClear, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { formatColumns, parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';
-import { log, readClusterEnv, REPO_ROOT, script, sleep, type ClusterEnv } from './e2eCluster.js';
 import { replayOvercommit } from './overcommit.js';
 
 const NAMESPACE = 'bench-failover';

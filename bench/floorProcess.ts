@@ -5,8 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { waitUntil } from './benchKube.js';
-import { REPO_ROOT } from './e2eCluster.js';
+import { REPO_ROOT, waitUntil } from '../test/e2e/kit/controlPlane.js';
 
 /** The compiled floor extender of this repository. */
 export const FLOOR_EXTENDER_SCRIPT = join(REPO_ROOT, 'dist', 'bench', 'floorExtender.js');

@@ -34,9 +34,9 @@ import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-
 import { Command, InvalidArgumentError } from 'commander';
 import { randomSource } from '../src/randomSource.js';
 import { fmt, formatColumns, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
-import { log, metricByLabel as metric, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
+import { inParallel, Kube, metricByLabel as metric, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
-import { Kube, nowMs, pool, untaintNodes, waitUntil } from './benchKube.js';
 import { StartingTracker } from './startingStats.js';
 
 const NAMESPACE = 'bench-locality';
@@ -190,7 +190,7 @@ async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: 
   log(`run ${run}: ${setup}: resetting node images`);
   await deleteAll(kube, env);
   const sim = seededCache(o, w);
-  await pool(nodeNames, o.concurrency, (n) => patchNodeImages(patcher, n, sim.statusImages(n)));
+  await inParallel(nodeNames, o.concurrency, (n) => patchNodeImages(patcher, n, sim.statusImages(n)));
   if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
   const byLocalityBefore = setup === 'stock' ? null : await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
 
@@ -240,7 +240,7 @@ async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: 
   const pulls = (async () => {
     while (pulling) {
       const changed = sim.finishPulls(nowMs() - t0);
-      await pool(changed, 16, (n) => patchNodeImages(patcher, n, sim.statusImages(n)).catch((e: Error) => void log(`node ${n} images: ${e.message}`)));
+      await inParallel(changed, 16, (n) => patchNodeImages(patcher, n, sim.statusImages(n)).catch((e: Error) => void log(`node ${n} images: ${e.message}`)));
       await sleep(250);
     }
   })();
@@ -253,7 +253,7 @@ async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: 
     const wait = due - (nowMs() - t0);
     if (wait > 0) await sleep(wait);
     const indexes = Array.from({ length: Math.min(perBurst, o.pods - b * perBurst) }, (_, i) => b * perBurst + i);
-    await pool(indexes, o.concurrency, async (i) => {
+    await inParallel(indexes, o.concurrency, async (i) => {
       const name = `sbx-${String(i).padStart(width, '0')}`;
       const template = w.podTemplates[i]!;
       templateOf.set(name, template);

@@ -25,12 +25,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import { createPods, ensureNamespace, httpsGet, Kube, nowMs, PodChangeLog, pool, scrape, taintsToClear, untaintNodes, waitUntil } from './benchKube.js';
+import { createPods, ensureNamespace, httpsGet, inParallel, Kube, PodChangeLog, scrape, taintsToClear, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import { log, nowMs, readClusterEnv, REPO_ROOT, script, STATE_DIR, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import {
   formatColumns, histogram, histogramDelta, histogramQuantile, parsePrometheusText, percentile, podsPerSecond, sumBy, sumSamples, type Histogram, type Sample,
 } from './clusterStats.js';
 import { positiveInt } from './cliOptions.js';
-import { log, readClusterEnv, REPO_ROOT, script, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
 
 const FILL_NS = 'bench-pending-fill';
 const HOPELESS_NS = 'bench-pending';
@@ -237,7 +237,7 @@ async function main(): Promise<void> {
     const fillers = nodeNames.map((n) => pod(`fill-${n}`, FILL_NS, 'default-scheduler', String(o.fillCpu), `${o.fillCpu * 4}Gi`, { nodeName: n, labels: { [PAUSED]: 'true' } }));
     await createPods(kube, FILL_NS, fillers, o.concurrency);
     await waitUntil('the fillers Running', 300_000, async () => (await kube.api.listNamespacedPod({ namespace: FILL_NS })).items.filter((p) => p.status?.phase === 'Running').length === fillers.length, 1000);
-    await pool(fillers, 16, async (f) => {
+    await inParallel(fillers, 16, async (f) => {
       await kube.api.patchNamespacedPodStatus({ name: f.metadata!.name!, namespace: FILL_NS, body: { status: { phase: 'Succeeded' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     });
     await waitUntil("the extender's model to count the fillers as paused", 120_000, async () => {
@@ -291,7 +291,7 @@ async function main(): Promise<void> {
     const added = Array.from({ length: o.addNodes }, (_, i) => kwokNode(`added-${String(i).padStart(width, '0')}`, String(shape.cpu), shape.memory));
     log(`adding ${o.addNodes} nodes of ${shape.cpu} CPUs / ${shape.memory}: ${expected} hopeless pods fit on them (${fitPerNode} each)`);
     const tAdd = nowMs();
-    await pool(added, o.concurrency, async (n) => {
+    await inParallel(added, o.concurrency, async (n) => {
       await kube.api.createNode({ body: n });
     });
     const tCreated = nowMs();

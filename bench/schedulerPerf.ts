@@ -33,7 +33,7 @@ import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { fmt, formatColumns } from './clusterStats.js';
-import { log, REPO_ROOT, script } from './e2eCluster.js';
+import { log, REPO_ROOT, script } from '../test/e2e/kit/controlPlane.js';
 import { processTree } from './procStats.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { startFloorExtender, type FloorExtender } from './floorProcess.js';

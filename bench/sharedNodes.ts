@@ -23,9 +23,9 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse, stringify } from 'yaml';
 import type { Node } from '../src/core/objects/kubeObjects.js';
-import { createPods, ensureNamespace, Kube, nowMs, PodChangeLog, scrape, taintsToClear, untaintNodes, waitUntil } from './benchKube.js';
+import { createPods, ensureNamespace, Kube, PodChangeLog, scrape, taintsToClear, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { formatColumns, sumSamples } from './clusterStats.js';
-import { log, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, type ClusterEnv } from './e2eCluster.js';
 import { placementsFromLog, replayOvercommit, type OvercommitReport } from './overcommit.js';
 
 const NAMESPACE = 'bench-shared';

@@ -18,10 +18,12 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CoreV1Api, V1Pod, Watch } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { formatColumns, median, parsePrometheusText, sumSamples } from './clusterStats.js';
-import { adminClients, ensureNamespace, inParallel, log, positiveInt, readClusterEnv, REPO_ROOT, script, sleep } from './e2eCluster.js';
+import { ensureNamespace, inParallel, Kube } from '../test/e2e/kit/adminClient.js';
+import { log, readClusterEnv, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
+import { positiveInt } from './cliOptions.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
 
 const NAMESPACE = 'bench-starting';
@@ -73,8 +75,8 @@ interface RunResult {
   watchReopens: number;
 }
 
-async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<string, string>, k: { api: CoreV1Api; watch: Watch }, nodeNames: string[]): Promise<RunResult> {
-  await ensureNamespace(k.api, NAMESPACE);
+async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<string, string>, k: Kube, nodeNames: string[]): Promise<RunResult> {
+  await ensureNamespace(k, NAMESPACE);
   const sandbox = setup !== 'default';
   const names = Array.from({ length: o.pods }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
   const tracker = new StartingTracker();
@@ -273,10 +275,9 @@ async function main(): Promise<void> {
   if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay, EXTENDER_BIND: '0', AGENT_SANDBOX: '0' }); // kube-scheduler binds, as the chart installs it
   const results: RunResult[] = [];
   try {
-    const env = readClusterEnv();
+    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL']);
     if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
-    const clients = await adminClients(env.KUBECONFIG!, o.concurrency);
-    const k = { api: clients.core, watch: clients.watch };
+    const k = await Kube.connect(env.KUBECONFIG!, o.concurrency);
     const nodeNames = await waitNodesUntainted(env);
     log(`${nodeNames.length} nodes, pods Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding; ${o.pods} pods of ${o.podCpu} / ${o.podMemory} per burst`);
     let current = '';

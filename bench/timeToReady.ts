@@ -42,9 +42,9 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { randomSource } from '../src/randomSource.js';
 import { fmt, median, parsePrometheusText, sumSamples } from './clusterStats.js';
-import { Kube, nowMs, pool, untaintNodes, waitUntil } from './benchKube.js';
+import { ensureNamespace, inParallel, Kube, metricByLabel, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
 import { positiveInt } from './cliOptions.js';
-import { ensureNamespace, log, metricByLabel, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR } from './e2eCluster.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
@@ -136,7 +136,7 @@ async function realNodes(kube: Kube): Promise<V1Node[]> {
 
 /** Puts the real nodes' caches in `cache` state and waits until their status.images says so. */
 async function prepareCaches(cache: Cache, kube: Kube, nodes: readonly string[], templates: readonly Template[]): Promise<void> {
-  await pool(nodes, nodes.length, async (node) => {
+  await inParallel(nodes, nodes.length, async (node) => {
     if (cache === 'cold') {
       const refs = await benchImagesOn(node);
       await waitUntil(`node ${node}: the previous run's containers removed`, 180_000, async () => (await benchContainersOn(node, new Set(refs))) === 0, 1000);
@@ -259,7 +259,7 @@ async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, tem
   const schedulerName = setup === 'stock' ? null : env.SANDBOX_SCHEDULER_NAME!;
   const width = String(o.pods - 1).length;
   const names = podTemplates.map((_, i) => `sbx-${String(i).padStart(width, '0')}`);
-  await pool(names, o.concurrency, async (name, i) => {
+  await inParallel(names, o.concurrency, async (name, i) => {
     const template = podTemplates[i]!;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -447,7 +447,7 @@ async function main(): Promise<void> {
     const nodes = (await realNodes(kube)).map((n) => n.metadata!.name!).sort();
     if (nodes.length === 0) throw new Error('no node labelled type=real: start the cluster with REAL_NODES');
     log(`real nodes: ${nodes.join(', ')}; ${o.pods} pods: ${templates.map((_, k) => `tmpl-${k} ×${podTemplates.filter((t) => t === k).length}`).join(', ')}`);
-    await ensureNamespace(kube.api, NAMESPACE);
+    await ensureNamespace(kube, NAMESPACE);
     for (let round = 1; round <= o.runs; round++) {
       for (const cache of o.caches) {
         for (const setup of o.setups) {

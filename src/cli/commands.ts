@@ -56,6 +56,9 @@ export function formatTable(rows: readonly (readonly string[])[]): string {
 
 const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_OR_BACKSLASH = /[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
 /**
  * `text` with its control characters escaped as in a JSON string: `\n`, `\r`, `\t`, `\b`, `\f`, and `\u00XX` for the
  * rest of C0, DEL and C1 (U+2028 and U+2029 too, which some viewers break lines at); a backslash as `\\`, so that an
@@ -63,8 +66,7 @@ const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\
  * would otherwise print a line of its own (a forged row), an escape sequence would drive the terminal.
  */
 export function escapeControl(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(CONTROL_OR_BACKSLASH, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function formatPressure(p: number): string {

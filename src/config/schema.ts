@@ -147,11 +147,6 @@ export const configSchema = z
      * $KUBECONFIG, ~/.kube/config, or the in-cluster service account, as kubectl does.
      */
     kubeconfig: z.string().min(1).optional(),
-    /**
-     * Filter decisions made on a scratch copy before the server listens, so that the verbs' code is
-     * compiled before kube-scheduler's first burst (runtime/warmUp.ts); 0: none.
-     */
-    warmUpDecisions: z.number().int().min(0).max(100_000).default(500),
     watch: z
       .object({
         /** Objects per list page. */
@@ -231,6 +226,7 @@ export const configSchema = z
  */
 export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
   apiWorker: 'no longer a setting: the API side (lists, watches, Events, Bindings) always runs on a worker thread; delete this line',
+  warmUpDecisions: 'no longer a setting: the extender no longer warms up before serving (it did not make the first calls after a start faster); delete this line',
 };
 
 export type Config = z.infer<typeof configSchema>;

@@ -12,7 +12,6 @@ import { RequestLog } from '../observability/requestLog.js';
 import { createApp } from '../server/app.js';
 import { createListener } from '../server/listen.js';
 import { startClusterMode, startSnapshotMode } from './sources.js';
-import { warmUp } from './warmUp.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -43,11 +42,6 @@ function sweepIntervalMs(config: Config, clusterMode: boolean): number {
 export async function serve(config: Config, logger: Logger, onFatal: (err: Error) => void = () => process.exit(1)): Promise<RunningServer> {
   const clusterMode = !config.snapshot.path;
   const { service, metrics, source } = config.snapshot.path ? await startSnapshotMode(config.snapshot.path, config, logger) : await startClusterMode(config, logger, onFatal);
-  // While the cache's source lists (cluster mode: on the API worker thread), the verbs' code is compiled on a scratch copy.
-  if (config.warmUpDecisions > 0) {
-    const warm = warmUp(config, config.warmUpDecisions);
-    logger.info({ decisions: config.warmUpDecisions, placed: warm.placed, ms: Math.round(warm.ms) }, 'warm-up: the verbs ran on a scratch copy before serving');
-  }
   const now = () => Date.now();
   const requestLog = new RequestLog(logger, config.server.requestLogWindowSeconds * 1000, now);
   const app = createApp(

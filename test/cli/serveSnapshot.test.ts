@@ -93,7 +93,7 @@ describe('serve --snapshot, the file rewritten under it', () => {
     const path = join(dir, 'snapshot.json');
     writeFileSync(path, SNAPSHOT_TEXT);
     const config = join(dir, 'config.yaml');
-    writeFileSync(config, 'snapshot: {pollIntervalMs: 50}\nwarmUpDecisions: 0\nchooseInFilter: false\n');
+    writeFileSync(config, 'snapshot: {pollIntervalMs: 50}\nchooseInFilter: false\n');
     const serve = new ServeProcess(['--snapshot', path, '--port', '0', '--config', config]);
     try {
       const url = (await serve.line('sandbox-extender serving')).url as string;

@@ -21,7 +21,6 @@ const DEFAULTS = {
   kubeScheduler: { percentageOfNodesToScore: 100 },
   startingLimit: {},
   locality: { enabled: false, pressureBand: 0.05, templateLabel: 'agents.x-k8s.io/sandbox-template-ref-hash', ttlSeconds: 28_800, maxEntries: 100_000, maxImagesPerNode: 50 },
-  warmUpDecisions: 500,
   pausedLabel: 'sandbox-extender.io/paused',
   schedulerName: 'sandbox-scheduler',
   server: { host: '127.0.0.1', port: 8888, maxRequestBodyBytes: 64 * 1024 * 1024, maxRequestDepth: 100, maxRequestElements: 4_000_000, maxObjectMembers: 10_000, keepAliveTimeoutSeconds: 120, requestTimeoutSeconds: 30, requestLogWindowSeconds: 60 },
@@ -139,8 +138,7 @@ describe('a full, valid file', () => {
       kubeScheduler: { percentageOfNodesToScore: 0 },
       startingLimit: { perNode: 8, perCore: 0.125 },
       locality: { enabled: true, pressureBand: 0.1, templateLabel: 'example.com/template', ttlSeconds: 60, maxEntries: 10, maxImagesPerNode: 5 },
-      warmUpDecisions: 500,
-      pausedLabel: 'example.com/paused',
+          pausedLabel: 'example.com/paused',
       schedulerName: 'my-scheduler',
       randomSeed: 42,
       server: { host: '0.0.0.0', port: 0, maxRequestBodyBytes: 1048576, maxRequestDepth: 100, maxRequestElements: 4_000_000, maxObjectMembers: 10_000, keepAliveTimeoutSeconds: 75, requestTimeoutSeconds: 30, requestLogWindowSeconds: 60, tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: '/tls/ca.crt', reloadIntervalMs: 10_000 } },
@@ -232,13 +230,19 @@ describe('every problem is listed with its path', () => {
 
 describe('a removed setting is refused with what to do, not run without it', () => {
   const REMOVED = 'apiWorker: no longer a setting: the API side (lists, watches, Events, Bindings) always runs on a worker thread; delete this line';
+  const REMOVED_WARM_UP = 'warmUpDecisions: no longer a setting: the extender no longer warms up before serving (it did not make the first calls after a start faster); delete this line';
 
-  it.each([['apiWorker: true'], ['apiWorker: false']])('%s in a file: refused, naming the file, whatever its value', (line) => {
+  it.each([
+    ['apiWorker: true', REMOVED],
+    ['apiWorker: false', REMOVED],
+    ['warmUpDecisions: 500', REMOVED_WARM_UP],
+    ['warmUpDecisions: 0', REMOVED_WARM_UP],
+  ])('%s in a file: refused, naming the file, whatever its value', (line, removed) => {
     const path = yamlFile(`strategy: most_loaded\n${line}\n`);
     const err = configError(() => loadConfig(path));
     expect(err.source).toBe(path);
-    expect(err.issues).toEqual([REMOVED]);
-    expect(err.message).toContain(`  - ${REMOVED}`);
+    expect(err.issues).toEqual([removed]);
+    expect(err.message).toContain(`  - ${removed}`);
   });
 
   it('listed once among the other problems, without the schema’s "Unrecognized key" for it', () => {
@@ -248,9 +252,14 @@ describe('a removed setting is refused with what to do, not run without it', () 
     );
   });
 
-  it('is no key of the schema, nor of the JSON Schema the chart validates its values with', () => {
-    expect(Object.keys(configSchema.shape)).not.toContain('apiWorker');
-    expect(Object.keys((configJsonSchema() as { properties: object }).properties)).not.toContain('apiWorker');
+  it('two removed settings at once: each listed once', () => {
+    const err = configError(() => parseConfig({ apiWorker: true, warmUpDecisions: 0 }));
+    expect([...err.issues].sort()).toEqual([REMOVED, REMOVED_WARM_UP].sort());
+  });
+
+  it.each([['apiWorker'], ['warmUpDecisions']])('%s is no key of the schema, nor of the JSON Schema the chart validates its values with', (key) => {
+    expect(Object.keys(configSchema.shape)).not.toContain(key);
+    expect(Object.keys((configJsonSchema() as { properties: object }).properties)).not.toContain(key);
   });
 });
 

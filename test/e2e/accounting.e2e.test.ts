@@ -32,7 +32,7 @@ import { QuantityError, milliValue, parseQuantity, value, type Quantity } from '
 import { requestVector } from '../../src/core/objects/records.js';
 import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import { BINARY_SUFFIXES, DECIMAL_SUFFIXES, Rand, generatePod, quantityString, type PodTraits } from './accounting-cases.js';
-import { E2E_DIR, STATE_DIR, run } from './kube.js';
+import { E2E_DIR, STATE_DIR, run } from './kit/controlPlane.js';
 
 const SEED = Number(process.env.ACCOUNTING_SEED ?? 20260512);
 const QUANTITIES = Number(process.env.ACCOUNTING_QUANTITIES ?? 100_000);

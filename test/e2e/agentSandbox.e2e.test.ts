@@ -42,10 +42,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from '../../bench/agentSandboxObjects.js';
 import {
-  Kubectl, SETUP_TIMEOUT_MS, STATE_DIR, allocatableOf, bytes, columns, component, createNamespace, deleteNamespace, fetchText, heterogeneousNodes,
-  metricValue, milliCpu, optimumPeak, pressureOf, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, watchObjects,
-  type Amounts, type ClusterEnv, type NodeView, type ObjectWatch, type WatchEvent,
-} from './kube.js';
+  SETUP_TIMEOUT_MS, STATE_DIR, component, fetchText, metricValue, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import {
+  Kubectl, allocatableOf, bytes, columns, createNamespace, deleteNamespace, heterogeneousNodes, milliCpu, optimumPeak, pressureOf, watchObjects,
+  type Amounts, type NodeView, type ObjectWatch, type WatchEvent,
+} from './kit/kubectl.js';
 
 const NAMESPACE = 'e2e-agent-sandbox';
 const SCHEDULER = 'sandbox-scheduler';

@@ -31,10 +31,13 @@ import { join } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { bootstrapWindows } from './forbidden.mjs';
 import {
-  E2E_DIR, Kubectl, SETUP_TIMEOUT_MS, STATE_DIR, allocatableOf, bytes, columns, component, createNamespace, deleteNamespace, fetchText, forbiddenLines,
-  heterogeneousNodes, metricValue, podManifests, requestedPerNode, run, setUpCluster, tearDownCluster, waitAllRunningReady,
-  waitExtenderSettled, waitFor, type Amounts, type ClusterEnv, type NodeView, type PodView,
-} from './kube.js';
+  E2E_DIR, SETUP_TIMEOUT_MS, STATE_DIR, component, fetchText, forbiddenLines, metricValue, run, setUpCluster, tearDownCluster, waitExtenderSettled,
+  waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import {
+  Kubectl, allocatableOf, bytes, columns, createNamespace, deleteNamespace, heterogeneousNodes, podManifests, requestedPerNode, waitAllRunningReady,
+  type Amounts, type NodeView, type PodView,
+} from './kit/kubectl.js';
 
 const NAMESPACE = 'e2e-apiserver-restart';
 const SCHEDULER = 'sandbox-scheduler';
@@ -223,7 +226,7 @@ test(`kube-apiserver restarted in the middle of a burst of ${BURST} pods: the ca
     const relistPods = relisted('pods');
     const afterStart = (l: { time: number } | undefined) => (l ? `${seconds(l.time - apiStartMs)} after the new process started (${seconds(l.time - apiReadyMs)} after it was seen ready)` : 'none');
     const rawRefusals = log.filter((l) => /403|forbidden/i.test(JSON.stringify(l))).length;
-    const forbidden = forbiddenLines();
+    const forbidden = await forbiddenLines();
     const burstPods = pods.filter((p) => p.metadata.name !== LATE_POD);
     const over = nodes.filter((n) => {
       const used = perNode.get(n.metadata.name) ?? { cpu: 0, memory: 0, pods: 0 };

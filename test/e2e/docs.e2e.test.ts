@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { allRunnableBlocks, runBlock } from '../docs/runnable.js';
-import { STATE_DIR, SETUP_TIMEOUT_MS, setUpCluster, tearDownCluster, type ClusterEnv } from './kube.js';
+import { SETUP_TIMEOUT_MS, STATE_DIR, setUpCluster, tearDownCluster, type ClusterEnv } from './kit/controlPlane.js';
 
 let env: ClusterEnv;
 beforeAll(async () => {

@@ -22,9 +22,11 @@ import { join } from 'node:path';
 import { replayOvercommit, type PodChange } from '../../bench/overcommit.js';
 import type { Node } from '../../src/core/objects/kubeObjects.js';
 import {
-  Kubectl, STATE_DIR, columns, component, createNamespace, deleteNamespace, fetchText, heterogeneousNodes, metricValue, podManifests,
-  readClusterEnv, run, setUpCluster, tearDownCluster, waitFor, watchPodChanges, type ClusterEnv, type NodeView, type PodView,
-} from './kube.js';
+  STATE_DIR, component, fetchText, metricValue, readClusterEnv, run, setUpCluster, tearDownCluster, waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import {
+  Kubectl, columns, createNamespace, deleteNamespace, heterogeneousNodes, podManifests, watchPodChanges, type NodeView, type PodView,
+} from './kit/kubectl.js';
 
 const SCHEDULER = 'sandbox-scheduler';
 const NAMESPACE = 'failover';

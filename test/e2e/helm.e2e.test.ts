@@ -29,7 +29,8 @@ import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
-import { E2E_DIR, Kubectl, REPO_ROOT, fetchText, run, sumCounterBy, waitFor, type ClusterEnv } from './kube.js';
+import { E2E_DIR, REPO_ROOT, fetchText, run, sumCounterBy, waitFor, type ClusterEnv } from './kit/controlPlane.js';
+import { Kubectl } from './kit/kubectl.js';
 import { releaseStateLock, takeStateLock } from './stateLock.js';
 
 const STATE = process.env.SANDBOX_HELM_E2E_STATE ?? join(REPO_ROOT, '.cache', 'e2e-helm');

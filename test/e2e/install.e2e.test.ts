@@ -28,7 +28,8 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allRunnableBlocks, runBlock } from '../docs/runnable.js';
-import { E2E_DIR, Kubectl, REPO_ROOT, fetchText, keyValues, run, sumCounterBy, waitFor, type ClusterEnv } from './kube.js';
+import { E2E_DIR, REPO_ROOT, fetchText, keyValues, run, sumCounterBy, waitFor, type ClusterEnv } from './kit/controlPlane.js';
+import { Kubectl } from './kit/kubectl.js';
 import { releaseStateLock, takeStateLock } from './stateLock.js';
 
 const STATE = process.env.SANDBOX_INSTALL_E2E_STATE ?? join(REPO_ROOT, '.cache', 'e2e-install');

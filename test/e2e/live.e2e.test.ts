@@ -22,11 +22,13 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  E2E_DIR, Kubectl, SETUP_TIMEOUT_MS, STATE_DIR, allocatableOf, bytes, columns, component, createNamespace, deleteNamespace, fetchText,
-  forbiddenLines, heterogeneousNodes, metricValue, milliCpu, optimumPeak, podManifests, pressureOf, readClusterEnv, requestedPerNode,
-  setUpCluster, tearDownCluster, waitAllRunningReady, waitExtenderSettled, waitFor,
-  type Amounts, type ClusterEnv, type NodeView, type PodView,
-} from './kube.js';
+  E2E_DIR, SETUP_TIMEOUT_MS, STATE_DIR, component, fetchText, forbiddenLines, metricValue, readClusterEnv, setUpCluster, tearDownCluster,
+  waitExtenderSettled, waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import {
+  Kubectl, allocatableOf, bytes, columns, createNamespace, deleteNamespace, heterogeneousNodes, milliCpu, optimumPeak, podManifests, pressureOf,
+  requestedPerNode, waitAllRunningReady, type Amounts, type NodeView, type PodView,
+} from './kit/kubectl.js';
 
 const SCHEDULER = 'sandbox-scheduler';
 const POD_CPU = '2';
@@ -450,7 +452,7 @@ describe('the extender in cluster mode (watch, bind, events) on fake nodes of 16
         });
       });
     const answers = await Promise.all(checks.map((c) => canI(c.args)));
-    const forbidden = forbiddenLines();
+    const forbidden = await forbiddenLines();
     say([
       `f. kubectl auth can-i ... --as=${user} (ClusterRole from ${join(E2E_DIR, 'manifests', 'sandbox-extender-rbac.yaml').slice(process.cwd().length + 1)}):`, '',
       ...columns([['request', 'allowed', 'expected'], ...checks.map((c, i) => [c.args.join(' '), answers[i] ? 'yes' : 'no', c.want ? 'yes' : 'no'])]), '',

@@ -14,7 +14,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kubectl, SETUP_TIMEOUT_MS, STATE_DIR, component, createNamespace, deleteNamespace, fetchText, metricValue, setUpCluster, tearDownCluster, waitAllRunningReady, waitFor, type ClusterEnv, type PodView } from './kube.js';
+import {
+  SETUP_TIMEOUT_MS, STATE_DIR, component, fetchText, metricValue, setUpCluster, tearDownCluster, waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import { Kubectl, createNamespace, deleteNamespace, waitAllRunningReady, type PodView } from './kit/kubectl.js';
 
 const SCHEDULER = 'sandbox-scheduler';
 const NAMESPACE = 'e2e-locality';

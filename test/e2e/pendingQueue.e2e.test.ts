@@ -17,10 +17,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { STATE_DIR, component, fetchText, metricValue, setUpCluster, tearDownCluster, waitFor, type ClusterEnv } from './kit/controlPlane.js';
 import {
-  Kubectl, STATE_DIR, allocatableOf, component, createNamespace, deleteNamespace, fetchText, heterogeneousNodes, metricValue, podManifests,
-  setUpCluster, tearDownCluster, waitFor, type ClusterEnv, type NodeView, type PodView,
-} from './kube.js';
+  Kubectl, allocatableOf, createNamespace, deleteNamespace, heterogeneousNodes, podManifests, type NodeView, type PodView,
+} from './kit/kubectl.js';
 
 const SCHEDULER = 'sandbox-scheduler';
 const NAMESPACE = 'pending-queue';

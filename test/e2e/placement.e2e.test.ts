@@ -17,10 +17,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  HETEROGENEOUS_NODES, Kubectl, STATE_DIR, columns, createNamespace as createNs, deleteNamespace as deleteNs, fetchText, heterogeneousNodes,
-  SETUP_TIMEOUT_MS, milliCpu, podManifests as pods, setUpCluster, sumCounterBy, tearDownCluster, waitAllRunningReady as waitReady, waitExtenderSettled, waitFor,
-  type ClusterEnv, type NodeView,
-} from './kube.js';
+  SETUP_TIMEOUT_MS, STATE_DIR, fetchText, setUpCluster, sumCounterBy, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import {
+  HETEROGENEOUS_NODES, Kubectl, columns, createNamespace as createNs, deleteNamespace as deleteNs, heterogeneousNodes, milliCpu,
+  podManifests as pods, waitAllRunningReady as waitReady, type NodeView,
+} from './kit/kubectl.js';
 
 const POD_COUNT = 30;
 const POD_CPU = '2';

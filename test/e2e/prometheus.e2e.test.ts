@@ -19,9 +19,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import {
-  E2E_DIR, Kubectl, REPO_ROOT, STATE_DIR, SETUP_TIMEOUT_MS, createNamespace, deleteNamespace, fetchText, metricValue, podManifests, run,
-  setUpCluster, tearDownCluster, waitAllRunningReady, waitExtenderSettled, waitFor, type ClusterEnv,
-} from './kube.js';
+  E2E_DIR, REPO_ROOT, SETUP_TIMEOUT_MS, STATE_DIR, fetchText, metricValue, run, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor,
+  type ClusterEnv,
+} from './kit/controlPlane.js';
+import { Kubectl, createNamespace, deleteNamespace, podManifests, waitAllRunningReady } from './kit/kubectl.js';
 
 const NAMESPACE = 'e2e-prometheus';
 const POD_COUNT = 40;

@@ -22,10 +22,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  Kubectl, SETUP_TIMEOUT_MS, STATE_DIR, allocatableOf, columns, createNamespace, deleteNamespace, describePods, fetchText, forbiddenLines,
-  heterogeneousNodes, metricValue, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor,
-  type ClusterEnv, type NodeView, type PodView,
-} from './kube.js';
+  SETUP_TIMEOUT_MS, STATE_DIR, fetchText, forbiddenLines, metricValue, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import {
+  Kubectl, allocatableOf, columns, createNamespace, deleteNamespace, describePods, heterogeneousNodes, type NodeView, type PodView,
+} from './kit/kubectl.js';
 
 const NAMESPACE = 'e2e-requeue';
 const SCHEDULER = 'sandbox-scheduler';
@@ -235,7 +236,7 @@ describe('pods the extender rejected for capacity are requeued when capacity fre
     report.push(text, '');
   }, TEST_TIMEOUT_MS);
 
-  test('the extender was never refused by the API server (RBAC of the requeue object)', () => {
-    expect(forbiddenLines()).toEqual([]);
+  test('the extender was never refused by the API server (RBAC of the requeue object)', async () => {
+    expect(await forbiddenLines()).toEqual([]);
   });
 });

@@ -58,20 +58,20 @@
  * for the profile because it has an extender, so no pod skips the window through a batch hint; /configz shows each
  * run's percentage and parallelism 16; every node Ready and without a not-ready taint before and after each run (a
  * node failing a filter would shift the windows; the taints the node lifecycle controller put on new nodes are
- * lifted from Ready ones as `npm run bench:cluster` does, bench/e2eCluster.ts untaintNodes). The extender runs with
+ * lifted from Ready ones as `npm run bench:cluster` does, kit/adminClient.ts untaintNodes). The extender runs with
  * `logLevel: debug` (its `filter` lines: the window's size and the node chosen, in kube-scheduler's order of
  * cycles) and without Events (not what this file is about; 1,500 rate-limited Events would keep it busy for over a
  * minute). Report: .e2e/logs/sampling.txt; the cluster's logs: .cache/e2e-sampling/logs.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { adminClients, untaintNodes, type AdminClients } from '../../bench/e2eCluster.js';
+import { Kube, untaintNodes } from './kit/adminClient.js';
 import { numFeasibleNodesToFind } from '../../src/core/fit/kubeSchedulerSampling.js';
 import { discreteOptimum, podsAbove, pressureWith, replay, type ReplayResult, type ReplaySpec } from '../../src/cli/replay.js';
+import { E2E_DIR, REPO_ROOT, STATE_DIR, fetchText, keyValues, metricValue, run, waitFor } from './kit/controlPlane.js';
 import {
-  E2E_DIR, Kubectl, REPO_ROOT, STATE_DIR, allocatableOf, bytes, columns, createNamespace, fetchText, keyValues, metricValue, milliCpu,
-  podManifests, run, waitFor, type Amounts, type NodeView, type PodView,
-} from './kube.js';
+  Kubectl, allocatableOf, bytes, columns, createNamespace, milliCpu, podManifests, type Amounts, type NodeView, type PodView,
+} from './kit/kubectl.js';
 import { releaseStateLock, takeStateLock } from './stateLock.js';
 
 const STATE = process.env.SANDBOX_SAMPLING_E2E_STATE ?? join(REPO_ROOT, '.cache', 'e2e-sampling');
@@ -148,7 +148,7 @@ interface RunResult {
 
 let env: Record<string, string> = {};
 let kubectl: Kubectl;
-let admin: AdminClients | undefined;
+let admin: Kube | undefined;
 /** The nodes by name (the API's order). */
 let nodes: (NodeView & { metadata: { labels?: Record<string, string> } })[] = [];
 let locked = false;
@@ -342,7 +342,7 @@ async function uncleanNodes(): Promise<string[]> {
  * lifts the taint tens of seconds after KWOK reports them Ready; it is lifted here from Ready nodes (untaintNodes).
  */
 async function waitNodesClean(): Promise<void> {
-  await untaintNodes(admin!.core, 180_000);
+  await untaintNodes(admin!, 180_000);
   await waitFor(`${NODE_COUNT} nodes Ready and without a not-ready taint`, 180_000, async () => ((await uncleanNodes()).length === 0 ? true : undefined));
 }
 
@@ -483,7 +483,7 @@ beforeAll(async () => {
   clusterUpSeconds = (Date.now() - t0) / 1000;
   env = keyValues(readFileSync(join(STATE, 'cluster.env'), 'utf8'));
   kubectl = new Kubectl(env);
-  admin = await adminClients(env.KUBECONFIG!, 16);
+  admin = await Kube.connect(env.KUBECONFIG!, 16);
   nodes = (await kubectl.json<{ items: typeof nodes }>(['get', 'nodes'])).items;
 }, SETUP_TIMEOUT_MS);
 

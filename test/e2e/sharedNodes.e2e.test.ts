@@ -25,10 +25,12 @@ import { parse, stringify } from 'yaml';
 import { placementsFromLog, replayOvercommit, type OvercommitReport, type PodChange } from '../../bench/overcommit.js';
 import type { Node } from '../../src/core/objects/kubeObjects.js';
 import {
-  Kubectl, STATE_DIR, allocatableOf, columns, component, createNamespace, deleteNamespace, fetchText, heterogeneousNodes, metricValue,
-  podManifests, readClusterEnv, requestedPerNode, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, watchPodChanges,
-  type ClusterEnv, type NodeView, type PodView,
-} from './kube.js';
+  STATE_DIR, component, fetchText, metricValue, readClusterEnv, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import {
+  Kubectl, allocatableOf, columns, createNamespace, deleteNamespace, heterogeneousNodes, podManifests, requestedPerNode, watchPodChanges,
+  type NodeView, type PodView,
+} from './kit/kubectl.js';
 
 const SCHEDULER = 'sandbox-scheduler';
 const TEST_TIMEOUT_MS = 600_000;

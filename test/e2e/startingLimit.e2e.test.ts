@@ -22,10 +22,11 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  Kubectl, SETUP_TIMEOUT_MS, STATE_DIR, columns, component, createNamespace, deleteNamespace, fetchText, heterogeneousNodes, isRunningReady,
-  metricValue, podManifests, run, setUpCluster, tearDownCluster, waitAllRunningReady, waitExtenderSettled, waitFor,
-  type ClusterEnv, type PodView,
-} from './kube.js';
+  SETUP_TIMEOUT_MS, STATE_DIR, component, fetchText, metricValue, run, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
+} from './kit/controlPlane.js';
+import {
+  Kubectl, columns, createNamespace, deleteNamespace, heterogeneousNodes, isRunningReady, podManifests, waitAllRunningReady, type PodView,
+} from './kit/kubectl.js';
 
 const SCHEDULER = 'sandbox-scheduler';
 const LIMITS: Readonly<Record<string, number>> = { 'cpu16-0': 1, 'cpu64-0': 5, 'cpu192-0': 5 };

@@ -197,7 +197,7 @@ describe('the socket edge', () => {
   });
 
   it('a chunked body counted over server.maxRequestBodyBytes as it arrives: a client still sending it reads the 413', async () => {
-    const small = await serve(parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, maxRequestBodyBytes: 1024 * 1024 }, logLevel: 'silent', warmUpDecisions: 0 }), pino({ level: 'silent' }));
+    const small = await serve(parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, maxRequestBodyBytes: 1024 * 1024 }, logLevel: 'silent' }), pino({ level: 'silent' }));
     try {
       const head = 'POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
       const replies = await uploads(Number(new URL(small.url).port), head, 0x20, true, 12);

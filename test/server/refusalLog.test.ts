@@ -16,7 +16,7 @@ let port: number;
 const lines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
-  const config = parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, requestTimeoutSeconds: 0.5 }, logLevel: 'warn', warmUpDecisions: 0 });
+  const config = parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, requestTimeoutSeconds: 0.5 }, logLevel: 'warn' });
   const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   server = await serve(config, logger);
   port = Number(new URL(server.url).port);
@@ -55,7 +55,7 @@ async function logged(send: () => Promise<unknown>): Promise<Record<string, unkn
 /** A server of its own (every reason new to its log; server.requestLogWindowSeconds 0: every line logged), and its log. */
 async function ownServer(): Promise<{ port: number; lines: Record<string, unknown>[]; close: () => Promise<void> }> {
   const own: Record<string, unknown>[] = [];
-  const config = parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, requestTimeoutSeconds: 0.5, requestLogWindowSeconds: 0 }, logLevel: 'warn', warmUpDecisions: 0 });
+  const config = parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0, requestTimeoutSeconds: 0.5, requestLogWindowSeconds: 0 }, logLevel: 'warn' });
   const running = await serve(config, pino({ level: 'warn' }, { write: (l: string) => own.push(JSON.parse(l) as Record<string, unknown>) }));
   return { port: Number(new URL(running.url).port), lines: own, close: () => running.close() };
 }
@@ -109,7 +109,7 @@ describe('refusals at the door, in the log', () => {
     const raw = `POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}GARBAGE / HTTP/1.1\r\n\r\n`;
     // invalid_http was logged above (within the window): this server's window is 60 s, so a new server's log is needed.
     const own: Record<string, unknown>[] = [];
-    const fresh = await serve(parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0 }, logLevel: 'warn', warmUpDecisions: 0 }), pino({ level: 'warn' }, { write: (l: string) => own.push(JSON.parse(l) as Record<string, unknown>) }));
+    const fresh = await serve(parseConfig({ snapshot: { path: SNAPSHOT_PATH }, server: { port: 0 }, logLevel: 'warn' }), pino({ level: 'warn' }, { write: (l: string) => own.push(JSON.parse(l) as Record<string, unknown>) }));
     try {
       const text = await new Promise<string>((resolve, reject) => {
         let got = '';

@@ -1,66 +1,15 @@
 /**
- * Small helpers for the e2e tests: run the cluster scripts and kubectl (child_process, no client library),
- * read the extender's Prometheus counters, and wait for conditions.
+ * The cluster's objects through kubectl (child_process, no client library), as the e2e tests read and make them:
+ * nodes, pods, namespaces, waits on them, watches; and the quantities and pressure the tests check placements
+ * against. The control plane itself: controlPlane.ts.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { forbiddenLinesIn } from './forbidden.mjs';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { STATE_DIR, run, waitFor, type ClusterEnv } from './controlPlane.js';
 
-export const REPO_ROOT = resolve(process.cwd());
-export const E2E_DIR = join(REPO_ROOT, 'test', 'e2e');
-export const STATE_DIR = process.env.SANDBOX_E2E_STATE ? resolve(process.env.SANDBOX_E2E_STATE) : join(REPO_ROOT, '.e2e');
+// ------------------------------------------------------------------------------------------ kubectl
 
-if (!existsSync(join(E2E_DIR, 'cluster-up.sh'))) {
-  throw new Error(`run the e2e tests from the repository root (no test/e2e/cluster-up.sh under ${REPO_ROOT})`);
-}
-
-export interface RunResult {
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs a program; rejects with its exit code, stderr and stdout tail in the message. */
-export function run(file: string, args: readonly string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
-  return new Promise((ok, bad) => {
-    const child = execFile(
-      file,
-      args,
-      { cwd: REPO_ROOT, env: opts.env ?? process.env, maxBuffer: 512 * 1024 * 1024, timeout: opts.timeoutMs ?? 120_000, encoding: 'utf8' },
-      (err, stdout, stderr) => {
-        if (err) {
-          const tail = (s: string) => s.split('\n').slice(-40).join('\n');
-          bad(new Error(`${file} ${args.join(' ')} failed (${err.code ?? err.signal ?? err.message})\n--- stderr\n${tail(stderr)}\n--- stdout\n${tail(stdout)}`));
-        } else ok({ stdout, stderr });
-      },
-    );
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-  });
-}
-
-/** KEY=VALUE lines of .e2e/cluster.env, written by cluster-up.sh. */
-export type ClusterEnv = Record<string, string>;
-
-/** The KEY=VALUE lines of a text (an env file the e2e scripts write): key → value; other lines ignored. */
-export function keyValues(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (m) out[m[1]!] = m[2]!;
-  }
-  return out;
-}
-
-export function readClusterEnv(): ClusterEnv {
-  const file = join(STATE_DIR, 'cluster.env');
-  if (!existsSync(file)) throw new Error(`${file} not found: is the e2e cluster up? (npm run cluster:up)`);
-  const env: ClusterEnv = keyValues(readFileSync(file, 'utf8'));
-  for (const key of ['KUBECONFIG', 'KUBECTL', 'EXTENDER_URL']) {
-    if (!env[key]) throw new Error(`${file} has no ${key}`);
-  }
-  return env;
-}
-
+/** kubectl of the cluster (cluster.env KUBECTL) on its admin kubeconfig. */
 export class Kubectl {
   constructor(private readonly env: ClusterEnv) {}
 
@@ -76,89 +25,6 @@ export class Kubectl {
   async apply(objects: readonly object[]): Promise<void> {
     await this.run(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
   }
-}
-
-/** Sums a Prometheus counter by one label, e.g. sandbox_extender_http_requests_total by verb. */
-export function sumCounterBy(metricsText: string, metric: string, label: string): Map<string, number> {
-  const sums = new Map<string, number>();
-  const line = new RegExp(`^${metric}(?:\\{([^}]*)\\})?\\s+([^\\s]+)`);
-  for (const l of metricsText.split('\n')) {
-    const m = line.exec(l);
-    if (!m) continue;
-    const labels = m[1] ?? '';
-    const lv = new RegExp(`(?:^|,)${label}="([^"]*)"`).exec(labels)?.[1] ?? '';
-    sums.set(lv, (sums.get(lv) ?? 0) + Number(m[2]));
-  }
-  return sums;
-}
-
-export async function fetchText(url: string): Promise<string> {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
-  return res.text();
-}
-
-/** Polls `check` until it returns a value (not undefined) or the deadline passes; then throws `describe()`. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, describe?: () => Promise<string>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      const detail = describe ? await describe().catch((e: Error) => `(could not describe: ${e.message})`) : '';
-      throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}\n${detail}`);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-/** CPU quantity ("2", "500m", "1.5") in millicores. */
-export function milliCpu(q: string): number {
-  return q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
-}
-
-// ------------------------------------------------------------------------------------------ cluster lifecycle
-
-/** E2E_REUSE_CLUSTER=1: use the cluster that is already up (npm run cluster:up, run-ci.sh) and leave it running. */
-export const REUSE = process.env.E2E_REUSE_CLUSTER === '1';
-/** Start-up may include a cold build of the control-plane tools. */
-export const SETUP_TIMEOUT_MS = Number(process.env.E2E_SETUP_TIMEOUT_MS ?? 45 * 60_000);
-
-/** Runs cluster-up.sh / cluster-down.sh on examples/cluster/heterogeneous.yaml; echoes only their summary lines. */
-export async function clusterScript(name: 'cluster-up.sh' | 'cluster-down.sh', args: string[] = [], extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, CLUSTER: 'examples/cluster/heterogeneous.yaml', ...extraEnv };
-  delete childEnv.CLUSTER_NODES;
-  const { stderr } = await run('bash', [join(E2E_DIR, name), ...args], { env: childEnv, timeoutMs: SETUP_TIMEOUT_MS });
-  process.stderr.write(stderr.split('\n').filter((l) => /cluster (up|stopped)|tools (up to date|built)/.test(l)).map((l) => `${l}\n`).join(''));
-}
-
-/** beforeAll of a test file: starts a cluster of its own unless E2E_REUSE_CLUSTER=1; returns its cluster.env. */
-export async function setUpCluster(): Promise<ClusterEnv> {
-  if (!REUSE) await clusterScript('cluster-up.sh');
-  return readClusterEnv();
-}
-
-/** afterAll of a test file: stops the cluster it started (never a reused one). */
-export async function tearDownCluster(): Promise<void> {
-  if (!REUSE) await clusterScript('cluster-down.sh', ['--keep-logs']);
-}
-
-/**
- * test/e2e/component.sh ARGS (restart a component, bind on|off, ...); returns the pid it prints (0 for the
- * commands that print none: stop, kill, standby). Its progress lines go to stderr prefixed with "component.sh".
- */
-export async function component(args: readonly string[]): Promise<number> {
-  const { stdout, stderr } = await run('bash', [join(E2E_DIR, 'component.sh'), ...args], { timeoutMs: 180_000 });
-  process.stderr.write(stderr.split('\n').filter((l) => l.trim()).map((l) => `component.sh ${args.join(' ')}: ${l}\n`).join(''));
-  if (['stop', 'kill', 'standby'].includes(args[0] ?? '')) return 0;
-  const pid = Number(stdout.trim());
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`component.sh ${args.join(' ')} printed no pid: ${JSON.stringify(stdout)}`);
-  return pid;
 }
 
 // ------------------------------------------------------------------------------------------ cluster objects
@@ -257,6 +123,11 @@ export function columns(rows: string[][]): string[] {
 
 // ------------------------------------------------------------------------------------------ quantities, pressure
 
+/** CPU quantity ("2", "500m", "1.5") in millicores. */
+export function milliCpu(q: string): number {
+  return q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
+}
+
 /** Memory quantity ("4Gi", "512Mi", "1G", "1000") in bytes. */
 export function bytes(q: string): number {
   const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/.exec(q);
@@ -311,43 +182,6 @@ export function optimumPeak(nodes: readonly NodeView[], pod: Amounts, count: num
   levels.sort((a, b) => a - b);
   if (levels.length < count) throw new Error(`${count} pods do not fit in the cluster (room for ${levels.length})`);
   return levels[count - 1]!;
-}
-
-// ------------------------------------------------------------------------------------------ the extender's metrics
-
-/** Sum of the samples of `metric` whose labels include every `labels` pair (0 when there are none). */
-export function metricValue(metricsText: string, metric: string, labels: Record<string, string> = {}): number {
-  const line = new RegExp(`^${metric}(?:\\{([^}]*)\\})?\\s+([^\\s]+)`);
-  let sum = 0;
-  for (const l of metricsText.split('\n')) {
-    const m = line.exec(l);
-    if (!m) continue;
-    const have = m[1] ?? '';
-    if (Object.entries(labels).every(([k, v]) => new RegExp(`(?:^|,)${k}="${v}"`).test(have))) sum += Number(m[2]);
-  }
-  return sum;
-}
-
-/**
- * Waits until the extender has settled: no reservation pending, and its Event queue drained (an outcome for every
- * decision), so that nothing it still sends lands in a namespace the test is about to delete.
- */
-export async function waitExtenderSettled(env: ClusterEnv, timeoutMs = 60_000): Promise<string> {
-  return waitFor('the extender to settle (reservations_pending 0, Event queue drained)', timeoutMs, async () => {
-    const m = await fetchText(`${env.EXTENDER_URL}/metrics`);
-    const decisions = metricValue(m, 'sandbox_extender_placements_total', { result: 'placed' }) + metricValue(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
-    const events = metricValue(m, 'sandbox_extender_events_total');
-    const eventsOn = env.EXTENDER_MODE === 'cluster';
-    return metricValue(m, 'sandbox_extender_reservations_pending') === 0 && (!eventsOn || events >= decisions) ? m : undefined;
-  }, async () => (await fetchText(`${env.EXTENDER_URL}/metrics`)).split('\n').filter((l) => /^sandbox_extender_(reservations|placements|events)/.test(l)).join('\n'));
-}
-
-/**
- * The lines of the extender's log showing the API server refusing it a request, except while kube-apiserver was
- * starting (before its RBAC was loaded): the same test as lib.sh e2e_forbidden (forbidden.mjs).
- */
-export function forbiddenLines(): string[] {
-  return forbiddenLinesIn(join(STATE_DIR, 'logs', 'sandbox-extender.log'), join(STATE_DIR, 'logs', 'kube-apiserver.log'));
 }
 
 // ------------------------------------------------------------------------------------------ watches

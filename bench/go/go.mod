@@ -1,3 +1,0 @@
-module sandbox-extender/bench/go
-
-go 1.26

@@ -1,0 +1,293 @@
+/**
+ * The admin client of the e2e cluster, as the cluster benchmarks (and the e2e tests that make bursts) use it:
+ * client-node's generated APIs on one keep-alive agent, namespaces, the not-ready taint of fresh nodes, creating
+ * pods in parallel, every pod change as it arrives, and scraping /metrics (the schedulers' secure ports with the
+ * admin client certificate). The control plane itself: controlPlane.ts.
+ */
+import https from 'node:https';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { parsePrometheusText, type Sample } from '../../../bench/clusterStats.js';
+import type { PodChange } from '../../../bench/overcommit.js';
+import type { Pod } from '../../../src/core/objects/kubeObjects.js';
+import { fetchText, log, nowMs, sleep } from './controlPlane.js';
+
+// ------------------------------------------------------------------------------------------ the client
+
+/**
+ * The admin client of the e2e cluster: client-node's generated APIs (core, custom objects) sharing one keep-alive
+ * agent of `concurrency` sockets (client-node's own authentication makes a new agent, so a new TLS connection, per
+ * request: too slow to create a burst), and client-node's Watch.
+ */
+export class Kube {
+  readonly api: CoreV1Api;
+  readonly custom: CustomObjectsApi;
+  readonly watch: Watch;
+  readonly agent: https.Agent;
+  /** The admin client certificate, for the schedulers' /metrics and /configz. */
+  readonly clientCert: { cert: Buffer; key: Buffer };
+
+  private constructor(kc: KubeConfig, tls: { ca?: Buffer; cert: Buffer; key: Buffer }, concurrency: number) {
+    this.agent = new https.Agent({ keepAlive: true, maxSockets: concurrency, ...tls });
+    const agent = this.agent;
+    const server = kc.getCurrentCluster()!.server;
+    const config = createConfiguration({
+      baseServer: new ServerConfiguration(server, {}),
+      authMethods: { default: { getName: () => 'e2e-admin-keepalive', applySecurityAuthentication: (ctx) => ctx.setAgent(agent) } },
+    });
+    this.api = new CoreV1Api(config);
+    this.custom = new CustomObjectsApi(config);
+    this.watch = new Watch(kc);
+    this.clientCert = { cert: tls.cert, key: tls.key };
+  }
+
+  /** The client of `kubeconfig` (cluster.env KUBECONFIG). @throws when it has no client certificate. */
+  static async connect(kubeconfig: string, concurrency: number): Promise<Kube> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const opts: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    if (!opts.cert || !opts.key) throw new Error(`${kubeconfig} has no client certificate`);
+    return new Kube(kc, { ...(opts.ca ? { ca: opts.ca as Buffer } : {}), cert: opts.cert as Buffer, key: opts.key as Buffer }, concurrency);
+  }
+
+  /** Every item of a list, in pages; with the resourceVersion of the last page. */
+  async listAll<T>(page: (cont: string | undefined) => Promise<{ items: T[]; metadata?: { _continue?: string; resourceVersion?: string } }>): Promise<{ items: T[]; resourceVersion: string }> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const p = await page(cont);
+      items.push(...p.items);
+      cont = p.metadata?._continue || undefined;
+      resourceVersion = p.metadata?.resourceVersion ?? resourceVersion;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  /** Every Node, listed in pages of 1,000. */
+  nodes(): Promise<V1Node[]> {
+    return this.listAll((c) => this.api.listNode({ limit: 1000, _continue: c })).then((l) => l.items);
+  }
+
+  /** Every Pod of every namespace, listed in pages of 1,000. */
+  pods(): Promise<V1Pod[]> {
+    return this.listAll((c) => this.api.listPodForAllNamespaces({ limit: 1000, _continue: c })).then((l) => l.items);
+  }
+}
+
+/** Runs `fn` over `items` with at most `width` calls in flight. */
+export async function inParallel<T>(items: readonly T[], width: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+// ------------------------------------------------------------------------------------------ namespaces, nodes
+
+/**
+ * Creates the namespace (if missing) and waits for its default ServiceAccount (kube-controller-manager makes it a
+ * moment later; ServiceAccount admission refuses pods until then). @throws after a minute without it.
+ */
+export async function ensureNamespace(kube: Kube, name: string): Promise<void> {
+  try {
+    await kube.api.createNamespace({ body: { metadata: { name } } });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+  }
+  for (let i = 0; ; i++) {
+    try {
+      await kube.api.readNamespacedServiceAccount({ name: 'default', namespace: name });
+      return;
+    } catch {
+      if (i > 240) throw new Error(`no default ServiceAccount in ${name}`);
+      await sleep(250);
+    }
+  }
+}
+
+const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
+export const taintsToClear = (n: V1Node) => (n.spec?.taints ?? []).map((t, i) => ({ t, i })).filter(({ t }) => NOT_READY_TAINTS.has(t.key));
+export const isReady = (n: V1Node) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+/** The node carries node.kubernetes.io/not-ready or .../unreachable (pods without a toleration stay off it). */
+export const notReadyTainted = (n: V1Node) => taintsToClear(n).length > 0;
+
+/**
+ * Waits until no node carries node.kubernetes.io/not-ready or .../unreachable. Right after cluster-up the node
+ * lifecycle controller (kube-controller-manager, 20 requests/s by default) is still working through the nodes it
+ * tainted at creation, for minutes at 1,000+ nodes; a node KWOK already reports Ready has the taint removed
+ * here (JSON patch with a `test` of the key, so a taint changed meanwhile is left alone). Returns what it did.
+ * @throws when nodes are still tainted after `timeoutMs`.
+ */
+export async function untaintNodes(kube: Kube, timeoutMs = 600_000): Promise<{ removed: number; waitedMs: number }> {
+  const start = Date.now();
+  let removed = 0;
+  let cleanChecks = 0;
+  for (;;) {
+    const nodes = await kube.nodes();
+    const tainted = nodes.filter(notReadyTainted);
+    if (tainted.length === 0) {
+      if (++cleanChecks >= 2) return { removed, waitedMs: Date.now() - start };
+      await sleep(2000); // once more: a controller pass in flight could still add one
+      continue;
+    }
+    cleanChecks = 0;
+    const ready = tainted.filter(isReady);
+    log(`${tainted.length} of ${nodes.length} nodes carry a not-ready/unreachable taint; removing it from the ${ready.length} Ready ones`);
+    await inParallel(ready, 16, async (n) => {
+      // Highest index first, so the earlier indexes stay valid within the one patch.
+      const ops = taintsToClear(n)
+        .sort((a, b) => b.i - a.i)
+        .flatMap(({ t, i }) => [
+          { op: 'test', path: `/spec/taints/${i}/key`, value: t.key },
+          { op: 'remove', path: `/spec/taints/${i}` },
+        ]);
+      try {
+        await kube.api.patchNode({ name: n.metadata!.name!, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+        removed++;
+      } catch {
+        // changed meanwhile (the controller got there first): the next pass looks again
+      }
+    });
+    if (Date.now() - start > timeoutMs) throw new Error(`nodes still tainted not-ready after ${timeoutMs / 1000}s`);
+    await sleep(1000);
+  }
+}
+
+// ------------------------------------------------------------------------------------------ pods
+
+export interface Creation {
+  readonly ackMs: Map<string, number>;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly retries: number;
+}
+
+/** Creates the pods, `concurrency` in flight; a 429/5xx answer is retried after 100 ms. */
+export async function createPods(kube: Kube, namespace: string, pods: readonly V1Pod[], concurrency: number): Promise<Creation> {
+  const ackMs = new Map<string, number>();
+  let retries = 0;
+  const startMs = nowMs();
+  await inParallel(pods, concurrency, async (body) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await kube.api.createNamespacedPod({ namespace, body });
+        ackMs.set(body.metadata!.name!, nowMs());
+        return;
+      } catch (err) {
+        const code = (err as { code?: number }).code;
+        if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) {
+          retries++;
+          await sleep(100);
+          continue;
+        }
+        throw err;
+      }
+    }
+  });
+  return { ackMs, startMs, endMs: nowMs(), retries };
+}
+
+/**
+ * Every pod change of the cluster (all namespaces, or one), from a list, in the order the API server made them,
+ * each with the time it arrived (monotonic ms): what bench/overcommit.ts replays, and the bind times of a run.
+ */
+export class PodChangeLog {
+  readonly changes: (PodChange & { readonly atMs: number })[] = [];
+  private controller: AbortController | undefined;
+  private stopped = false;
+  private resourceVersion = '';
+
+  constructor(
+    private readonly kube: Kube,
+    private readonly namespace?: string,
+  ) {}
+
+  async start(): Promise<void> {
+    const namespace = this.namespace;
+    const list = await this.kube.listAll((c) => (namespace ? this.kube.api.listNamespacedPod({ namespace, limit: 1000, _continue: c }) : this.kube.api.listPodForAllNamespaces({ limit: 1000, _continue: c })));
+    for (const p of list.items) this.keep('ADDED', p);
+    this.resourceVersion = list.resourceVersion;
+    await this.open();
+  }
+
+  private async open(): Promise<void> {
+    this.controller = await this.kube.watch.watch(
+      this.namespace ? `/api/v1/namespaces/${this.namespace}/pods` : '/api/v1/pods',
+      { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3600 },
+      (type, obj: V1Pod) => {
+        if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+        if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.keep(type, obj);
+      },
+      (err: unknown) => {
+        if (this.stopped) return;
+        log(`pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from ${this.resourceVersion}`);
+        void this.open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+      },
+    );
+  }
+
+  /** Keeps what the replay reads. */
+  private keep(type: PodChange['type'], p: V1Pod): void {
+    const pod: Pod = {
+      metadata: { name: p.metadata?.name ?? '', namespace: p.metadata?.namespace ?? '', resourceVersion: p.metadata?.resourceVersion ?? '' },
+      spec: { schedulerName: p.spec?.schedulerName ?? '', nodeName: p.spec?.nodeName ?? '', containers: (p.spec?.containers ?? []).map((c) => ({ name: c.name, resources: { requests: c.resources?.requests ?? {} } })) } as Pod['spec'],
+      status: { phase: p.status?.phase ?? '' },
+    };
+    this.changes.push({ type, pod, atMs: nowMs() });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.controller?.abort();
+  }
+
+  /** When each pod (namespace/name) was first seen bound, of those `which` selects. */
+  boundAt(which: (pod: Pod) => boolean = () => true): Map<string, number> {
+    const at = new Map<string, number>();
+    for (const c of this.changes) {
+      if (!c.pod.spec?.nodeName || c.type === 'DELETED' || !which(c.pod)) continue;
+      const key = `${c.pod.metadata?.namespace}/${c.pod.metadata?.name}`;
+      if (!at.has(key)) at.set(key, c.atMs);
+    }
+    return at;
+  }
+}
+
+// ------------------------------------------------------------------------------------------ /metrics
+
+/** GET over TLS with the admin client certificate (the schedulers serve a self-signed certificate). */
+export function httpsGet(url: string, cert: { cert: Buffer; key: Buffer }): Promise<string> {
+  return new Promise((ok, bad) => {
+    const req = https.get(url, { ...cert, rejectUnauthorized: false, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => (res.statusCode === 200 ? ok(body) : bad(new Error(`GET ${url}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`))));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url}: timeout`)));
+    req.on('error', bad);
+  });
+}
+
+/** Samples of one /metrics endpoint (https: with the admin client certificate); [] when it does not answer (a stopped scheduler). */
+export async function scrape(url: string, kube: Kube): Promise<Sample[]> {
+  try {
+    return parsePrometheusText(url.startsWith('https:') ? await httpsGet(`${url}/metrics`, kube.clientCert) : await fetchText(`${url}/metrics`));
+  } catch {
+    return [];
+  }
+}
+
+/** One metric of a server's /metrics summed per value of one label ({value: sum}); series without the label are left out. */
+export async function metricByLabel(url: string, name: string, label: string): Promise<Record<string, number>> {
+  const samples = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+  const out: Record<string, number> = {};
+  for (const s of samples) if (s.name === name && s.labels[label] !== undefined) out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
+  return out;
+}
