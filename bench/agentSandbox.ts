@@ -24,7 +24,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from './agentSandboxObjects.js';
 import { fmt, formatColumns, median, parsePrometheusText, percentile, placementSoundness, podsPerSecond, ratio, sumSamples, type Soundness } from './clusterStats.js';
 import { ensureNamespace, inParallel, Kube, notReadyTainted, untaintNodes } from '../test/e2e/kit/adminClient.js';

@@ -41,15 +41,15 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import express from 'express';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
-import { Placer } from '../src/core/placement.js';
-import { toPodRecord } from '../src/core/records.js';
-import { CandidateScan } from '../src/core/scan.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
+import { Placer } from '../src/core/fit/placer.js';
+import { toPodRecord } from '../src/core/objects/records.js';
+import { CandidateScan } from '../src/core/fit/scan.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ApiWrites } from '../src/cluster/apiWrites.js';
 import { keepAliveConfiguration } from '../src/cluster/kubeClient.js';
-import { recordOptions } from '../src/runtime/placement.js';
-import { buildService } from '../src/runtime/service.js';
+import { recordOptions } from '../src/runtime/cacheDoors.js';
+import { buildExtender } from '../src/runtime/extender.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
 import { feedThroughInformer } from './informer.js';
@@ -98,7 +98,7 @@ type Cycle = 'one call' | 'one call + bind check' | 'two calls';
 async function setup(size: number, chooseInFilter: boolean) {
   const config = parseConfig({ chooseInFilter, ...(LOCALITY ? { locality: { enabled: true } } : {}) });
   // As in cluster mode with the bind verb: each request's candidates are recorded for the bind check.
-  const { service, metrics, updates } = buildService(config, { clusterMode: true, bindVerb: true });
+  const { service, metrics, updates } = buildExtender(config, { clusterMode: true, bindVerb: true });
   await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { listed: { count: size, object: node } }, {
     listed: { count: size * PODS_PER_NODE, object: (i) => pod(`bound-${i}`, nodeName(i % size)) },
   }, recordOptions(config).locality);
@@ -222,7 +222,7 @@ function rankingPods(i: number): Pod[] {
 /** An extender over the ranking's 1,000 nodes, its cache filled through the informer side's initial lists. */
 async function rankingService() {
   const config = parseConfig({ strategy: 'least_loaded', randomSeed: 1 });
-  const built = buildService(config, { clusterMode: true });
+  const built = buildExtender(config, { clusterMode: true });
   const pods = Array.from({ length: RANKING_CANDIDATES }, (_, i) => rankingPods(i)).flat();
   await feedThroughInformer(built.updates, built.service.cache.dims, config.pausedLabel, { listed: { count: RANKING_CANDIDATES, object: node } }, { listed: { count: pods.length, object: (i) => pods[i]! } });
   return { ...built, config };
@@ -363,7 +363,7 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<strin
   gc?.();
   const before = process.memoryUsage();
   const config = parseConfig({});
-  const { service, updates } = buildService(config, { clusterMode: true });
+  const { service, updates } = buildExtender(config, { clusterMode: true });
   const ms = await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { watched: { count: nodeCount, object: node } }, {
     watched: { count: podCount, object: (i) => pod(`bound-${i}`, nodeName(i % nodeCount)) },
   });

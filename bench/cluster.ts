@@ -28,7 +28,7 @@ import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { createPods, ensureNamespace, httpsGet, Kube, scrape, taintsToClear, untaintNodes, type Creation } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { startFloorExtender } from './floorProcess.js';

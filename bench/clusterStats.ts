@@ -4,9 +4,9 @@
  * self-time table of a V8 CPU profile, and the soundness of a placement. No I/O, no clock: the
  * orchestrator passes everything in.
  */
-import type { Node, Pod } from '../src/core/kubeObjects.js';
-import { nodeAllocatable, podRequests } from '../src/core/podRequests.js';
-import { discreteOptimum, pressureWith } from '../src/core/replay.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
+import { nodeAllocatable, podRequests } from '../src/core/objects/podRequests.js';
+import { discreteOptimum, pressureWith } from '../src/cli/replay.js';
 
 // ------------------------------------------------------------------------------------------ Prometheus text
 
@@ -368,7 +368,7 @@ export interface Soundness {
   /** max over nodes of max(cpu, memory) requested / allocatable. */
   readonly peakPressure: number;
   readonly peakNode: string | null;
-  /** Best peak any placement of the same pods can reach (src/core/replay.ts discreteOptimum); null when the pods are not identical. */
+  /** Best peak any placement of the same pods can reach (src/cli/replay.ts discreteOptimum); null when the pods are not identical. */
   readonly optimum: number | null;
   /** Pressure of one pod on the peak node: the slack "within one pod of the optimum" allows. */
   readonly onePodStep: number | null;

@@ -17,7 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { createPods, ensureNamespace, httpsGet, Kube, PodChangeLog, scrape, taintsToClear, untaintNodes } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { formatColumns, parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';

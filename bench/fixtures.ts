@@ -2,7 +2,7 @@
  * The cluster the in-process benchmarks (bench.ts, ceiling.ts) place pods on: nodes with realistic names and
  * shapes, and sandbox pods of 250m / 512Mi.
  */
-import type { Node, Pod } from '../src/core/kubeObjects.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 
 /** Realistic node names, 30–60 characters: EKS, GKE and AKS styles in turn. */
 export function nodeName(i: number): string {

@@ -11,10 +11,10 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { LiveSync, type SyncObserver } from '../src/cluster/liveSync.js';
 import type { ListPage, ResourceSource } from '../src/cluster/reflector.js';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
-import type { LocalityRecordOptions } from '../src/core/locality.js';
-import type { Dimensions } from '../src/core/records.js';
-import type { CacheUpdates } from '../src/core/sync.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
+import type { LocalityRecordOptions } from '../src/core/objects/templateLocality.js';
+import type { Dimensions } from '../src/core/objects/records.js';
+import type { CacheUpdates } from '../src/core/cache/sync.js';
 
 /** What one resource's in-memory API server holds: `count` objects made by `object(i)`. */
 export interface Objects<T> {

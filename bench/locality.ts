@@ -32,7 +32,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import { randomSource } from '../src/random.js';
+import { randomSource } from '../src/randomSource.js';
 import { fmt, formatColumns, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
 import { inParallel, Kube, metricByLabel as metric, untaintNodes } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';

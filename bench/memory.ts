@@ -29,9 +29,9 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { parseConfig } from '../src/config/load.js';
-import type { Node, Pod } from '../src/core/kubeObjects.js';
-import { recordOptions } from '../src/runtime/placement.js';
-import { buildService } from '../src/runtime/service.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
+import { recordOptions } from '../src/runtime/cacheDoors.js';
+import { buildExtender } from '../src/runtime/extender.js';
 import { positiveInt } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 
@@ -78,7 +78,7 @@ async function modelPart(): Promise<void> {
   gc();
   const before = process.memoryUsage();
   const config = parseConfig(opts.locality ? { locality: { enabled: true } } : {});
-  const { service, updates } = buildService(config, { clusterMode: true });
+  const { service, updates } = buildExtender(config, { clusterMode: true });
   const nodeNamed = (i: number) => `gke-prod-sandbox-pool-${i.toString(16).padStart(8, '0')}-node`;
   const ms = await feedThroughInformer(
     updates,

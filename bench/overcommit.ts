@@ -20,8 +20,8 @@
  * resourceVersions are compared as integers: opaque to clients by contract, they are etcd revisions in every
  * API server this runs against (the e2e control plane's), increasing with each write.
  */
-import type { Node, Pod } from '../src/core/kubeObjects.js';
-import { nodeAllocatable, podRequests } from '../src/core/podRequests.js';
+import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
+import { nodeAllocatable, podRequests } from '../src/core/objects/podRequests.js';
 
 /** One change of a pod, as a watch (or a list) delivered it. */
 export interface PodChange {

@@ -18,7 +18,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseConfig } from '../src/config/load.js';
-import type { Node } from '../src/core/kubeObjects.js';
+import type { Node } from '../src/core/objects/kubeObjects.js';
 import { JsonBounds } from '../src/jsonBounds.js';
 import { nodeName } from './fixtures.js';
 

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:sampling`: placement quality under kube-scheduler's sampling, from the replay's model of it
- * (src/core/replay.ts: the window of numFeasibleNodesToFind feasible nodes, walked in node-tree order from where
+ * (src/cli/replay.ts: the window of numFeasibleNodesToFind feasible nodes, walked in node-tree order from where
  * the previous pod's search stopped, full nodes skipped; the extender's least_loaded choice within the window).
  *
  * Per node set and node count it replays one burst at each percentageOfNodesToScore and prints the peak projected
@@ -10,9 +10,9 @@
  * name. No cluster, no clock: the figures are exact for the model and repeat from run to run.
  */
 import { Command } from 'commander';
-import type { PodRecord } from '../src/core/records.js';
-import { numFeasibleNodesToFind } from '../src/core/kubeSchedulerSampling.js';
-import { discreteOptimum, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/core/replay.js';
+import type { PodRecord } from '../src/core/objects/records.js';
+import { numFeasibleNodesToFind } from '../src/core/fit/kubeSchedulerSampling.js';
+import { discreteOptimum, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/cli/replay.js';
 import { fmt, formatColumns } from './clusterStats.js';
 
 const GI = 1024 ** 3;

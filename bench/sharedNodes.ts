@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse, stringify } from 'yaml';
-import type { Node } from '../src/core/kubeObjects.js';
+import type { Node } from '../src/core/objects/kubeObjects.js';
 import { createPods, ensureNamespace, Kube, PodChangeLog, scrape, taintsToClear, untaintNodes } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { formatColumns, sumSamples } from './clusterStats.js';

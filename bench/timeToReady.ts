@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import { randomSource } from '../src/random.js';
+import { randomSource } from '../src/randomSource.js';
 import { fmt, median, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { ensureNamespace, inParallel, Kube, metricByLabel, untaintNodes } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';

@@ -6,22 +6,22 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { agentSandboxOf, describeAgentSandbox } from '../core/agentSandbox.js';
-import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from '../core/candidacy.js';
-import { zeroRequestNote } from '../core/explain.js';
-import type { Node, Pod } from '../core/kubeObjects.js';
-import { STRATEGIES, type Strategy } from '../core/strategies/index.js';
-import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/podRequests.js';
-import { formatFailure, formatAmount, type FitFailure } from '../core/reasons.js';
-import { podKey, toPodRecord, type Dimensions } from '../core/records.js';
-import { numFeasibleNodesToFind } from '../core/kubeSchedulerSampling.js';
-import { discreteOptimum, replay, type ReplaySpec } from '../core/replay.js';
-import { applyListing, listingOf } from '../core/sync.js';
-import { milliValue, parseQuantity, value } from '../core/quantity.js';
+import { agentSandboxOf, describeAgentSandbox } from '../core/objects/agentSandboxPods.js';
+import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from './candidacy.js';
+import { zeroRequestNote } from '../core/text/explain.js';
+import type { Node, Pod } from '../core/objects/kubeObjects.js';
+import { STRATEGIES, type Strategy } from '../core/fit/strategies/index.js';
+import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/objects/podRequests.js';
+import { formatFailure, formatAmount, type FitFailure } from '../core/fit/reasons.js';
+import { podKey, toPodRecord, type Dimensions } from '../core/objects/records.js';
+import { numFeasibleNodesToFind } from '../core/fit/kubeSchedulerSampling.js';
+import { discreteOptimum, replay, type ReplaySpec } from './replay.js';
+import { applyListing, listingOf } from '../core/cache/sync.js';
+import { milliValue, parseQuantity, value } from '../core/objects/quantity.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 import type { Config } from '../config/schema.js';
-import { randomSource } from '../random.js';
-import { buildPlacement, recordOptions } from '../runtime/placement.js';
+import { randomSource } from '../randomSource.js';
+import { buildCacheDoors, recordOptions } from '../runtime/cacheDoors.js';
 import { readListing, SnapshotError, type Snapshot } from '../snapshot/snapshotFile.js';
 
 /** A command-line argument that cannot be used (exit code 2). */
@@ -78,7 +78,7 @@ function formatPressure(p: number): string {
  * be offered to the extender and ranked by least_loaded: first the candidates that fit (lower
  * projected pressure first), then the candidates that do not fit, then the nodes that are not
  * candidates at all (not Ready, cordoned, an untolerated NoSchedule/NoExecute taint, nodeSelector
- * or required node affinity; see core/candidacy.ts), each with its reasons.
+ * or required node affinity; see cli/candidacy.ts), each with its reasons.
  *
  * `snapshotPaths` are merged (e.g. `kubectl get nodes -o json` and `kubectl get pods -A -o json`
  * dumped separately): Nodes by name and Pods by uid (by namespace/name without one), a later file
@@ -88,7 +88,7 @@ function formatPressure(p: number): string {
  * Output: a title line with the pod's requests, notes (another scheduler's pod, the record left
  * out, a pod ranked as zero requests: no containers, or none of them requests anything of the
  * dimensions; requested resources outside `dimensions`), the table, then a summary line; every quantity in
- * the units of core/reasons.ts formatAmount. Control characters in what comes from the files (names, reasons) are
+ * the units of core/fit/reasons.ts formatAmount. Control characters in what comes from the files (names, reasons) are
  * escaped JSON-style (escapeControl): every line of the output is one the command wrote.
  * @throws SnapshotError for an unreadable file or when no file holds a Node that can be read; UsageError /
  *   QuantityError / ObjectError for an unusable pod file.
@@ -100,7 +100,7 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   if (merged.nodes.length === 0) throw new SnapshotError(`${paths.join(', ')}: no Node objects (expected kubectl get nodes -o json, or nodes,pods -A -o json)`);
   const pod = readPod(podPath);
   const dims = config.dimensions;
-  const { service, updates } = buildPlacement(config);
+  const { service, updates } = buildCacheDoors(config);
   const options = recordOptions(config);
   // Ranked as the incoming pod kube-scheduler schedules: unbound (its requests from the spec, as Fit.PreFilter reads them).
   const record = toPodRecord({ ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } }, service.cache.dims, { ...options, withImages: true });

@@ -6,8 +6,8 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { BindOutcome, BindRequest } from '../core/binding.js';
-import type { CacheUpdates } from '../core/sync.js';
+import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
+import type { CacheUpdates } from '../core/cache/sync.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PodEvent } from './events.js';
 import { NOT_SYNCED, describeHealth, metricsObserver, staleness, type SyncObserver } from './liveSync.js';

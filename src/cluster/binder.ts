@@ -9,7 +9,7 @@
  * by matching error text.
  */
 import type { V1Binding, V1Pod } from '@kubernetes/client-node';
-import type { BindOutcome, BindRequest } from '../core/binding.js';
+import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
 import { describeApiError, statusOf } from './apiStatus.js';
 
 /** What creates a Binding and reads a pod back: client-node's CoreV1Api, or ApiWrites (apiWrites.ts). */

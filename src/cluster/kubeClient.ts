@@ -5,7 +5,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type Configuration } from '@kubernetes/client-node';
-import type { Node, Pod } from '../core/kubeObjects.js';
+import type { Node, Pod } from '../core/objects/kubeObjects.js';
 import { NoKubeConfigError } from './kubeConfigError.js';
 import type { ResourceSource } from './reflector.js';
 

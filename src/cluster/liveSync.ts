@@ -5,10 +5,10 @@
  * Also the readiness rule the main thread applies to the watches' health (staleness: docs/cluster-mode.md).
  */
 import type { Logger } from 'pino';
-import type { Node, Pod } from '../core/kubeObjects.js';
-import type { LocalityRecordOptions } from '../core/locality.js';
-import { podKey, toNodeRecord, toPodRecord, type Dimensions } from '../core/records.js';
-import { ListingReader, type CacheUpdates } from '../core/sync.js';
+import type { Node, Pod } from '../core/objects/kubeObjects.js';
+import type { LocalityRecordOptions } from '../core/objects/templateLocality.js';
+import { podKey, toNodeRecord, toPodRecord, type Dimensions } from '../core/objects/records.js';
+import { ListingReader, type CacheUpdates } from '../core/cache/sync.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Reflector, describeFailure, type ReflectorOptions, type ResourceSource, type WatchHealth } from './reflector.js';
 

@@ -3,12 +3,12 @@
  * cannot see it, by a merge patch of an annotation on a CSIStorageCapacity object (the "requeue object"):
  * any update of one moves every pod an extender rejected out of the unschedulable pool (Kubernetes v1.36
  * pkg/scheduler/eventhandlers.go: addAllEventHandlers, buildEvtResHandler → MoveAllToActiveOrBackoffQueue).
- * Why and what was measured: docs/adr/0006-requeue-nudge.md; which pods: core/rejections.ts.
+ * Why and what was measured: docs/adr/0006-requeue-nudge.md; which pods: core/requeue/rejections.ts.
  */import { PatchStrategy, setHeaderOptions, type StorageV1Api } from '@kubernetes/client-node';
 import pRetry, { AbortError } from 'p-retry';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
-import type { NudgeTarget } from '../core/rejections.js';
+import type { NudgeTarget } from '../core/requeue/rejections.js';
 import { describeApiError, statusOf } from './apiStatus.js';
 import type { ApiWrites } from './apiWrites.js';
 

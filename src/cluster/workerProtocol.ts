@@ -6,9 +6,9 @@
  *                  eventOutcomes (a batch), started or failed (once, at start-up), stopped
  * bind and requeue carry an id that their answer (bound, requeued) repeats.
  */
-import type { BindOutcome, BindRequest } from '../core/binding.js';
-import type { LocalityRecordOptions } from '../core/locality.js';
-import type { CacheUpdates } from '../core/sync.js';
+import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
+import type { LocalityRecordOptions } from '../core/objects/templateLocality.js';
+import type { CacheUpdates } from '../core/cache/sync.js';
 import type { EventOutcome, PodEvent } from './events.js';
 import type { SyncObserver } from './liveSync.js';
 import type { WatchHealth } from './reflector.js';

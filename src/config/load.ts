@@ -4,7 +4,7 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { isRecord } from '../core/kubeObjects.js';
+import { isRecord } from '../core/objects/kubeObjects.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 import { REMOVED_SETTINGS, configSchema, type Config, type ConfigInput } from './schema.js';
 

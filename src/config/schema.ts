@@ -5,8 +5,8 @@
  * A YAML file is parsed against it at start-up; command-line flags override file values.
  */
 import { z } from 'zod';
-import { hasAtMostThreeDecimals } from '../core/startingLimit.js';
-import { STRATEGIES } from '../core/strategies/index.js';
+import { hasAtMostThreeDecimals } from '../core/cache/startingLimit.js';
+import { STRATEGIES } from '../core/fit/strategies/index.js';
 
 /** Resource names as Kubernetes spells them: `cpu`, `memory`, `pods`, `ephemeral-storage`, `nvidia.com/gpu`, `hugepages-2Mi`. */
 const resourceName = z
@@ -49,7 +49,7 @@ export const configSchema = z
         /**
          * Its percentageOfNodesToScore for the extender's pods, 0–100 (the profile's, else the global one; 0 is its
          * adaptive default, what a KubeSchedulerConfiguration that leaves it unset gets). With it the extender tells a
-         * window kube-scheduler cut short by sampling from one its own filters narrowed (core/kubeSchedulerSampling.ts),
+         * window kube-scheduler cut short by sampling from one its own filters narrowed (core/fit/kubeSchedulerSampling.ts),
          * and says so in the placement Event. 100 (the chart's profile): every node is searched, never a sample.
          */
         percentageOfNodesToScore: z.number().int().min(0).max(100).default(100),
@@ -57,7 +57,7 @@ export const configSchema = z
       .strict()
       .prefault({}),
     /**
-     * Cold-start storms: how many sandboxes a node may be starting at once (src/core/startingLimit.ts).
+     * Cold-start storms: how many sandboxes a node may be starting at once (src/core/cache/startingLimit.ts).
      * A sandbox counts as starting from the decision (its reservation) until the pod is Ready; a node at
      * its limit fails Filter with a resolvable reason. perCore gives max(1, floor(perCore × allocatable
      * cores)); with both, the smaller applies; a node of unknown capacity gets perNode only. Off by default.
@@ -70,7 +70,7 @@ export const configSchema = z
       .strict()
       .default({}),
     /**
-     * Template locality (src/core/locality.ts): among the candidates whose projected pressure is
+     * Template locality (src/core/objects/templateLocality.ts): among the candidates whose projected pressure is
      * within `pressureBand` of the best, a node where the pod's template or images are cached comes
      * first (warm, then partial, then cold), before the starting/running/paused tie-breaks. Read from
      * node.status.images and from a memory of the templates started on each node (key: the pod label

@@ -10,8 +10,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { SIGNALS } from '../core/locality.js';
-import type { ReleaseReason } from '../core/reservations.js';
+import { SIGNALS } from '../core/objects/templateLocality.js';
+import type { ReleaseReason } from '../core/cache/reservations.js';
 
 export type PlacementResult = 'placed' | 'no_fit' | 'passthrough' | 'error';
 

@@ -8,6 +8,6 @@ export interface DecisionNotice {
   readonly result: 'placed' | 'no_fit';
   /** The chosen node, when placed. */
   readonly node: string | null;
-  /** The explanation (core/explain.ts), as `kubectl describe pod` will show it. */
+  /** The explanation (core/text/explain.ts), as `kubectl describe pod` will show it. */
   readonly message: string;
 }

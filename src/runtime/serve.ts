@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { PlacementService } from '../core/placementService.js';
+import type { PlacementService } from '../core/decide/placementService.js';
 import { startEventLoopSampler, type Metrics } from '../observability/metrics.js';
 import { RequestLog } from '../observability/requestLog.js';
 import { createApp } from '../server/app.js';

@@ -12,16 +12,16 @@ import type { PodEvent } from '../cluster/events.js';
 import { loadKubeConfig } from '../cluster/kubeClient.js';
 import { Requeuer, type RequeueWrite } from '../cluster/requeuer.js';
 import type { Config } from '../config/schema.js';
-import type { BindOutcome, BindRequest } from '../core/binding.js';
-import type { CapacityFreed, SchedulerCacheView } from '../core/cacheView.js';
-import type { PlacementService } from '../core/placementService.js';
-import { applyListing, type CacheUpdates } from '../core/sync.js';
+import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
+import type { CapacityFreed, SchedulerCacheView } from '../core/cache/cacheView.js';
+import type { PlacementService } from '../core/decide/placementService.js';
+import { applyListing, type CacheUpdates } from '../core/cache/sync.js';
 import { watchFileChanges } from '../fileWatch.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
 import { readSnapshotRecords, SnapshotError } from '../snapshot/snapshotFile.js';
-import { recordOptions } from './placement.js';
-import { buildService, type BuiltService } from './service.js';
+import { recordOptions } from './cacheDoors.js';
+import { buildExtender, type Extender } from './extender.js';
 
 export interface CacheSource {
   /** Null while the verbs may decide; else why not. */
@@ -88,8 +88,8 @@ function noticeEvent(n: DecisionNotice): PodEvent {
   return { pod: n.pod, type: n.result === 'placed' ? 'Normal' : 'Warning', reason: n.result === 'placed' ? 'ProjectedPlacement' : 'ProjectedPlacementFailed', message: n.message };
 }
 
-/** A configuration's service (buildService) with the source that feeds its cache: what `serve` runs. */
-export interface SourcedService extends BuiltService {
+/** A configuration's service (buildExtender) with the source that feeds its cache: what `serve` runs. */
+export interface SourcedService extends Extender {
   readonly source: CacheSource;
 }
 
@@ -98,7 +98,7 @@ export interface SourcedService extends BuiltService {
  * @throws SnapshotError when the snapshot cannot be loaded; RangeError on an invalid starting limit.
  */
 export async function startSnapshotMode(path: string, config: Config, logger: Logger): Promise<SourcedService> {
-  const built = buildService(config, { clusterMode: false, bindVerb: false });
+  const built = buildExtender(config, { clusterMode: false, bindVerb: false });
   const source = await snapshotSource(path, config, built.service.cache, built.updates, built.metrics, logger);
   return { ...built, source };
 }
@@ -116,7 +116,7 @@ export async function startClusterMode(config: Config, logger: Logger, onFatal: 
   // health to the metrics. The arrows back are closures over the consts below, none called before all three
   // exist: the cache changes only on the worker's messages, which come on a later turn of the event loop, and
   // the metrics are read when scraped.
-  const built = buildService(config, {
+  const built = buildExtender(config, {
     clusterMode: true,
     bindVerb: true,
     capacityFreed: config.requeue.enabled ? (freed) => requeue?.capacityFreed(freed) : undefined,

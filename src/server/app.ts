@@ -7,7 +7,7 @@
  */
 import type { RequestListener } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { debugNode, debugNodes } from '../core/debugView.js';
+import { debugNode, debugNodes } from '../core/text/debugView.js';
 import type { RequestLog } from '../observability/requestLog.js';
 import type { VerbDeps } from './handlers.js';
 import { verbEdge } from './verbEdge.js';

@@ -5,11 +5,11 @@
  * Error field, /prioritize HTTP 400); a reply that cannot be encoded or is not delivered releases its reservation.
  */
 import type { Logger } from 'pino';
-import type { BindOutcome, BindRequest } from '../core/binding.js';
-import { explainDecision } from '../core/explain.js';
-import type { Pod } from '../core/kubeObjects.js';
-import type { PlacementService } from '../core/placementService.js';
-import { messageOf, type Answer, type DecidedPod, type ExtenderArgs, type ReservationMade } from '../core/replies.js';
+import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
+import { explainDecision } from '../core/text/explain.js';
+import type { Pod } from '../core/objects/kubeObjects.js';
+import type { PlacementService } from '../core/decide/placementService.js';
+import { messageOf, type Answer, type DecidedPod, type ExtenderArgs, type ReservationMade } from '../core/decide/replies.js';
 import type { Metrics, PlacementResult } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
 import type { RequestProblem } from '../observability/requestLog.js';

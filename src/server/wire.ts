@@ -8,8 +8,8 @@
  * Nested Kubernetes objects (Pod, NodeList, Node) use the usual camelCase JSON.
  */
 import { z } from 'zod';
-import type { Node, Pod } from '../core/kubeObjects.js';
-import type { ExtenderArgs } from '../core/replies.js';
+import type { Node, Pod } from '../core/objects/kubeObjects.js';
+import type { ExtenderArgs } from '../core/decide/replies.js';
 
 export type { ExtenderArgs };
 

@@ -11,9 +11,9 @@
 import { closeSync, createReadStream, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { Transform } from 'node:stream';
 import { Lexer, parse as parseYaml } from 'yaml';
-import type { Node, Pod } from '../core/kubeObjects.js';
-import type { Dimensions, PodRecordOptions } from '../core/records.js';
-import { ListingReader } from '../core/sync.js';
+import type { Node, Pod } from '../core/objects/kubeObjects.js';
+import type { Dimensions, PodRecordOptions } from '../core/objects/records.js';
+import { ListingReader } from '../core/cache/sync.js';
 import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 import { JsonBounds } from '../jsonBounds.js';
 

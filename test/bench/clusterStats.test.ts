@@ -26,7 +26,7 @@ import {
   type CpuProfile,
   type CpuSample,
 } from '../../bench/clusterStats.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 
 const SCHEDULER_TEXT = `# HELP scheduler_pod_scheduling_sli_duration_seconds [BETA] E2e latency
 # TYPE scheduler_pod_scheduling_sli_duration_seconds histogram
@@ -175,7 +175,7 @@ describe('selfTimeTable', () => {
     nodes: [
       { id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: -1 } },
       { id: 2, callFrame: { functionName: '(idle)', url: '', lineNumber: -1 } },
-      { id: 3, callFrame: { functionName: 'evaluate', url: 'file:///repo/dist/src/core/placement.js', lineNumber: 9 } },
+      { id: 3, callFrame: { functionName: 'evaluate', url: 'file:///repo/dist/src/core/fit/placer.js', lineNumber: 9 } },
       { id: 4, callFrame: { functionName: '', url: 'node:internal/streams/readable', lineNumber: 0 } },
       { id: 5, callFrame: { functionName: '(garbage collector)', url: '', lineNumber: -1 } },
     ],
@@ -192,7 +192,7 @@ describe('selfTimeTable', () => {
     expect(t.busyMs).toBeCloseTo(0.4, 12);
     expect(t.gcMs).toBeCloseTo(0.1, 12);
     expect(t.top.map((e) => [e.functionName, e.location, Math.round(e.selfMs * 1000)])).toEqual([
-      ['evaluate', 'dist/src/core/placement.js:10', 200],
+      ['evaluate', 'dist/src/core/fit/placer.js:10', 200],
       ['(anonymous)', 'node:internal/streams/readable:1', 100],
       ['(garbage collector)', '', 100],
     ]);
@@ -212,7 +212,7 @@ describe('selfTimeTable', () => {
     // evaluate and the anonymous function have 0.1 ms each: ties go by name
     expect(t.top).toEqual([{ functionName: '(anonymous)', location: 'node:internal/streams/readable:1', selfMs: 0.1, share: 0.5 }]);
     const u = selfTimeTable(profile, { fromUs: 100, toUs: 220 });
-    expect(u.top).toEqual([{ functionName: 'evaluate', location: '/repo/dist/src/core/placement.js:10', selfMs: 0.1, share: 1 }]);
+    expect(u.top).toEqual([{ functionName: 'evaluate', location: '/repo/dist/src/core/fit/placer.js:10', selfMs: 0.1, share: 1 }]);
   });
 });
 

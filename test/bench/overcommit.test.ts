@@ -1,5 +1,5 @@
 import { placementsFromLog, replayOvercommit, resourceVersionOf, type PodChange } from '../../bench/overcommit.js';
-import type { Pod } from '../../src/core/kubeObjects.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 const NODES = [makeNode('n4', { cpu: '4', memory: '16Gi', pods: '3' }), makeNode('n8', { cpu: '8', memory: '32Gi', pods: '110' })];

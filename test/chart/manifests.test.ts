@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/server/app.js';
-import { buildService } from '../../src/runtime/service.js';
+import { buildExtender } from '../../src/runtime/extender.js';
 import { CHART, MANIFESTS, readText, readYaml, readYamlDocuments, type ExtenderBlock, type K8sObject, type KubeSchedulerConfiguration } from './chartFiles.js';
 
 const DEFAULTS = parseConfig({});
@@ -20,7 +20,7 @@ const byKindName = (kind: string, suffix: string) => objects.find((o) => o.kind 
 
 /** POSTs to each verb of `block` on an in-process extender and returns the HTTP statuses (404: no such route). */
 async function verbStatuses(block: ExtenderBlock, config: Config): Promise<Record<string, number>> {
-  const { service, metrics } = buildService(config);
+  const { service, metrics } = buildExtender(config);
   const app = createApp({ service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 }, { maxRequestBodyBytes: 1e6, maxRequestDepth: config.server.maxRequestDepth, maxRequestElements: config.server.maxRequestElements });
   const base = new URL(block.urlPrefix).pathname.replace(/\/$/, '');
   const out: Record<string, number> = {};

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseConfig } from '../../src/config/load.js';
 import { mergeListings, packageVersion, rankCommand, untrackedRequests } from '../../src/cli/commands.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { loadFixture, makeNode, makePod } from '../fixtures/builders.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

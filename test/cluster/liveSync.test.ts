@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { LiveSync, NOT_SYNCED, describeHealth, metricsObserver, staleness } from '../../src/cluster/liveSync.js';
 import { applyObserved, applyUpdates, encodingObserver, encodingUpdates } from '../../src/cluster/workerProtocol.js';
-import { cacheUpdates } from '../../src/core/sync.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import { cacheUpdates } from '../../src/core/cache/sync.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { EXPIRED, scriptedDriver, status } from './watchDrivers.js';
@@ -30,7 +30,7 @@ function setup() {
   const clock = { now: 5_000_000 };
   const released: string[] = [];
   const cache = new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 }, { released: (r) => released.push(`${r.reservation.uid}:${r.reason}`) });
-  // The watch gauges read the watches' health when scraped, as buildService hands it in.
+  // The watch gauges read the watches' health when scraped, as buildExtender hands it in.
   const metrics = new Metrics(() => cache.size.reservations, { defaultMetrics: false, watchHealth: () => live.health() });
   const nodes = scriptedDriver<Node>();
   nodes.queueLists({ items: [makeNode('n1', { cpu: '16', memory: '64Gi' })], resourceVersion: '1' });

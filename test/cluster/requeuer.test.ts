@@ -9,7 +9,7 @@ import { KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { keepAliveConfiguration } from '../../src/cluster/kubeClient.js';
 import { REQUEUE_ANNOTATION, Requeuer, requeueObjectWrite, type NudgeResult } from '../../src/cluster/requeuer.js';
-import type { NudgeTarget } from '../../src/core/rejections.js';
+import type { NudgeTarget } from '../../src/core/requeue/rejections.js';
 
 interface Received {
   readonly method: string;

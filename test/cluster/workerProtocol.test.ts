@@ -1,8 +1,8 @@
 import { agedHealth, applyObserved, applyUpdates, encodingObserver, encodingUpdates, onlyLastPodsVersion, type FromWorker, type Update } from '../../src/cluster/workerProtocol.js';
 import type { WatchHealth } from '../../src/cluster/reflector.js';
 import type { SyncObserver } from '../../src/cluster/liveSync.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import { ListingReader, cacheUpdates } from '../../src/core/sync.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
+import { ListingReader, cacheUpdates } from '../../src/core/cache/sync.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS = { names: ['cpu', 'memory'] };

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
-import { evaluateCandidate } from '../../src/core/evaluation.js';
-import type { NodeInfo, OwnReservation } from '../../src/core/nodeInfo.js';
-import { Placer } from '../../src/core/placement.js';
-import { PlacementService } from '../../src/core/placementService.js';
-import type { PodRecord, SandboxState } from '../../src/core/records.js';
-import { CandidateScan } from '../../src/core/scan.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import { STRATEGIES } from '../../src/core/strategies/index.js';
+import { evaluateCandidate } from '../../src/core/fit/evaluation.js';
+import type { NodeInfo, OwnReservation } from '../../src/core/cache/nodeInfo.js';
+import { Placer } from '../../src/core/fit/placer.js';
+import { PlacementService } from '../../src/core/decide/placementService.js';
+import type { PodRecord, SandboxState } from '../../src/core/objects/records.js';
+import { CandidateScan } from '../../src/core/fit/scan.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
+import { STRATEGIES } from '../../src/core/fit/strategies/index.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
 const amount = fc.integer({ min: 0, max: 1_000_000 });

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import { createApp } from '../../src/server/app.js';
-import { buildService } from '../../src/runtime/service.js';
+import { buildExtender } from '../../src/runtime/extender.js';
 
 // The README's KubeSchedulerConfiguration must match the server: same address, verbs that exist,
 // the protocol's required fields, and the extender's default schedulerName as the profile.
@@ -37,7 +37,7 @@ describe('README extender configuration', () => {
   });
 
   it.each(['filterVerb', 'prioritizeVerb'] as const)('%s names a route the server answers', async (field) => {
-    const { service, metrics } = buildService(config);
+    const { service, metrics } = buildExtender(config);
     const app = createApp({ service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 }, { maxRequestBodyBytes: 1e6, maxRequestDepth: config.server.maxRequestDepth, maxRequestElements: config.server.maxRequestElements });
     const path = `${new URL(extender.urlPrefix).pathname.replace(/\/$/, '')}/${extender[field]}`;
     const res = await request(app).post(path).send({ Pod: { metadata: { name: 'p', uid: 'u' }, spec: {} }, NodeNames: [] });

@@ -27,10 +27,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ASSIGNED_POD_OPTIONS, INCOMING_POD_OPTIONS, podRequestsExact, type PodRequestsOptions } from '../../src/core/podRequests.js';
-import { QuantityError, milliValue, parseQuantity, value, type Quantity } from '../../src/core/quantity.js';
-import { requestVector } from '../../src/core/records.js';
-import type { Pod } from '../../src/core/kubeObjects.js';
+import { ASSIGNED_POD_OPTIONS, INCOMING_POD_OPTIONS, podRequestsExact, type PodRequestsOptions } from '../../src/core/objects/podRequests.js';
+import { QuantityError, milliValue, parseQuantity, value, type Quantity } from '../../src/core/objects/quantity.js';
+import { requestVector } from '../../src/core/objects/records.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import { BINARY_SUFFIXES, DECIMAL_SUFFIXES, Rand, generatePod, quantityString, type PodTraits } from './accounting-cases.js';
 import { E2E_DIR, STATE_DIR, run } from './kit/controlPlane.js';
 

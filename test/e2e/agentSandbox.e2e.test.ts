@@ -573,7 +573,7 @@ describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paus
       expect(cold.every((c) => c.pod.scheduler === SCHEDULER && c.pod.pool === '' && c.pod.owner === 'Sandbox' && c.pod.templateHash !== '')).toBe(true);
       expect(cold.map((c) => c.pod.claimUid)).toEqual(cold.map((c) => c.uid));
       await expectPlacementEvents([...refill.map((p) => p.uid), ...cold.map((c) => c.pod.uid)]);
-      // What the extender made of these pods (src/core/agentSandbox.ts), in their ProjectedPlacement Events.
+      // What the extender made of these pods (src/core/objects/agentSandboxPods.ts), in their ProjectedPlacement Events.
       const placed = new Map((await eventsFor('ProjectedPlacement')).map((e) => [e.involvedObject.uid, e.message] as const));
       const kindOf = (p: PodState) => placed.get(p.uid)?.split('; ').find((clause) => clause.startsWith('agent-sandbox pod'));
       expect(refill.map(kindOf)).toEqual(refill.map((p) => `agent-sandbox pod of template ${p.templateHash}, warm pool`));

@@ -20,7 +20,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { replayOvercommit, type PodChange } from '../../bench/overcommit.js';
-import type { Node } from '../../src/core/kubeObjects.js';
+import type { Node } from '../../src/core/objects/kubeObjects.js';
 import {
   STATE_DIR, component, fetchText, metricValue, readClusterEnv, run, setUpCluster, tearDownCluster, waitFor, type ClusterEnv,
 } from './kit/controlPlane.js';

@@ -1,5 +1,5 @@
 /**
- * kube-scheduler's sampling of nodes against the replay's model of it (src/core/replay.ts, `sampling`), on a
+ * kube-scheduler's sampling of nodes against the replay's model of it (src/cli/replay.ts, `sampling`), on a
  * cluster of its own (test/e2e/cluster-up.sh with SANDBOX_E2E_STATE .cache/e2e-sampling; E2E_REUSE_CLUSTER does not
  * apply): 200 KWOK nodes in two pools whose names sort them in blocks, 150 of 16 CPU / 64 GiB (cpu16-000 …
  * cpu16-149), then 50 of 192 CPU / 768 GiB (cpu192-00 … cpu192-49); no zone labels. Bursts of pods of 2 CPU /
@@ -66,8 +66,8 @@
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kube, untaintNodes } from './kit/adminClient.js';
-import { numFeasibleNodesToFind } from '../../src/core/kubeSchedulerSampling.js';
-import { discreteOptimum, podsAbove, pressureWith, replay, type ReplayResult, type ReplaySpec } from '../../src/core/replay.js';
+import { numFeasibleNodesToFind } from '../../src/core/fit/kubeSchedulerSampling.js';
+import { discreteOptimum, podsAbove, pressureWith, replay, type ReplayResult, type ReplaySpec } from '../../src/cli/replay.js';
 import { E2E_DIR, REPO_ROOT, STATE_DIR, fetchText, keyValues, metricValue, run, waitFor } from './kit/controlPlane.js';
 import {
   Kubectl, allocatableOf, bytes, columns, createNamespace, milliCpu, podManifests, type Amounts, type NodeView, type PodView,

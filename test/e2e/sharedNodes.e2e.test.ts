@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { placementsFromLog, replayOvercommit, type OvercommitReport, type PodChange } from '../../bench/overcommit.js';
-import type { Node } from '../../src/core/kubeObjects.js';
+import type { Node } from '../../src/core/objects/kubeObjects.js';
 import {
   STATE_DIR, component, fetchText, metricValue, readClusterEnv, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
 } from './kit/controlPlane.js';

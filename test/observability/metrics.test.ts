@@ -6,8 +6,8 @@
 import { pino } from 'pino';
 import { LiveSync, metricsObserver } from '../../src/cluster/liveSync.js';
 import type { ListPage, ResourceSource } from '../../src/cluster/reflector.js';
-import { SchedulerCache } from '../../src/core/schedulerCache.js';
-import { cacheUpdates } from '../../src/core/sync.js';
+import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
+import { cacheUpdates } from '../../src/core/cache/sync.js';
 import { Metrics } from '../../src/observability/metrics.js';
 
 /** A list that never answers and a watch that never opens: only what start() does at once is observed. */

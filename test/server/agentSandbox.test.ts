@@ -7,9 +7,9 @@
  */
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
-import { CLAIM_UID_LABEL, TEMPLATE_HASH_LABEL, WARM_POOL_LABEL } from '../../src/core/agentSandbox.js';
-import type { Pod } from '../../src/core/kubeObjects.js';
-import { toPodRecord } from '../../src/core/records.js';
+import { CLAIM_UID_LABEL, TEMPLATE_HASH_LABEL, WARM_POOL_LABEL } from '../../src/core/objects/agentSandboxPods.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
+import { toPodRecord } from '../../src/core/objects/records.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
 import { makePod } from '../fixtures/builders.js';

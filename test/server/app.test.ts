@@ -13,8 +13,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import request from 'supertest';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
-import { schedulerAmount } from '../../src/core/podRequests.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
+import { schedulerAmount } from '../../src/core/objects/podRequests.js';
 import { JsonBounds } from '../../src/jsonBounds.js';
 import { createApp } from '../../src/server/app.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
@@ -634,7 +634,7 @@ describe('pods of another scheduler are passed through', () => {
     expect(h.service.cache.size.reservations).toBe(0);
   });
 
-  // Regression (fixed), was in src/core/records.ts toPodRecord → podRequests converts every resource, src/server/handlers.ts
+  // Regression (fixed), was in src/core/objects/records.ts toPodRecord → podRequests converts every resource, src/server/handlers.ts
   // parseRequest converts before the ownership check): a pod the extender does not own, with a valid
   // but huge request in a resource the extender does not even track (ephemeral-storage 9Pi = 2^53 +
   // 2^50 bytes > Number.MAX_SAFE_INTEGER), gets Error "pod request ephemeral-storage (units): ... is

@@ -3,12 +3,12 @@
  * its reservation handling, decision notices (the Events), readiness gating and the debug view.
  */
 import request from 'supertest';
-import type { BindOutcome, BindRequest } from '../../src/core/binding.js';
+import type { BindOutcome, BindRequest } from '../../src/core/objects/binding.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { makeHarness, namesArgs, NODE_16, NODE_192, NODE_64, NOW_MS, SNAPSHOT_PATH } from './harness.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
-import { toPodRecord } from '../../src/core/records.js';
+import { toPodRecord } from '../../src/core/objects/records.js';
 
 const sandbox = (name: string, cpu = '2', memory = '4Gi') => makePod(name).req({ cpu, memory }).obj();
 

@@ -6,7 +6,7 @@
  */
 import { pino } from 'pino';
 import request from 'supertest';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { RequestLog } from '../../src/observability/requestLog.js';
 import { makePod } from '../fixtures/builders.js';
 import { NODE_16, NODE_192, NODE_64, exampleNodes, makeHarness, namesArgs, nodesArgs, sampleValue, type Harness } from './harness.js';

@@ -1,5 +1,5 @@
 /**
- * In-process extender for the HTTP tests: config → buildService → the snapshot through the informer side → createApp,
+ * In-process extender for the HTTP tests: config → buildExtender → the snapshot through the informer side → createApp,
  * with a fixed clock and a silent logger. Nothing listens on a socket (supertest drives the app).
  */
 import { readFileSync } from 'node:fs';
@@ -8,15 +8,15 @@ import { pino } from 'pino';
 import type { RequestListener } from 'node:http';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
-import type { PlacementService } from '../../src/core/placementService.js';
-import { applyListing, listingOf, type CacheUpdates } from '../../src/core/sync.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
+import type { PlacementService } from '../../src/core/decide/placementService.js';
+import { applyListing, listingOf, type CacheUpdates } from '../../src/core/cache/sync.js';
 import { createApp } from '../../src/server/app.js';
 import type { VerbDeps } from '../../src/server/handlers.js';
 import type { Metrics } from '../../src/observability/metrics.js';
 import type { RequestLog } from '../../src/observability/requestLog.js';
-import { recordOptions } from '../../src/runtime/placement.js';
-import { buildService, type ServiceOptions } from '../../src/runtime/service.js';
+import { recordOptions } from '../../src/runtime/cacheDoors.js';
+import { buildExtender, type ExtenderOptions } from '../../src/runtime/extender.js';
 import { readSnapshot, type Snapshot } from '../../src/snapshot/snapshotFile.js';
 
 /** The fixed clock every decision sees (2026-11-20T09:00:00Z, the snapshot's timestamps). */
@@ -52,11 +52,11 @@ export function makeHarness(
   config: ConfigInput = {},
   snapshot: Snapshot = readSnapshot(SNAPSHOT_PATH),
   extra: Partial<Pick<VerbDeps, 'bind' | 'onDecision' | 'notReady'>> & { readonly requestLog?: RequestLog } = {},
-  options: ServiceOptions = { clusterMode: extra.bind !== undefined, bindVerb: extra.bind !== undefined },
+  options: ExtenderOptions = { clusterMode: extra.bind !== undefined, bindVerb: extra.bind !== undefined },
 ): Harness {
   // Two calls per pod unless a test says otherwise: most of these tests are about the full filter reply.
   const parsed = parseConfig({ randomSeed: 1, logLevel: 'silent', chooseInFilter: false, ...config });
-  const { service, updates, metrics } = buildService(parsed, options);
+  const { service, updates, metrics } = buildExtender(parsed, options);
   const sync = listingOf(service.cache.dims, snapshot.nodes, snapshot.pods, recordOptions(parsed));
   applyListing(updates, sync);
   if (sync.errors.length > 0) throw new Error(`test snapshot has bad objects: ${sync.errors.join('; ')}`);

@@ -4,8 +4,8 @@
  * status.images list, images without sizes, a 10 KB label value) are answered normally.
  */
 import request from 'supertest';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
-import { MAX_IMAGE_ENTRIES_READ } from '../../src/core/locality.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
+import { MAX_IMAGE_ENTRIES_READ } from '../../src/core/objects/templateLocality.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
 import { makePod } from '../fixtures/builders.js';

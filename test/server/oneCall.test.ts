@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:http';
 import request from 'supertest';
-import type { Pod } from '../../src/core/kubeObjects.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
 import { makePod } from '../fixtures/builders.js';
 import { makeHarness, modelState, namesArgs, nodesArgs, exampleNodes, NODE_16, NODE_192, NODE_64, SNAPSHOT_PATH } from './harness.js';

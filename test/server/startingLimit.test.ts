@@ -4,7 +4,7 @@
  * FailedAndUnresolvableNodes), the held counter, the ProjectedPlacementFailed text and /debug/nodes.
  */
 import request from 'supertest';
-import type { Pod } from '../../src/core/kubeObjects.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
 import { makePod } from '../fixtures/builders.js';

@@ -8,7 +8,7 @@
  * of 99 (kube-scheduler's own filters left the rest out) is not a sample: the Event is as before, nothing counted.
  */
 import request from 'supertest';
-import type { Pod } from '../../src/core/kubeObjects.js';
+import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
 import { makeNode, makePod } from '../fixtures/builders.js';

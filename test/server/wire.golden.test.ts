@@ -13,7 +13,7 @@
  *                     plus 1 paused pod of 4 CPU / 8Gi → paused 4000m / 8Gi
  *
  * How each golden reply was checked by hand (written once from the running code, then compared
- * line by line with these formulas; see src/core/placement.ts for the rules):
+ * line by line with these formulas; see src/core/fit/placer.ts for the rules):
  * - filter-nodenames / filter-nodes (2 CPU / 4Gi): every node fits
  *     16: 4000+2000 = 6000m ≤ 16000m, 8+4 = 12Gi ≤ 64Gi; 64: 14000+2000 = 16000m ≤ 64000m;
  *     192: 20000+4000+2000 = 26000m ≤ 192000m → all three feasible, no failures, 3 feasible so

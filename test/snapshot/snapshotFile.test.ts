@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { stringify as toYaml } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
-import type { Node, Pod } from '../../src/core/kubeObjects.js';
+import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { serve, type RunningServer } from '../../src/runtime/serve.js';
 import { watchFileChanges } from '../../src/fileWatch.js';
 import { MAX_SNAPSHOT_DEPTH, SnapshotError, parseSnapshot, readSnapshot, readSnapshotRecords } from '../../src/snapshot/snapshotFile.js';

@@ -8,7 +8,7 @@ import https from 'node:https';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { parsePrometheusText, type Sample } from '../../../bench/clusterStats.js';
 import type { PodChange } from '../../../bench/overcommit.js';
-import type { Pod } from '../../../src/core/kubeObjects.js';
+import type { Pod } from '../../../src/core/objects/kubeObjects.js';
 import { fetchText, log, nowMs, sleep } from './controlPlane.js';
 
 // ------------------------------------------------------------------------------------------ the client
