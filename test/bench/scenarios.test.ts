@@ -91,6 +91,30 @@ describe('the scenario files', () => {
   });
 });
 
+describe('the commands the published figures name', () => {
+  const commands = SCENARIOS.flatMap((name) => {
+    const r = JSON.parse(readFileSync(join(ROOT, 'bench/results', `${name}.json`), 'utf8')) as { command: string; tables: { command?: string }[] };
+    return [r.command, ...r.tables.flatMap((t) => (t.command ? [t.command] : []))].map((command) => [name, command] as const);
+  });
+
+  it.each(commands)('%s: %s is a scenario, a variant of it and parameters it has', (_, command) => {
+    const m = /^npm run bench -- ([a-z][\w-]*)(?: ([a-z][\w-]*))?((?: --set \S+)*)$/.exec(command);
+    expect(m).not.toBeNull();
+    const [, name, variant, sets] = m!;
+    expect(names).toContain(name);
+    const inv = resolve(name!, loadScenario(name!), variant, sets!.split(' --set ').filter(Boolean));
+    expect(inv.script).toMatch(/^dist\/bench\/\w+\.js$/);
+  });
+
+  it('the documentation names no per-program bench script and only scenarios that exist', () => {
+    const docs = ['README.md', 'docs/benchmarks.md', 'docs/development.md', 'docs/cluster-mode.md', 'docs/agent-sandbox.md', 'docs/configuration.md'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    expect(docs.match(/npm run bench:(?!render)[a-z-]+/g)).toBeNull();
+    const named = [...docs.matchAll(/npm run bench -- ([a-z][\w-]*)/g)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(10);
+    expect(named.filter((n) => !names.includes(n))).toEqual([]);
+  });
+});
+
 const minimal = `description: a scenario
 program: bench/cluster.ts
 result: bench/results/cluster.json
