@@ -1,5 +1,5 @@
 /**
- * `npm run bench:agent-sandbox`: the pods of kubernetes-sigs/agent-sandbox, created by its own controller (the
+ * `npm run bench -- agent-sandbox`: the pods of kubernetes-sigs/agent-sandbox, created by its own controller (the
  * version test/e2e/tools/agent-sandbox pins, v1.0.1; started by test/e2e/cluster-up.sh), placed by sandbox-scheduler
  * (kube-scheduler + the extender) or by the stock default-scheduler of the same local control plane (1,000 KWOK
  * nodes by default), interleaved run by run:

@@ -1,7 +1,7 @@
 /**
  * The agent-sandbox objects (sigs.k8s.io/agent-sandbox v1beta1: extensions.agents.x-k8s.io SandboxTemplate,
  * SandboxWarmPool, SandboxClaim) that the e2e scenarios (test/e2e/agentSandbox.e2e.test.ts) and
- * `npm run bench:agent-sandbox` (bench/agentSandbox.ts) create, as plain manifests.
+ * `npm run bench -- agent-sandbox` (bench/agentSandbox.ts) create, as plain manifests.
  */
 
 export const EXTENSIONS_API_VERSION = 'extensions.agents.x-k8s.io/v1beta1';

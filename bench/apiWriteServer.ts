@@ -1,5 +1,5 @@
 /**
- * A stand-in API server for `npm run bench`'s API-write part (bench.ts): HTTPS on loopback with the
+ * A stand-in API server for `npm run bench -- verbs`'s API-write part (bench.ts): HTTPS on loopback with the
  * certificate and key whose paths it is given, answering every POST with 201 and an Event as the API server
  * would return it, in a process of its own (so its CPU is not counted with the client's). Prints its port.
  */

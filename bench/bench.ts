@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the in-process figures, each beside the goal it answers, with its baseline measured
+ * `npm run bench -- verbs`: the in-process figures, each beside the goal it answers, with its baseline measured
  * in the same run.
  *
  * 1. Each verb over 1,000 and 5,000 node names (nodeCacheCapable: true) against its floor: JSON.parse of
@@ -19,7 +19,7 @@
  *    stand-in HTTPS API server in another process.
  * 6. The model at Kubernetes' limits (5,000 nodes, 150,000 pods) fed one watch event at a time through
  *    production's informer side (bench/informer.ts: LiveSync → records → CacheUpdates): time per event
- *    and heap (RSS, from fresh processes: npm run bench:memory).
+ *    and heap (RSS, from fresh processes: npm run bench -- memory model).
  *
  * Every cache here is filled as production fills it: through the informer side (the initial lists, or
  * watch events). Node names are realistic (30–60 characters, as cloud providers name nodes).
@@ -373,7 +373,7 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<strin
   const perEvent = (ms * 1000) / (nodeCount + podCount);
   return (
     `model at Kubernetes' limits: ${nodeCount} nodes + ${podCount} pods delivered as watch events through the informer side (LiveSync → records → CacheUpdates) in ${ms.toFixed(0)} ms (${perEvent.toFixed(1)} µs per event); ` +
-    (gc ? `model heap ${mb(after.heapUsed - before.heapUsed)} (RSS from a fresh process: npm run bench:memory)` : 'memory not measured (run with --expose-gc)') +
+    (gc ? `model heap ${mb(after.heapUsed - before.heapUsed)} (RSS from a fresh process: npm run bench -- memory model)` : 'memory not measured (run with --expose-gc)') +
     `; ${service.cache.size.pods} compact pod records`
   );
 }

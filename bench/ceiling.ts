@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ceiling`: the extender's ceiling, the highest rate of Filter calls one extender process sustains
+ * `npm run bench -- ceiling`: the extender's ceiling, the highest rate of Filter calls one extender process sustains
  * before its p99 doubles, driven from outside the process.
  *
  * Per node count (1,000 and 5,000 by default): the extender is started as a user would (`serve --snapshot FILE`)
@@ -17,7 +17,7 @@
  * up ×1.5 and bisected after the first step that is not sustained (bench/ceilingStats.ts). The CPU of the
  * extender and of the generator, and what else the machine ran, are recorded per node count.
  *
- * Never part of CI. `npm run bench:ceiling -- --help` for the options.
+ * Never part of CI. `npm run bench -- ceiling -- --help` for the options.
  */
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -255,7 +255,7 @@ async function main(): Promise<void> {
   }
   printReport(report, say);
   say('');
-  say(`results: ${outFile} (print again: npm run bench:ceiling -- --print FILE)`);
+  say(`results: ${outFile} (print again: npm run bench -- ceiling -- --print FILE)`);
 }
 
 main().catch((err: Error) => {

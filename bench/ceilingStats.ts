@@ -1,5 +1,5 @@
 /**
- * Pure helpers of bench:ceiling (ceiling.ts): whether one open-loop step at a fixed rate was sustained, the
+ * Pure helpers of the ceiling scenario (ceiling.ts): whether one open-loop step at a fixed rate was sustained, the
  * step-up search for the highest such rate, and the loadgen's JSON line. No I/O here.
  *
  * A step at rate R (filter calls per second, sent on schedule whatever the replies) is sustained when

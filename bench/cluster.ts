@@ -1,5 +1,5 @@
 /**
- * `npm run bench:cluster`: burst throughput of sandbox-scheduler (kube-scheduler + the extender) against the
+ * `npm run bench -- cluster`: burst throughput of sandbox-scheduler (kube-scheduler + the extender) against the
  * stock default-scheduler, in one real control plane (test/e2e/cluster-up.sh: etcd, kube-apiserver,
  * kube-controller-manager, KWOK nodes, the extender in cluster mode with bind on, both kube-schedulers).
  *
@@ -19,7 +19,7 @@
  * the functions with the most self time inside that run's binding window.
  *
  * Prints one table per node count with the ratios sandbox/stock, and writes a JSON file (.e2e-bench/).
- * Never part of CI. Run with `npm run bench:cluster -- --help` for the options.
+ * Never part of CI. Run with `npm run bench -- cluster -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -1255,7 +1255,7 @@ async function main(): Promise<void> {
     printPooled(records, opts, say);
   }
   say('');
-  say(`results: ${outFile} (print them again: npm run bench:cluster -- --print FILE)`);
+  say(`results: ${outFile} (print them again: npm run bench -- cluster -- --print FILE)`);
 }
 
 main().catch((err: Error) => {

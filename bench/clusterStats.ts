@@ -1,5 +1,5 @@
 /**
- * The pure half of `npm run bench:cluster` (bench/cluster.ts): reading Prometheus text, histogram
+ * The pure half of `npm run bench -- cluster` (bench/cluster.ts): reading Prometheus text, histogram
  * deltas and quantiles, percentiles of client-side samples, CPU shares from /proc tick samples, the
  * self-time table of a V8 CPU profile, and the soundness of a placement. No I/O, no clock: the
  * orchestrator passes everything in.

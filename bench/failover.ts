@@ -1,5 +1,5 @@
 /**
- * `npm run bench:failover`: leader failover in the middle of a burst, in the Helm chart's HA mode — two
+ * `npm run bench -- failover`: leader failover in the middle of a burst, in the Helm chart's HA mode — two
  * sandbox-scheduler + extender pairs competing for one lease (`test/e2e/component.sh standby up`; KWOK runs no
  * containers, so the pairs are processes) — on the local control plane. When half the burst is bound, the leading
  * pair (its kube-scheduler and its extender) is killed with SIGKILL (`component.sh kill`): its lease is not given
@@ -10,7 +10,7 @@
  * it watches while standing by), the time from the kill to the standby holding the lease and to its first and
  * last binding, pods/s before and after, every pod bound, no node over allocatable at any time (bench/overcommit.ts
  * on a pod watch), and the new leader's reservations (each released as bound, none expired, none left; the dead
- * leader's lived only in its process). Never part of CI. `npm run bench:failover -- --help` for the options.
+ * leader's lived only in its process). Never part of CI. `npm run bench -- failover -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The floor of any extender written in Node, for `npm run bench:cluster -- --floor`: an HTTP server that
+ * The floor of any extender written in Node, for `npm run bench -- cluster`: an HTTP server that
  * does only what the protocol forces on every extender and nothing of the placement. On POST /filter it
  * reads the body (node:http, the chunks joined; at most MAX_BODY_BYTES, as the extender's default
  * server.maxRequestBodyBytes), decodes it with one JSON.parse and answers the next of the request's NodeNames

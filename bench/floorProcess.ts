@@ -1,7 +1,7 @@
 /**
  * Starts and stops the floor extender (bench/floorExtender.ts, compiled to dist/bench/floorExtender.js: `npm run
- * build` first) as a process of its own, for the benches that run it in the extender's place: bench:cluster
- * `--floor` and bench:scheduler-perf's `floor` variant.
+ * build` first) as a process of its own, for the benches that run it in the extender's place: the cluster scenario
+ * `--floor` and the scheduler-perf scenario's `floor` variant.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:locality`: time to a Ready sandbox when images must be pulled, on the e2e control plane
+ * `npm run bench -- locality`: time to a Ready sandbox when images must be pulled, on the e2e control plane
  * (test/e2e/cluster-up.sh: etcd, kube-apiserver, kube-controller-manager, KWOK nodes, the extender in cluster
  * mode, both kube-schedulers), for the stock default-scheduler (its default plugins, ImageLocality on) and
  * sandbox-scheduler with template locality off and on, each with the starting limit off and on.
@@ -455,7 +455,7 @@ async function main(): Promise<void> {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
     else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
   }
-  console.log([describe(o), '', table(results, o), '', `results: ${out} (print them again: npm run bench:locality -- --print FILE)`].join('\n'));
+  console.log([describe(o), '', table(results, o), '', `results: ${out} (print them again: npm run bench -- locality -- --print FILE)`].join('\n'));
 }
 
 main().catch((err: Error) => {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:memory`: the extender's memory at Kubernetes' limits, each figure from a fresh process.
+ * `npm run bench -- memory`: the extender's memory at Kubernetes' limits, each figure from a fresh process.
  *
  * 1. model: 5,000 nodes and 150,000 pods delivered to the scheduler cache one watch event at a time
  *    through production's informer side (bench/informer.ts: LiveSync → records → CacheUpdates; each

@@ -1,6 +1,6 @@
 /**
  * Over-commit of nodes that two schedulers share, replayed from one pod watch in resourceVersion order:
- * the pure half of `npm run bench:shared` (bench/sharedNodes.ts) and of `test/e2e/sharedNodes.e2e.test.ts`.
+ * the pure half of `npm run bench -- shared` (bench/sharedNodes.ts) and of `test/e2e/sharedNodes.e2e.test.ts`.
  * No I/O, no clock.
  *
  * KWOK admits any pod a scheduler binds, so a node whose bound pods request more than its allocatable stays

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:pending`: a runaway Pending queue on the local control plane (test/e2e/cluster-up.sh).
+ * `npm run bench -- pending`: a runaway Pending queue on the local control plane (test/e2e/cluster-up.sh).
  *
  * The nodes are full in the extender's model but not in kube-scheduler's: each holds a paused sandbox that has
  * Succeeded (kube-scheduler does not watch terminal pods; the extender counts paused sandboxes whatever their
@@ -18,7 +18,7 @@
  * (its own histogram), event-loop delay, RSS (/proc), kube-scheduler's schedule attempts by result and queue
  * moves by event, the requeue writes and pods nudged (per second over the window), the rejected pods remembered
  * and dropped. With `--burst-priority N` the burst's pods are in a PriorityClass of value N (the hopeless pods in
- * none): kube-scheduler's active queue is ordered by priority first, so this measures that remedy. Never part of CI. `npm run bench:pending -- --help` for the options.
+ * none): kube-scheduler's active queue is ordered by priority first, so this measures that remedy. Never part of CI. `npm run bench -- pending -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

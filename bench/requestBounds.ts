@@ -1,5 +1,5 @@
 /**
- * `npm run bench:bounds`: what the request bounds cost and what real requests need (server.maxRequestBodyBytes,
+ * `npm run bench -- bounds`: what the request bounds cost and what real requests need (server.maxRequestBodyBytes,
  * maxRequestDepth, maxRequestElements; src/jsonBounds.ts).
  *
  * For realistic requests at 5,000 candidate nodes (Kubernetes' limit), each as kube-scheduler would send it:

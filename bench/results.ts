@@ -17,7 +17,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 
-/** The scenarios, named as their npm scripts (`verbs` is `npm run bench`). */
+/** The scenarios, named as their npm scripts (`verbs` is `npm run bench -- verbs`). */
 export const SCENARIOS = [
   'verbs',
   'memory',

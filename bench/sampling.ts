@@ -1,5 +1,5 @@
 /**
- * `npm run bench:sampling`: placement quality under kube-scheduler's sampling, from the replay's model of it
+ * `npm run bench -- sampling`: placement quality under kube-scheduler's sampling, from the replay's model of it
  * (src/cli/replay.ts: the window of numFeasibleNodesToFind feasible nodes, walked in node-tree order from where
  * the previous pod's search stopped, full nodes skipped; the extender's least_loaded choice within the window).
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sandbox images of `npm run bench:time-to-ready` (bench/timeToReady.ts), built on the image tier's engine and
+# The sandbox images of `npm run bench -- time-to-ready` (bench/timeToReady.ts), built on the image tier's engine and
 # pushed to its loopback registry (test/image/engine.sh up and test/image/images.sh pause first):
 #
 #   bench/sandbox-images.sh SIZE_MIB...     one template per size: prints "REF SIZE_BYTES" per template, REF its

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scheduler-perf`: the field's own yardstick. Runs kube-scheduler's benchmark harness,
+ * `npm run bench -- scheduler-perf`: the field's own yardstick. Runs kube-scheduler's benchmark harness,
  * test/integration/scheduler_perf of k8s.io/kubernetes (the e2e tier's version; an in-process kube-apiserver on
  * a fresh etcd and an in-process kube-scheduler, no kubelets), on the same workloads in up to three variants
  * (--variants), interleaved:
@@ -23,7 +23,7 @@
  * the floor), and what else the machine ran.
  *
  * Never part of CI. Builds what it needs (test/e2e/build-tools.sh --scheduler-perf; etcd from the e2e tools).
- * `npm run bench:scheduler-perf -- --help` for the options.
+ * `npm run bench -- scheduler-perf -- --help` for the options.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -388,7 +388,7 @@ async function main(): Promise<void> {
   }
   printReport(report, say);
   say('');
-  say(`results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print again: npm run bench:scheduler-perf -- --print ${reportFile}`);
+  say(`results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print again: npm run bench -- scheduler-perf -- --print ${reportFile}`);
 }
 
 main().catch((err: Error) => {

@@ -1,5 +1,5 @@
 /**
- * Pure helpers of bench:scheduler-perf (schedulerPerf.ts): the performance config handed to kube-scheduler's
+ * Pure helpers of the scheduler-perf scenario (schedulerPerf.ts): the performance config handed to kube-scheduler's
  * scheduler_perf harness (test/integration/scheduler_perf of k8s.io/kubernetes v1.36), the `-test.bench`
  * pattern that selects one workload, and reading what the harness writes: its JSON data items file
  * (`BenchmarkPerfScheduling_benchmark_<topic>_<time>.json`, util.go: dataItems2JSONFile) and its benchmark

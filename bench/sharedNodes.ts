@@ -1,5 +1,5 @@
 /**
- * `npm run bench:shared`: two schedulers, one set of nodes. A mixed burst — default-scheduler and
+ * `npm run bench -- shared`: two schedulers, one set of nodes. A mixed burst — default-scheduler and
  * sandbox-scheduler pods created together, interleaved, onto nodes that end full — on the local control plane
  * (test/e2e/cluster-up.sh; KWOK admits whatever is bound, so over-commit stays and is counted directly:
  * bench/overcommit.ts replays every pod change in resourceVersion order, per node Σ requests against allocatable).
@@ -15,7 +15,7 @@
  * Per round: nodes over allocatable at the end, at any time, most at once; whose binding took each node over;
  * the extender's placements made after the conflicting pod was visible to it (its debug lines carry the pods'
  * resourceVersion it had; the extender runs with logLevel debug); bind refusals (does_not_fit); pods left
- * unbound. Never part of CI. `npm run bench:shared -- --help` for the options.
+ * unbound. Never part of CI. `npm run bench -- shared -- --help` for the options.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:starting`: a cold-start storm on the e2e control plane (test/e2e/cluster-up.sh: etcd,
+ * `npm run bench -- starting`: a cold-start storm on the e2e control plane (test/e2e/cluster-up.sh: etcd,
  * kube-apiserver, kube-controller-manager, KWOK nodes, the extender in cluster mode (kube-scheduler binds, the chart's default), both
  * kube-schedulers), with pods that become Ready a fixed time after they are bound (KWOK_POD_READY_DELAY).
  *

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:time-to-ready`: creation → Ready of sandbox pods on real nodes with real image pulls. Not in CI.
+ * `npm run bench -- time-to-ready`: creation → Ready of sandbox pods on real nodes with real image pulls. Not in CI.
  *
  * The cluster: the e2e control plane (test/e2e/cluster-up.sh) with `--real-nodes` real nodes (REAL_NODES: a kubelet
  * of the control plane's version and a containerd of its own each, so each node has its own image cache; label
@@ -462,7 +462,7 @@ async function main(): Promise<void> {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
     else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
   }
-  console.log([report(o, templates, results), '', `results: ${out} (print them again: npm run bench:time-to-ready -- --print FILE)`].join('\n'));
+  console.log([report(o, templates, results), '', `results: ${out} (print them again: npm run bench -- time-to-ready -- --print FILE)`].join('\n'));
 }
 
 main().catch((err: Error) => {

@@ -3,7 +3,7 @@
  * it is parsed: JSON.parse and the streamed snapshot parser cost time and memory in proportion to both (a
  * 60 MB body of nested arrays held the event loop 16 s and 1.8 GB in JSON.parse; a snapshot file nested
  * 1,000,000 deep froze the streamed parser), while this pass costs a fraction of the parse (strings, the
- * bulk of any Kubernetes object, are skipped with indexOf; `npm run bench:bounds` measures it).
+ * bulk of any Kubernetes object, are skipped with indexOf; `npm run bench -- bounds` measures it).
  *
  * Counted outside strings only: depth is the number of arrays and objects open at once; elements are the
  * brackets that open an array or an object plus the commas between elements, which is exactly the number

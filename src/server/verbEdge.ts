@@ -3,7 +3,7 @@
  * express, which serves every other route (server/app.ts). kube-scheduler calls a verb once per pod, so
  * this is the extender's hot path: the body is read with raw-body (the reader under express's own JSON
  * parser, with the same size limit), decoded with one JSON.parse, handed to the verbs (handlers.ts) and
- * the reply written in one piece. Measured in `npm run bench` (HTTP layer): express's router, middleware
+ * the reply written in one piece. Measured in `npm run bench -- verbs` (HTTP layer): express's router, middleware
  * chain and response helpers cost more CPU per call than the rest of the verb; the other routes are
  * rare and keep express.
  *

@@ -1,6 +1,6 @@
 /**
  * The floor extender started as a process (the built dist/bench/floorExtender.js, which `npm test` builds
- * first), as bench:cluster --floor and bench:scheduler-perf's floor variant start it.
+ * first), as the cluster scenario (--floor) and the scheduler-perf scenario's floor variant start it.
  */
 import { describe, expect, it } from '@jest/globals';
 import { createServer, type Server, type Socket } from 'node:net';

@@ -12,7 +12,7 @@ const read = (file: string) => readFileSync(`${ROOT}${file}`, 'utf8');
 
 const minimal = (): Result => ({
   scenario: 'cluster',
-  command: 'npm run bench:cluster',
+  command: 'npm run bench -- cluster',
   date: '2026-12-04',
   conditions: {
     machine: '2 shared cores',

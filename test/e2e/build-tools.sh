@@ -18,8 +18,8 @@
 #   test/e2e/build-tools.sh --accounting      build only the accounting oracle if missing; print its path
 #   test/e2e/build-tools.sh --scheduler-perf  build only kube-scheduler's scheduler_perf harness (a test binary, with
 #                                             its config and templates) if missing; print its folder
-#   test/e2e/build-tools.sh --loadgen         build only bench:ceiling's load generator if missing; print its path
-# The last two are benchmark tools (npm run bench:scheduler-perf, bench:ceiling): never built by the e2e tier.
+#   test/e2e/build-tools.sh --loadgen         build only the ceiling scenario's load generator if missing; print its path
+# The last two are benchmark tools (npm run bench -- scheduler-perf, the ceiling scenario): never built by the e2e tier.
 #   test/e2e/build-tools.sh --agent-sandbox   build only agent-sandbox-controller (+ CRDs) if missing; print its path
 #   test/e2e/build-tools.sh --kubelet         build only the kubelet of the real nodes (tools/kubelet) if missing; print
 #                                             its path. Its own folder and lock, like the oracle; about 5 min cold on
@@ -160,7 +160,7 @@ build_scheduler_perf() {
   exec 7>&-
 }
 
-# The open-loop load generator of bench:ceiling (tools/loadgen, vegeta's library); a few seconds cold.
+# The open-loop load generator of the ceiling scenario (tools/loadgen, vegeta's library); a few seconds cold.
 build_loadgen() {
   [ -x "$E2E_LOADGEN_BIN" ] && return 0
   check_go_version

@@ -14,7 +14,7 @@
  *   settles with none pending, and each it made was released when its pod was seen bound.
  *
  * The time from the kill to the next binding is printed (bounded by the lease: about leaseDuration, give or take
- * the candidate's retry intervals; docs/cluster-mode.md#leader-failover), not asserted; `npm run bench:failover` measures it on a
+ * the candidate's retry intervals; docs/cluster-mode.md#leader-failover), not asserted; `npm run bench -- failover` measures it on a
  * 1,000-pod burst. The first pair is restored afterwards (standby down, extender restarted, scheduler started).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -42,7 +42,7 @@ unset kubelet_hash
 
 # The benchmark tools, built only on request (build-tools.sh --scheduler-perf / --loadgen), never by the e2e tier,
 # each into a folder keyed by its own files: kube-scheduler's scheduler_perf harness as a test binary, with the
-# harness's config and templates beside it (bench:scheduler-perf), and the load generator of bench:ceiling.
+# harness's config and templates beside it (the scheduler-perf scenario), and the load generator of the ceiling scenario.
 # The key also covers how build-tools.sh builds them (BENCH_TOOLS_RECIPE: raise it when that changes).
 BENCH_TOOLS_RECIPE=2
 bench_hash() { { echo "$BENCH_TOOLS_RECIPE"; cat "$TOOLS_DIR"/versions.env "$TOOLS_DIR/$1"/go.mod "$TOOLS_DIR/$1"/go.sum "$TOOLS_DIR/$1"/*.go; } | sha256sum | cut -c1-12; }

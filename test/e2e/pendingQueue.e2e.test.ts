@@ -1,5 +1,5 @@
 /**
- * A runaway Pending queue, small (issue 20, part 3; `npm run bench:pending` is the large one: 30,000 pods, 500
+ * A runaway Pending queue, small (issue 20, part 3; `npm run bench -- pending` is the large one: 30,000 pods, 500
  * nodes added). Each node holds a paused sandbox that has Succeeded, leaving 4 CPUs in the extender's model
  * (kube-scheduler does not count a terminal pod): pods of 6 CPUs pass kube-scheduler's own filters everywhere and
  * are rejected by the extender's Filter for capacity. The extender is restarted with `requeue.maxPods: 5`.

@@ -58,7 +58,7 @@
  * for the profile because it has an extender, so no pod skips the window through a batch hint; /configz shows each
  * run's percentage and parallelism 16; every node Ready and without a not-ready taint before and after each run (a
  * node failing a filter would shift the windows; the taints the node lifecycle controller put on new nodes are
- * lifted from Ready ones as `npm run bench:cluster` does, kit/adminClient.ts untaintNodes). The extender runs with
+ * lifted from Ready ones as `npm run bench -- cluster` does, kit/adminClient.ts untaintNodes). The extender runs with
  * `logLevel: debug` (its `filter` lines: the window's size and the node chosen, in kube-scheduler's order of
  * cycles) and without Events (not what this file is about; 1,500 rate-limited Events would keep it busy for over a
  * minute). Report: .e2e/logs/sampling.txt; the cluster's logs: .cache/e2e-sampling/logs.

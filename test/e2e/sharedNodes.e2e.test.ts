@@ -14,7 +14,7 @@
  *    and no placement of the extender's — a bind it checked, or a Filter that chose the node when kube-scheduler
  *    binds — made while its model (the pods' resourceVersion of its debug line) already showed the node unable to
  *    hold the pod. How many nodes went over allocatable, and whose binding took each over, is printed (the race
- *    itself: not asserted; docs/benchmarks.md has the counts of the larger `npm run bench:shared`).
+ *    itself: not asserted; docs/benchmarks.md has the counts of the larger `npm run bench -- shared`).
  *
  * The extender is restarted with `logLevel: debug` for the bursts (its decisions' debug lines carry the
  * resourceVersion), then restored; bind is restored as found. Tables go to .e2e/logs/shared-nodes.txt.

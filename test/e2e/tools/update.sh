@@ -15,8 +15,8 @@
 #          Kubernetes binaries, which then build against exactly the dependency set of k8s.io/kubernetes.
 #   helm/  helm v3.
 #   scheduler-perf/  kube-scheduler's benchmark harness (test/integration/scheduler_perf of k8s.io/kubernetes), with
-#          the same staging replace lines as k8s/; a test package of this module runs it (bench:scheduler-perf).
-#   loadgen/  the open-loop load generator of bench:ceiling (vegeta's library).
+#          the same staging replace lines as k8s/; a test package of this module runs it (the scheduler-perf scenario).
+#   loadgen/  the open-loop load generator of the ceiling scenario (vegeta's library).
 #   agent-sandbox/  agent-sandbox-controller (sigs.k8s.io/agent-sandbox). Its version is not in versions.env (that
 #          file is part of the control plane's cache key): it is the require line of agent-sandbox/go.mod, kept
 #          unless AGENT_SANDBOX_VERSION names another. The module proxy serves v0.5.6 and v1.0.1; cluster-up.sh

@@ -1,4 +1,4 @@
-// Command loadgen is the load generator of bench:ceiling (bench/ceiling.ts): it sends extender Filter
+// Command loadgen is the load generator of the ceiling scenario (bench/ceiling.ts): it sends extender Filter
 // requests to one URL at a fixed rate for a fixed time, open loop (vegeta's attacker: a request leaves at
 // its scheduled time whether or not earlier ones were answered, so a slow server shows up as latency
 // instead of as fewer requests sent), and prints one JSON line with what it measured.

@@ -1,7 +1,7 @@
 // Package schedulerperf runs kube-scheduler's own benchmark harness, test/integration/scheduler_perf of
 // k8s.io/kubernetes (an in-process kube-apiserver on a fresh etcd, an in-process kube-scheduler, no kubelets),
 // on a performance config chosen at run time (-perf-config). It is driven by bench/schedulerPerf.ts
-// (`npm run bench:scheduler-perf`), which writes that config, one workload per process.
+// (`npm run bench -- scheduler-perf`), which writes that config, one workload per process.
 //
 // With -extender-argv the harness's scheduler calls sandbox-extender, started in cluster mode against the
 // harness's API server before each workload runs. How the extender gets credentials: the harness's

@@ -1,0 +1,276 @@
+/**
+ * `npm run bench -- SCENARIO [VARIANT]`: the one runner of the benchmarks. A scenario is data, a file
+ * bench/scenarios/NAME.yaml: a one-line description, the program it runs (a file of bench/), the parameters
+ * that define its workload grouped as nodes, pods, schedulers, sampling, runs, measure and other (each written as
+ * the program's own option name, or as an environment variable in upper case for the programs that read
+ * those), the result file it feeds (bench/results/NAME.json), and named variants that change some parameters
+ * (the other tables of that result file). The runner validates the file, turns the parameters into the
+ * program's options and runs it; the program's exit code is the runner's.
+ *
+ *   npm run bench -- --list                                  the scenarios and their variants
+ *   npm run bench -- cluster --set nodes=5000 --dry-run     the command, run nothing
+ *   npm run bench -- cluster pin                            a variant
+ *   npm run bench -- cluster -- --print FILE                options after -- go to the program as they are
+ *
+ * A parameter's value: a number or string is `--name VALUE`, a list is `--name A,B`, true is `--name`, false or
+ * null leaves the option out (the program's default). Upper-case names are environment variables; one already
+ * set in the caller's environment wins over the scenario's value (the runner says so).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { parse } from 'yaml';
+import { z } from 'zod';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The project's root, from bench/ (the sources) or dist/bench/ (built). */
+export const ROOT = existsSync(join(HERE, '..', 'package.json')) ? join(HERE, '..') : join(HERE, '..', '..');
+export const SCENARIO_DIR = join(ROOT, 'bench', 'scenarios');
+
+/** The groups a scenario's parameters sit in, in the order their options are passed. */
+export const GROUPS = ['nodes', 'pods', 'schedulers', 'sampling', 'runs', 'measure', 'other'] as const;
+
+const OPTION_NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+const ENV_NAME = /^[A-Z][A-Z0-9_]*$/;
+const isEnv = (name: string): boolean => ENV_NAME.test(name);
+
+const parameterName = z.string().refine((k) => OPTION_NAME.test(k) || ENV_NAME.test(k), {
+  message: "a parameter is the program's option name in kebab case (pod-cpu) or an environment variable in upper case (BENCH_SIZES)",
+});
+const scalar = z.union([z.string(), z.number()]);
+const parameterValue = z.union([scalar, z.boolean(), z.null(), z.array(scalar).min(1)]);
+const parameters = z.record(parameterName, parameterValue);
+export type Value = z.infer<typeof parameterValue>;
+
+const variantSchema = z.strictObject({
+  description: z.string().min(1),
+  set: parameters.refine((s) => Object.keys(s).length > 0, { message: 'a variant sets at least one parameter' }),
+});
+
+export const scenarioSchema = z
+  .strictObject({
+    description: z.string().min(1).regex(/^[^\n]+$/, 'one line'),
+    program: z.string().regex(/^bench\/[A-Za-z][\w-]*\.ts$/, 'a program of bench/, e.g. bench/cluster.ts'),
+    'node-flags': z.array(z.string().regex(/^--[a-z][a-z0-9-]*(=\S+)?$/, 'a node flag, e.g. --expose-gc')).optional(),
+    result: z.string().regex(/^bench\/results\/[a-z][a-z0-9-]*\.json$/, 'a result file, bench/results/NAME.json'),
+    nodes: parameters.optional(),
+    pods: parameters.optional(),
+    schedulers: parameters.optional(),
+    sampling: parameters.optional(),
+    runs: parameters.optional(),
+    measure: parameters.optional(),
+    other: parameters.optional(),
+    variants: z.record(z.string().regex(OPTION_NAME, 'a variant name is kebab case'), variantSchema).optional(),
+  })
+  .superRefine((s, ctx) => {
+    const seen = new Map<string, string>();
+    for (const group of GROUPS) {
+      for (const [name, value] of Object.entries(s[group] ?? {})) {
+        if (seen.has(name)) ctx.addIssue({ code: 'custom', path: [group, name], message: `declared twice (also in ${seen.get(name)})` });
+        seen.set(name, group);
+        if (isEnv(name) && typeof value === 'boolean') ctx.addIssue({ code: 'custom', path: [group, name], message: 'an environment variable takes a string, a number or a list' });
+      }
+    }
+    const declared = flatten(s);
+    for (const [variant, v] of Object.entries(s.variants ?? {})) {
+      for (const [name, value] of Object.entries(v.set)) {
+        if (!(name in declared)) ctx.addIssue({ code: 'custom', path: ['variants', variant, 'set', name], message: `not a parameter of the scenario (declare it in one of ${GROUPS.join(', ')})` });
+        else if (value !== null && (typeof declared[name] === 'boolean') !== (typeof value === 'boolean')) {
+          ctx.addIssue({ code: 'custom', path: ['variants', variant, 'set', name], message: `${typeof declared[name] === 'boolean' ? 'a flag takes true or false' : 'takes a value, not true or false'}` });
+        }
+      }
+    }
+  });
+export type Scenario = z.infer<typeof scenarioSchema>;
+
+/** A scenario file that cannot be read or does not validate; the message names the file and the key. */
+export class ScenarioError extends Error {}
+
+/** Every parameter of a scenario by name, the groups flattened. */
+export function flatten(s: Pick<Scenario, (typeof GROUPS)[number]>): Record<string, Value> {
+  return Object.assign({}, ...GROUPS.map((g) => s[g] ?? {})) as Record<string, Value>;
+}
+
+/** The scenarios' names: the files of `dir`, sorted. */
+export function scenarioNames(dir = SCENARIO_DIR): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -'.yaml'.length))
+    .sort();
+}
+
+/** Parses and validates one scenario file's text. @throws ScenarioError naming `file` and the key at fault. */
+export function parseScenario(text: string, file: string): Scenario {
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch (err) {
+    throw new ScenarioError(`${file}: not YAML: ${(err as Error).message}`);
+  }
+  const parsed = scenarioSchema.safeParse(doc);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => {
+    // a record's key at fault: zod reports the key's own issue beneath
+    const message = i.code === 'invalid_key' && i.issues[0] ? `${i.issues[0].message} (the key)` : i.message;
+    return `${file}: ${i.path.length ? i.path.join('.') : '(top level)'}: ${message}`;
+  });
+  throw new ScenarioError(issues.join('\n'));
+}
+
+/** Reads bench/scenarios/NAME.yaml. @throws ScenarioError when it does not validate. */
+export function loadScenario(name: string, dir = SCENARIO_DIR): Scenario {
+  const file = join(dir, `${name}.yaml`);
+  return parseScenario(readFileSync(file, 'utf8'), `bench/scenarios/${name}.yaml`);
+}
+
+/** What the runner runs: environment, node flags, the built program and its options. */
+export interface Invocation {
+  env: Record<string, string>;
+  nodeFlags: string[];
+  script: string;
+  args: string[];
+  /** Environment variables of the scenario that the caller's environment overrode. */
+  overridden: string[];
+}
+
+/** One `--set NAME=VALUE`, typed as the scenario declares NAME. @throws ScenarioError for an unknown NAME or a bad flag value. */
+function applySet(params: Record<string, Value>, set: string, scenario: string): void {
+  const eq = set.indexOf('=');
+  if (eq < 1) throw new ScenarioError(`--set ${set}: expected NAME=VALUE`);
+  const name = set.slice(0, eq);
+  const text = set.slice(eq + 1);
+  if (!(name in params)) throw new ScenarioError(`--set ${set}: ${scenario} has no parameter ${name} (its parameters: ${Object.keys(params).join(', ')})`);
+  const declared = params[name];
+  if (typeof declared === 'boolean') {
+    if (text !== 'true' && text !== 'false') throw new ScenarioError(`--set ${set}: ${name} is a flag, true or false`);
+    params[name] = text === 'true';
+  } else params[name] = text === '' ? null : text;
+}
+
+const text = (v: string | number | (string | number)[]): string => (Array.isArray(v) ? v.join(',') : String(v));
+
+/**
+ * The command a scenario (and variant, and `--set`s) runs; `environment` is the caller's (its values of the
+ * scenario's environment variables win). @throws ScenarioError for an unknown variant or a bad `--set`.
+ */
+export function resolve(name: string, s: Scenario, variant: string | undefined, sets: readonly string[] = [], extra: readonly string[] = [], environment: NodeJS.ProcessEnv = {}): Invocation {
+  const params = flatten(s);
+  if (variant !== undefined) {
+    const v = s.variants?.[variant];
+    if (!v) throw new ScenarioError(`${name} has no variant ${variant} (${Object.keys(s.variants ?? {}).join(', ') || 'it has none'})`);
+    Object.assign(params, v.set);
+  }
+  for (const set of sets) applySet(params, set, name);
+  const env: Record<string, string> = {};
+  const overridden: string[] = [];
+  const args: string[] = [];
+  for (const [key, value] of Object.entries(params)) {
+    if (value === null || value === false) continue;
+    if (isEnv(key)) {
+      const given = environment[key];
+      if (given !== undefined && given !== text(value as string)) overridden.push(key);
+      env[key] = given ?? text(value as string);
+    } else if (value === true) args.push(`--${key}`);
+    else args.push(`--${key}`, text(value));
+  }
+  return { env, nodeFlags: s['node-flags'] ?? [], script: s.program.replace(/^bench\//, 'dist/bench/').replace(/\.ts$/, '.js'), args: [...args, ...extra], overridden };
+}
+
+const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+
+/** The invocation as one shell line. */
+export function commandLine(inv: Invocation): string {
+  return [...Object.entries(inv.env).map(([k, v]) => `${k}=${quote(v)}`), 'node', ...inv.nodeFlags, inv.script, ...inv.args.map(quote)].join(' ');
+}
+
+/** The scenarios and their variants, one a line, for --list. */
+export function listing(dir = SCENARIO_DIR): string {
+  const lines: string[] = [];
+  for (const name of scenarioNames(dir)) {
+    try {
+      const s = loadScenario(name, dir);
+      lines.push(`${name.padEnd(16)} ${s.description}`);
+      for (const [v, d] of Object.entries(s.variants ?? {})) lines.push(`  ${v.padEnd(14)} ${d.description}`);
+    } catch (err) {
+      lines.push(`${name.padEnd(16)} (invalid: ${(err as Error).message.split('\n')[0]})`);
+    }
+  }
+  return lines.join('\n');
+}
+
+interface RunnerOptions {
+  set: string[];
+  dryRun: boolean;
+  list: boolean;
+}
+
+/** The runner's command line (`argv` without node and the script); returns the exit code, or runs the program. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const cut = argv.indexOf('--');
+  const own = cut < 0 ? [...argv] : argv.slice(0, cut);
+  const extra = cut < 0 ? [] : argv.slice(cut + 1);
+  const program = new Command('bench')
+    .description('runs a benchmark scenario, bench/scenarios/SCENARIO.yaml (its parameters, its program, its result file)')
+    .argument('[scenario]', 'the scenario (--list for them)')
+    .argument('[variant]', "one of the scenario's variants")
+    .option('--set <name=value>', "change one parameter of the scenario (repeatable); an empty value leaves the option out", (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--dry-run', 'print the command, run nothing', false)
+    .option('--list', 'list the scenarios and their variants', false)
+    .addHelpText('after', '\nOptions after -- go to the program as they are: npm run bench -- cluster -- --print FILE')
+    .exitOverride()
+    .parse(own, { from: 'user' });
+  const o = program.opts<RunnerOptions>();
+  const [name, variant] = program.args as [string | undefined, string | undefined];
+  if (o.list) {
+    console.log(listing());
+    return 0;
+  }
+  const names = scenarioNames();
+  if (!name || !names.includes(name)) {
+    process.stderr.write(`bench: ${name ? `no scenario ${name}` : 'which scenario?'} The scenarios (bench/scenarios/):\n${listing()}\n`);
+    return 2;
+  }
+  let inv: Invocation;
+  try {
+    inv = resolve(name, loadScenario(name), variant, o.set, extra, process.env);
+  } catch (err) {
+    if (!(err instanceof ScenarioError)) throw err;
+    process.stderr.write(`bench: ${err.message}\n`);
+    return 2;
+  }
+  for (const key of inv.overridden) process.stderr.write(`bench: ${key}=${inv.env[key]} from the environment, in place of the scenario's\n`);
+  if (o.dryRun) {
+    console.log(commandLine(inv));
+    return 0;
+  }
+  process.stderr.write(`bench: ${name}${variant ? ` ${variant}` : ''}: ${commandLine(inv)}\n`);
+  const child = spawn(process.execPath, [...inv.nodeFlags, join(ROOT, inv.script), ...inv.args], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, ...inv.env } });
+  // A terminal's Ctrl-C reaches the program itself (one process group); the runner waits for its exit.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  return new Promise((done) => {
+    child.on('error', (err) => {
+      process.stderr.write(`bench: ${err.message}\n`);
+      done(1);
+    });
+    child.on('exit', (code, signal) => done(code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1)));
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: Error & { exitCode?: number; code?: string }) => {
+      // commander's own exits (--help, a parse error it has already printed) carry their code
+      if (typeof err.code === 'string' && err.code.startsWith('commander.')) process.exitCode = err.exitCode === 0 ? 0 : 2;
+      else {
+        process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
+        process.exitCode = 1;
+      }
+    },
+  );
+}

@@ -1,0 +1,215 @@
+/**
+ * The benchmark scenarios (bench/scenarios/*.yaml) and their runner (bench/run.ts): every file validates, names
+ * a program of bench/ and the result file it feeds, and every command the runner makes from it (each variant
+ * too) is one its program accepts: checked against the program's own commander definition by running the built
+ * program (dist/, which `npm test` builds first) with the options and --help, so each option value goes through
+ * the program's parser and each option name must be one its help lists. The programs that read the environment
+ * instead must read each variable the scenario sets.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SCENARIOS } from '../../bench/results.js';
+import { ROOT, ScenarioError, commandLine, flatten, loadScenario, parseScenario, resolve, scenarioNames, type Invocation } from '../../bench/run.js';
+
+const names = scenarioNames();
+const source = (program: string) => readFileSync(join(ROOT, program), 'utf8');
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: readonly string[], env: Record<string, string> = {}): Promise<Ran> {
+  return new Promise((done) => {
+    execFile(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 50_000 }, (err, stdout, stderr) => {
+      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The long options a commander help text lists, each with whether it takes a value. */
+function helpOptions(help: string): Map<string, boolean> {
+  const options = new Map<string, boolean>();
+  for (const m of help.matchAll(/^ {2}(?:-\w, )?(--[a-z0-9-]+)( [<[])?/gm)) options.set(m[1]!, m[2] !== undefined);
+  return options;
+}
+
+/** What is wrong with an invocation, as the program's own --help and parsers see it ([] when nothing). */
+async function refusals(inv: Invocation): Promise<string[]> {
+  const help = await run([join(ROOT, inv.script), ...inv.args, '--help'], inv.env);
+  if (help.code !== 0) return [`exit ${help.code}: ${help.stderr.trim()}`];
+  const known = helpOptions(help.stdout);
+  const wrong: string[] = [];
+  for (let i = 0; i < inv.args.length; i++) {
+    const arg = inv.args[i]!;
+    if (!arg.startsWith('--')) continue;
+    if (!known.has(arg)) wrong.push(`${arg}: not an option of the program`);
+    else if (known.get(arg) !== (inv.args[i + 1] !== undefined && !inv.args[i + 1]!.startsWith('--'))) wrong.push(`${arg}: ${known.get(arg) ? 'takes a value' : 'is a flag'}`);
+  }
+  return wrong;
+}
+
+describe('the scenario files', () => {
+  it('are the published scenarios, one file each', () => {
+    expect(names).toEqual([...SCENARIOS].sort());
+  });
+
+  it.each(names)('%s validates, names a program of bench/ and feeds its own result file', (name) => {
+    const s = loadScenario(name);
+    expect(existsSync(join(ROOT, s.program))).toBe(true);
+    expect(s.result).toBe(`bench/results/${name}.json`);
+    expect((JSON.parse(readFileSync(join(ROOT, s.result), 'utf8')) as { scenario: string }).scenario).toBe(name);
+    expect(Object.keys(flatten(s)).length).toBeGreaterThan(0);
+  });
+
+  it.each(names)("%s: the command of the scenario and of each variant is one its program accepts", async (name) => {
+    const s = loadScenario(name);
+    const invocations = [undefined, ...Object.keys(s.variants ?? {})].map((v) => resolve(name, s, v));
+    const text = source(s.program);
+    if (!text.includes('new Command(')) {
+      // a program that reads the environment: no options, and every variable set is one it reads
+      for (const inv of invocations) {
+        expect(inv.args).toEqual([]);
+        for (const key of Object.keys(inv.env)) expect(text).toContain(`process.env.${key}`);
+      }
+      return;
+    }
+    expect(existsSync(join(ROOT, invocations[0]!.script))).toBe(true);
+    const found = await Promise.all(invocations.map(async (inv) => ({ command: commandLine(inv), wrong: await refusals(inv) })));
+    expect(found.filter((f) => f.wrong.length > 0)).toEqual([]);
+  });
+
+  it('the check above fails for an option the program lacks, a bad value and a flag given a value', async () => {
+    const s = loadScenario('cluster');
+    const inv = resolve('cluster', s, undefined);
+    expect(await refusals({ ...inv, args: [...inv.args, '--no-such-option', '1'] })).toEqual(['--no-such-option: not an option of the program']);
+    expect((await refusals(resolve('cluster', s, undefined, ['pods=zero'])))[0]).toMatch(/^exit 1: .*--pods/);
+    expect(await refusals({ ...inv, args: ['--floor', 'yes'] })).toEqual(['--floor: is a flag']);
+  });
+});
+
+describe('the commands the published figures name', () => {
+  const commands = SCENARIOS.flatMap((name) => {
+    const r = JSON.parse(readFileSync(join(ROOT, 'bench/results', `${name}.json`), 'utf8')) as { command: string; tables: { command?: string }[] };
+    return [r.command, ...r.tables.flatMap((t) => (t.command ? [t.command] : []))].map((command) => [name, command] as const);
+  });
+
+  it.each(commands)('%s: %s is a scenario, a variant of it and parameters it has', (_, command) => {
+    const m = /^npm run bench -- ([a-z][\w-]*)(?: ([a-z][\w-]*))?((?: --set \S+)*)$/.exec(command);
+    expect(m).not.toBeNull();
+    const [, name, variant, sets] = m!;
+    expect(names).toContain(name);
+    const inv = resolve(name!, loadScenario(name!), variant, sets!.split(' --set ').filter(Boolean));
+    expect(inv.script).toMatch(/^dist\/bench\/\w+\.js$/);
+  });
+
+  it('the documentation names no per-program bench script and only scenarios that exist', () => {
+    const docs = ['README.md', 'docs/benchmarks.md', 'docs/development.md', 'docs/cluster-mode.md', 'docs/agent-sandbox.md', 'docs/configuration.md'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    expect(docs.match(/npm run bench:(?!render)[a-z-]+/g)).toBeNull();
+    const named = [...docs.matchAll(/npm run bench -- ([a-z][\w-]*)/g)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(10);
+    expect(named.filter((n) => !names.includes(n))).toEqual([]);
+  });
+});
+
+const minimal = `description: a scenario
+program: bench/cluster.ts
+result: bench/results/cluster.json
+nodes:
+  nodes: 1000
+schedulers:
+  floor: true
+variants:
+  big:
+    description: more nodes
+    set: { nodes: 5000 }
+`;
+
+describe('a scenario file that does not validate', () => {
+  const error = (text: string): string => {
+    try {
+      parseScenario(text, 'bench/scenarios/x.yaml');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ScenarioError);
+      return (err as Error).message;
+    }
+    throw new Error('parsed');
+  };
+
+  it('is refused with the file and the key: an unknown key, a missing one, a bad parameter name', () => {
+    expect(() => parseScenario(minimal, 'x.yaml')).not.toThrow();
+    expect(error(`${minimal}runz: 2\n`)).toBe('bench/scenarios/x.yaml: (top level): Unrecognized key: "runz"');
+    expect(error(minimal.replace('program: bench/cluster.ts\n', ''))).toMatch(/^bench\/scenarios\/x\.yaml: program: /);
+    expect(error(minimal.replace('nodes: 1000', 'Nodes: 1000'))).toMatch(/^bench\/scenarios\/x\.yaml: nodes\.Nodes: a parameter is the program's option name/);
+    expect(error(minimal.replace('  floor: true', '  floor: true\n  extra: { a: 1 }'))).toMatch(/^bench\/scenarios\/x\.yaml: schedulers\.extra: /);
+  });
+
+  it('is refused for a parameter declared twice, a variant setting an undeclared one or a flag given a value', () => {
+    expect(error(minimal.replace('  floor: true', '  floor: true\n  nodes: 5'))).toBe('bench/scenarios/x.yaml: schedulers.nodes: declared twice (also in nodes)');
+    expect(error(minimal.replace('{ nodes: 5000 }', '{ node: 5000 }'))).toMatch(/^bench\/scenarios\/x\.yaml: variants\.big\.set\.node: not a parameter of the scenario/);
+    expect(error(minimal.replace('{ nodes: 5000 }', '{ floor: 1 }'))).toBe('bench/scenarios/x.yaml: variants.big.set.floor: a flag takes true or false');
+  });
+
+  it('is refused when it is not YAML', () => {
+    expect(error('description: [unclosed\n')).toMatch(/^bench\/scenarios\/x\.yaml: not YAML: /);
+  });
+});
+
+describe('the command of a scenario', () => {
+  const s = parseScenario(minimal, 'x.yaml');
+
+  it('passes values as options, true as a flag, a variant and --set over the scenario, an empty --set leaving the option out', () => {
+    expect(resolve('x', s, undefined).args).toEqual(['--nodes', '1000', '--floor']);
+    expect(resolve('x', s, 'big').args).toEqual(['--nodes', '5000', '--floor']);
+    expect(resolve('x', s, 'big', ['nodes=7', 'floor=false']).args).toEqual(['--nodes', '7']);
+    expect(resolve('x', s, undefined, ['nodes='], ['--print', 'f.json']).args).toEqual(['--floor', '--print', 'f.json']);
+    expect(resolve('x', s, undefined).script).toBe('dist/bench/cluster.js');
+  });
+
+  it('refuses an unknown variant, an undeclared --set and a flag set to a value', () => {
+    expect(() => resolve('x', s, 'small')).toThrow('x has no variant small (big)');
+    expect(() => resolve('x', s, undefined, ['pods=1'])).toThrow('--set pods=1: x has no parameter pods (its parameters: nodes, floor)');
+    expect(() => resolve('x', s, undefined, ['floor=yes'])).toThrow('--set floor=yes: floor is a flag, true or false');
+    expect(() => resolve('x', s, undefined, ['floor'])).toThrow('--set floor: expected NAME=VALUE');
+  });
+
+  it('sets environment variables, the caller’s own value winning, and prints them first', () => {
+    const verbs = loadScenario('verbs');
+    const inv = resolve('verbs', verbs, 'http', [], [], { BENCH_SIZES: '1000' });
+    expect(inv.env).toMatchObject({ BENCH_SIZES: '1000', BENCH_PARTS: 'http', BENCH_ITERATIONS: '200' });
+    expect(inv.overridden).toEqual(['BENCH_SIZES']);
+    expect(commandLine(inv)).toBe('BENCH_SIZES=1000 BENCH_LOCALITY=off BENCH_ITERATIONS=200 BENCH_PARTS=http node --expose-gc dist/bench/bench.js');
+  });
+});
+
+describe('the runner (dist/bench/run.js)', () => {
+  const runner = join(ROOT, 'dist/bench/run.js');
+
+  it('prints the command of --dry-run and runs nothing', async () => {
+    const r = await run([runner, 'cluster', 'pin', '--set', 'nodes=100', '--dry-run', '--', '--reuse']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^node dist\/bench\/cluster\.js --nodes 100 .* --pin .* --reuse$/);
+  });
+
+  it('exits 2 with the list for an unknown scenario, and lists them with --list', async () => {
+    const unknown = await run([runner, 'clustr']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no scenario clustr');
+    expect(unknown.stderr).toMatch(/^cluster +sandbox-scheduler against/m);
+    const list = await run([runner, '--list']);
+    expect(list.code).toBe(0);
+    expect(list.stdout.split('\n').filter((l) => /^\S/.test(l))).toHaveLength(names.length);
+  });
+
+  it('exits 2 for a bad --set and passes the program’s exit code through', async () => {
+    const bad = await run([runner, 'cluster', '--set', 'nodez=1', '--dry-run']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('cluster has no parameter nodez');
+    const refused = await run([runner, 'sampling', '--set', 'fill=', '--', '--no-such-option']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("unknown option '--no-such-option'");
+  });
+});
