@@ -18,7 +18,7 @@ import type { Dimensions, PodRecord } from '../objects/records.js';
 import type { Reservation, ReleaseReason } from './reservations.js';
 
 /**
- * What freed capacity on a node: the cache's transition (the table in schedulerCache.ts). A pod
+ * What freed capacity on a node: the cache's transition (the table in docs/cluster-mode.md#what-frees-capacity-and-what-kube-scheduler-sees-of-it). A pod
  * record counting less (`pod-updated`; `pod-started` when all it frees is a start slot) or gone (`pod-deleted`); a reservation released (its
  * ReleaseReason); a reservation replaced by assume (`reassumed`), by startBinding (`binding-started`) or by
  * finishBinding (`binding-finished`);
