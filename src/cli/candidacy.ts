@@ -73,8 +73,9 @@ export function nodeCandidacy(node: Node, pod: Pod): CandidacyFailure[] {
  * Ready: kube-scheduler has no Ready filter; the node lifecycle controller turns the condition into a NoSchedule
  * taint (pkg/controller/nodelifecycle: doNoScheduleTaintingPass, nodeConditionToTaintKeyStatusMap: `False` →
  * not-ready, `Unknown` → unreachable; a node without the condition counts as `Unknown`, as tryUpdateNodeHealth
- * sets it, reason NodeStatusNeverUpdated) and TaintToleration filters on it. Applied whether or not the controller has added the taint yet, so
- * a NotReady node is never offered, and a pod that tolerates the taint still sees the node.
+ * sets it, reason NodeStatusNeverUpdated) and TaintToleration filters on it. Applied whether or not the
+ * controller has added the taint yet, so a NotReady node is never offered, and a pod that tolerates the taint
+ * still sees the node.
  */
 function readyFailure(node: Node, tolerations: readonly Toleration[]): CandidacyFailure | null {
   // pkg/util/node IsNodeReady: the first condition of type Ready decides.
