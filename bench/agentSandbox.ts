@@ -1,24 +1,9 @@
 /**
  * `npm run bench -- agent-sandbox`: the pods of kubernetes-sigs/agent-sandbox, created by its own controller (the
- * version test/e2e/tools/agent-sandbox pins, v1.0.1; started by test/e2e/cluster-up.sh), placed by sandbox-scheduler
- * (kube-scheduler + the extender) or by the stock default-scheduler of the same local control plane (1,000 KWOK
- * nodes by default), interleaved run by run:
- *
- *   pool    a SandboxWarmPool of --pool sandboxes (1,000), created at once: the controller creates the Sandboxes
- *           (batches of up to 300), then their pods;
- *   claims  --claims SandboxClaims (1,000) that set env, so each is cold (a new Sandbox from the pool's template),
- *           against a pool of 0 replicas, created at once (--concurrency creates in flight).
- *
- * Two SandboxTemplates differ only in the pods' schedulerName. Pods become Ready --ready-delay after they are bound
- * (KWOK), so starts overlap. Per run, from a watch of the namespace's pods (client-side times): pods/s over the
- * binding window (first to last pod seen bound), creation → bound p50/p99 (pool: pod seen created → bound; claims:
- * claim created (its create acknowledged) → its pod seen bound), the time to all Ready, the peak pressure of the
- * placement against the optimum (bench/clusterStats.ts placementSoundness), the peak of sandboxes starting at once
- * per node (bench/startingStats.ts), and the extender's filter calls. Between runs every pool, claim, sandbox and
- * sandbox pod is deleted and the extender allowed to settle.
- *
- * Never part of CI; only one e2e control plane should run on a machine at a time. It brings the cluster up and
- * down itself unless --reuse. `--help` lists the options.
+ * version test/e2e/tools/agent-sandbox pins), placed by sandbox-scheduler or by the stock default-scheduler of the
+ * same local control plane, interleaved run by run: a warm-pool fill (pool) and a burst of cold claims (claims).
+ * Never part of CI; one e2e control plane on a machine at a time: it brings the cluster up and down itself
+ * unless --reuse. The runs and their figures: docs/agent-sandbox.md#measured-figures; `--help` lists the options.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,33 +1,8 @@
 /**
  * `npm run bench -- verbs`: the in-process figures, each beside the goal it answers, with its baseline measured
- * in the same run.
- *
- * 1. Each verb over 1,000 and 5,000 node names (nodeCacheCapable: true) against its floor: JSON.parse of
- *    its request plus JSON.stringify of its reply (what any extender must pay). Goal: each verb ≤ 2× its
- *    floor. The floor and the verb run back to back in every iteration (in alternating order), so a busy
- *    machine slows both alike; the figure is the median of the per-iteration ratios.
- *    The bind verb's check of the node Filter chose (PlacementService.authorizeBind: the offer, and the node's
- *    fit against the model at the bind) against the floor of a bind request and its reply.
- * 2. One scheduling cycle's calls: one call (chooseInFilter: Filter answers the chosen node; kube-scheduler
- *    skips Prioritize), the same with the bind verb's check, and two calls (Filter answers every feasible node,
- *    then Prioritize), with node names or full Node objects, against the same floor.
- * 3. Ranking 1,000 candidates (the candidate scan and least_loaded's choice, no HTTP, no JSON) against the
- *    54.3 µs per selection over 1,000 nodes that the Go strategy least_loaded comes from published.
- * 4. The HTTP layer on the one-call Filter (keep-alive client): bare node:http, the extender's listener (its verbs'
- *    own path ahead of express) and express 5 with its JSON body parser (how the verbs were served before).
- * 5. The API writes: CPU per Event created, client-node's generated API against ApiWrites (undici), against a
- *    stand-in HTTPS API server in another process.
- * 6. The model at Kubernetes' limits (5,000 nodes, 150,000 pods) fed one watch event at a time through
- *    production's informer side (bench/informer.ts: LiveSync → records → CacheUpdates): time per event
- *    and heap (RSS, from fresh processes: npm run bench -- memory model).
- *
- * Every cache here is filled as production fills it: through the informer side (the initial lists, or
- * watch events). Node names are realistic (30–60 characters, as cloud providers name nodes).
- *
- * Options (environment): BENCH_ITERATIONS (default 40), BENCH_SIZES (default "1000,5000"),
- * BENCH_PARTS (default "verbs,cycles,ranking,http,writes,model"), BENCH_LOCALITY (default "off"; "on": the verbs and
- * cycles with template locality on — every node reports 10 images in status.images, the bound pods carry 20
- * templates, the incoming pod's image is on a quarter of the nodes, so the band's candidates are looked up).
+ * in the same run: each verb against its JSON floor, one scheduling cycle's calls, the ranking, the HTTP layer,
+ * the API writes and the model at Kubernetes' limits, every cache filled through the informer side. The parts,
+ * their baselines and the options (environment): docs/benchmarks.md#in-process.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,23 +1,8 @@
 /**
- * `npm run bench -- ceiling`: the extender's ceiling, the highest rate of Filter calls one extender process sustains
- * before its p99 doubles, driven from outside the process.
- *
- * Per node count (1,000 and 5,000 by default): the extender is started as a user would (`serve --snapshot FILE`)
- * on a snapshot of that many nodes with realistic names (EKS, GKE and AKS styles, 16–192 cores; bench/fixtures.ts)
- * and 30 bound pods each, in the shipped configuration (chooseInFilter on; kube-scheduler's requests carry node
- * names, nodeCacheCapable: true). The load generator (test/e2e/tools/loadgen, vegeta's attacker, a separate Go
- * process) sends Filter requests naming every node, each for a distinct pod (its own UID), open loop at a fixed
- * rate per step, so every request makes a reservation as in production. Reservations are released by a short
- * placementReservationTtl (--ttl, default 5 s; in a cluster the watch releases them when the pod shows bound,
- * within about a second), so the nodes do not fill up: the bench checks that every reply placed the pod, and
- * prints how many reservations were pending after each step.
- *
- * Steps: a warm-up (not counted), the serial rate (one request in flight, back to back: what one caller that
- * spends no time of its own gets), a baseline step at a low rate (its p99 is the reference), then rates stepping
- * up ×1.5 and bisected after the first step that is not sustained (bench/ceilingStats.ts). The CPU of the
- * extender and of the generator, and what else the machine ran, are recorded per node count.
- *
- * Never part of CI. `npm run bench -- ceiling -- --help` for the options.
+ * `npm run bench -- ceiling`: the extender's ceiling, the highest rate of Filter calls one extender process
+ * (`serve --snapshot FILE`, 1,000 and 5,000 nodes) sustains before its p99 doubles, driven open loop by a load
+ * generator outside the process. Never part of CI. The steps, the load and the figures:
+ * docs/benchmarks.md#the-extenders-ceiling; `npm run bench -- ceiling -- --help` for the options.
  */
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,25 +1,9 @@
 /**
  * `npm run bench -- cluster`: burst throughput of sandbox-scheduler (kube-scheduler + the extender) against the
- * stock default-scheduler, in one real control plane (test/e2e/cluster-up.sh: etcd, kube-apiserver,
- * kube-controller-manager, KWOK nodes, the extender in cluster mode with bind on, both kube-schedulers).
- *
- * Per node count: bring the cluster up, make sure no node still carries node.kubernetes.io/not-ready or
- * .../unreachable (removing the taint from nodes KWOK already reports Ready), then place M identical pods
- * through each scheduler, interleaved (sandbox, default, sandbox, default, …), in two modes:
- *   drain  the scheduler under test is stopped (test/e2e/component.sh stop), the pods are created, then it starts;
- *   burst  the pods are created while it runs (parallel creates on keep-alive connections).
- * Between runs the pods are deleted and the bench waits until they are gone and the extender has settled.
- *
- * Per run it measures pods/s over the binding window (first to last bind seen by a watch, client-side ms),
- * creation → bound p50/p99 (burst), kube-scheduler's own pod_scheduling_sli_duration_seconds p50/p99,
- * scheduling_algorithm_duration_seconds and framework_extension_point_duration_seconds (deltas of their
- * histograms over the run), the extender's per-verb latency and event-loop delay, the CPU share of every
- * component (/proc/PID/stat), and checks the placement (nothing over allocatable; peak pressure within one
- * pod of the optimum). `--profile` adds one sandbox run with the extender under `node --cpu-prof` and prints
- * the functions with the most self time inside that run's binding window.
- *
- * Prints one table per node count with the ratios sandbox/stock, and writes a JSON file (.e2e-bench/).
- * Never part of CI. Run with `npm run bench -- cluster -- --help` for the options.
+ * stock default-scheduler in one real control plane (test/e2e/cluster-up.sh), interleaved, in drain and burst
+ * modes, with the ratios sandbox/stock per node count and a JSON file of the run (.e2e-bench/). Never part of CI.
+ * The modes, the figures and the checks: docs/benchmarks.md#cluster-sandbox-scheduler-against-the-stock-kube-scheduler;
+ * `npm run bench -- cluster -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,32 +1,9 @@
 /**
- * `npm run bench -- locality`: time to a Ready sandbox when images must be pulled, on the e2e control plane
- * (test/e2e/cluster-up.sh: etcd, kube-apiserver, kube-controller-manager, KWOK nodes, the extender in cluster
- * mode, both kube-schedulers), for the stock default-scheduler (its default plugins, ImageLocality on) and
- * sandbox-scheduler with template locality off and on, each with the starting limit off and on.
- *
- * The workload: `--templates` templates (20) whose popularity follows a Zipf law (exponent `--zipf`), each with
- * one image of 0.3–2 GiB (sizes spread evenly, in an order unrelated to popularity), each present at first on
- * `--seed-share` (5 %; 0: none) of the nodes; `--pods` pods (2,000) created in `--bursts` bursts. Pods carry agent-sandbox's
- * template label, so the extender keys its memory by template. The same workload (same seed) for every setup.
- *
- * The cold-start model (bench/imageCache.ts): KWOK would start every pod at once, so the cluster comes up with a
- * ready delay of an hour, and this benchmark, watching the pods, sets each one's delay (the
- * e2e.sandbox-extender.io/ready-delay annotation the pod-ready Stage reads) from where it was bound: a pull at
- * `--bandwidth-mib` MiB/s unless the node holds the image, one pull at a time per node, plus `--warm-start-ms` and
- * `--slope-ms` per sandbox already starting there; a finished pull is written to the node's status.images (the 50
- * largest, as kubelet reports them), where both schedulers read it. The delay is counted from the moment KWOK sees
- * the annotation, a few ms after the bind, alike for every setup.
- *
- * Between runs the pods are deleted, every node's status.images is reset to the initial state, and the extender
- * restarts with the next setup's configuration (so its memory starts empty). Setups are interleaved:
- * stock, off, on, off+limit, on+limit, then again for `--runs`.
- *
- * Per run: warm-hit rate (the image on the node at bind), pulls joined and made, creation → Ready p50/p99 and max
- * (client side: create acknowledged → Ready seen by a watch), first create → all Ready, peak projected pressure
- * (the most loaded node's cpu requests / allocatable at the end: pods are not deleted during a run), peak starting
- * sandboxes on any node (bound, not Ready, in watch order), the extender's placements by locality.
- *
- * Never part of CI. `--help` lists the options; `--print FILE` prints the tables of an earlier result.
+ * `npm run bench -- locality`: time to a Ready sandbox when images must be pulled, on the e2e control plane's KWOK
+ * nodes with modelled pulls (bench/imageCache.ts): the stock default-scheduler (ImageLocality on) against
+ * sandbox-scheduler with template locality off / on, each with the starting limit off / on. Never in CI. The
+ * workload, the runs and the figures: docs/benchmarks.md#template-locality. `--help` lists the options;
+ * `--print FILE` prints the tables of an earlier result.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

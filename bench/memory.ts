@@ -1,25 +1,10 @@
 /**
- * `npm run bench -- memory`: the extender's memory at Kubernetes' limits, each figure from a fresh process.
- *
- * 1. model: 5,000 nodes and 150,000 pods delivered to the scheduler cache one watch event at a time
- *    through production's informer side (bench/informer.ts: LiveSync → records → CacheUpdates; each
- *    object built when delivered, converted to a record and dropped); heap and RSS after a full GC, in a
- *    child process of its own.
- * 2. snapshot: a realistic `kubectl get nodes,pods -A -o json` dump (4-space indented, as kubectl prints
- *    it; nodes and pods from the test fixtures, with managedFields) of 5,000 nodes and 150,000 pods,
- *    about 1 GB, written to a temporary folder; then (a) the whole-file way (readFileSync + JSON.parse)
- *    in a child process, and (b) `sandbox-extender serve --snapshot` (the built CLI): seconds until it
- *    answers, its RSS then and its peak RSS (VmRSS, VmHWM).
- * 3. cluster (`--cluster PODS`, not in CI): the local control plane with 5,000 KWOK nodes, PODS pods
- *    created bound to them (spec.nodeName set, no scheduler), and the extender's RSS once its cache holds
- *    them all; then the cold side of a failover: the extender restarted `--cold-starts` times
- *    (test/e2e/component.sh restart), each time from its start to /readyz answering (both lists applied
- *    and the model built), and its RSS then.
- *
- * Options: --nodes N (5000), --pods N (150000), --cluster PODS, --cold-starts N (3), --keep (keep the dump),
- * --locality (part 1 with template locality on: each pod record carries its template key, each node its
- * status.images, the memory one entry per template and node; the fixtures' node reports 8 images, its pod has no
- * template label).
+ * `npm run bench -- memory`: the extender's memory at Kubernetes' limits (5,000 nodes, 150,000 pods), each figure
+ * from a fresh process: the model fed through the informer side, a snapshot dump read as a stream, and with
+ * `--cluster PODS` the extender's RSS and cold starts on KWOK nodes. The parts and the figures:
+ * docs/benchmarks.md#memory. Options: --nodes N (5000), --pods N (150000), --cluster PODS, --cold-starts N (3),
+ * --keep (keep the dump), --locality (the model with template locality on; the fixtures' node reports 8 images,
+ * its pod has no template label).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';

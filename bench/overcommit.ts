@@ -1,24 +1,12 @@
 /**
  * Over-commit of nodes that two schedulers share, replayed from one pod watch in resourceVersion order:
  * the pure half of `npm run bench -- shared` (bench/sharedNodes.ts) and of `test/e2e/sharedNodes.e2e.test.ts`.
- * No I/O, no clock.
- *
- * KWOK admits any pod a scheduler binds, so a node whose bound pods request more than its allocatable stays
- * that way (a kubelet would reject the last pod with OutOfcpu / OutOfmemory / OutOfpods). The replay counts it
- * directly: per node, the requests of the pods bound there and not terminal, against allocatable (cpu, memory
- * and the pod count), after every change the API server made — every state the cluster went through, not
- * samples of it. A node goes over at one binding (the overflow); whose binding that was is recorded.
- *
- * What the extender had seen when it placed a pod (a {@link Placement}: the pods' resourceVersion its model
- * reflected when the bind verb checked the node, or when Filter chose it with kube-scheduler binding) says
- * whether an over-commit is the extender's doing: the pods bound at or below that resourceVersion were in its
- * model, so if they and the pod already exceed the node, the extender placed the pod after the conflicting pods
- * were visible to it (a {@link Violation}). Pods bound above it were not visible yet: that race is not one the
- * extender can see. Reservations of the extender only add to what it counted, so a violation found here is
- * certain; the replay cannot miss one either, since the model held exactly the changes up to that version.
- *
- * resourceVersions are compared as integers: opaque to clients by contract, they are etcd revisions in every
- * API server this runs against (the e2e control plane's), increasing with each write.
+ * No I/O, no clock. KWOK admits any pod a scheduler binds (a kubelet would reject the last with OutOfcpu /
+ * OutOfmemory / OutOfpods), so a node over its allocatable stays so: per node, the requests of the pods bound
+ * there and not terminal are checked against allocatable (cpu, memory, pod count) after every change the API
+ * server made, every state the cluster went through, and the binding that took it over is recorded.
+ * resourceVersions are compared as integers: opaque by contract, they are etcd revisions in every API server this
+ * runs against (the e2e control plane's).
  */
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { nodeAllocatable, podRequests } from '../src/core/objects/podRequests.js';
@@ -33,7 +21,10 @@ export interface PodChange {
 export interface Placement {
   readonly pod: string;
   readonly node: string;
-  /** The pods' resourceVersion its model reflected then (SchedulerCache.podsResourceVersion). */
+  /**
+   * The pods' resourceVersion its model reflected then (SchedulerCache.podsResourceVersion): when the bind verb
+   * checked the node, or when Filter chose it where kube-scheduler binds.
+   */
   readonly resourceVersion: string;
 }
 
@@ -52,7 +43,13 @@ export interface Overflow {
   readonly over: readonly Dimension[];
 }
 
-/** A pod the extender placed on a node that, in its own model at that moment, could not hold it. */
+/**
+ * A pod the extender placed on a node that, in its own model at that moment, could not hold it. The pods bound at
+ * or below the {@link Placement}'s resourceVersion were in its model: if they and the pod already exceed the node,
+ * the extender placed the pod after the conflicting pods were visible to it. Pods bound above it were not visible
+ * yet, a race the extender cannot see. Its reservations only add to what it counted, so a violation found is
+ * certain, and none is missed, since the model held exactly the changes up to that version.
+ */
 export interface Violation {
   readonly pod: string;
   readonly node: string;

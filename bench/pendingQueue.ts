@@ -1,24 +1,9 @@
 /**
- * `npm run bench -- pending`: a runaway Pending queue on the local control plane (test/e2e/cluster-up.sh).
- *
- * The nodes are full in the extender's model but not in kube-scheduler's: each holds a paused sandbox that has
- * Succeeded (kube-scheduler does not watch terminal pods; the extender counts paused sandboxes whatever their
- * phase). So pods too big for what is left pass kube-scheduler's own filters on every node and are rejected by the
- * extender's Filter for capacity: kube-scheduler keeps them as rejected by an extender, which it retries on every
- * cluster event (its `Extender` pseudo plugin has no queueing hints), and the extender remembers them for a requeue
- * (at most `requeue.maxPods`). The worst case for the extender: every one of them costs a Filter call per retry.
- *
- *   1. a burst of `--burst` pods that fit, without the hopeless ones (the baseline)
- *   2. `--hopeless` pods that fit nowhere, created and tried once each
- *   3. the same burst again, beside them
- *   4. `--add-nodes` empty nodes added: every hopeless pod that now fits (kube-scheduler's and the extender's fit
- *      on the new nodes) must be bound; the time from the nodes' creation to the last of them is measured
- *
- * Per burst: pods/s over the binding window and creation → bound p50/p99, the extender's Filter calls and latency
- * (its own histogram), event-loop delay, RSS (/proc), kube-scheduler's schedule attempts by result and queue
- * moves by event, the requeue writes and pods nudged (per second over the window), the rejected pods remembered
- * and dropped. With `--burst-priority N` the burst's pods are in a PriorityClass of value N (the hopeless pods in
- * none): kube-scheduler's active queue is ordered by priority first, so this measures that remedy. Never part of CI. `npm run bench -- pending -- --help` for the options.
+ * `npm run bench -- pending`: a runaway Pending queue on the local control plane: pods that only the extender
+ * rejects (the nodes hold paused sandboxes kube-scheduler does not count), retried by kube-scheduler on every
+ * cluster event, beside a burst that fits, then nodes added. Never part of CI. Why this is the extender's worst
+ * case: docs/cluster-mode.md#a-runaway-pending-queue; the steps and figures:
+ * docs/benchmarks.md#a-runaway-pending-queue. `npm run bench -- pending -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,29 +1,9 @@
 /**
- * `npm run bench -- scheduler-perf`: the field's own yardstick. Runs kube-scheduler's benchmark harness,
- * test/integration/scheduler_perf of k8s.io/kubernetes (the e2e tier's version; an in-process kube-apiserver on
- * a fresh etcd and an in-process kube-scheduler, no kubelets), on the same workloads in up to three variants
- * (--variants), interleaved:
- *   stock    the harness's default configuration (the default profile, every plugin on, percentageOfNodesToScore
- *            not set: kube-scheduler as shipped);
- *   sandbox  the sandbox-scheduler profile (score plugins off, percentageOfNodesToScore --sandbox-percentage, the extender with
- *            filterVerb + prioritizeVerb, nodeCacheCapable: true, the chart's defaults otherwise) and
- *            sandbox-extender in cluster mode (`serve --kubeconfig FILE`) against the harness's API server;
- *   floor    the same profile and extender configuration with bench/floorExtender.ts in the extender's place (read
- *            the body, JSON.parse, answer one name; no API server access), started by this bench before the
- *            harness and stopped after it: what any Node extender costs behind that profile.
- * The harness's pods carry the default schedulerName, so the sandbox profile is named default-scheduler and the
- * extender's `schedulerName` is set to it (everything else in its config is the default).
- *
- * One process per workload and variant (a fresh API server, etcd and scheduler each, as the harness does per
- * workload). The extender gets the harness's credentials through the harness's prepare hook
- * (test/e2e/tools/scheduler-perf/perf_test.go). The figures are the harness's own SchedulingThroughput (pods/s,
- * 1 s samples: Average, Perc50, Perc99) from its JSON data items file; the ratios are sandbox/stock, floor/stock
- * and sandbox/floor. The harness's files (data items JSON, progress .dat, stdout) stay in the run's folder,
- * .e2e-bench/scheduler-perf-DATE/. Also recorded per process: the CPU of the harness, etcd and the extender (or
- * the floor), and what else the machine ran.
- *
- * Never part of CI. Builds what it needs (test/e2e/build-tools.sh --scheduler-perf; etcd from the e2e tools).
- * `npm run bench -- scheduler-perf -- --help` for the options.
+ * `npm run bench -- scheduler-perf`: the field's own yardstick. Runs kube-scheduler's benchmark harness
+ * (k8s.io/kubernetes test/integration/scheduler_perf, the e2e tier's version) on the same workloads in up to three
+ * variants, interleaved: stock (kube-scheduler as shipped), sandbox (the chart's profile with the extender in
+ * cluster mode) and floor (the same profile with bench/floorExtender.ts). Never in CI. The variants, processes and
+ * figures: docs/benchmarks.md#kube-schedulers-own-yardstick-scheduler_perf; `-- --help` for the options.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,21 +1,9 @@
 /**
- * `npm run bench -- shared`: two schedulers, one set of nodes. A mixed burst — default-scheduler and
- * sandbox-scheduler pods created together, interleaved, onto nodes that end full — on the local control plane
- * (test/e2e/cluster-up.sh; KWOK admits whatever is bound, so over-commit stays and is counted directly:
- * bench/overcommit.ts replays every pod change in resourceVersion order, per node Σ requests against allocatable).
- *
- * Configurations, in the same cluster, rounds interleaved:
- *   stock        sandbox-scheduler's kube-scheduler without the extender (a stock profile): the race every second
- *                scheduler has (the baseline)
- *   bind-off     the extender, kube-scheduler binds (the chart's default): the extender's check is its Filter
- *   bind-on      the extender binds (bindVerb): its bind re-checks the node against the model at that moment
- *   one-process  one kube-scheduler with both profiles (default-scheduler stock, sandbox-scheduler with the
- *                extender, which passes default-scheduler's pods through) and one cache: no race between them
- *
- * Per round: nodes over allocatable at the end, at any time, most at once; whose binding took each node over;
- * the extender's placements made after the conflicting pod was visible to it (its debug lines carry the pods'
- * resourceVersion it had; the extender runs with logLevel debug); bind refusals (does_not_fit); pods left
- * unbound. Never part of CI. `npm run bench -- shared -- --help` for the options.
+ * `npm run bench -- shared`: two schedulers, one set of nodes. A mixed burst of default-scheduler and
+ * sandbox-scheduler pods, created together onto KWOK nodes that end full on the local control plane, under four
+ * configurations (stock, bind-off, bind-on, one-process), over-commit counted by bench/overcommit.ts. Never part
+ * of CI. The configurations and figures: docs/benchmarks.md#two-schedulers-on-one-set-of-nodes;
+ * `npm run bench -- shared -- --help` for the options.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

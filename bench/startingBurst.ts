@@ -1,19 +1,9 @@
 /**
- * `npm run bench -- starting`: a cold-start storm on the e2e control plane (test/e2e/cluster-up.sh: etcd,
- * kube-apiserver, kube-controller-manager, KWOK nodes, the extender in cluster mode (kube-scheduler binds, the chart's default), both
- * kube-schedulers), with pods that become Ready a fixed time after they are bound (KWOK_POD_READY_DELAY).
- *
- * One burst of identical pods per scheduler setup, in turn:
- *   limit off   sandbox-scheduler, the extender without a starting limit;
- *   limit on    sandbox-scheduler, the extender with `startingLimit` (default perNode 4);
- *   default     the stock default-scheduler (no schedulerName).
- * The pods are created at once (parallel creates on keep-alive connections); a watch of their namespace
- * gives the exact concurrency of starting pods (bound, not Ready) per node in API order, and the extender's
- * /debug/nodes (starting + reserved) is sampled every 200 ms. Per run: peak concurrent starting sandboxes on
- * any node, their per-node distribution, time from the first create to all Ready, and pods/s over that time.
- *
- * Never part of CI; only one e2e control plane should run on a machine at a time. It
- * brings the cluster up and down itself unless --reuse. `--help` lists the options.
+ * `npm run bench -- starting`: a cold-start storm on the e2e control plane with pods that become Ready a fixed
+ * time after they are bound (KWOK_POD_READY_DELAY): sandbox-scheduler with the starting limit off and on, and the
+ * stock default-scheduler. Never part of CI; one e2e control plane on a machine at a time: it brings the cluster up
+ * and down itself unless --reuse. The setups and figures: docs/benchmarks.md#starting-burst; `--help` lists the
+ * options.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,38 +1,9 @@
 /**
- * `npm run bench -- time-to-ready`: creation → Ready of sandbox pods on real nodes with real image pulls. Not in CI.
- *
- * The cluster: the e2e control plane (test/e2e/cluster-up.sh) with `--real-nodes` real nodes (REAL_NODES: a kubelet
- * of the control plane's version and a containerd of its own each, so each node has its own image cache; label
- * type=real) beside a few KWOK nodes (label type=kwok), the extender in cluster mode, both kube-schedulers (the stock
- * one as shipped: its default profile, percentageOfNodesToScore unset). Every pod of the benchmark selects
- * `type: real` (nodeSelector), so both schedulers filter the KWOK nodes out before anything else.
- *
- * The images: one template per `--image-mib` size, built by bench/sandbox-images.sh on the image tier's engine
- * (test/image/engine.sh) and pushed to its loopback registry: the pause image (its static binary is the command,
- * it runs until SIGTERM) plus layers of random bytes. They are kept between runs of the benchmark (engine and
- * registry), built and pushed once.
- *
- * The workload: `--pods` hostNetwork pods (no port: the pause binary listens on none), their templates drawn from a
- * Zipf law (exponent `--zipf`, seed `--seed`; the same draw for every run), each with agent-sandbox's template label
- * (the extender keys its memory by it), requests = limits `--pod-cpu` / `--pod-memory`, created at once
- * (`--concurrency` creates in flight).
- *
- * Setups (`--setups`): stock (the default-scheduler), and sandbox-scheduler with locality off / on
- * (`locality.pressureBand` `--band`), each with the starting limit off / on (`startingLimit.perNode` `--per-node`);
- * the extender restarts with each sandbox setup's config (test/e2e/component.sh restart sandbox-extender --config),
- * so its memory starts empty. Cache states (`--caches`):
- *   cold   every benchmark image removed from every real node's containerd (`ctr -n k8s.io images rm --sync`) after
- *          the containers of the previous run are gone, and the nodes' status.images without them;
- *   warm   every benchmark image on every real node (`ctr images pull` where missing), and in their status.images.
- * Order: for each of `--runs` rounds, each cache state, each setup: the setups interleaved.
- *
- * Per run: creation → Ready p50/p99/max (client side: create acknowledged → Ready seen by the pod watch), first
- * create → all Ready, pulls made (bound (node, template) pairs the node lacked), peak sandboxes starting on one node,
- * kubelet's Pulled Events (pull time and size), and the CPU of the nodes, control plane, registry, extender, bench and
- * of the rest of the machine over the run (bench/procWatch.ts).
- *
- * `--help` lists the options; `--print FILE` prints the table of an earlier result; `--reuse` uses a cluster that is
- * up with real nodes (and leaves it up).
+ * `npm run bench -- time-to-ready`: creation → Ready of sandbox pods on real nodes (a kubelet and a containerd
+ * each) with real image pulls, from cold and warm image caches: the stock kube-scheduler against sandbox-scheduler
+ * with template locality and the starting limit off / on. Not in CI. The cluster, images, workload, setups and
+ * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--print FILE` prints an
+ * earlier result's table; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,18 +1,9 @@
 /**
- * How deep a JSON text nests and how many elements it holds, counted in one pass over its raw text before
- * it is parsed: JSON.parse and the streamed snapshot parser cost time and memory in proportion to both (a
- * 60 MB body of nested arrays held the event loop 16 s and 1.8 GB in JSON.parse; a snapshot file nested
- * 1,000,000 deep froze the streamed parser), while this pass costs a fraction of the parse (strings, the
- * bulk of any Kubernetes object, are skipped with indexOf; `npm run bench -- bounds` measures it).
- *
- * Counted outside strings only: depth is the number of arrays and objects open at once; elements are the
- * brackets that open an array or an object plus the commas between elements, which is exactly the number
- * of array elements and object members, an empty array or object counting as one (`[1,2,3]` has 3,
- * `{"a":1,"b":[]}` has 3). It is fed piece by piece (a request body as it arrives, a file as it is read),
- * and a piece may end anywhere, even inside an escape. It does not validate: what it lets through may still
- * be invalid JSON, and JSON.parse says so. Optionally, the members of any one object are bounded too: the
- * maps of Kubernetes objects (labels, annotations, requests) are small, and a body with millions of members in
- * one map (within every other bound) would cost seconds to decode and validate; the long lists are arrays.
+ * How deep a JSON text nests and how many elements it holds, counted in one pass over its raw text before it is
+ * parsed, since JSON.parse and the streamed snapshot parser cost time and memory in proportion to both (why, the
+ * bounds and their cost: docs/configuration.md#request-bounds). Fed piece by piece (a request body as it arrives,
+ * a file as it is read); a piece may end anywhere, even inside an escape. It does not validate: what it lets
+ * through may still be invalid JSON, and JSON.parse says so.
  */
 
 /** Which bound a JSON text exceeds. */
@@ -26,12 +17,19 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const COMMA = 0x2c;
 
+/**
+ * Counted outside strings only (strings, the bulk of any Kubernetes object, are skipped with indexOf): depth is the
+ * number of arrays and objects open at once; elements are the brackets that open an array or an object plus the
+ * commas between elements, which is exactly the number of array elements and object members, an empty array or
+ * object counting as one (`[1,2,3]` has 3, `{"a":1,"b":[]}` has 3). Optionally the members of any one object are
+ * bounded too (maxObjectMembers).
+ */
 export class JsonBounds {
   /** Arrays and objects open at the end of what was scanned. */
   depth = 0;
   /** The deepest nesting seen. */
   maxDepthSeen = 0;
-  /** Elements counted so far (see the module header). */
+  /** Elements counted so far (see the class docstring). */
   elements = 0;
   private inString = false;
   /** Inside a string, the piece before ended with an odd run of backslashes: the next character is escaped. */

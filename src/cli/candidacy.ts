@@ -1,36 +1,9 @@
 /**
- * Node candidacy: whether kube-scheduler would consider a node for a pod at all, before any
- * resource arithmetic. Pure rules over the Node and Pod objects, each mirroring one upstream rule
- * (Kubernetes v1.36):
- *
- * - **Ready** (`NodeNotReady`): a node whose `Ready` condition is not `True` (kube-scheduler's
- *   view, pkg/util/node: IsNodeReady; a node without the condition counts as `Unknown`, as
- *   pkg/controller/nodelifecycle: tryUpdateNodeHealth sets it, reason `NodeStatusNeverUpdated`).
- *   kube-scheduler itself has no Ready filter: the node lifecycle controller turns the condition
- *   into a NoSchedule taint (pkg/controller/nodelifecycle: doNoScheduleTaintingPass,
- *   nodeConditionToTaintKeyStatusMap: `False` → `node.kubernetes.io/not-ready`, `Unknown` →
- *   `node.kubernetes.io/unreachable`) and TaintToleration filters on it. This rule applies that
- *   taint whether or not the controller has added it yet, so a NotReady node is never offered, and
- *   a pod that tolerates the taint (effect NoSchedule) still sees the node, as it would once the
- *   controller has caught up.
- * - **NodeUnschedulable** (`NodeUnschedulable`, cordoned): pkg/scheduler/framework/plugins/
- *   nodeunschedulable: NodeUnschedulable.Filter — `spec.unschedulable` unless the pod tolerates
- *   `node.kubernetes.io/unschedulable:NoSchedule`.
- * - **TaintToleration** (`UntoleratedTaints`): pkg/scheduler/framework/plugins/tainttoleration:
- *   TaintToleration.Filter — every taint of effect NoSchedule or NoExecute
- *   (plugins/helper: DoNotScheduleTaintsFilterFunc) must be tolerated (component-helpers
- *   scheduling/corev1: FindMatchingUntoleratedTaint, TolerationsTolerateTaint). Upstream stops at
- *   the first untolerated taint; here all of them are listed (the outcome is the same).
- * - **NodeAffinity** (`NodeAffinityMismatch`): pkg/scheduler/framework/plugins/nodeaffinity:
- *   NodeAffinity.Filter with component-helpers scheduling/corev1/nodeaffinity:
- *   GetRequiredNodeAffinity, RequiredNodeAffinity.Match — `spec.nodeSelector` (every pair equal)
- *   and `requiredDuringSchedulingIgnoredDuringExecution` (terms ORed; within a term the
- *   matchExpressions and matchFields ANDed). A scheduler profile's `addedAffinity` is not known
- *   offline and is not applied.
- *
- * Toleration matching is k8s.io/api core/v1: Toleration.ToleratesTaint with the alpha feature
- * gate TaintTolerationComparisonOperators at its v1.36 default (off): operators `Lt`/`Gt` never
- * tolerate.
+ * Node candidacy: whether kube-scheduler would consider a node for a pod at all, before any resource
+ * arithmetic (`rank`: docs/cli.md). Pure rules over the Node and Pod objects, each mirroring one upstream rule
+ * of Kubernetes v1.36, cited where it is written: Ready (the node lifecycle controller's NoSchedule taint),
+ * NodeUnschedulable, TaintToleration and NodeAffinity (pkg/scheduler/framework/plugins). Toleration matching is
+ * k8s.io/api core/v1 Toleration.ToleratesTaint with TaintTolerationComparisonOperators at its v1.36 default (off).
  */
 
 import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from '../core/objects/kubeObjects.js';
@@ -85,6 +58,7 @@ export function nodeCandidacy(node: Node, pod: Pod): CandidacyFailure[] {
   const tolerations = pod.spec?.tolerations ?? [];
   const notReady = readyFailure(node, tolerations);
   if (notReady) failures.push(notReady);
+  // pkg/scheduler/framework/plugins/nodeunschedulable: NodeUnschedulable.Filter.
   if (node.spec?.unschedulable && !tolerationsTolerateTaint(tolerations, { key: TAINT_NODE_UNSCHEDULABLE, value: '', effect: NO_SCHEDULE })) {
     failures.push({ code: 'NodeUnschedulable' });
   }
@@ -95,8 +69,16 @@ export function nodeCandidacy(node: Node, pod: Pod): CandidacyFailure[] {
   return failures;
 }
 
+/**
+ * Ready: kube-scheduler has no Ready filter; the node lifecycle controller turns the condition into a NoSchedule
+ * taint (pkg/controller/nodelifecycle: doNoScheduleTaintingPass, nodeConditionToTaintKeyStatusMap: `False` →
+ * not-ready, `Unknown` → unreachable; a node without the condition counts as `Unknown`, as tryUpdateNodeHealth
+ * sets it, reason NodeStatusNeverUpdated) and TaintToleration filters on it. Applied whether or not the
+ * controller has added the taint yet, so a NotReady node is never offered, and a pod that tolerates the taint
+ * still sees the node.
+ */
 function readyFailure(node: Node, tolerations: readonly Toleration[]): CandidacyFailure | null {
-  // IsNodeReady: the first condition of type Ready decides.
+  // pkg/util/node IsNodeReady: the first condition of type Ready decides.
   const ready = (node.status?.conditions ?? []).find((c) => c?.type === 'Ready');
   if (ready?.status === 'True') return null;
   const status = ready?.status === 'False' ? 'False' : ready ? 'Unknown' : 'Missing';
@@ -110,7 +92,12 @@ function taintText(taint: Taint): TaintText {
   return { key: taint.key ?? '', value: taint.value ?? '', effect: taint.effect ?? '' };
 }
 
-/** The NoSchedule/NoExecute taints of `taints` that no toleration tolerates (FindMatchingUntoleratedTaint, all of them). */
+/**
+ * pkg/scheduler/framework/plugins/tainttoleration: TaintToleration.Filter — the NoSchedule/NoExecute taints
+ * (plugins/helper: DoNotScheduleTaintsFilterFunc) of `taints` that no toleration tolerates (component-helpers
+ * scheduling/corev1: FindMatchingUntoleratedTaint). Upstream stops at the first; all are listed here (the outcome
+ * is the same).
+ */
 function untoleratedTaints(taints: readonly Taint[], tolerations: readonly Toleration[]): TaintText[] {
   return taints
     .map(taintText)
@@ -145,8 +132,11 @@ export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
 }
 
 /**
- * NodeAffinity.Filter: `spec.nodeSelector` and the required node affinity against the node's
- * labels and `metadata.name`. Null when the node matches (or the pod has neither).
+ * pkg/scheduler/framework/plugins/nodeaffinity: NodeAffinity.Filter, with component-helpers
+ * scheduling/corev1/nodeaffinity: GetRequiredNodeAffinity, RequiredNodeAffinity.Match — `spec.nodeSelector`
+ * (every pair equal) and the required node affinity (terms ORed; within a term matchExpressions and matchFields
+ * ANDed) against the node's labels and `metadata.name`. Null when the node matches (or the pod has neither).
+ * A scheduler profile's `addedAffinity` is not known offline and is not applied.
  */
 function nodeAffinityMismatch(node: Node, pod: Pod): CandidacyFailure | null {
   const labels = node.metadata?.labels ?? {};

@@ -1,24 +1,11 @@
 /**
- * The heterogeneous replay: place N identical pods one after another on a fixed set of nodes with
- * one strategy, each placement reserved at once (a burst with no binding feedback), and report the
- * peak allocation pressure  max_n max_r (Σ requests_r on n) / allocatable_r.
- *
- * With `honourCapacity` false (the overcommit replay) the capacity filter is ignored, as in the
- * load-aware placement model this project comes from: on nodes of 16/64/192 CPUs with 4 GiB per CPU
- * and 300 pods of 2 CPU / 4 GiB, round_robin peaks at 12.5 and least_loaded at 2.21875.
- *
- * The peak is read from the scheduler cache the replay fills (NodeInfo, as everywhere else).
- * {@link discreteOptimum} computes the best peak any placement can reach, independently of the
- * strategies and of the cache: the smallest P such that Σ_n k_n(P) ≥ N, where k_n(P) is how many pods node n takes
- * without its pressure exceeding P (found by bisection on P, then read back exactly).
- *
- * With `sampling`, each pod is offered only the window kube-scheduler would send its extender when
- * `percentageOfNodesToScore` is below 100: starting where the previous pod's search stopped, walk the nodes in
- * kube-scheduler's node-tree order (zones interleaved, within a zone the given order) until
- * {@link numFeasibleNodesToFind} nodes fit, skipping the ones that do not (its NodeResourcesFit), and advance the
- * start by the nodes walked. This mirrors Kubernetes v1.36 pkg/scheduler/schedule_one.go `findNodesThatFitPod`,
- * `findNodesThatPassFilters` and `numFeasibleNodesToFind`, and backend/cache/node_tree.go `list`, walked in order
- * (kube-scheduler checks the window with 16 goroutines, so its window may differ by a few nodes).
+ * The heterogeneous replay (`replay`: docs/cli.md): place N identical pods one after another on a fixed set of
+ * nodes with one strategy, each placement reserved at once in a scheduler cache of its own (a burst with no
+ * binding feedback), and report the peak allocation pressure max_n max_r (Σ requests_r on n) / allocatable_r.
+ * With `honourCapacity` false the capacity filter is ignored, as in the load-aware placement model this project
+ * comes from (the README's quick start shows that replay). {@link discreteOptimum} computes the best peak any
+ * placement can reach, independently of the strategies and of the cache. With `sampling`, each pod is offered
+ * only kube-scheduler's sampled window ({@link SampledWindow}).
  */
 import { dimensionFit } from '../core/fit/evaluation.js';
 import { numFeasibleNodesToFind } from '../core/fit/kubeSchedulerSampling.js';
@@ -127,7 +114,15 @@ export function replay(spec: ReplaySpec, strategy: Strategy, random: () => numbe
   return window ? { ...result, offered: { min: window.minOffered, max: window.maxOffered } } : result;
 }
 
-/** The windows kube-scheduler offers one pod after another (see the module header). */
+/**
+ * The windows kube-scheduler offers one pod after another when `percentageOfNodesToScore` is below 100: starting
+ * where the previous pod's search stopped, walk the nodes in kube-scheduler's node-tree order (zones interleaved,
+ * within a zone the given order) until {@link numFeasibleNodesToFind} nodes fit, skipping the ones that do not (its
+ * NodeResourcesFit), and advance the start by the nodes walked. Mirrors Kubernetes v1.36
+ * pkg/scheduler/schedule_one.go `findNodesThatFitPod`, `findNodesThatPassFilters` and `numFeasibleNodesToFind`, and
+ * backend/cache/node_tree.go `list`, walked in order (kube-scheduler checks the window with 16 goroutines, so its
+ * window may differ by a few nodes).
+ */
 class SampledWindow {
   private readonly infos: NodeInfo[];
   private readonly toFind: number;
@@ -231,6 +226,8 @@ export function podsAbove(spec: ReplaySpec, podsPerNode: readonly number[], leve
 /**
  * The lowest peak pressure any placement of `spec.podCount` pods can reach, or null when they
  * cannot all be placed within capacity (only when `honourCapacity`). Pods in `spec.existingPods` stay where they are.
+ * The smallest P such that Σ_n k_n(P) ≥ N, where k_n(P) is how many pods node n takes without its pressure
+ * exceeding P: found by bisection on P, then read back exactly.
  */
 export function discreteOptimum(spec: ReplaySpec): number | null {
   const { nodes, podRequest: q, podCount: n } = spec;

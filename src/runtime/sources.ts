@@ -88,8 +88,8 @@ function noticeEvent(n: DecisionNotice): PodEvent {
   return { pod: n.pod, type: n.result === 'placed' ? 'Normal' : 'Warning', reason: n.result === 'placed' ? 'ProjectedPlacement' : 'ProjectedPlacementFailed', message: n.message };
 }
 
-/** A configuration's service (buildExtender) with the source that feeds its cache: what `serve` runs. */
-export interface SourcedService extends Extender {
+/** The extender of a configuration (buildExtender) with the source that feeds its cache: what `serve` runs. */
+export interface ExtenderWithSource extends Extender {
   readonly source: CacheSource;
 }
 
@@ -97,7 +97,7 @@ export interface SourcedService extends Extender {
  * Snapshot mode: the service, its cache loaded from `path` (snapshotSource).
  * @throws SnapshotError when the snapshot cannot be loaded; RangeError on an invalid starting limit.
  */
-export async function startSnapshotMode(path: string, config: Config, logger: Logger): Promise<SourcedService> {
+export async function startSnapshotMode(path: string, config: Config, logger: Logger): Promise<ExtenderWithSource> {
   const built = buildExtender(config, { clusterMode: false, bindVerb: false });
   const source = await snapshotSource(path, config, built.service.cache, built.updates, built.metrics, logger);
   return { ...built, source };
@@ -109,7 +109,7 @@ export async function startSnapshotMode(path: string, config: Config, logger: Lo
  * @param onFatal called if the API worker dies (the cache would stop following the cluster).
  * @throws NoKubeConfigError / Error when no kubeconfig is usable; Error when the worker cannot start.
  */
-export async function startClusterMode(config: Config, logger: Logger, onFatal: (err: Error) => void): Promise<SourcedService> {
+export async function startClusterMode(config: Config, logger: Logger, onFatal: (err: Error) => void): Promise<ExtenderWithSource> {
   const kc = loadKubeConfig(config.kubeconfig);
   // Cluster mode's one cycle, each part handed the next when it is made: the cache tells the requeue of capacity
   // freed, the requeue writes through the API thread, the API thread feeds the cache and reports the watches'

@@ -1,28 +1,10 @@
 /**
- * The verbs' path through the socket: POST /filter, /prioritize and /bind are answered here, ahead of
- * express, which serves every other route (server/app.ts). kube-scheduler calls a verb once per pod, so
- * this is the extender's hot path: the body is read with raw-body (the reader under express's own JSON
- * parser, with the same size limit), decoded with one JSON.parse, handed to the verbs (handlers.ts) and
- * the reply written in one piece. Measured in `npm run bench -- verbs` (HTTP layer): express's router, middleware
- * chain and response helpers cost more CPU per call than the rest of the verb; the other routes are
- * rare and keep express.
- *
- * Error policy is the verbs' own (handlers.ts); what this layer adds, always as `{"Error": "..."}`:
- * - 405 (with `Allow: POST`) for another method on a verb's path;
- * - 415 for a body that is not JSON (a Content-Type other than application/json or +json, a charset
- *   other than UTF-8) or is compressed (any Content-Encoding but identity); no Content-Type is read as JSON;
- * - 413 for a body over server.maxRequestBodyBytes (declared by Content-Length, or counted while reading), or
- *   with more array elements and object members than server.maxRequestElements (counted while reading);
- * - 400 for a body nested deeper than server.maxRequestDepth (counted while reading, before JSON.parse);
- * - 400 for a body that is not JSON, or shorter or longer than its Content-Length;
- * - 500 (logged) for an unexpected fault; the server and its state carry on.
- * A refusal made before the body was read in full answers with `Connection: close`, then reads and drops what the client
- * still sends for a while (LINGER) before it closes the connection: closed at once, with the client's bytes unread,
- * the kernel resets it, and a client still sending fails its write before it reads the answer.
- * Each refusal (and a verb's own: a request of the wrong shape) is logged through server.requestLogWindowSeconds'
- * RequestLog: one warn line per reason per window, with the client's address, method and path; a body cut off by the
- * listener's own refusal (listen.ts: a 408) is not logged again.
- * A reply that is not delivered (its connection closed first) releases what its decision reserved (VerbReply.undelivered).
+ * The verbs' path through the socket: POST /filter, /prioritize and /bind are read with raw-body (express's own
+ * reader, same size limit), decoded with one JSON.parse, handed to the verbs (handlers.ts) and answered in one
+ * piece, ahead of express, which serves every other route (server/app.ts). Why a path of their own:
+ * docs/adr/0008-verbs-own-path-and-undici-writes.md. What this layer refuses (405, 415, 413, 400, and 500 for a
+ * fault, always `{"Error": "..."}`), the linger after a refusal made before the body ended and the log line per
+ * reason: docs/errors.md. A reply not delivered releases what its decision reserved (VerbReply.undelivered).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';

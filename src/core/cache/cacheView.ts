@@ -1,16 +1,10 @@
 /**
- * The read-only view of the scheduler cache (schedulerCache.ts): what the HTTP edge, the CLI, the
- * debug view, the metrics and the requeue read. The cache changes through two doors only:
- * - the decision side, PlacementService (placementService.ts): assume inside Filter and Prioritize,
- *   startBinding, finishBinding, unreserve (forget) and sweep (expire);
- * - the informer side, CacheUpdates (sync.ts): what lists and watches deliver, as records.
- * The lint config lets only src/core and the runtime's wiring (src/runtime/cacheDoors.ts, which makes
- * the cache and hands out its two doors and this view) import the cache itself.
- *
- * The view is the cache object typed as this interface: nothing is copied, wrapped or allocated to
- * read through it, so the hot path reads it as fast as the cache itself. NodeInfo records and pod
- * records are the cache's own, read-only, valid until the next change. The facts the cache reports to
- * its listeners (CapacityFreed) are defined here too, for whoever listens.
+ * The read-only view of the scheduler cache (schedulerCache.ts): what the HTTP edge, the CLI, the debug view,
+ * the metrics and the requeue read, while the cache changes only through its two doors, PlacementService and
+ * CacheUpdates (sync.ts); the fence: docs/architecture.md#folders. The view is the cache object typed as this
+ * interface, so nothing is copied or allocated to read through it; its NodeInfo and pod records are the cache's
+ * own, read-only, valid until the next change. The facts the cache reports to its listeners (CapacityFreed) are
+ * defined here too.
  */
 import type { LocalityView } from '../objects/templateLocality.js';
 import type { NodeInfo } from './nodeInfo.js';
@@ -18,7 +12,7 @@ import type { Dimensions, PodRecord } from '../objects/records.js';
 import type { Reservation, ReleaseReason } from './reservations.js';
 
 /**
- * What freed capacity on a node: the cache's transition (the table in schedulerCache.ts). A pod
+ * What freed capacity on a node: the cache's transition (the table in docs/cluster-mode.md#what-frees-capacity-and-what-kube-scheduler-sees-of-it). A pod
  * record counting less (`pod-updated`; `pod-started` when all it frees is a start slot) or gone (`pod-deleted`); a reservation released (its
  * ReleaseReason); a reservation replaced by assume (`reassumed`), by startBinding (`binding-started`) or by
  * finishBinding (`binding-finished`);

@@ -1,20 +1,10 @@
 /**
  * The NodeInfos of a list of candidate names, found with the help of the list before it. kube-scheduler offers
  * each pod the feasible nodes of its node tree (Kubernetes v1.36 pkg/scheduler/schedule_one.go
- * findNodesThatPassFilters), so at percentageOfNodesToScore 100 one list holds nearly the names of the last, in
- * nearly its order: its filters run on chunks of consecutive nodes in parallel and append each node that passes,
- * so a list interleaves runs of the tree's order, and nodes drop out or fit again between two pods. Comparing a
- * name with the names near where the last list held the one before it costs a few ns; looking it up in the cache's
- * map costs ~80 ns for a fresh 45-character name out of JSON.parse (V8 hashes a string on first use, and the map's
- * entries are far apart in memory). At 5,000 names that was about half of a Filter call.
- *
- * Two cursors follow two runs at once, each looking LOOKAHEAD places ahead; a name not found there is looked up in
- * the map, and the cursor moves to that name's place in the last list. A list unlike the last (a sampled window that
- * moved on, filters on many cores interleaving many runs) stops being compared once it has missed GIVE_UP_AFTER
- * more times than it has hit, so it costs about the map's price. Whatever the order, every answer is the map's.
- *
- * The memory of the last list holds the NodeInfo objects themselves, so it is used only while the cache's set of
- * NodeInfos is unchanged (`version`, SchedulerCacheView.nodeSetVersion): their contents change in place.
+ * findNodesThatPassFilters: chunks of consecutive nodes filtered in parallel, each node that passes appended), so
+ * one list holds nearly the names of the last in nearly its order, as interleaved runs. Comparing names near where
+ * the last list held them is far cheaper than the map for names fresh from JSON.parse
+ * (docs/benchmarks.md#in-process); whatever the order, every answer is the map's.
  */
 import type { NodeInfo } from './nodeInfo.js';
 
@@ -23,6 +13,14 @@ const LOOKAHEAD = 3;
 /** Misses beyond the hits after which a list stops being compared with the last one (a list unlike it). */
 const GIVE_UP_AFTER = 32;
 
+/**
+ * Two cursors follow two runs at once, each looking LOOKAHEAD places ahead; a name not found there is looked up in
+ * the map, and the cursor moves to that name's place in the last list. A list unlike the last (a sampled window that
+ * moved on, filters on many cores interleaving many runs) stops being compared once it has missed GIVE_UP_AFTER
+ * more times than it has hit, so it costs about the map's price. The last list holds the NodeInfo objects
+ * themselves, so it is used only while the cache's set of NodeInfos is unchanged (`version`,
+ * SchedulerCacheView.nodeSetVersion): their contents change in place.
+ */
 export class CandidateLookup {
   private lastNames: string[] = [];
   private lastInfos: (NodeInfo | undefined)[] = [];

@@ -1,18 +1,11 @@
 /**
- * NodeInfo: everything the extender knows of one node, in integers — the counterpart of
- * kube-scheduler's framework.NodeInfo (Kubernetes v1.36 pkg/scheduler/framework/types.go), which
- * carries a node's allocatable and the summed requests of the pods on it, assumed ones included.
- * Here the "assumed" part is the extender's own reservations.
- *
- * Per dimension r (scheduler units: cpu in millicores, memory and storage in bytes, counts):
- *   allocated_r = Σ request_r of pods bound to the node in state starting or running
- *   paused_r    = Σ request_r of pods bound to the node in state paused (whatever their phase)
- *   reserved_r  = Σ request_r of the reservations held on the node
- *   inUse_r     = allocated_r + paused_r + reserved_r
- *   pressure_r  = inUse_r / allocatable_r   (pressure.ts; no value where allocatable_r is 0 or unknown)
- * plus the counts of starting, running and paused sandboxes and of reservations (each reservation is
- * one more starting sandbox), of the agent-sandbox pods among them, and the node's starting limit (startingLimit.ts). The SchedulerCache owns and updates these records; everything else
- * (placement, explanations, the debug view, metrics, the replay) reads them through this interface.
+ * NodeInfo: everything the extender knows of one node, in integers — the counterpart of kube-scheduler's
+ * framework.NodeInfo (Kubernetes v1.36 pkg/scheduler/framework/types.go), whose "assumed" pods are here the
+ * extender's own reservations. Per dimension r, in scheduler units (cpu millicores, bytes, counts):
+ *   allocated_r (bound pods starting or running), paused_r (bound paused pods, whatever their phase),
+ *   reserved_r (reservations held), inUse_r = allocated_r + paused_r + reserved_r; pressure: pressure.ts.
+ * Plus the counts of starting (a reservation is one more), running and paused sandboxes, of agent-sandbox pods
+ * among them, and the node's starting limit. The definitions: docs/model.md#nodes-snapshot-records.
  */
 import { pressureRatio } from '../objects/pressure.js';
 

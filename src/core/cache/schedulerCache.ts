@@ -1,87 +1,11 @@
 /**
- * The scheduler cache: the one owner of the extender's view of the cluster — node capacity, the pods
- * bound to each node and the reservations (placements decided, not yet seen bound). Shaped like
- * kube-scheduler's cache (Kubernetes v1.36 pkg/scheduler/backend/cache/cache.go: AssumePod,
- * FinishBinding, ForgetPod, AddPod/UpdatePod/RemovePod, cleanupAssumedPods): the informer side
- * (upsertPod, deletePod, upsertNode, deleteNode; reached through sync.ts CacheUpdates) and the
- * decision side (assume, finishBinding, forget, expire; reached through PlacementService) meet here
- * and nowhere else. Everyone else reads it through the read-only SchedulerCacheView (cacheView.ts).
- * Every change costs O(dimensions) (plus O(log n) for a reservation's deadline), so the cache keeps
- * up with watches at Kubernetes' limits (5,000 nodes, 150,000 pods).
- *
- * Reservation lifecycle of one pod UID (clock passed in as `nowMs`; ttl = placementReservationTtl,
- * unconfirmedTtl = the shorter lifetime of a reservation for a pod the cache has never seen):
- *
- *   (absent) ── assume(pod, node) ──────────────► Assumed(node), deadline now + ttl
- *      │          pod seen bound already: not reserved (its requests count through the pod)
- *      │          pod seen deleted: refused (a late request must not hold capacity)
- *      │          pod never seen: deadline now + unconfirmedTtl, until upsertPod shows it
- *      │                                          (then reservedAt + ttl)
- *      │
- *   Assumed ─────────── assume(pod, node') ───────► Assumed(node'), new deadline (a retried cycle; never doubled)
- *   Assumed ─────────── startBinding(uid, node') ─► Binding(node'), deadline now + ttl
- *   Assumed | Binding ─ finishBinding(uid, node') ► BindingFinished(node'), deadline now + ttl
- *   Binding | BindingFinished ─ assume(pod, node') ► Assumed(node'), new deadline (kube-scheduler retried the pod)
- *   BindingFinished ─── startBinding / finishBinding(uid, node') ► the same state on node', deadline now + ttl (a retried bind)
- *   (absent) ─ startBinding or finishBinding(uid, node), the pod seen unbound ─► Binding or BindingFinished(node)
- *      with the pod's request
- *   Assumed | Binding | BindingFinished, pod first seen (unbound, no new failure) ─► the same, podSeen
- *      (an Assumed one's deadline becomes reservedAt + ttl; the others keep their own)
- *
- *   Assumed | Binding | BindingFinished ──► released, back to (absent); the transition names the reason:
- *      upsertPod shows it bound to the same node .......... bound
- *      upsertPod shows it bound to another node ........... moved
- *      deletePod (a watch DELETED, or gone from a relist) . deleted
- *      upsertPod shows a scheduling failure other than
- *        the one it had when assumed, and other than the
- *        one the cache held for it before this update,
- *        while Assumed only (that cycle failed) .......... unschedulable
- *      forget(uid) (the reply carrying the decision failed) unreserved
- *      expire(now) past its deadline ...................... expired
- *
- * Why a scheduling failure releases only an Assumed reservation, and only one new in that update:
- * kube-scheduler puts a pod that failed a cycle back in its queue before (or, with its asynchronous
- * API calls, while) it writes the failure to the pod's status (Kubernetes v1.36
- * pkg/scheduler/schedule_one.go: handleSchedulingFailure), and it may retry the pod at once (its
- * back-off queue is popped when the active queue is empty). So the next cycle's Filter can be answered
- * before the watch shows the failure of the cycle before it: that failure then arrives after the
- * decision it does not belong to. Before the bind it costs at most a retry (the bind verb checks the node
- * again without the released reservation, and refuses it if another decision took the room). Once the bind verb has authorized the Binding (startBinding)
- * the pod's cycle has passed and its bind is under way: releasing the reservation there would hand its
- * start slot and requests to another decision while the pod is being bound to the node, which then
- * counts one sandbox over the node's starting limit (or over its allocatable). Without the bind verb the
- * extender never learns that a bind started, and such a late failure can still release the reservation
- * of a pod about to be bound.
- *
- * Capacity freed on a node: the facts the cache reports (CacheListeners.capacityFreed, once the change
- * is applied). Whether kube-scheduler can see each change is the requeue's question, answered where
- * requeue lives (rejections.ts seenByScheduler):
- *
- *   pod record counting on node N ─ deletePod ──────────────────► pod-deleted on N
- *                                 └ upsertPod counting less on N ─► pod-updated on N
- *                                   (only leaving the starting state, Ready or paused: pod-started on N)
- *        (finished, unpaused while terminal, resized down, bound elsewhere, starting → Ready: a start
- *        slot; paused → running frees nothing); `podTerminal`: the record was in a terminal phase
- *   reservation on N released ─ bound: only when the pod counts less than the reservation did (a
- *                             │ reservation counts as a starting sandbox) ........................ bound on N
- *                             └ moved, deleted, unschedulable, unreserved, expired ............... that reason on N
- *   reservation on N replaced by one elsewhere (or smaller) ─ assume again ─────► reassumed on N
- *                                                         ├ startBinding ──────► binding-started on N
- *                                                         └ finishBinding ─────► binding-finished on N
- *   Node object N upserted ─ new to the cache (or back after a deleteNode) ─────► node-added on N
- *                        └ allocatable larger in some dimension ─────────────────► node-grown on N
- *
- * Node totals live in one NodeInfo per node name (see nodeInfo.ts), with the counts of the agent-sandbox
- * pods among the pods counted there (PodRecord.agentSandbox: warm pool, claimed, standalone; a claim
- * adopting a pool's pod moves it from one count to the other in the update); pods bound to a node the cache
- * has not seen yet count under its name and show up once the Node object arrives.
- * Each NodeInfo carries its starting limit (startingLimit.ts), computed from the configuration and
- * the node's allocatable when the Node object is upserted, so decisions only compare two integers.
- *
- * With locality on (SchedulerCacheOptions.locality), the cache also feeds the locality index
- * (templateLocality.ts), each at O(1): upsertNode sets the node's status.images, deleteNode clears them,
- * upsertPod of a pod bound to a node and assume write its template key to the memory of templates
- * started there. The index is read through `locality` (LocalityView).
+ * The scheduler cache: the one owner of the extender's view of the cluster — node capacity, the pods bound to
+ * each node (one NodeInfo per node name, nodeInfo.ts) and the reservations (placements decided, not yet seen
+ * bound). Shaped like kube-scheduler's cache (Kubernetes v1.36 pkg/scheduler/backend/cache/cache.go: AssumePod,
+ * FinishBinding, ForgetPod, AddPod/UpdatePod/RemovePod, cleanupAssumedPods): the informer side (sync.ts
+ * CacheUpdates) and the decision side (PlacementService) meet here; everyone else reads SchedulerCacheView.
+ * A reservation's states and releases: docs/model.md#a-reservations-life; the capacity it reports freed:
+ * docs/cluster-mode.md#what-frees-capacity-and-what-kube-scheduler-sees-of-it.
  */
 import type { CacheSize, CapacityFreed, SchedulerCacheView } from './cacheView.js';
 import { LocalityIndex, type LocalityIndexOptions, type LocalityView } from '../objects/templateLocality.js';
@@ -120,7 +44,7 @@ export type AssumeResult = 'assumed' | 'bound' | 'deleted';
 export interface CacheListeners {
   /** Every reservation released, whatever the reason (e.g. to count it). */
   readonly released?: (release: Release) => void;
-  /** Capacity freed on a node (see the module header), after the change is applied. */
+  /** Capacity freed on a node (docs/cluster-mode.md#what-frees-capacity-and-what-kube-scheduler-sees-of-it), after the change is applied. */
   readonly capacityFreed?: (freed: CapacityFreed) => void;
 }
 
@@ -296,7 +220,7 @@ export class SchedulerCache implements SchedulerCacheView {
    * requests move from reserved to allocated with neither a gap nor a double count. An unbound pod
    * that shows a scheduling failure other than its reservation's mark and other than its record's
    * before this update releases it (`unschedulable`), unless the bind of the pod has started
-   * (startBinding, finishBinding): see the module header.
+   * (startBinding, finishBinding): docs/cluster-mode.md#reservations-in-cluster-mode says why.
    * Any other update leaves the reservation and its deadline as they are, except that a reservation
    * made before the pod was first seen gets its full lifetime (reservedAt + ttl).
    * @returns the release, if any.
@@ -383,7 +307,7 @@ export class SchedulerCache implements SchedulerCacheView {
    * The bind verb authorized the pod's Binding to `nodeName` and is about to create it (kube-scheduler's
    * binding cycle reached Bind, so the pod's scheduling cycle passed): its reservation moves to that
    * node, for a full ttl from `nowMs`, and from now on no scheduling failure the watch shows releases it
-   * (one shown now is an earlier cycle's; see the module header), so the room the bind verb checked stays
+   * (one shown now is an earlier cycle's: docs/cluster-mode.md#reservations-in-cluster-mode), so the room the bind verb checked stays
    * held until the watch shows the pod bound. When there is no reservation but the cache sees the pod
    * unbound, one is made with the pod's request. Nothing happens for a pod seen bound or not seen at all.
    * A bind that then fails leaves it so: kube-scheduler retries the pod, and that cycle's assume replaces it.
@@ -534,7 +458,7 @@ function withKey(p: PodRecord, localityKey: string): PodRecord {
  * Whether the update of an unbound pod from `previous` to `pod` shows a failure of the cycle that made
  * `reservation`: a scheduling failure other than the reservation's mark, that the record did not carry
  * before this update (an earlier cycle's, delivered again with an unrelated change), while the pod's bind
- * has not started (see the module header).
+ * has not started (docs/cluster-mode.md#reservations-in-cluster-mode).
  */
 function newFailure(previous: PodRecord | undefined, pod: PodRecord, reservation: Reservation): boolean {
   const failure = pod.schedulingFailure;

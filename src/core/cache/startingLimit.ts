@@ -1,27 +1,9 @@
 /**
- * The starting limit: how many sandboxes a node may be starting at once (cold-start storms). When a
- * burst lands, every new sandbox on a node pulls layers, sets up its filesystem and network and
- * starts its runtime at the same time, so a node starting many at once starts each far slower.
- * Peers cap it the same way: Cloud Foundry's `starting_container_count_maximum` per cell, and
- * scheduler plugins that limit the pods starting per node or per core.
- *
- * A sandbox counts as starting from the decision (its reservation) until the pod is Ready:
- * startingCount (nodeInfo.ts) = bound and not Ready + reservations held on the node, without the
- * pod's own reservation. A node fails the fit rule when startingCount ≥ its limit (evaluation.ts,
- * scan.ts); the failure is resolvable (FailedNodes): it clears as sandboxes become Ready.
- *
- * A node's limit (computed once per Node object update by the SchedulerCache, not per decision):
- *
- *     perNode only:  perNode
- *     perCore only:  max(1, floor(perCore × allocatable cpu in cores))
- *     both:          the smaller of the two
- *     neither:       no limit (Infinity)
- *
- * A node whose capacity is unknown (no usable allocatable), or whose allocatable has no cpu, has no
- * core count: only perNode applies to it (no limit when only perCore is set) — it is never blocked
- * on a guess. perCore is exact to the thousandth (the configuration allows at most three decimals):
- * the product is taken in integers, millicores × thousandths / 10^6, so 0.29 × 100 cores is 29,
- * not the 28 of floating point.
+ * The starting limit: how many sandboxes a node may be starting at once (cold-start storms). Computed once per
+ * Node object update by the SchedulerCache, so a decision compares two integers: a node whose startingCount
+ * (nodeInfo.ts: bound and not Ready, plus the reservations held on it, without the pod's own) is at its limit
+ * fails the fit rule (evaluation.ts), resolvably. The formula, its exact integer arithmetic and why:
+ * docs/starting-limit.md.
  */
 
 /** The configured limits (config `startingLimit`); both absent: off. */
@@ -52,7 +34,8 @@ export function hasAtMostThreeDecimals(x: number): boolean {
 }
 
 /**
- * The starting limit of one node (see the module header).
+ * The starting limit of one node: perNode, max(1, floor(perCore × cores)) taken in integers (millicores ×
+ * thousandths / 10^6), or the smaller of the two (docs/starting-limit.md).
  * @param milliCpu the node's allocatable cpu in millicores; null when its capacity is unknown or it has no cpu.
  * @returns an integer ≥ 1, or Infinity when no limit applies.
  */

@@ -1,15 +1,10 @@
 /**
- * The informer side's door to the scheduler cache (CacheUpdates) and what goes through it: a full
- * listing (a snapshot file, or a watch's list/relist) is applied as a diff, and watch events one by one.
- * Objects are converted into compact records as they come (a ListingReader keeps records, never
- * objects, so a listing of 150,000 pods can be read as a stream), then applied through the cache's
- * O(dimensions) informer-side updates (SchedulerCache upsertPod, deletePod, upsertNode, deleteNode): pods absent
- * from a listing are deleted (releasing their reservations; this is how deletions missed during a watch
- * outage are caught), the others upserted (a pod now bound releases its reservation in the same step),
- * nodes likewise.
- *
- * An object that cannot be converted (a bad quantity, no uid) is reported and skipped; whatever the
- * cache held for it before is kept, so one bad object never loses state.
+ * The informer side's door to the scheduler cache (CacheUpdates): a full listing (a snapshot file, or a watch's
+ * list/relist) is applied as a diff, watch events one by one, each object converted to a compact record as it
+ * comes (a ListingReader keeps records, never objects) and applied in O(dimensions) (SchedulerCache upsertPod,
+ * deletePod, upsertNode, deleteNode). Pods absent from a listing are deleted, which catches deletions missed
+ * during a watch outage. An object that cannot be converted (a bad quantity, no uid) is reported and skipped,
+ * keeping what the cache held for it, so one bad object never loses state.
  */
 import type { SchedulerCache } from './schedulerCache.js';
 import type { Node, Pod } from '../objects/kubeObjects.js';

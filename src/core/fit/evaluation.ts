@@ -1,27 +1,11 @@
 /**
- * The capacity filter and projected pressure of one candidate node for one pod: the single place
- * where the fit rule is written, and where the projected pressure is taken (each ratio from
- * pressure.ts pressureRatio). The hot path (scan.ts) applies the same two
- * functions to thousands of candidates without allocating; {@link evaluateCandidate} applies them to
- * one node and keeps every detail, for the chosen node, the runner-up, failing nodes, the bind check
- * and the ranked view.
- *
- * For a pod with request q on a node with allocatable A, per dimension r with A_r > 0:
- *
- *     projected_r = (inUse_r + q_r) / A_r        pressure = max_r projected_r
- *
- * where inUse_r = allocated_r + paused_r + reserved_r (nodeInfo.ts), without the pod's own earlier
- * reservation when it is held on this node (a retried pod never competes with itself).
- *
- * Fit (mirrors kube-scheduler NodeResourcesFit fitsRequest, Kubernetes v1.36
- * pkg/scheduler/framework/plugins/noderesources/fit.go, with paused and reserved counted as in use):
- * for every r with q_r > 0, the node fails if q_r > A_r (unresolvable: it can never fit) or if
- * inUse_r + q_r > A_r. Dimensions the pod does not request are not checked. A node of unknown
- * capacity passes (fail-open: kube-scheduler's own NodeResourcesFit still runs).
- *
- * Starting limit (startingLimit.ts): whatever its capacity, a node also fails when
- * startingCount(info, own) ≥ info.startingLimit — it is already starting as many sandboxes as it
- * may (resolvable: it clears as they become Ready).
+ * The capacity filter and projected pressure of one candidate node for one pod: the single place where the fit
+ * rule is written (kube-scheduler's NodeResourcesFit fitsRequest, Kubernetes v1.36
+ * pkg/scheduler/framework/plugins/noderesources/fit.go, with paused and reserved counted as in use). With request
+ * q, allocatable A and inUse = allocated + paused + reserved (nodeInfo.ts, without the pod's own reservation):
+ * pressure = max_r (inUse_r + q_r) / A_r; a node fails where q_r > 0 and inUse_r + q_r > A_r (unresolvable when
+ * q_r > A_r), or at its starting limit (startingLimit.ts); unknown capacity passes (docs/model.md). scan.ts applies
+ * the same functions to thousands of candidates without allocating; {@link evaluateCandidate} keeps every detail.
  */
 import { atStartingLimit, inUse, startingCount, type NodeInfo, type OwnReservation } from '../cache/nodeInfo.js';
 import { pressureRatio } from '../objects/pressure.js';
@@ -51,7 +35,7 @@ export interface Evaluation {
 /** Fit of one dimension: 0 fits, 1 insufficient (inUse + q > A), 2 the request alone exceeds allocatable. */
 export type DimensionFit = 0 | 1 | 2;
 
-/** The fit rule of one dimension (see the module header); `inUsePlusRequest` = inUse_r + q_r. */
+/** The fit rule of one dimension (the module header's); `inUsePlusRequest` = inUse_r + q_r. */
 export function dimensionFit(request: number, inUsePlusRequest: number, allocatable: number): DimensionFit {
   if (request <= 0) return 0;
   if (request > allocatable) return 2;

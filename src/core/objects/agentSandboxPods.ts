@@ -1,30 +1,10 @@
 /**
- * Pods of kubernetes-sigs/agent-sandbox, recognised from the pod alone (no Sandbox, SandboxClaim or
- * SandboxWarmPool is ever read: the extender watches only Nodes and Pods). What v1.0.1 (and v0.5.6 before it)
- * puts on the pods it creates (controllers/sandbox_controller.go: the pod is built from the Sandbox's
- * podTemplate, `agents.x-k8s.io/` labels of the template are dropped, then the controller adds its own;
- * computeExtensionPodLabels):
- *
- * - every pod: a controller ownerReference to its Sandbox (apiVersion `agents.x-k8s.io/v1beta1`,
- *   kind `Sandbox`) and the label `agents.x-k8s.io/sandbox-name-hash`;
- * - a Sandbox controlled by a SandboxWarmPool: also `agents.x-k8s.io/warm-pool-sandbox` (the FNV-1a
- *   hash of the pool's name) and `agents.x-k8s.io/sandbox-template-ref-hash` (of the template's name);
- * - a Sandbox controlled by a SandboxClaim (a cold claim's new Sandbox, or a pool's Sandbox a warm claim
- *   adopted): `agents.x-k8s.io/sandbox-template-ref-hash` and, in v1.0.1, `agents.x-k8s.io/claim-uid`
- *   (the claim's UID; v0.5.6 kept it on the Sandbox and off the pod); adoption removes the pool label from the
- *   running pod and (v1.0.1) adds the claim UID (the launch type `warm`/`cold` stays on the Sandbox, never on the pod);
- * - a Sandbox created directly (no claim, no pool): none of these three.
- *
- * So a pod is an agent-sandbox pod when one of its ownerReferences is a Sandbox of the group
- * `agents.x-k8s.io` (whether that Sandbox still exists does not matter), and its kind is told by its
- * labels: the pool label → `warm-pool`; else the claim UID label or the template hash label → `claimed`
- * (v1.0.1 writes both, v0.5.6 only the hash); else `standalone`. Nothing here changes where a pod goes:
- * the ranking never reads it.
- *
- * Bounded on hostile input (the HTTP edge does not check the shape of ownerReferences, and a forged
- * request may carry a 10 KB label value): at most {@link MAX_OWNER_REFERENCES_READ} entries are read,
- * entries of the wrong shape are skipped, and a template hash is kept only when it is a valid label
- * value (at most 63 characters; a longer value is never copied). Never throws.
+ * Pods of kubernetes-sigs/agent-sandbox (v1.0.1, and v0.5.6 before it), recognised from the pod alone (no
+ * agent-sandbox object is ever read): a controller ownerReference to a Sandbox of `agents.x-k8s.io` marks one,
+ * and the labels its controller writes (controllers/sandbox_controller.go: computeExtensionPodLabels) tell its
+ * kind: warm-pool, claimed or standalone (docs/agent-sandbox.md#what-the-extender-does-with-each-agent-sandbox-object).
+ * Shown, never ranked on. Bounded on hostile input: at most {@link MAX_OWNER_REFERENCES_READ} entries read, entries
+ * of the wrong shape skipped, a template hash kept only when a valid label value (≤ 63 characters). Never throws.
  */
 import { isRecord, type Pod } from './kubeObjects.js';
 import { isLabelValue } from './templateLocality.js';

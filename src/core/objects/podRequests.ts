@@ -1,25 +1,11 @@
 /**
- * A pod's effective resource request, exactly as kube-scheduler's NodeResourcesFit computes it, and a
- * node's allocatable in the same units.
- *
- * Mirrors `k8s.io/component-helpers/resource/helpers.go` `PodRequests` (with `AggregateContainerRequests`,
- * `determineEffectiveRequests` and the pod-level override for `IsSupportedPodLevelResource`), followed by the
- * scheduler's conversion in `pkg/scheduler/framework/types.go` `(*Resource).Add`: everything is aggregated
- * exactly (BigInt nanos, like Go's Quantity arithmetic) and converted only at the end, cpu to millicores via
- * `MilliValue()`, every other resource to bytes/counts via `Value()`, both rounded up.
- *
- * kube-scheduler v1.36 calls `PodRequests` with two sets of options (see {@link PodRequestsOptions}):
- * for a pod assigned to a node (Kubernetes v1.36 pkg/scheduler/framework/types.go: `PodInfo.CalculateResource`,
- * which `NodeInfo.AddPod` sums into the node's requested resources) status resources count, at container
- * and at pod level; for the incoming pod (pkg/scheduler/framework/plugins/noderesources/fit.go:
- * `computePodResourceRequest`, from `Fit.PreFilter`) only the spec counts. The 1.36 feature gates behind
- * those options: InPlacePodVerticalScaling (GA, locked on), PodLevelResources (beta, on),
- * InPlacePodLevelResourcesVerticalScaling (beta, on), DRANodeAllocatableResources (alpha, off: node-allocatable
- * resource claims in the pod status are not counted, and not modelled here).
- *
- * Not modelled: the scoring defaults for missing requests (`NonMissingContainerRequests`, used only for
- * NodeInfo's non-zero totals), and `limits` (the API server's `SetDefaults_Pod` already copied limits into
- * missing requests, so only `requests` are read). Whether a pod is terminal is the caller's concern.
+ * A pod's effective resource request, exactly as kube-scheduler's NodeResourcesFit computes it, and a node's
+ * allocatable in the same units (docs/model.md#pods-sandbox-hints: the rule, the feature gates, what is not modelled).
+ * Mirrors k8s.io/component-helpers/resource/helpers.go `PodRequests` (AggregateContainerRequests,
+ * determineEffectiveRequests, the pod-level override), then pkg/scheduler/framework/types.go `(*Resource).Add`:
+ * aggregated exactly (BigInt nanos) and converted at the end, cpu to millicores (`MilliValue()`), the rest to
+ * bytes/counts (`Value()`), both rounded up. With the options of a v1.36 kube-scheduler's two callers
+ * ({@link PodRequestsOptions}: `PodInfo.CalculateResource` for a bound pod, fit.go `computePodResourceRequest`).
  */
 import { isRecord, type Container, type ContainerStatus, type Node, type Pod } from './kubeObjects.js';
 import { MAX_SAFE_INTEGER_BIG, QuantityError, milliValue, parseQuantityValue, toSafeInteger, value } from './quantity.js';
@@ -227,6 +213,7 @@ function applyPodLevelRequests(reqs: Exact, spec: PodSpec, status: PodStatus | n
  * The pod's effective request in exact nanos (value × 10^9), per resource: Go `PodRequests` =
  * `AggregateContainerRequests` → pod-level override (cpu, memory, hugepages-*) → + `spec.overhead`.
  * Keys present with value 0 are kept, as in Go. A missing spec or containers list is treated as empty.
+ * Whether the pod is terminal (and so counts at all) is the caller's concern.
  *
  * @param options which of kube-scheduler's two option sets to apply (default {@link ASSIGNED_POD_OPTIONS};
  *   {@link podRequestOptions} picks the one the scheduler would use for this pod).

@@ -1,22 +1,19 @@
 /**
- * Pressure: the share of a node's allocatable that requests take, per resource. Every place that
- * ranks nodes (the candidate scan), explains a decision (evaluations, Events), shows the cache (the
- * debug view, the per-node metric) or computes the replay's optimum takes its ratios from
- * {@link pressureRatio}:
+ * Pressure: the share of a node's allocatable that requests take, per resource,
  *
  *     pressure_r = used_r / allocatable_r
  *
- * with used_r = inUse_r for a node's current pressure (allocated + paused + reserved, nodeInfo.ts)
- * and inUse_r + q_r for a pod's projected pressure (evaluation.ts). A node's pressure is the max over
- * its resources. "No value" is decided here, once: a resource of which the node has no allocatable
- * (0, or a node whose capacity is unknown) has no pressure, NaN. NaN compares false with every
- * number, so `p > max` passes over it in a max, and a node of known capacity always has a pressure
- * (some tracked resource of a Node record has allocatable > 0: records.ts toNodeRecord). Readers that
- * must print something say what no value looks like there (JSON null, `n/a`, no series).
+ * with used_r = inUse_r for a node's current pressure (nodeInfo.ts) and inUse_r + q_r for a pod's projected
+ * pressure (evaluation.ts); a node's pressure is the max over its resources (docs/model.md#projected-pressure-and-the-ranking).
+ * Every ranking, explanation, debug view, metric and replay optimum takes its ratios from {@link pressureRatio}.
  */
 
 /**
- * used / allocatable (both in the resource's scheduler units); NaN when allocatable ≤ 0 (no value).
+ * used / allocatable (both in the resource's scheduler units); NaN when allocatable ≤ 0: no value (the node has
+ * no allocatable of that resource, or its capacity is unknown). "No value" is decided here, once. NaN compares
+ * false with every number, so `p > max` passes over it in a max, and a node of known capacity always has a
+ * pressure (some tracked resource of a Node record has allocatable > 0: records.ts toNodeRecord). Readers that
+ * must print something say what no value looks like there (JSON null, `n/a`, no series).
  * Pure and tiny, so the scan's loop gets it inlined.
  */
 export function pressureRatio(used: number, allocatable: number): number {

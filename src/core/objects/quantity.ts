@@ -1,21 +1,10 @@
 /**
- * Exact Kubernetes `resource.Quantity` parsing, in integers.
- *
- * Mirrors `k8s.io/apimachinery/pkg/api/resource` (quantity.go `ParseQuantity`, `parseQuantityString`,
- * `UnmarshalJSON`; suffix.go `interpret`; `ScaledValue`/`MilliValue`/`Value`). A quantity is held as an
- * exact BigInt count of nano-units (value × 10^9); no floating point is used anywhere in parsing.
- * test/core/objects/quantity.test.ts holds the grammar's edge cases: an 85-row table of results from the upstream Go code.
- *
- * Known deviations from Go, all outside anything an API server returns (test/e2e/accounting.e2e.test.ts
- * compares this module with apimachinery v0.36.3 and lists them):
- * - Strings longer than {@link MAX_QUANTITY_LENGTH} (128) characters are rejected; Go has no bound.
- * - Magnitudes above 10^4087 (a decimal exponent pushing the nano count past 10^4096) are rejected
- *   instead of being stored; Go keeps them in an int64Amount/inf.Dec whose accessors overflow anyway.
- * - Go wraps `scale - len(fraction)` in int32; here that arithmetic is unbounded (only the parsed
- *   exponent itself is wrapped to int32, as Go's `int32(parsed)` does).
- * - `milliValue`/`value` return exact BigInt results where Go's int64 accessors overflow.
- * - Negative values round away from zero everywhere; Go does so only on its int64 fast path (see
- *   {@link milliValue}).
+ * Exact Kubernetes `resource.Quantity` parsing, in integers: a quantity is an exact BigInt count of nano-units
+ * (value × 10^9), no floating point anywhere. Mirrors k8s.io/apimachinery/pkg/api/resource (quantity.go
+ * `ParseQuantity`, `parseQuantityString`, `UnmarshalJSON`; suffix.go `interpret`; `ScaledValue`/`MilliValue`/`Value`).
+ * test/core/objects/quantity.test.ts holds the grammar's edge cases (85 rows from the upstream Go code). The
+ * deviations from Go, all outside anything an API server returns, are stated on the functions they concern and
+ * checked against apimachinery v0.36.3 by test/e2e/accounting.e2e.test.ts (listed in test/e2e/README.md).
  */
 
 /**
@@ -177,12 +166,15 @@ export const MAX_QUANTITY_LENGTH = 128;
  * accepted, suffixes `n u m "" k M G T P E`, `Ki…Ei`, `e<int>`/`E<int>` are case-sensitive, no whitespace.
  * Values finer than a nano are rounded up (away from zero); BinarySI magnitudes are clamped at 2^63 − 1
  * units; decimal values are not clamped. A BinarySI value strictly between 0 and 1 becomes DecimalSI.
- * Like Go, a digit-less number on Go's inf.Dec path (`"Pi"`, `"Ei"`, `"e-10"`) is ErrNumeric.
+ * Like Go, a digit-less number on Go's inf.Dec path (`"Pi"`, `"Ei"`, `"e-10"`) is ErrNumeric. Go wraps
+ * `scale - len(fraction)` in int32; here that arithmetic is unbounded (only the parsed exponent itself is
+ * wrapped to int32, as Go's `int32(parsed)` does).
  *
  * @returns `{ nanos, format }`, nanos = exact value × 10^9.
  * @throws QuantityError naming the input and the Go error it corresponds to (ErrFormatWrong,
  *   ErrSuffix, ErrNumeric), a string longer than {@link MAX_QUANTITY_LENGTH} (checked first, before any
- *   other work), or a magnitude above 10^4087.
+ *   other work; Go has no bound), or a magnitude above 10^4087 (a decimal exponent pushing the nano count past
+ *   10^4096; Go stores it in an int64Amount/inf.Dec whose accessors overflow anyway).
  */
 export function parseQuantity(input: string): Quantity {
   if (typeof input === 'string' && input.length > MAX_QUANTITY_LENGTH) {

@@ -1,29 +1,11 @@
 /**
- * Template locality: where a pod's images or template are likely cached, so that a sandbox starts
- * without a pull. Two sources, both kept at O(1) per event (bounded constants, whatever the input):
- *
- * - the images a node reports in `node.status.images` (names, digests, sizes). kubelet reports the
- *   `nodeStatusMaxImages` (default 50) largest, sorted by size, and only at its status updates
- *   (Kubernetes v1.36 pkg/kubelet/nodestatus/setters.go Images). A record keeps at most
- *   `maxImagesPerNode` of them, the largest among the first {@link MAX_IMAGE_ENTRIES_READ} entries.
- * - a memory of which templates started on which node recently: the key is a pod label (by default
- *   agent-sandbox's `agents.x-k8s.io/sandbox-template-ref-hash`), else the pod's container images.
- *   It is touched when the extender reserves a node for such a pod and whenever the watch shows
- *   such a pod bound to a node; entries live `ttlMs` and at most `maxEntries` are kept (least
- *   recently touched dropped first). E2B keeps the same kind of index (build ID → nodes that
- *   recently created, resumed or paused it, 8 h).
- *
- * A pod's signal on a node: `warm` when the memory has its key on the node, or when every one of its
- * images is in the node's status.images; `partial` when some are; `cold` otherwise (no image known,
- * a pod without images, or a node without status.images).
- *
- * Image names are compared as kube-scheduler's ImageLocality compares them (Kubernetes v1.36
- * pkg/scheduler/framework/plugins/imagelocality/image_locality.go normalizedImageName): a pod's
- * image without a tag or digest gets `:latest`; a node's names are taken as reported.
- *
- * Bounds on hostile input (a huge status.images list, names of megabytes, a 10 KB label value):
- * every loop here stops at a fixed count and every string kept has a fixed maximum length, so a
- * bad object costs bounded time and memory and is otherwise read normally.
+ * Template locality: where a pod's images or template are likely cached, so that a sandbox starts without a pull
+ * (docs/model.md#template-locality: the warm/partial/cold signal, its two sources and their bounds). Node images
+ * come from `node.status.images` (kubelet's nodeStatusMaxImages largest, by size: Kubernetes v1.36
+ * pkg/kubelet/nodestatus/setters.go Images); the memory of templates started per node is like E2B's index (build
+ * ID → nodes that recently created, resumed or paused it, 8 h). Names compare as ImageLocality's (image_locality.go
+ * normalizedImageName: a pod's image without tag or digest gets `:latest`; a node's names are taken as reported).
+ * Every loop stops at a fixed count and every string kept has a fixed maximum length: O(1) per event, any input.
  */
 import type { Node, Pod } from './kubeObjects.js';
 

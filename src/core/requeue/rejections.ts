@@ -1,62 +1,10 @@
 /**
- * The pods this extender rejected for capacity that may still be waiting, and which of them to
- * requeue once capacity frees (docs/adr/0006-requeue-nudge.md).
- *
- * kube-scheduler puts a pod that an extender rejected into its unschedulable pool with the pseudo
- * plugin `Extender` as the rejector, and moves it back on any cluster event it receives (Kubernetes
- * v1.36 pkg/scheduler/schedule_one.go: findNodesThatFitPod; pkg/scheduler/framework/runtime/framework.go:
- * NewFramework registers a defaultEnqueueExtension for it with every event and no queueing hint).
- * Two kinds of freed capacity reach no such event, and the pod then waits for the pool's flush
- * (5 minutes; pkg/scheduler/backend/queue/scheduling_queue.go: flushUnschedulablePodsLeftover):
- * - capacity that frees only in the extender's model (hidden, below): a paused pod in a terminal
- *   phase deleted or un-paused (kube-scheduler's informer never holds terminal pods), a reservation
- *   released without a pod event;
- * - a change kube-scheduler saw before the extender did: it retries the pod at once, the extender's
- *   watch still holds the old state and rejects it, and no later event comes.
- *
- * Which of the cache's facts (SchedulerCache CapacityFreed, the table in schedulerCache.ts)
- * kube-scheduler sees ({@link seenByScheduler}):
- *
- *   pod-deleted, pod-updated ........ seen, unless the pod record was terminal (podTerminal): a pod
- *                                     Succeeded or Failed is not in kube-scheduler's informer (its
- *                                     pod informer selects status.phase!=Succeeded,Failed; Kubernetes
- *                                     v1.36 pkg/scheduler/scheduler.go: newPodInformer; records.ts
- *                                     PodRecord.terminal), so such a paused pod deleted or un-paused is hidden
- *   bound, moved .................... seen: the pod's own bind (to the reserved node, or elsewhere)
- *   binding-started, binding-finished  seen: the Binding the bind verb creates shows the pod bound (a bind
- *                                     that fails is a binding-cycle failure, which moves the waiting pods)
- *   node-added, node-grown .......... seen: a Node added or updated (kube-scheduler requeues its
- *                                     unschedulable pods on it, and may retry before the extender's watch
- *                                     shows the node: the race below). Such a node was no pod's candidate
- *                                     (the extender did not know it, or it was smaller), so every
- *                                     remembered pod may be nudged for it
- *   pod-started ..................... hidden: a starting pod turned Ready (or paused), freeing only a start
- *                                     slot; kube-scheduler registers no event for a pod's Ready condition, so
- *                                     the pods the starting limit held stay in its unschedulable pool until
- *                                     its periodic flush (5 min) unless the extender requeues them
- *   deleted, unschedulable,
- *   unreserved, expired, reassumed .. hidden: only the extender's model changed (an unbound pod's
- *                                     deletion or failure moves no other pod in kube-scheduler's queue)
- *
- * A pod is remembered when a Filter finds no node and at least one candidate failed only with
- * InsufficientResource or StartingLimit (capacity or a start slot freeing can help there); a rejection
- * where every failure is unresolvable or a node unknown to the extender is not. A start slot frees
- * when a starting pod turns Ready: a change kube-scheduler does not act on (pod-started, above). {@link RejectedPods.takeNudges} picks, once
- * per rejection, each remembered pod that
- * - had a node that freed among those candidates (or a node that appeared or grew: any pod),
- * - fits that node now by the extender's fit rule (evaluation.ts dimensionFit) and the node is below
- *   its starting limit (nodeInfo.ts atStartingLimit), each pod on its own
- *   (kube-scheduler's next cycle decides between pods competing for the same room), and
- * - for a change kube-scheduler saw, was rejected at most `raceWindowMs` before the extender applied
- *   it: a pod rejected earlier sat in kube-scheduler's unschedulable pool when the event reached it,
- *   so kube-scheduler retried it already.
- *
- * Bounded: at most `maxPods` pods, the oldest rejection dropped first (told to `dropped`: such a pod is
- * nudged by no freed capacity until a Filter rejects it again, though any requeue write still retries
- * it with every other pod an extender rejected), each with a bitset of its candidate nodes (NodeInfo
- * ids, one bit per node the cache knew). A pod is forgotten when a later
- * Filter or Prioritize places it, and, when nudges are taken, once the cache sees it bound or deleted.
- * O(1) per freed capacity; takeNudges is O(remembered pods × nodes freed since the last call).
+ * The pods this extender rejected for capacity that may still be waiting, and which of them to requeue once
+ * capacity frees where kube-scheduler does not move them (docs/adr/0006-requeue-nudge.md). kube-scheduler
+ * moves a pod an extender rejected back on any cluster event it receives (Kubernetes v1.36
+ * pkg/scheduler/framework/runtime/framework.go: NewFramework, a defaultEnqueueExtension with no queueing
+ * hint), else at its unschedulable pool's 5-minute flush. Which freed capacity it sees, which pods are
+ * remembered and which are nudged: docs/cluster-mode.md#what-frees-capacity-and-what-kube-scheduler-sees-of-it.
  */
 import { dimensionFit } from '../fit/evaluation.js';
 import { atStartingLimit, inUse } from '../cache/nodeInfo.js';
@@ -65,7 +13,10 @@ import type { FitFailure } from '../fit/reasons.js';
 import type { PodRecord } from '../objects/records.js';
 import type { CapacityFreed, SchedulerCacheView } from '../cache/cacheView.js';
 
-/** Whether kube-scheduler sees the change that freed capacity (an event of it reaches its queue): the table in the module header. */
+/**
+ * Whether kube-scheduler sees the change that freed capacity (an event of it reaches its queue): the table in
+ * docs/cluster-mode.md. A terminal pod is not in its informer (pkg/scheduler/scheduler.go: newPodInformer).
+ */
 export function seenByScheduler(freed: CapacityFreed): boolean {
   switch (freed.cause) {
     case 'pod-deleted':

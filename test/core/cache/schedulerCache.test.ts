@@ -436,7 +436,7 @@ describe('release when kube-scheduler gives up on the cycle (Unschedulable after
   });
 });
 
-describe('SchedulerCache capacity freed (the capacityFreed listener: the facts of the table in schedulerCache.ts)', () => {
+describe('SchedulerCache capacity freed (the capacityFreed listener: the facts of the table in docs/cluster-mode.md)', () => {
   const sandbox = (name: string) => makePod(name).req({ cpu: '2', memory: '4Gi' });
   const failedScheduling = (name: string, message: string) =>
     ({ ...sandbox(name).obj(), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] } }) as Pod;
