@@ -5,8 +5,24 @@ import tseslint from 'typescript-eslint';
 // and nothing of the rest of the extender (it imports only its own modules). Time and random numbers
 // are passed in by the caller.
 const impureModules = [
-  'express', '@kubernetes/client-node', 'prom-client', 'pino', 'commander', 'yaml', 'zod',
-  'node:*', 'fs', 'fs/*', 'http', 'https', 'net', 'path', 'os', 'child_process', 'timers', 'crypto',
+  'express',
+  '@kubernetes/client-node',
+  'prom-client',
+  'pino',
+  'commander',
+  'yaml',
+  'zod',
+  'node:*',
+  'fs',
+  'fs/*',
+  'http',
+  'https',
+  'net',
+  'path',
+  'os',
+  'child_process',
+  'timers',
+  'crypto',
 ];
 
 // The layers, lowest first; a folder may import only from layers below it (and top-level helpers such as
@@ -21,7 +37,10 @@ const layers = {
   cli: [],
 };
 const layerPatterns = (folder) =>
-  layers[folder].map((other) => ({ group: [`../${other}/*`], message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).` }));
+  layers[folder].map((other) => ({
+    group: [`../${other}/*`],
+    message: `src/${folder} must not import src/${other} (layers: core ← config, observability ← snapshot, cluster, server ← runtime ← cli).`,
+  }));
 // The scheduler cache's door: outside src/core only the runtime's wiring (src/runtime/cacheDoors.ts) imports the cache
 // itself (and the CLI's offline replay, src/cli/replay.ts, which fills a cache of its own and never sees the live one). Everyone else reads the read-only view (core/cache/cacheView.ts, PlacementService.cache) and changes it through the
 // decision side (PlacementService) or the informer side (core/cache/sync.ts CacheUpdates). Type imports too: a type is
@@ -36,24 +55,39 @@ const layerFences = Object.keys(layers).map((folder) => ({
   rules: { 'no-restricted-imports': ['error', { patterns: [...layerPatterns(folder), cacheFence] }] },
 }));
 const fenceExceptions = [
-  { files: ['src/runtime/cacheDoors.ts'], rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns('runtime') }] } },
+  {
+    files: ['src/runtime/cacheDoors.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns('runtime') }] },
+  },
   { files: ['src/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [cacheFence] }] } },
 ];
 // Two pure modules that only the CLI uses (node candidacy, the offline replay) live in src/cli but keep the core's
 // purity: no I/O, clock or randomness of their own. The replay may import the cache (its own, see cacheFence).
 const cliPureFiles = ['src/cli/candidacy.ts', 'src/cli/replay.ts'];
-const cliPureMessage = 'candidacy.ts and replay.ts are pure like src/core: no I/O, HTTP, Kubernetes client, config parsing or logging.';
+const cliPureMessage =
+  'candidacy.ts and replay.ts are pure like src/core: no I/O, HTTP, Kubernetes client, config parsing or logging.';
 const cliPure = [
   {
     files: ['src/cli/candidacy.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [...impureModules.map((group) => ({ group: [group], message: cliPureMessage })), cacheFence] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...impureModules.map((group) => ({ group: [group], message: cliPureMessage })), cacheFence] },
+      ],
+    },
   },
   {
     files: ['src/cli/replay.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: impureModules.map((group) => ({ group: [group], message: cliPureMessage })) }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: impureModules.map((group) => ({ group: [group], message: cliPureMessage })) },
+      ],
+    },
   },
 ];
-const coreMessage = 'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here, and nothing from outside src/core.';
+const coreMessage =
+  'src/core is pure: no I/O, HTTP, Kubernetes client, config parsing or logging here, and nothing from outside src/core.';
 
 // The core is one folder a concern, lowest first; a folder imports only its own modules and the folders listed for it:
 //   objects  the shapes the core reads and the records it keeps (quantities, requests, template locality)
@@ -76,18 +110,27 @@ const coreDepths = [1, 2, 3, 4];
 const up = (n) => '../'.repeat(n);
 // Files `depth` folders below src/core: src/core/*.ts is depth 0.
 const coreFiles = (folder, depth) => `src/core/${[folder, ...Array(depth).fill('*')].join('/')}/*.ts`;
-const purePatterns = (depth) => [...impureModules, `${up(depth + 1)}*`].map((group) => ({ group: [group], message: coreMessage }));
+const purePatterns = (depth) =>
+  [...impureModules, `${up(depth + 1)}*`].map((group) => ({ group: [group], message: coreMessage }));
 const orderPatterns = (folder, depth) =>
   Object.keys({ ...coreFolders, decide: 0, text: 0 })
     .filter((other) => other !== folder && !coreFolders[folder].includes(other))
-    .map((other) => ({ group: [`${up(depth)}${other}/*`], message: `src/core/${folder} must not import src/core/${other} (${coreOrder}).` }));
+    .map((other) => ({
+      group: [`${up(depth)}${other}/*`],
+      message: `src/core/${folder} must not import src/core/${other} (${coreOrder}).`,
+    }));
 const coreFences = [
   { files: ['src/core/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: purePatterns(0) }] } },
-  ...coreDepths.map((depth) => ({ files: [coreFiles('*', depth - 1)], rules: { 'no-restricted-imports': ['error', { patterns: purePatterns(depth) }] } })),
+  ...coreDepths.map((depth) => ({
+    files: [coreFiles('*', depth - 1)],
+    rules: { 'no-restricted-imports': ['error', { patterns: purePatterns(depth) }] },
+  })),
   ...Object.keys(coreFolders).flatMap((folder) =>
     coreDepths.map((depth) => ({
       files: [coreFiles(folder, depth - 1)],
-      rules: { 'no-restricted-imports': ['error', { patterns: [...purePatterns(depth), ...orderPatterns(folder, depth)] }] },
+      rules: {
+        'no-restricted-imports': ['error', { patterns: [...purePatterns(depth), ...orderPatterns(folder, depth)] }],
+      },
     })),
   ),
 ];
@@ -97,7 +140,18 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', Buffer: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
@@ -109,7 +163,8 @@ export default tseslint.config(
   {
     files: ['src/core/**/*.ts', ...cliPureFiles],
     rules: {
-      'no-restricted-globals': ['error',
+      'no-restricted-globals': [
+        'error',
         { name: 'Date', message: 'src/core takes `now` (ms) as an argument; no clock of its own.' },
         { name: 'performance', message: 'src/core takes `now` as an argument.' },
         { name: 'setTimeout', message: 'src/core owns no timers.' },
@@ -117,7 +172,10 @@ export default tseslint.config(
         { name: 'process', message: 'src/core reads no environment.' },
         { name: 'fetch', message: 'src/core does no I/O.' },
       ],
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'src/core takes a random source as an argument.' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'src/core takes a random source as an argument.' },
+      ],
     },
   },
 );

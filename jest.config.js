@@ -13,7 +13,12 @@ export default {
   // heavy unit tests, a 10 MB body or a CLI process, take seconds there). e2e tests set their own.
   testTimeout: 60_000,
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/test/e2e/'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: ['/test/e2e/'],
+    },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],
 };

@@ -7,6 +7,10 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.ts$': tsJest },
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/test/core/**/*.test.ts', '<rootDir>/test/cli/candidacy.test.ts', '<rootDir>/test/cli/replay.test.ts'],
+  testMatch: [
+    '<rootDir>/test/core/**/*.test.ts',
+    '<rootDir>/test/cli/candidacy.test.ts',
+    '<rootDir>/test/cli/replay.test.ts',
+  ],
   modulePathIgnorePatterns: ['<rootDir>/.e2e/', '<rootDir>/.e2e-bench/', '<rootDir>/.stryker-tmp/'],
 };

@@ -11,7 +11,18 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from './agentSandboxObjects.js';
-import { fmt, formatColumns, median, parsePrometheusText, percentile, placementSoundness, podsPerSecond, ratio, sumSamples, type Soundness } from './clusterStats.js';
+import {
+  fmt,
+  formatColumns,
+  median,
+  parsePrometheusText,
+  percentile,
+  placementSoundness,
+  podsPerSecond,
+  ratio,
+  sumSamples,
+  type Soundness,
+} from './clusterStats.js';
 import { ensureNamespace, inParallel, Kube, notReadyTainted, untaintNodes } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { positiveInt } from './cliOptions.js';
@@ -67,7 +78,13 @@ async function metric(url: string, name: string, match: Record<string, string> =
 async function createExtension(k: Kube, plural: string, body: object): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await k.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural, body });
+      await k.custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: NAMESPACE,
+        plural,
+        body,
+      });
       return;
     } catch (err) {
       const code = (err as { code?: number }).code;
@@ -83,15 +100,29 @@ async function createExtension(k: Kube, plural: string, body: object): Promise<v
  * collector, 1,000 sandboxes would take minutes), then waits until no pod is left and the extender holds none.
  */
 async function clearNamespace(k: Kube, env: ClusterEnv): Promise<void> {
-  for (const plural of ['sandboxwarmpools', 'sandboxclaims']) await k.custom.deleteCollectionNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural });
-  await k.custom.deleteCollectionNamespacedCustomObject({ group: 'agents.x-k8s.io', version: VERSION, namespace: NAMESPACE, plural: 'sandboxes' });
+  for (const plural of ['sandboxwarmpools', 'sandboxclaims'])
+    await k.custom.deleteCollectionNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: NAMESPACE,
+      plural,
+    });
+  await k.custom.deleteCollectionNamespacedCustomObject({
+    group: 'agents.x-k8s.io',
+    version: VERSION,
+    namespace: NAMESPACE,
+    plural: 'sandboxes',
+  });
   for (let i = 0; ; i++) {
     await k.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, labelSelector: NAME_HASH_LABEL });
     const left = (await k.api.listNamespacedPod({ namespace: NAMESPACE })).items.length;
     const held = await metric(env.EXTENDER_URL!, 'sandbox_extender_snapshot_objects', { kind: 'pod' });
     const pending = await metric(env.EXTENDER_URL!, 'sandbox_extender_reservations_pending');
     if (left === 0 && held === 0 && pending === 0) return;
-    if (i > 600) throw new Error(`after 5 min, ${left} pods are left in ${NAMESPACE}; the extender holds ${held} pods and ${pending} reservations`);
+    if (i > 600)
+      throw new Error(
+        `after 5 min, ${left} pods are left in ${NAMESPACE}; the extender holds ${held} pods and ${pending} reservations`,
+      );
     await sleep(500);
   }
 }
@@ -99,7 +130,9 @@ async function clearNamespace(k: Kube, env: ClusterEnv): Promise<void> {
 /** Waits until the extender has sent an Event outcome for each decision (they are rate-limited, after the decisions). */
 async function waitEventsOut(env: ClusterEnv): Promise<void> {
   for (let i = 0; i < 1200; i++) {
-    const decisions = (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) + (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
+    const decisions =
+      (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) +
+      (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
     if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_events_total')) >= decisions) return;
     await sleep(500);
   }
@@ -123,12 +156,16 @@ class PodWatch {
     // seen, so no change is lost and the order is kept.
     this.controller = await this.k.watch.watch(
       `/api/v1/namespaces/${NAMESPACE}/pods`,
-      this.resourceVersion ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true } : { allowWatchBookmarks: true },
+      this.resourceVersion
+        ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true }
+        : { allowWatchBookmarks: true },
       (type: string, pod: V1Pod) => this.observe(type, pod),
       (err: unknown) => {
         if (!this.watching) return;
         this.reopens++;
-        log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${this.resourceVersion}`);
+        log(
+          `pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${this.resourceVersion}`,
+        );
         void this.start().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
       },
     );
@@ -154,11 +191,21 @@ class PodWatch {
   }
 }
 
-async function oneRun(kind: Kind, scheduler: Scheduler, run: number, o: Options, env: ClusterEnv, k: Kube, nodes: V1Node[]): Promise<RunResult> {
+async function oneRun(
+  kind: Kind,
+  scheduler: Scheduler,
+  run: number,
+  o: Options,
+  env: ClusterEnv,
+  k: Kube,
+  nodes: V1Node[],
+): Promise<RunResult> {
   const template = scheduler === 'sandbox' ? 'bench-sandbox' : 'bench-stock';
   const poolName = `${kind}-${scheduler}-${run}`;
   const count = kind === 'pool' ? o.pool : o.claims;
-  log(`run ${run}: ${kind} of ${count} through ${scheduler === 'sandbox' ? env.SANDBOX_SCHEDULER_NAME : 'default-scheduler'}`);
+  log(
+    `run ${run}: ${kind} of ${count} through ${scheduler === 'sandbox' ? env.SANDBOX_SCHEDULER_NAME : 'default-scheduler'}`,
+  );
   const watch = new PodWatch(k);
   await watch.start();
   const filtersBefore = await metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', { verb: 'filter' });
@@ -177,14 +224,21 @@ async function oneRun(kind: Kind, scheduler: Scheduler, run: number, o: Options,
   }
   const deadline = Date.now() + 20 * 60_000;
   while (watch.readyAt.size < count) {
-    if (Date.now() > deadline) throw new Error(`${poolName}: only ${watch.readyAt.size} of ${count} pods Ready after 20 min (${watch.boundAt.size} bound)`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${poolName}: only ${watch.readyAt.size} of ${count} pods Ready after 20 min (${watch.boundAt.size} bound)`,
+      );
     await sleep(200);
   }
   const allReadySeconds = (Math.max(...watch.readyAt.values()) - t0) / 1000;
-  const filterRequests = (await metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', { verb: 'filter' })) - filtersBefore;
+  const filterRequests =
+    (await metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', { verb: 'filter' })) - filtersBefore;
   watch.stop();
   const bound = [...watch.boundAt.values()];
-  const createToBound = [...watch.boundAt].map(([name, at]) => at - (kind === 'pool' ? watch.createdAt.get(name)! : claimedAt.get(name) ?? watch.createdAt.get(name)!));
+  const createToBound = [...watch.boundAt].map(
+    ([name, at]) =>
+      at - (kind === 'pool' ? watch.createdAt.get(name)! : (claimedAt.get(name) ?? watch.createdAt.get(name)!)),
+  );
   const pods = (await k.api.listNamespacedPod({ namespace: NAMESPACE })).items;
   const result: RunResult = {
     kind,
@@ -201,7 +255,9 @@ async function oneRun(kind: Kind, scheduler: Scheduler, run: number, o: Options,
     filterRequests,
     watchReopens: watch.reopens,
   };
-  log(`  ${fmt(result.podsPerSecond)} pods/s, creation → bound p50 ${fmt(result.createToBoundP50Ms, 0)} ms p99 ${fmt(result.createToBoundP99Ms, 0)} ms, all Ready in ${fmt(allReadySeconds)} s, peak pressure ${fmt(result.soundness.peakPressure, 4)}, peak starting ${result.startingPeaks.max}`);
+  log(
+    `  ${fmt(result.podsPerSecond)} pods/s, creation → bound p50 ${fmt(result.createToBoundP50Ms, 0)} ms p99 ${fmt(result.createToBoundP99Ms, 0)} ms, all Ready in ${fmt(allReadySeconds)} s, peak pressure ${fmt(result.soundness.peakPressure, 4)}, peak starting ${result.startingPeaks.max}`,
+  );
   if (scheduler === 'sandbox') await waitEventsOut(env);
   await clearNamespace(k, env);
   return result;
@@ -209,11 +265,18 @@ async function oneRun(kind: Kind, scheduler: Scheduler, run: number, o: Options,
 
 function table(results: readonly RunResult[], kind: Kind): string {
   const of = (s: Scheduler) => results.filter((r) => r.kind === kind && r.scheduler === s);
-  const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null) => median(rs.map(f).filter((v): v is number => v !== null && Number.isFinite(v)));
-  const each = (rs: readonly RunResult[], f: (r: RunResult) => number | null, digits: number) => rs.map((r) => fmt(f(r), digits)).join(', ');
+  const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null) =>
+    median(rs.map(f).filter((v): v is number => v !== null && Number.isFinite(v)));
+  const each = (rs: readonly RunResult[], f: (r: RunResult) => number | null, digits: number) =>
+    rs.map((r) => fmt(f(r), digits)).join(', ');
   const row = (label: string, f: (r: RunResult) => number | null, digits = 1): string[] => {
     const [a, b] = [med(of('sandbox'), f), med(of('default'), f)];
-    return [label, `${fmt(a, digits)} (${each(of('sandbox'), f, digits)})`, `${fmt(b, digits)} (${each(of('default'), f, digits)})`, fmt(ratio(a, b), 2)];
+    return [
+      label,
+      `${fmt(a, digits)} (${each(of('sandbox'), f, digits)})`,
+      `${fmt(b, digits)} (${each(of('default'), f, digits)})`,
+      fmt(ratio(a, b), 2),
+    ];
   };
   return formatColumns([
     ['figure (median of runs; each run)', 'sandbox-scheduler', 'default-scheduler', 'sandbox/stock'],
@@ -232,43 +295,76 @@ function table(results: readonly RunResult[], kind: Kind): string {
 
 async function main(): Promise<void> {
   const program = new Command('bench:agent-sandbox')
-    .description('agent-sandbox warm-pool fill and cold-claim burst (its own controller creating the pods), sandbox-scheduler against the stock default-scheduler, interleaved in one cluster.')
+    .description(
+      'agent-sandbox warm-pool fill and cold-claim burst (its own controller creating the pods), sandbox-scheduler against the stock default-scheduler, interleaved in one cluster.',
+    )
     .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '1000x32/128Gi')
     .option('--pool <n>', 'sandboxes of the warm pool', positiveInt, 1000)
     .option('--claims <n>', 'cold claims of the burst', positiveInt, 1000)
     .option('--pod-cpu <q>', 'cpu request (= limit) per sandbox pod', '500m')
     .option('--pod-memory <q>', 'memory request (= limit) per sandbox pod', '1Gi')
     .option('--ready-delay <d>', 'KWOK_POD_READY_DELAY: a pod is Ready this long after it is bound', '1s')
-    .option('--runs <n>', 'runs per kind and scheduler, interleaved and the order flipped each run (sandbox, default, default, sandbox, ...)', positiveInt, 2)
-    .addOption(new Option('--first <scheduler>', 'which scheduler runs first in run 1').choices(['sandbox', 'default']).default('sandbox'))
+    .option(
+      '--runs <n>',
+      'runs per kind and scheduler, interleaved and the order flipped each run (sandbox, default, default, sandbox, ...)',
+      positiveInt,
+      2,
+    )
+    .addOption(
+      new Option('--first <scheduler>', 'which scheduler runs first in run 1')
+        .choices(['sandbox', 'default'])
+        .default('sandbox'),
+    )
     .option('--kinds <list>', 'pool, claims or both (comma-separated)', 'pool,claims')
     .option('--concurrency <n>', 'claim creates in flight', positiveInt, 32)
-    .option('--reuse', 'use the cluster that is up (started with the same --nodes and --ready-delay) and leave it running', false)
+    .option(
+      '--reuse',
+      'use the cluster that is up (started with the same --nodes and --ready-delay) and leave it running',
+      false,
+    )
     .parse();
   const o = program.opts<Options>();
   const kinds = o.kinds.split(',').map((s) => s.trim());
-  if (kinds.length === 0 || kinds.some((x) => x !== 'pool' && x !== 'claims')) program.error(`--kinds: pool, claims or both, not ${o.kinds}`);
+  if (kinds.length === 0 || kinds.some((x) => x !== 'pool' && x !== 'claims'))
+    program.error(`--kinds: pool, claims or both, not ${o.kinds}`);
   mkdirSync(join(REPO_ROOT, '.e2e-bench'), { recursive: true });
   if (!o.reuse) {
-    await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay, AGENT_SANDBOX: '1', E2E_START_TIMEOUT: '300' });
+    await script('cluster-up.sh', [], {
+      CLUSTER_NODES: o.nodes,
+      KWOK_POD_READY_DELAY: o.readyDelay,
+      AGENT_SANDBOX: '1',
+      E2E_START_TIMEOUT: '300',
+    });
   }
   const results: RunResult[] = [];
   let agentSandboxVersion = '?';
   try {
     const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
     agentSandboxVersion = env.AGENT_SANDBOX_VERSION ?? '?';
-    if (env.AGENT_SANDBOX !== '1') throw new Error('the cluster runs no agent-sandbox-controller (cluster-up.sh with AGENT_SANDBOX=1)');
+    if (env.AGENT_SANDBOX !== '1')
+      throw new Error('the cluster runs no agent-sandbox-controller (cluster-up.sh with AGENT_SANDBOX=1)');
     const k = await Kube.connect(env.KUBECONFIG!, Math.max(o.concurrency, 8));
     const untaint = await untaintNodes(k);
-    log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${fmt(untaint.waitedMs / 1000)} s)`);
+    log(
+      `no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${fmt(untaint.waitedMs / 1000)} s)`,
+    );
     const nodes = await k.nodes();
     await ensureNamespace(k, NAMESPACE);
     await clearNamespace(k, env);
     const template = (name: string, schedulerName?: string) =>
-      sandboxTemplate({ name, namespace: NAMESPACE, cpu: o.podCpu, memory: o.podMemory, labels: { app: 'bench-agent-sandbox' }, ...(schedulerName ? { schedulerName } : {}) });
+      sandboxTemplate({
+        name,
+        namespace: NAMESPACE,
+        cpu: o.podCpu,
+        memory: o.podMemory,
+        labels: { app: 'bench-agent-sandbox' },
+        ...(schedulerName ? { schedulerName } : {}),
+      });
     await createExtension(k, 'sandboxtemplates', template('bench-sandbox', env.SANDBOX_SCHEDULER_NAME!));
     await createExtension(k, 'sandboxtemplates', template('bench-stock'));
-    log(`${nodes.length} nodes; pods of ${o.podCpu} / ${o.podMemory}, Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding`);
+    log(
+      `${nodes.length} nodes; pods of ${o.podCpu} / ${o.podMemory}, Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding`,
+    );
     for (const kind of kinds as Kind[]) {
       for (let run = 1; run <= o.runs; run++) {
         // ABBA: the first run after cluster start-up is the slowest (warm-up), and the machine drifts; flipping the
@@ -288,7 +384,9 @@ async function main(): Promise<void> {
     `agent-sandbox ${agentSandboxVersion} on ${o.nodes} (KWOK), sandbox pods of ${o.podCpu} / ${o.podMemory}, Ready ${o.readyDelay} after binding; ${o.runs} run(s) per scheduler, interleaved (${o.first} first, the order flipped each run)`,
     ...kinds.flatMap((kind) => [
       '',
-      kind === 'pool' ? `Warm-pool fill: a SandboxWarmPool of ${o.pool} created at once` : `Cold-claim burst: ${o.claims} SandboxClaims with env set (each a new sandbox), ${o.concurrency} creates in flight`,
+      kind === 'pool'
+        ? `Warm-pool fill: a SandboxWarmPool of ${o.pool} created at once`
+        : `Cold-claim burst: ${o.claims} SandboxClaims with env set (each a new sandbox), ${o.concurrency} creates in flight`,
       table(results, kind as Kind),
     ]),
   ].join('\n');

@@ -36,11 +36,20 @@ export function sandboxTemplate(o: TemplateOptions): object {
     spec: {
       envVarsInjectionPolicy: 'Allowed',
       podTemplate: {
-        metadata: { labels: { ...(o.labels ?? {}) }, annotations: o.readyDelay ? { [READY_DELAY_ANNOTATION]: o.readyDelay } : {} },
+        metadata: {
+          labels: { ...(o.labels ?? {}) },
+          annotations: o.readyDelay ? { [READY_DELAY_ANNOTATION]: o.readyDelay } : {},
+        },
         spec: {
           ...(o.schedulerName ? { schedulerName: o.schedulerName } : {}),
           terminationGracePeriodSeconds: 0,
-          containers: [{ name: 'sandbox', image: 'registry.invalid/agent-sandbox/sandbox:1', resources: { requests: resources, limits: resources } }],
+          containers: [
+            {
+              name: 'sandbox',
+              image: 'registry.invalid/agent-sandbox/sandbox:1',
+              resources: { requests: resources, limits: resources },
+            },
+          ],
         },
       },
     },
@@ -49,15 +58,28 @@ export function sandboxTemplate(o: TemplateOptions): object {
 
 /** A SandboxWarmPool of `replicas` sandboxes of `template`. */
 export function sandboxWarmPool(name: string, namespace: string, template: string, replicas: number): object {
-  return { apiVersion: EXTENSIONS_API_VERSION, kind: 'SandboxWarmPool', metadata: { name, namespace }, spec: { replicas, sandboxTemplateRef: { name: template } } };
+  return {
+    apiVersion: EXTENSIONS_API_VERSION,
+    kind: 'SandboxWarmPool',
+    metadata: { name, namespace },
+    spec: { replicas, sandboxTemplateRef: { name: template } },
+  };
 }
 
 /** A SandboxClaim on `pool`; with `env` (name -> value) it is always cold: a new Sandbox from the pool's template. */
-export function sandboxClaim(name: string, namespace: string, pool: string, env?: Readonly<Record<string, string>>): object {
+export function sandboxClaim(
+  name: string,
+  namespace: string,
+  pool: string,
+  env?: Readonly<Record<string, string>>,
+): object {
   return {
     apiVersion: EXTENSIONS_API_VERSION,
     kind: 'SandboxClaim',
     metadata: { name, namespace },
-    spec: { warmPoolRef: { name: pool }, ...(env ? { env: Object.entries(env).map(([n, value]) => ({ name: n, value })) } : {}) },
+    spec: {
+      warmPoolRef: { name: pool },
+      ...(env ? { env: Object.entries(env).map(([n, value]) => ({ name: n, value })) } : {}),
+    },
   };
 }

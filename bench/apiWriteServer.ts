@@ -11,10 +11,17 @@ const [certFile, keyFile] = process.argv.slice(2);
 const reply = JSON.stringify({
   kind: 'Event',
   apiVersion: 'v1',
-  metadata: { name: 'p.18a3c', namespace: 'bench', uid: 'a8c0e7b2-0000-4000-8000-000000000000', resourceVersion: '123456', creationTimestamp: '2026-12-01T18:00:00Z' },
+  metadata: {
+    name: 'p.18a3c',
+    namespace: 'bench',
+    uid: 'a8c0e7b2-0000-4000-8000-000000000000',
+    resourceVersion: '123456',
+    creationTimestamp: '2026-12-01T18:00:00Z',
+  },
   involvedObject: { kind: 'Pod', namespace: 'bench', name: 'p', uid: 'u', apiVersion: 'v1' },
   reason: 'ProjectedPlacement',
-  message: 'placed on node-1 by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135); 1000 candidates, 1000 fit; runner-up node-2 at 0.135',
+  message:
+    'placed on node-1 by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135); 1000 candidates, 1000 fit; runner-up node-2 at 0.135',
   source: { component: 'sandbox-extender' },
   firstTimestamp: '2026-12-01T18:00:00Z',
   lastTimestamp: '2026-12-01T18:00:00Z',

@@ -31,13 +31,19 @@ import { feedThroughInformer } from './informer.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
 /** The default bounds of a verb's body (server.maxRequestDepth, maxRequestElements), as serve applies them. */
-const BODY_BOUNDS = (({ maxRequestDepth, maxRequestElements }) => ({ maxRequestDepth, maxRequestElements }))(parseConfig({}).server);
+const BODY_BOUNDS = (({ maxRequestDepth, maxRequestElements }) => ({ maxRequestDepth, maxRequestElements }))(
+  parseConfig({}).server,
+);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'verbs,cycles,ranking,http,writes,model').split(','));
 const LOCALITY = process.env.BENCH_LOCALITY === 'on';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
 /** With BENCH_LOCALITY=on: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
-const nodeImages = (i: number) => Array.from({ length: 10 }, (_, k) => ({ names: [`registry.example/lib-${(i + k) % 40}:v1`], sizeBytes: (100 + ((i + k) % 10) * 100) * 1_000_000 }));
+const nodeImages = (i: number) =>
+  Array.from({ length: 10 }, (_, k) => ({
+    names: [`registry.example/lib-${(i + k) % 40}:v1`],
+    sizeBytes: (100 + ((i + k) % 10) * 100) * 1_000_000,
+  }));
 const PODS_PER_NODE = 30;
 const WARM_UP = 15;
 /** The goal of the verbs: each at most this many times its floor (JSON.parse of the request + JSON.stringify of the reply). */
@@ -58,7 +64,11 @@ function pod(name: string, nodeName?: string): Pod {
   if (!LOCALITY) return p;
   const template = nodeName ? `tmpl-${Number(name.replace(/\D/g, '')) % 20}` : 'tmpl-7';
   const containers = (p.spec!.containers ?? []).map((c) => ({ ...c, image: 'registry.example/lib-3:v1' }));
-  return { ...p, metadata: { ...p.metadata, labels: { ...p.metadata!.labels, [TEMPLATE_LABEL]: template } }, spec: { ...p.spec!, containers } };
+  return {
+    ...p,
+    metadata: { ...p.metadata, labels: { ...p.metadata!.labels, [TEMPLATE_LABEL]: template } },
+    spec: { ...p.spec!, containers },
+  };
 }
 
 function median(samples: readonly number[]): number {
@@ -74,30 +84,51 @@ async function setup(size: number, chooseInFilter: boolean) {
   const config = parseConfig({ chooseInFilter, ...(LOCALITY ? { locality: { enabled: true } } : {}) });
   // As in cluster mode with the bind verb: each request's candidates are recorded for the bind check.
   const { service, metrics, updates } = buildExtender(config, { clusterMode: true, bindVerb: true });
-  await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { listed: { count: size, object: node } }, {
-    listed: { count: size * PODS_PER_NODE, object: (i) => pod(`bound-${i}`, nodeName(i % size)) },
-  }, recordOptions(config).locality);
+  await feedThroughInformer(
+    updates,
+    service.cache.dims,
+    config.pausedLabel,
+    { listed: { count: size, object: node } },
+    {
+      listed: { count: size * PODS_PER_NODE, object: (i) => pod(`bound-${i}`, nodeName(i % size)) },
+    },
+    recordOptions(config).locality,
+  );
   // The clock stands still, so the incoming pod's reservation is replaced each call, never expired or piled up.
-  const deps: VerbDeps = { service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 };
+  const deps: VerbDeps = {
+    service,
+    metrics,
+    pausedLabel: config.pausedLabel,
+    logger: pino({ level: 'silent' }),
+    now: () => 0,
+  };
   return { deps, names: Array.from({ length: size }, (_, i) => nodeName(i)) };
 }
 
 function requestText(size: number, mode: Mode): string {
   const names = Array.from({ length: size }, (_, i) => nodeName(i));
-  const args = mode === 'NodeNames' ? { Pod: pod('incoming'), Nodes: null, NodeNames: names } : { Pod: pod('incoming'), Nodes: { metadata: {}, items: names.map((_, i) => node(i)) }, NodeNames: null };
+  const args =
+    mode === 'NodeNames'
+      ? { Pod: pod('incoming'), Nodes: null, NodeNames: names }
+      : { Pod: pod('incoming'), Nodes: { metadata: {}, items: names.map((_, i) => node(i)) }, NodeNames: null };
   return JSON.stringify(args);
 }
 
 /** ExtenderBindingArgs of the incoming pod to `node`. */
-const bindText = (node: string) => JSON.stringify({ PodName: 'incoming', PodNamespace: 'sandboxes', PodUID: 'uid-incoming', Node: node });
+const bindText = (node: string) =>
+  JSON.stringify({ PodName: 'incoming', PodNamespace: 'sandboxes', PodUID: 'uid-incoming', Node: node });
 
 /**
  * The bind verb's decision for the incoming pod: parse its request, check the node (the API call that follows is
  * not the extender's time). @throws when the check refuses the node Filter chose.
  */
 function bindCheck(deps: VerbDeps): string {
-  const args = JSON.parse(bindText(deps.service.cache.reservation('uid-incoming')!.nodeName)) as { PodUID: string; Node: string };
-  if (deps.service.authorizeBind(args.PodUID, args.Node, 0) !== null) throw new Error('the bind check refused the node Filter chose');
+  const args = JSON.parse(bindText(deps.service.cache.reservation('uid-incoming')!.nodeName)) as {
+    PodUID: string;
+    Node: string;
+  };
+  if (deps.service.authorizeBind(args.PodUID, args.Node, 0) !== null)
+    throw new Error('the bind check refused the node Filter chose');
   return '{"Error":""}';
 }
 
@@ -137,37 +168,70 @@ function floorOf(text: string, replies: readonly string[]): () => void {
   };
 }
 
-type VerbRow = 'filter, choosing (one call)' | 'filter, every feasible (two calls)' | 'prioritize (two calls)' | 'bind check (the node Filter chose)';
+type VerbRow =
+  | 'filter, choosing (one call)'
+  | 'filter, every feasible (two calls)'
+  | 'prioritize (two calls)'
+  | 'bind check (the node Filter chose)';
 
 /** One verb alone over node names, against its own floor. Prioritize follows a Filter of the same pod, as in a two-call cycle. */
 async function verbRow(size: number, verb: VerbRow): Promise<string[]> {
-  const { deps } = await setup(size, verb === 'filter, choosing (one call)' || verb === 'bind check (the node Filter chose)');
+  const { deps } = await setup(
+    size,
+    verb === 'filter, choosing (one call)' || verb === 'bind check (the node Filter chose)',
+  );
   const text = requestText(size, 'NodeNames');
-  if (verb === 'prioritize (two calls)' || verb === 'bind check (the node Filter chose)') filterVerb(JSON.parse(text), deps);
+  if (verb === 'prioritize (two calls)' || verb === 'bind check (the node Filter chose)')
+    filterVerb(JSON.parse(text), deps);
   const run =
-    verb === 'prioritize (two calls)' ? () => prioritizeVerb(JSON.parse(text), deps).body
-    : verb === 'bind check (the node Filter chose)' ? () => bindCheck(deps)
-    : () => filterVerb(JSON.parse(text), deps).body;
-  const request = verb === 'bind check (the node Filter chose)' ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName) : text;
+    verb === 'prioritize (two calls)'
+      ? () => prioritizeVerb(JSON.parse(text), deps).body
+      : verb === 'bind check (the node Filter chose)'
+        ? () => bindCheck(deps)
+        : () => filterVerb(JSON.parse(text), deps).body;
+  const request =
+    verb === 'bind check (the node Filter chose)'
+      ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName)
+      : text;
   const { workMs, floorMs, ratio } = interleaved(run, floorOf(request, [run()]));
-  return [String(size), verb, floorMs.toFixed(3), workMs.toFixed(3), ratio.toFixed(2), `≤ ${VERB_GOAL} ${ratio <= VERB_GOAL ? 'met' : 'not met'}`];
+  return [
+    String(size),
+    verb,
+    floorMs.toFixed(3),
+    workMs.toFixed(3),
+    ratio.toFixed(2),
+    `≤ ${VERB_GOAL} ${ratio <= VERB_GOAL ? 'met' : 'not met'}`,
+  ];
 }
 
 async function cycleRow(size: number, mode: Mode, cycle: Cycle): Promise<string[]> {
   const { deps } = await setup(size, cycle !== 'two calls');
   const text = requestText(size, mode);
   const run =
-    cycle === 'one call' ? () => [filterVerb(JSON.parse(text), deps).body]
-    : cycle === 'one call + bind check' ? () => [filterVerb(JSON.parse(text), deps).body, bindCheck(deps)]
-    : () => [filterVerb(JSON.parse(text), deps).body, prioritizeVerb(JSON.parse(text), deps).body];
+    cycle === 'one call'
+      ? () => [filterVerb(JSON.parse(text), deps).body]
+      : cycle === 'one call + bind check'
+        ? () => [filterVerb(JSON.parse(text), deps).body, bindCheck(deps)]
+        : () => [filterVerb(JSON.parse(text), deps).body, prioritizeVerb(JSON.parse(text), deps).body];
   const replies = run();
   const filterFloor = floorOf(text, replies.slice(0, 1));
-  const secondFloor = floorOf(cycle === 'one call + bind check' ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName) : text, replies.slice(1));
+  const secondFloor = floorOf(
+    cycle === 'one call + bind check' ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName) : text,
+    replies.slice(1),
+  );
   const { workMs, floorMs, ratio } = interleaved(run, () => {
     filterFloor();
     secondFloor();
   });
-  return [String(size), mode, cycle, `${(text.length / 1024 / 1024).toFixed(2)} MB`, floorMs.toFixed(3), workMs.toFixed(3), ratio.toFixed(2)];
+  return [
+    String(size),
+    mode,
+    cycle,
+    `${(text.length / 1024 / 1024).toFixed(2)} MB`,
+    floorMs.toFixed(3),
+    workMs.toFixed(3),
+    ratio.toFixed(2),
+  ];
 }
 
 // ------------------------------------------------------------------------------------------ ranking
@@ -188,7 +252,10 @@ function rankingPods(i: number): Pod[] {
     const state = k < starting ? 'starting' : k < starting + paused ? 'paused' : 'running';
     return {
       ...p,
-      metadata: { ...p.metadata, labels: { app: 'sandbox', ...(state === 'paused' ? { 'sandbox-extender.io/paused': 'true' } : {}) } },
+      metadata: {
+        ...p.metadata,
+        labels: { app: 'sandbox', ...(state === 'paused' ? { 'sandbox-extender.io/paused': 'true' } : {}) },
+      },
       status: { phase: 'Running', conditions: [{ type: 'Ready', status: state === 'starting' ? 'False' : 'True' }] },
     };
   });
@@ -199,7 +266,13 @@ async function rankingService() {
   const config = parseConfig({ strategy: 'least_loaded', randomSeed: 1 });
   const built = buildExtender(config, { clusterMode: true });
   const pods = Array.from({ length: RANKING_CANDIDATES }, (_, i) => rankingPods(i)).flat();
-  await feedThroughInformer(built.updates, built.service.cache.dims, config.pausedLabel, { listed: { count: RANKING_CANDIDATES, object: node } }, { listed: { count: pods.length, object: (i) => pods[i]! } });
+  await feedThroughInformer(
+    built.updates,
+    built.service.cache.dims,
+    config.pausedLabel,
+    { listed: { count: RANKING_CANDIDATES, object: node } },
+    { listed: { count: pods.length, object: (i) => pods[i]! } },
+  );
   return { ...built, config };
 }
 
@@ -264,10 +337,22 @@ async function listen(server: Server): Promise<number> {
 
 function post(agent: Agent, port: number, verb: string, body: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ agent, host: '127.0.0.1', port, path: `/${verb}`, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.on('data', () => undefined);
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${verb} answered ${res.statusCode}`))));
-    });
+    const req = httpRequest(
+      {
+        agent,
+        host: '127.0.0.1',
+        port,
+        path: `/${verb}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve() : reject(new Error(`${verb} answered ${res.statusCode}`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -301,7 +386,11 @@ function expressServer(deps: VerbDeps): Server {
 async function httpRow(size: number): Promise<string[]> {
   const { deps } = await setup(size, true);
   const text = requestText(size, 'NodeNames');
-  const servers = [bareServer(deps), createServer(createApp(deps, { ...BODY_BOUNDS, maxRequestBodyBytes: 256 * 1024 * 1024 })), expressServer(deps)];
+  const servers = [
+    bareServer(deps),
+    createServer(createApp(deps, { ...BODY_BOUNDS, maxRequestBodyBytes: 256 * 1024 * 1024 })),
+    expressServer(deps),
+  ];
   const ports = await Promise.all(servers.map(listen));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const call = (port: number) => post(agent, port, 'filter', text);
@@ -319,13 +408,27 @@ async function httpRow(size: number): Promise<string[]> {
     server.close();
   }
   const [bare, own, viaExpress] = times.map((t) => median(t));
-  return [String(size), bare!.toFixed(3), own!.toFixed(3), viaExpress!.toFixed(3), (own! / bare!).toFixed(2), (viaExpress! / bare!).toFixed(2)];
+  return [
+    String(size),
+    bare!.toFixed(3),
+    own!.toFixed(3),
+    viaExpress!.toFixed(3),
+    (own! / bare!).toFixed(2),
+    (viaExpress! / bare!).toFixed(2),
+  ];
 }
 
 /** Columns padded to their widest cell: right-aligned, except the `left` ones. */
 function table(rows: string[][], left: readonly number[] = []): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((cell, c) => (left.includes(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => (left.includes(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /**
@@ -339,16 +442,24 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<strin
   const before = process.memoryUsage();
   const config = parseConfig({});
   const { service, updates } = buildExtender(config, { clusterMode: true });
-  const ms = await feedThroughInformer(updates, service.cache.dims, config.pausedLabel, { watched: { count: nodeCount, object: node } }, {
-    watched: { count: podCount, object: (i) => pod(`bound-${i}`, nodeName(i % nodeCount)) },
-  });
+  const ms = await feedThroughInformer(
+    updates,
+    service.cache.dims,
+    config.pausedLabel,
+    { watched: { count: nodeCount, object: node } },
+    {
+      watched: { count: podCount, object: (i) => pod(`bound-${i}`, nodeName(i % nodeCount)) },
+    },
+  );
   gc?.();
   const after = process.memoryUsage();
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
   const perEvent = (ms * 1000) / (nodeCount + podCount);
   return (
     `model at Kubernetes' limits: ${nodeCount} nodes + ${podCount} pods delivered as watch events through the informer side (LiveSync → records → CacheUpdates) in ${ms.toFixed(0)} ms (${perEvent.toFixed(1)} µs per event); ` +
-    (gc ? `model heap ${mb(after.heapUsed - before.heapUsed)} (RSS from a fresh process: npm run bench -- memory model)` : 'memory not measured (run with --expose-gc)') +
+    (gc
+      ? `model heap ${mb(after.heapUsed - before.heapUsed)} (RSS from a fresh process: npm run bench -- memory model)`
+      : 'memory not measured (run with --expose-gc)') +
     `; ${service.cache.size.pods} compact pod records`
   );
 }
@@ -369,22 +480,66 @@ async function apiWriteRows(): Promise<string[][]> {
   try {
     const cert = join(dir, 'server.crt');
     const key = join(dir, 'server.key');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
-    const server = spawn(process.execPath, [join(HERE, 'apiWriteServer.js'), cert, key], { stdio: ['ignore', 'pipe', 'inherit'] });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
+    const server = spawn(process.execPath, [join(HERE, 'apiWriteServer.js'), cert, key], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const port = await new Promise<number>((ok, bad) => {
         server.stdout.once('data', (d: Buffer) => ok(Number(d.toString().trim())));
         server.once('exit', (code) => bad(new Error(`the stand-in API server exited (${code})`)));
       });
-      writeFileSync(join(dir, 'kubeconfig'), `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: "${cert}"}}]\nusers: [{name: u, user: {token: bench}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`);
+      writeFileSync(
+        join(dir, 'kubeconfig'),
+        `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: "${cert}"}}]\nusers: [{name: u, user: {token: bench}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
+      );
       const kc = new KubeConfig();
       kc.loadFromFile(join(dir, 'kubeconfig'));
       const generated = new CoreV1Api(keepAliveConfiguration(kc));
       const writes = (await ApiWrites.create(kc))!;
-      const event = (i: number) => ({ apiVersion: 'v1', kind: 'Event', metadata: { generateName: `p${i}.`, namespace: 'bench' }, involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'bench', name: `p${i}`, uid: `u${i}` }, reason: 'ProjectedPlacement', message: 'placed on node-1 by least_loaded', type: 'Normal', firstTimestamp: new Date(), lastTimestamp: new Date(), count: 1 });
+      const event = (i: number) => ({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { generateName: `p${i}.`, namespace: 'bench' },
+        involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'bench', name: `p${i}`, uid: `u${i}` },
+        reason: 'ProjectedPlacement',
+        message: 'placed on node-1 by least_loaded',
+        type: 'Normal',
+        firstTimestamp: new Date(),
+        lastTimestamp: new Date(),
+        count: 1,
+      });
       const clients = [
-        { label: "client-node's generated API (keep-alive agent, auth applied per request)", send: (i: number) => generated.createNamespacedEvent({ namespace: 'bench', body: event(i) }) },
-        { label: 'ApiWrites (undici, TLS context and auth headers reused)', send: (i: number) => writes.createNamespacedEvent({ namespace: 'bench', body: event(i) }) },
+        {
+          label: "client-node's generated API (keep-alive agent, auth applied per request)",
+          send: (i: number) => generated.createNamespacedEvent({ namespace: 'bench', body: event(i) }),
+        },
+        {
+          label: 'ApiWrites (undici, TLS context and auth headers reused)',
+          send: (i: number) => writes.createNamespacedEvent({ namespace: 'bench', body: event(i) }),
+        },
       ];
       const cpuUs = clients.map(() => 0);
       for (let i = 0; i < 200; i++) for (const c of clients) await c.send(i); // warm-up
@@ -399,7 +554,10 @@ async function apiWriteRows(): Promise<string[][]> {
       }
       await writes.close();
       const perEvent = cpuUs.map((us) => us / 1000 / WRITES);
-      return [['client', 'CPU ms per Event', 'ratio to client-node'], ...clients.map((c, i) => [c.label, perEvent[i]!.toFixed(3), (perEvent[i]! / perEvent[0]!).toFixed(2)])];
+      return [
+        ['client', 'CPU ms per Event', 'ratio to client-node'],
+        ...clients.map((c, i) => [c.label, perEvent[i]!.toFixed(3), (perEvent[i]! / perEvent[0]!).toFixed(2)]),
+      ];
     } finally {
       server.kill();
     }
@@ -409,13 +567,25 @@ async function apiWriteRows(): Promise<string[][]> {
 }
 
 async function main(): Promise<void> {
-  console.log(`sandbox-extender bench (Node ${process.version}): median of ${ITERATIONS} interleaved runs, ms; every cache filled through the informer side; template locality ${LOCALITY ? 'on' : 'off'}`);
-  console.log('floor = JSON.parse of each request + JSON.stringify of each reply, measured in the same loop; ratio = median of per-run work/floor\n');
+  console.log(
+    `sandbox-extender bench (Node ${process.version}): median of ${ITERATIONS} interleaved runs, ms; every cache filled through the informer side; template locality ${LOCALITY ? 'on' : 'off'}`,
+  );
+  console.log(
+    'floor = JSON.parse of each request + JSON.stringify of each reply, measured in the same loop; ratio = median of per-run work/floor\n',
+  );
   if (PARTS.has('verbs')) {
-    console.log(`Each verb over node names (nodeCacheCapable: true) against its own floor; goal: ≤ ${VERB_GOAL}× the floor`);
+    console.log(
+      `Each verb over node names (nodeCacheCapable: true) against its own floor; goal: ≤ ${VERB_GOAL}× the floor`,
+    );
     const rows = [['nodes', 'verb', 'floor ms', 'verb ms', 'verb/floor', 'goal']];
     for (const size of SIZES) {
-      for (const verb of ['filter, choosing (one call)', 'filter, every feasible (two calls)', 'prioritize (two calls)', 'bind check (the node Filter chose)'] as const) rows.push(await verbRow(size, verb));
+      for (const verb of [
+        'filter, choosing (one call)',
+        'filter, every feasible (two calls)',
+        'prioritize (two calls)',
+        'bind check (the node Filter chose)',
+      ] as const)
+        rows.push(await verbRow(size, verb));
     }
     console.log(`${table(rows, [1, 5])}\n`);
   }
@@ -424,24 +594,31 @@ async function main(): Promise<void> {
     const rows = [['nodes', 'mode', 'cycle', 'body', 'floor ms', 'verbs ms', 'verbs/floor']];
     for (const size of SIZES) {
       for (const mode of ['NodeNames', 'Nodes'] as const) {
-        for (const cycle of ['one call', 'one call + bind check', 'two calls'] as const) rows.push(await cycleRow(size, mode, cycle));
+        for (const cycle of ['one call', 'one call + bind check', 'two calls'] as const)
+          rows.push(await cycleRow(size, mode, cycle));
       }
     }
     console.log(`${table(rows)}\n`);
   }
   if (PARTS.has('ranking')) {
-    console.log(`Ranking ${RANKING_CANDIDATES} candidates (candidate scan + least_loaded choice, no JSON): µs per selection`);
+    console.log(
+      `Ranking ${RANKING_CANDIDATES} candidates (candidate scan + least_loaded choice, no JSON): µs per selection`,
+    );
     console.log(table(await rankingRows(), [0]));
     console.log('');
   }
   if (PARTS.has('http')) {
-    console.log("HTTP layer: one-call Filter over node names on loopback (keep-alive client): bare node:http, the extender's listener (the verbs' own path), express 5 with its JSON parser");
+    console.log(
+      "HTTP layer: one-call Filter over node names on loopback (keep-alive client): bare node:http, the extender's listener (the verbs' own path), express 5 with its JSON parser",
+    );
     const httpRows = [['nodes', 'node:http ms', 'extender ms', 'express ms', 'extender/bare', 'express/bare']];
     for (const size of SIZES) httpRows.push(await httpRow(size));
     console.log(`${table(httpRows)}\n`);
   }
   if (PARTS.has('writes')) {
-    console.log("API writes: one Event created per call against a stand-in HTTPS API server in another process (keep-alive, one at a time, as the rate-limited recorder sends them); the extender's CPU per Event");
+    console.log(
+      "API writes: one Event created per call against a stand-in HTTPS API server in another process (keep-alive, one at a time, as the rate-limited recorder sends them); the extender's CPU per Event",
+    );
     console.log(`${table(await apiWriteRows())}\n`);
   }
   if (PARTS.has('model')) console.log(await modelAtLimits(5000, 150_000));

@@ -11,7 +11,15 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { stringify as stringifyYaml } from 'yaml';
-import { ceilingOf, DEFAULT_SEARCH, nextRate, parseStep, sustained, type SearchOptions, type Step } from './ceilingStats.js';
+import {
+  ceilingOf,
+  DEFAULT_SEARCH,
+  nextRate,
+  parseStep,
+  sustained,
+  type SearchOptions,
+  type Step,
+} from './ceilingStats.js';
 import { fmt, formatColumns, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { log, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
@@ -65,16 +73,28 @@ function positive(v: string): number {
 
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:ceiling')
-    .description('The highest rate of Filter calls one extender process sustains before its p99 doubles (open loop, from a separate load generator).')
+    .description(
+      'The highest rate of Filter calls one extender process sustains before its p99 doubles (open loop, from a separate load generator).',
+    )
     .option('--nodes <counts>', 'node counts, one extender each', '1000,5000')
     .option('--step-seconds <s>', 'length of each step', positive, 15)
     .option('--warmup-seconds <s>', 'warm-up at --baseline-rate × 4 before anything is measured', positive, 15)
     .option('--baseline-rate <n>', 'rate of the baseline step (its p99 is the reference)', positive, 25)
     .option('--start-rate <n>', 'first rate of the step-up', positive, DEFAULT_SEARCH.startRate)
     .option('--factor <x>', 'rate multiplier while steps are sustained', positive, DEFAULT_SEARCH.factor)
-    .option('--precision <x>', 'stop bisecting when the bracket is within this share', positive, DEFAULT_SEARCH.precision)
+    .option(
+      '--precision <x>',
+      'stop bisecting when the bracket is within this share',
+      positive,
+      DEFAULT_SEARCH.precision,
+    )
     .option('--max-steps <n>', 'most steps per node count', positive, DEFAULT_SEARCH.maxSteps)
-    .option('--ttl <seconds>', "the extender's placementReservationTtlSeconds (releases the reservations of the run)", positive, 5)
+    .option(
+      '--ttl <seconds>',
+      "the extender's placementReservationTtlSeconds (releases the reservations of the run)",
+      positive,
+      5,
+    )
     .option('--out <file>', 'JSON report (default .e2e-bench/ceiling-DATE.json)')
     .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse(argv, { from: 'user' });
@@ -145,7 +165,11 @@ async function benchScale(opts: Options, nodes: number, outDir: string, loadgenB
   // One request: the pod (its name and uid replaced per request by loadgen) and every node's name.
   const template = benchPod(UID_PLACEHOLDER);
   const pod = { ...template, metadata: { ...template.metadata, uid: UID_PLACEHOLDER } };
-  const body = JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.from({ length: nodes }, (_, i) => nodeName(i)) });
+  const body = JSON.stringify({
+    Pod: pod,
+    Nodes: null,
+    NodeNames: Array.from({ length: nodes }, (_, i) => nodeName(i)),
+  });
   const bodyFile = join(dir, 'filter-request.json');
   writeFileSync(bodyFile, body);
 
@@ -153,35 +177,92 @@ async function benchScale(opts: Options, nodes: number, outDir: string, loadgenB
   const url = `http://127.0.0.1:${port}`;
   const logFile = join(dir, 'extender.log');
   const fd = openSync(logFile, 'w');
-  const extender = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'sandbox-extender.js'), 'serve', '--snapshot', snapshot, '--config', config, '--port', String(port)], { stdio: ['ignore', fd, fd] });
+  const extender = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'bin', 'sandbox-extender.js'),
+      'serve',
+      '--snapshot',
+      snapshot,
+      '--config',
+      config,
+      '--port',
+      String(port),
+    ],
+    { stdio: ['ignore', fd, fd] },
+  );
   let exited = false;
   extender.on('exit', () => (exited = true));
   try {
     await waitReady(url, () => exited);
-    log(`${nodes} nodes: extender ready (pid ${extender.pid}, ${url}); request body ${(body.length / 1024).toFixed(0)} KiB`);
+    log(
+      `${nodes} nodes: extender ready (pid ${extender.pid}, ${url}); request body ${(body.length / 1024).toFixed(0)} KiB`,
+    );
     const watch = new ProcWatch((all) =>
-      all.flatMap((p) => (p.pid === extender.pid ? [{ proc: p, category: 'extender' }] : p.comm === 'loadgen' ? [{ proc: p, category: 'loadgen' }] : p.pid === process.pid ? [{ proc: p, category: 'bench' }] : [])),
+      all.flatMap((p) =>
+        p.pid === extender.pid
+          ? [{ proc: p, category: 'extender' }]
+          : p.comm === 'loadgen'
+            ? [{ proc: p, category: 'loadgen' }]
+            : p.pid === process.pid
+              ? [{ proc: p, category: 'bench' }]
+              : [],
+      ),
     );
     watch.start();
     let run = 0;
     const attack = (rate: number, seconds: number, extra: string[] = []) =>
-      loadgen(loadgenBin, ['-url', `${url}/filter`, '-body', bodyFile, '-placeholder', UID_PLACEHOLDER, '-uid-prefix', `n${nodes}-s${++run}`, '-rate', String(rate), '-duration', `${seconds}s`, ...extra]);
+      loadgen(loadgenBin, [
+        '-url',
+        `${url}/filter`,
+        '-body',
+        bodyFile,
+        '-placeholder',
+        UID_PLACEHOLDER,
+        '-uid-prefix',
+        `n${nodes}-s${++run}`,
+        '-rate',
+        String(rate),
+        '-duration',
+        `${seconds}s`,
+        ...extra,
+      ]);
     const warmup = await attack(opts.baselineRate * 4, opts.warmupSeconds);
     log(`${nodes} nodes: warm-up ${warmup.requests} requests, p99 ${warmup.latencyMs.p99.toFixed(2)} ms`);
     const serial = await attack(0, opts.stepSeconds, ['-workers', '1']);
-    log(`${nodes} nodes: serial (one in flight) ${serial.throughput.toFixed(0)}/s, p50 ${serial.latencyMs.p50.toFixed(2)} ms, p99 ${serial.latencyMs.p99.toFixed(2)} ms`);
+    log(
+      `${nodes} nodes: serial (one in flight) ${serial.throughput.toFixed(0)}/s, p50 ${serial.latencyMs.p50.toFixed(2)} ms, p99 ${serial.latencyMs.p99.toFixed(2)} ms`,
+    );
     await sleep(opts.ttl * 1000); // the serial step's reservations expire
     const baseline = await attack(opts.baselineRate, opts.stepSeconds);
-    log(`${nodes} nodes: baseline ${opts.baselineRate}/s, p50 ${baseline.latencyMs.p50.toFixed(2)} ms, p99 ${baseline.latencyMs.p99.toFixed(2)} ms`);
-    const search: SearchOptions = { startRate: opts.startRate, factor: opts.factor, precision: opts.precision, maxSteps: opts.maxSteps, p99Factor: 2, minSent: 0.95 };
+    log(
+      `${nodes} nodes: baseline ${opts.baselineRate}/s, p50 ${baseline.latencyMs.p50.toFixed(2)} ms, p99 ${baseline.latencyMs.p99.toFixed(2)} ms`,
+    );
+    const search: SearchOptions = {
+      startRate: opts.startRate,
+      factor: opts.factor,
+      precision: opts.precision,
+      maxSteps: opts.maxSteps,
+      p99Factor: 2,
+      minSent: 0.95,
+    };
     const steps: ScaleResult['steps'] = [];
-    for (let rate = nextRate(steps, baseline.latencyMs.p99, search); rate !== null; rate = nextRate(steps, baseline.latencyMs.p99, search)) {
+    for (
+      let rate = nextRate(steps, baseline.latencyMs.p99, search);
+      rate !== null;
+      rate = nextRate(steps, baseline.latencyMs.p99, search)
+    ) {
       const step = await attack(rate, opts.stepSeconds);
       const reservationsPending = await metricsOf(url);
       const verdict = sustained(step, baseline.latencyMs.p99, search);
       steps.push({ ...step, ...verdict, reservationsPending });
-      log(`${nodes} nodes: ${rate}/s → replies ${step.throughput.toFixed(0)}/s, p50 ${step.latencyMs.p50.toFixed(2)} ms, p99 ${step.latencyMs.p99.toFixed(2)} ms, not placed ${step.notPlaced}, reservations pending ${reservationsPending ?? '?'}: ${verdict.ok ? 'sustained' : `not sustained (${verdict.why})`}`);
-      if (step.notPlaced > 0) log(`${nodes} nodes: WARNING ${step.notPlaced} replies did not place the pod, e.g. ${step.sampleBodies[0] ?? ''}`);
+      log(
+        `${nodes} nodes: ${rate}/s → replies ${step.throughput.toFixed(0)}/s, p50 ${step.latencyMs.p50.toFixed(2)} ms, p99 ${step.latencyMs.p99.toFixed(2)} ms, not placed ${step.notPlaced}, reservations pending ${reservationsPending ?? '?'}: ${verdict.ok ? 'sustained' : `not sustained (${verdict.why})`}`,
+      );
+      if (step.notPlaced > 0)
+        log(
+          `${nodes} nodes: WARNING ${step.notPlaced} replies did not place the pod, e.g. ${step.sampleBodies[0] ?? ''}`,
+        );
       await sleep(opts.ttl * 1000); // the step's reservations expire and any backlog drains before the next
     }
     const cpu = watch.stop();
@@ -197,26 +278,64 @@ async function benchScale(opts: Options, nodes: number, outDir: string, loadgenB
 function printReport(report: Report, say: (s: string) => void): void {
   const m = report.machine;
   say('');
-  say(`extender ceiling: open-loop Filter calls naming every node, each a distinct pod (chooseInFilter, nodeCacheCapable); ${report.options.stepSeconds} s steps; sustained = p99 ≤ 2 × baseline p99, no failure, the generator sent ≥ 0.95 × rate`);
-  say(`machine: ${m.cpus} × ${m.cpuModel}, Node ${m.node}; reservations released by placementReservationTtlSeconds ${report.options.ttl}`);
+  say(
+    `extender ceiling: open-loop Filter calls naming every node, each a distinct pod (chooseInFilter, nodeCacheCapable); ${report.options.stepSeconds} s steps; sustained = p99 ≤ 2 × baseline p99, no failure, the generator sent ≥ 0.95 × rate`,
+  );
+  say(
+    `machine: ${m.cpus} × ${m.cpuModel}, Node ${m.node}; reservations released by placementReservationTtlSeconds ${report.options.ttl}`,
+  );
   for (const s of report.scales) {
     say('');
-    say(`== ${s.nodes} nodes (request ${(s.bodyBytes / 1024).toFixed(0)} KiB); CPU over the run: extender ${fmt(s.cpu.cores.extender, 2)}, loadgen ${fmt(s.cpu.cores.loadgen, 2)}, other load ${s.cpu.otherCores.toFixed(2)} cores (load average ${s.cpu.loadavg.map((l) => l.toFixed(2)).join(' → ')})${s.cpu.otherCores > QUIET_CORES ? ` — NOT QUIET: other jobs took more than ${QUIET_CORES} cores` : ''}`);
-    const rows = [['step', 'rate/s', 'replies/s', 'sent/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'not placed', 'failed', 'reservations pending', 'verdict']];
+    say(
+      `== ${s.nodes} nodes (request ${(s.bodyBytes / 1024).toFixed(0)} KiB); CPU over the run: extender ${fmt(s.cpu.cores.extender, 2)}, loadgen ${fmt(s.cpu.cores.loadgen, 2)}, other load ${s.cpu.otherCores.toFixed(2)} cores (load average ${s.cpu.loadavg.map((l) => l.toFixed(2)).join(' → ')})${s.cpu.otherCores > QUIET_CORES ? ` — NOT QUIET: other jobs took more than ${QUIET_CORES} cores` : ''}`,
+    );
+    const rows = [
+      [
+        'step',
+        'rate/s',
+        'replies/s',
+        'sent/s',
+        'p50 ms',
+        'p90 ms',
+        'p99 ms',
+        'max ms',
+        'not placed',
+        'failed',
+        'reservations pending',
+        'verdict',
+      ],
+    ];
     const row = (label: string, st: Step, verdict: string, pending: number | null = null) =>
-      rows.push([label, st.rate === 0 ? 'serial' : String(st.rate), st.throughput.toFixed(0), st.sentRate.toFixed(0), st.latencyMs.p50.toFixed(2), st.latencyMs.p90.toFixed(2), st.latencyMs.p99.toFixed(2), st.latencyMs.max.toFixed(1), String(st.notPlaced), String(st.failed), pending === null ? '-' : String(pending), verdict]);
+      rows.push([
+        label,
+        st.rate === 0 ? 'serial' : String(st.rate),
+        st.throughput.toFixed(0),
+        st.sentRate.toFixed(0),
+        st.latencyMs.p50.toFixed(2),
+        st.latencyMs.p90.toFixed(2),
+        st.latencyMs.p99.toFixed(2),
+        st.latencyMs.max.toFixed(1),
+        String(st.notPlaced),
+        String(st.failed),
+        pending === null ? '-' : String(pending),
+        verdict,
+      ]);
     row('warm-up', s.warmup, '(not counted)');
     row('serial', s.serial, 'one request in flight');
     row('baseline', s.baseline, `p99 reference ${s.baseline.latencyMs.p99.toFixed(2)} ms`);
     s.steps.forEach((st, i) => row(String(i + 1), st, st.ok ? 'sustained' : `not: ${st.why}`, st.reservationsPending));
     say(formatColumns(rows));
-    say(`ceiling: ${s.ceiling ? `${s.ceiling.rate} filter calls/s (p50 ${s.ceiling.latencyMs.p50.toFixed(2)} ms, p99 ${s.ceiling.latencyMs.p99.toFixed(2)} ms)` : 'none sustained'}${s.firstFailure ? `; first rate not sustained: ${s.firstFailure.rate}/s` : '; no rate tried was too high (raise --max-steps)'}; serial: ${s.serial.throughput.toFixed(0)}/s`);
+    say(
+      `ceiling: ${s.ceiling ? `${s.ceiling.rate} filter calls/s (p50 ${s.ceiling.latencyMs.p50.toFixed(2)} ms, p99 ${s.ceiling.latencyMs.p99.toFixed(2)} ms)` : 'none sustained'}${s.firstFailure ? `; first rate not sustained: ${s.firstFailure.rate}/s` : '; no rate tried was too high (raise --max-steps)'}; serial: ${s.serial.throughput.toFixed(0)}/s`,
+    );
   }
   const big = report.scales.find((s) => s.nodes === 5000);
   if (big?.ceiling) {
     const c = big.ceiling.rate;
     say('');
-    say(`5,000 nodes: ceiling ${c} calls/s against upstream SchedulingBasic thresholds of ${UPSTREAM_5000.low}–${UPSTREAM_5000.high} pods/s: ${c >= UPSTREAM_5000.high ? 'above both' : c >= UPSTREAM_5000.low ? 'between them' : 'below both'} (one Filter call per pod)`);
+    say(
+      `5,000 nodes: ceiling ${c} calls/s against upstream SchedulingBasic thresholds of ${UPSTREAM_5000.low}–${UPSTREAM_5000.high} pods/s: ${c >= UPSTREAM_5000.high ? 'above both' : c >= UPSTREAM_5000.low ? 'between them' : 'below both'} (one Filter call per pod)`,
+    );
   }
 }
 
@@ -233,7 +352,12 @@ async function main(): Promise<void> {
   const outDir = join(REPO_ROOT, '.e2e-bench', `ceiling-${stamp}`);
   mkdirSync(outDir, { recursive: true });
   const outFile = opts.out ? resolve(opts.out) : join(outDir, 'report.json');
-  const report: Report = { started: started.toISOString(), options: opts, machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version }, scales: [] };
+  const report: Report = {
+    started: started.toISOString(),
+    options: opts,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+    scales: [],
+  };
   for (const nodes of opts.nodes) {
     report.scales.push(await benchScale(opts, nodes, outDir, loadgenBin));
     writeFileSync(outFile, JSON.stringify(report, null, 2));

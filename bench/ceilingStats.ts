@@ -41,7 +41,14 @@ export interface SearchOptions {
   minSent: number;
 }
 
-export const DEFAULT_SEARCH: SearchOptions = { startRate: 50, factor: 1.5, precision: 0.1, maxSteps: 16, p99Factor: 2, minSent: 0.95 };
+export const DEFAULT_SEARCH: SearchOptions = {
+  startRate: 50,
+  factor: 1.5,
+  precision: 0.1,
+  maxSteps: 16,
+  p99Factor: 2,
+  minSent: 0.95,
+};
 
 /**
  * Parses loadgen's output line. @throws Error when it is not one (missing fields).
@@ -51,23 +58,39 @@ export function parseStep(line: string): Step {
   for (const k of ['rate', 'requests', 'throughput', 'sentRate', 'placed', 'notPlaced', 'failed'] as const) {
     if (typeof s[k] !== 'number') throw new Error(`not a loadgen result: no number ${k} in ${line.slice(0, 200)}`);
   }
-  if (!s.latencyMs || typeof s.latencyMs.p99 !== 'number') throw new Error(`not a loadgen result: no latencyMs.p99 in ${line.slice(0, 200)}`);
+  if (!s.latencyMs || typeof s.latencyMs.p99 !== 'number')
+    throw new Error(`not a loadgen result: no latencyMs.p99 in ${line.slice(0, 200)}`);
   return s as Step;
 }
 
 /** Whether a step was sustained against the baseline's p99 (ms), and if not, why (first reason). */
-export function sustained(step: Step, baselineP99Ms: number, o: SearchOptions = DEFAULT_SEARCH): { ok: boolean; why: string } {
+export function sustained(
+  step: Step,
+  baselineP99Ms: number,
+  o: SearchOptions = DEFAULT_SEARCH,
+): { ok: boolean; why: string } {
   if (step.failed > 0) return { ok: false, why: `${step.failed} requests failed` };
-  if (step.latencyMs.p99 > o.p99Factor * baselineP99Ms) return { ok: false, why: `p99 ${step.latencyMs.p99.toFixed(2)} ms > ${o.p99Factor} × baseline ${baselineP99Ms.toFixed(2)} ms` };
-  if (step.sentRate < o.minSent * step.rate) return { ok: false, why: `the generator sent ${step.sentRate.toFixed(0)}/s < ${o.minSent} × ${step.rate}/s` };
+  if (step.latencyMs.p99 > o.p99Factor * baselineP99Ms)
+    return {
+      ok: false,
+      why: `p99 ${step.latencyMs.p99.toFixed(2)} ms > ${o.p99Factor} × baseline ${baselineP99Ms.toFixed(2)} ms`,
+    };
+  if (step.sentRate < o.minSent * step.rate)
+    return { ok: false, why: `the generator sent ${step.sentRate.toFixed(0)}/s < ${o.minSent} × ${step.rate}/s` };
   return { ok: true, why: '' };
 }
 
 /** The highest sustained rate below every unsustained one (null: none), and the lowest unsustained step. */
-export function ceilingOf(steps: readonly Step[], baselineP99Ms: number, o: SearchOptions = DEFAULT_SEARCH): { ceiling: Step | null; firstFailure: Step | null } {
+export function ceilingOf(
+  steps: readonly Step[],
+  baselineP99Ms: number,
+  o: SearchOptions = DEFAULT_SEARCH,
+): { ceiling: Step | null; firstFailure: Step | null } {
   const failures = steps.filter((s) => !sustained(s, baselineP99Ms, o).ok);
   const lowestFailure = failures.reduce<Step | null>((m, s) => (m === null || s.rate < m.rate ? s : m), null);
-  const below = steps.filter((s) => sustained(s, baselineP99Ms, o).ok && (lowestFailure === null || s.rate < lowestFailure.rate));
+  const below = steps.filter(
+    (s) => sustained(s, baselineP99Ms, o).ok && (lowestFailure === null || s.rate < lowestFailure.rate),
+  );
   const ceiling = below.reduce<Step | null>((m, s) => (m === null || s.rate > m.rate ? s : m), null);
   return { ceiling, firstFailure: lowestFailure };
 }
@@ -76,7 +99,11 @@ export function ceilingOf(steps: readonly Step[], baselineP99Ms: number, o: Sear
  * The rate of the next step (requests per second, an integer), or null when the search is done: the bracket
  * is within `precision`, `maxSteps` were run, or the rate would fall below 1.
  */
-export function nextRate(steps: readonly Step[], baselineP99Ms: number, o: SearchOptions = DEFAULT_SEARCH): number | null {
+export function nextRate(
+  steps: readonly Step[],
+  baselineP99Ms: number,
+  o: SearchOptions = DEFAULT_SEARCH,
+): number | null {
   if (steps.length === 0) return o.startRate;
   if (steps.length >= o.maxSteps) return null;
   const { ceiling, firstFailure } = ceilingOf(steps, baselineP99Ms, o);

@@ -10,6 +10,7 @@ export function positiveInt(v: string): number {
 
 /** commander's parser of a port option. @throws InvalidArgumentError unless `v` is a TCP port, 1–65535, in decimal digits. */
 export function tcpPort(v: string): number {
-  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535) throw new InvalidArgumentError('expected a port number 1–65535');
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535)
+    throw new InvalidArgumentError('expected a port number 1–65535');
   return Number(v);
 }

@@ -13,8 +13,27 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
-import { createPods, ensureNamespace, httpsGet, Kube, scrape, taintsToClear, untaintNodes, type Creation } from '../test/e2e/kit/adminClient.js';
-import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
+import {
+  createPods,
+  ensureNamespace,
+  httpsGet,
+  Kube,
+  scrape,
+  taintsToClear,
+  untaintNodes,
+  type Creation,
+} from '../test/e2e/kit/adminClient.js';
+import {
+  log,
+  nowMs,
+  readClusterEnv,
+  REPO_ROOT,
+  script,
+  sleep,
+  STATE_DIR,
+  waitUntil,
+  type ClusterEnv,
+} from '../test/e2e/kit/controlPlane.js';
 import { startFloorExtender } from './floorProcess.js';
 import {
   cpuSecondsPerThousand,
@@ -55,7 +74,15 @@ import {
 
 const NAMESPACE = 'bench';
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
-const COMPONENTS = ['sandbox-extender', 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok', 'kube-controller-manager'] as const;
+const COMPONENTS = [
+  'sandbox-extender',
+  'kube-scheduler-sandbox',
+  'kube-scheduler-default',
+  'kube-apiserver',
+  'etcd',
+  'kwok',
+  'kube-controller-manager',
+] as const;
 const MACHINE = '(machine)';
 /** The extender's main thread (the one answering the verbs), sampled apart from the process. */
 const EXTENDER_MAIN = 'sandbox-extender main thread';
@@ -116,7 +143,11 @@ interface Scrapes {
 }
 
 async function scrapeAll(env: ClusterEnv, kube: Kube): Promise<Scrapes> {
-  const [extender, sandbox, stock] = await Promise.all([scrape(env.EXTENDER_URL!, kube), scrape(env.SANDBOX_SCHEDULER_URL!, kube), scrape(env.DEFAULT_SCHEDULER_URL!, kube)]);
+  const [extender, sandbox, stock] = await Promise.all([
+    scrape(env.EXTENDER_URL!, kube),
+    scrape(env.SANDBOX_SCHEDULER_URL!, kube),
+    scrape(env.DEFAULT_SCHEDULER_URL!, kube),
+  ]);
   return { extender, sandbox, default: stock };
 }
 
@@ -135,7 +166,9 @@ interface SchedulerSettings {
 
 /** The effective configuration (kube-scheduler's /configz: file plus defaults) of one scheduler. */
 async function schedulerSettings(url: string, kube: Kube): Promise<SchedulerSettings> {
-  const configz = JSON.parse(await httpsGet(`${url}/configz`, kube.clientCert)) as { componentconfig?: Record<string, unknown> };
+  const configz = JSON.parse(await httpsGet(`${url}/configz`, kube.clientCert)) as {
+    componentconfig?: Record<string, unknown>;
+  };
   const c = (configz.componentconfig ?? {}) as {
     clientConnection?: { qps?: number; burst?: number };
     parallelism?: number;
@@ -178,7 +211,14 @@ class PodTracker {
   ) {}
 
   async start(): Promise<void> {
-    const list = await this.kube.listAll((c) => this.kube.api.listNamespacedPod({ namespace: NAMESPACE, labelSelector: `bench-run=${this.runLabel}`, limit: 1000, _continue: c }));
+    const list = await this.kube.listAll((c) =>
+      this.kube.api.listNamespacedPod({
+        namespace: NAMESPACE,
+        labelSelector: `bench-run=${this.runLabel}`,
+        limit: 1000,
+        _continue: c,
+      }),
+    );
     for (const p of list.items) this.observe('ADDED', p);
     this.resourceVersion = list.resourceVersion;
     await this.open();
@@ -187,12 +227,19 @@ class PodTracker {
   private async open(): Promise<void> {
     this.controller = await this.kube.watch.watch(
       `/api/v1/namespaces/${NAMESPACE}/pods`,
-      { labelSelector: `bench-run=${this.runLabel}`, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3600 },
+      {
+        labelSelector: `bench-run=${this.runLabel}`,
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: 3600,
+      },
       (type, obj: V1Pod) => this.observe(type, obj),
       (err: unknown) => {
         if (this.stopped) return;
         this.reopens++;
-        log(`pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from resourceVersion ${this.resourceVersion}`);
+        log(
+          `pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from resourceVersion ${this.resourceVersion}`,
+        );
         void this.open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
       },
     );
@@ -214,7 +261,11 @@ class PodTracker {
     }
     this.seen.add(name);
     if (pod.spec?.nodeName && !this.boundAtMs.has(name)) this.boundAtMs.set(name, t);
-    if (!this.readyAtMs.has(name) && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) this.readyAtMs.set(name, t);
+    if (
+      !this.readyAtMs.has(name) &&
+      (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+    )
+      this.readyAtMs.set(name, t);
   }
 
   stop(): void {
@@ -231,7 +282,13 @@ function podManifest(name: string, runLabel: string, schedulerName: string, cpu:
     spec: {
       schedulerName,
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'sandbox', image: 'example.invalid/none', resources: { requests: { cpu, memory }, limits: { cpu, memory } } }],
+      containers: [
+        {
+          name: 'sandbox',
+          image: 'example.invalid/none',
+          resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+        },
+      ],
     },
   };
 }
@@ -245,17 +302,28 @@ async function waitExtenderSettled(env: ClusterEnv, kube: Kube, timeoutMs: numbe
   let lastEvents = -1;
   let eventsStillSince = nowMs();
   const clusterPods = (await kube.pods()).length;
-  await waitUntil('the extender to settle (no reservation pending, its model in step, its Events sent)', timeoutMs, async () => {
-    const m = await scrape(env.EXTENDER_URL!, kube);
-    const decisions = sumSamples(m, 'sandbox_extender_placements_total', { result: 'placed' }) + sumSamples(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
-    const events = sumSamples(m, 'sandbox_extender_events_total');
-    if (events !== lastEvents) {
-      lastEvents = events;
-      eventsStillSince = nowMs();
-    }
-    const eventsDone = events >= decisions || nowMs() - eventsStillSince > 5000;
-    return sumSamples(m, 'sandbox_extender_reservations_pending') === 0 && sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === clusterPods && eventsDone;
-  }, 500);
+  await waitUntil(
+    'the extender to settle (no reservation pending, its model in step, its Events sent)',
+    timeoutMs,
+    async () => {
+      const m = await scrape(env.EXTENDER_URL!, kube);
+      const decisions =
+        sumSamples(m, 'sandbox_extender_placements_total', { result: 'placed' }) +
+        sumSamples(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
+      const events = sumSamples(m, 'sandbox_extender_events_total');
+      if (events !== lastEvents) {
+        lastEvents = events;
+        eventsStillSince = nowMs();
+      }
+      const eventsDone = events >= decisions || nowMs() - eventsStillSince > 5000;
+      return (
+        sumSamples(m, 'sandbox_extender_reservations_pending') === 0 &&
+        sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === clusterPods &&
+        eventsDone
+      );
+    },
+    500,
+  );
   return nowMs() - start;
 }
 
@@ -272,21 +340,29 @@ const EVENTS_POLL_MS = 2000;
  * decision (a stock run), and when its Event counter has not moved for 5 s (Events off, or dropped).
  */
 async function waitEventsSent(env: ClusterEnv, kube: Kube, before: Sample[], timeoutMs: number): Promise<void> {
-  const decisions = (m: Sample[]) => sumSamples(m, 'sandbox_extender_placements_total', { result: 'placed' }) + sumSamples(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
+  const decisions = (m: Sample[]) =>
+    sumSamples(m, 'sandbox_extender_placements_total', { result: 'placed' }) +
+    sumSamples(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
   const made = (m: Sample[]) => decisions(m) - decisions(before);
-  const sent = (m: Sample[]) => sumSamples(m, 'sandbox_extender_events_total') - sumSamples(before, 'sandbox_extender_events_total');
+  const sent = (m: Sample[]) =>
+    sumSamples(m, 'sandbox_extender_events_total') - sumSamples(before, 'sandbox_extender_events_total');
   let last = -1;
   let stillSince = nowMs();
-  await waitUntil("the extender's Events for this run to be sent", timeoutMs, async () => {
-    const m = await scrape(env.EXTENDER_URL!, kube);
-    if (m.length === 0) return true; // the extender is stopped (--api-cost)
-    const n = sent(m);
-    if (n !== last) {
-      last = n;
-      stillSince = nowMs();
-    }
-    return n >= made(m) || nowMs() - stillSince > 5000;
-  }, EVENTS_POLL_MS);
+  await waitUntil(
+    "the extender's Events for this run to be sent",
+    timeoutMs,
+    async () => {
+      const m = await scrape(env.EXTENDER_URL!, kube);
+      if (m.length === 0) return true; // the extender is stopped (--api-cost)
+      const n = sent(m);
+      if (n !== last) {
+        last = n;
+        stillSince = nowMs();
+      }
+      return n >= made(m) || nowMs() - stillSince > 5000;
+    },
+    EVENTS_POLL_MS,
+  );
 }
 
 // ------------------------------------------------------------------------------------------ CPU sampling
@@ -444,7 +520,13 @@ interface RunResult {
   schedulerCounters: Record<string, number>;
   extender: {
     verbs: Record<string, VerbStats>;
-    eventLoop: { source: string; meanMs: number | null; p50Ms: number | null; p99Ms: number | null; maxMs: number | null };
+    eventLoop: {
+      source: string;
+      meanMs: number | null;
+      p50Ms: number | null;
+      p99Ms: number | null;
+      maxMs: number | null;
+    };
     binds: Record<string, number>;
     errors: number;
   };
@@ -495,12 +577,24 @@ function verbStats(h: Histogram): VerbStats {
 }
 
 /** Histograms per label value, as deltas between two scrapes. */
-function deltasBy(after: Sample[], before: Sample[], name: string, label: string, match: Record<string, string> = {}): Map<string, Histogram> {
+function deltasBy(
+  after: Sample[],
+  before: Sample[],
+  name: string,
+  label: string,
+  match: Record<string, string> = {},
+): Map<string, Histogram> {
   const b = histogramsBy(before, name, label, match);
   return new Map([...histogramsBy(after, name, label, match)].map(([k, h]) => [k, histogramDelta(h, b.get(k))]));
 }
 
-function counterDeltas(after: Sample[], before: Sample[], name: string, label: string, match: Record<string, string> = {}): Record<string, number> {
+function counterDeltas(
+  after: Sample[],
+  before: Sample[],
+  name: string,
+  label: string,
+  match: Record<string, string> = {},
+): Record<string, number> {
   const b = sumBy(before, name, label, match);
   const out: Record<string, number> = {};
   for (const [k, v] of sumBy(after, name, label, match)) {
@@ -518,15 +612,38 @@ function eventLoop(after: Sample[], before: Sample[]): RunResult['extender']['ev
     const h = histogramDelta(histogram(after, name), histogram(before, name));
     const s = verbStats(h);
     const maxBucket = [...h.buckets].reverse().find((b, i, arr) => b.count > (arr[i + 1]?.count ?? 0));
-    return { source: `${name} (histogram delta)`, meanMs: s.meanMs, p50Ms: s.p50Ms, p99Ms: s.p99Ms, maxMs: maxBucket ? maxBucket.le * 1000 : null };
+    return {
+      source: `${name} (histogram delta)`,
+      meanMs: s.meanMs,
+      p50Ms: s.p50Ms,
+      p99Ms: s.p99Ms,
+      maxMs: maxBucket ? maxBucket.le * 1000 : null,
+    };
   }
   // prom-client's monitorEventLoopDelay gauges are reset at every scrape: the scrape at the end of the run
   // reports the distribution since the scrape at its start (the bench is the only scraper of the extender).
-  const g = (suffix: string) => (hasMetric(after, `sandbox_extender_nodejs_eventloop_lag_${suffix}_seconds`) ? sumSamples(after, `sandbox_extender_nodejs_eventloop_lag_${suffix}_seconds`) * 1000 : null);
-  return { source: 'prom-client nodejs_eventloop_lag_* gauges (monitorEventLoopDelay since the previous scrape, 10 ms resolution)', meanMs: g('mean'), p50Ms: g('p50'), p99Ms: g('p99'), maxMs: g('max') };
+  const g = (suffix: string) =>
+    hasMetric(after, `sandbox_extender_nodejs_eventloop_lag_${suffix}_seconds`)
+      ? sumSamples(after, `sandbox_extender_nodejs_eventloop_lag_${suffix}_seconds`) * 1000
+      : null;
+  return {
+    source:
+      'prom-client nodejs_eventloop_lag_* gauges (monitorEventLoopDelay since the previous scrape, 10 ms resolution)',
+    meanMs: g('mean'),
+    p50Ms: g('p50'),
+    p99Ms: g('p99'),
+    maxMs: g('max'),
+  };
 }
 
-async function runOnce(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled = false, variant: RunResult['variant'] = null): Promise<RunResult> {
+async function runOnce(
+  ctx: Context,
+  mode: Mode,
+  scheduler: SchedulerKind,
+  run: number,
+  profiled = false,
+  variant: RunResult['variant'] = null,
+): Promise<RunResult> {
   if (variant !== null) await script('component.sh', ['stop', 'sandbox-extender']);
   let floor: { stop: () => Promise<void> } | null = null;
   try {
@@ -560,12 +677,21 @@ async function startFloorInExtenderPlace(env: ClusterEnv): Promise<{ stop: () =>
   return { stop };
 }
 
-async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, run: number, profiled: boolean, variant: RunResult['variant']): Promise<RunResult> {
+async function measuredRun(
+  ctx: Context,
+  mode: Mode,
+  scheduler: SchedulerKind,
+  run: number,
+  profiled: boolean,
+  variant: RunResult['variant'],
+): Promise<RunResult> {
   const { opts, env, kube } = ctx;
   const schedulerName = scheduler === 'sandbox' ? env.SANDBOX_SCHEDULER_NAME! : 'default-scheduler';
   const component = scheduler === 'sandbox' ? 'kube-scheduler-sandbox' : 'kube-scheduler-default';
   const runLabel = `${mode}-${scheduler}-${run}${profiled ? '-prof' : ''}-${Date.now().toString(36)}`;
-  log(`run ${run}: ${mode}, ${schedulerName}${profiled ? ' (extender profiled)' : ''}${variant ? ` (${variant})` : ''}: ${opts.pods} pods`);
+  log(
+    `run ${run}: ${mode}, ${schedulerName}${profiled ? ' (extender profiled)' : ''}${variant ? ` (${variant})` : ''}: ${opts.pods} pods`,
+  );
 
   const tainted = (await kube.nodes()).filter((n) => taintsToClear(n).length > 0).length;
   if (tainted > 0) await untaintNodes(kube);
@@ -573,7 +699,9 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
   const tracker = new PodTracker(kube, runLabel);
   await tracker.start();
   const width = String(opts.pods - 1).length;
-  const manifests = Array.from({ length: opts.pods }, (_, i) => podManifest(`${runLabel}-${String(i).padStart(width, '0')}`, runLabel, schedulerName, opts.podCpu, opts.podMemory));
+  const manifests = Array.from({ length: opts.pods }, (_, i) =>
+    podManifest(`${runLabel}-${String(i).padStart(width, '0')}`, runLabel, schedulerName, opts.podCpu, opts.podMemory),
+  );
   const names = manifests.map((m) => m.metadata!.name!);
 
   // The API server's counters, then a quiet 3 s: each component's background share, subtracted from its CPU per pod.
@@ -596,7 +724,8 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
     try {
       creation = await createPods(kube, NAMESPACE, manifests, opts.concurrency);
       await waitUntil(`the watch to see all ${opts.pods} pods`, 60_000, () => names.every((n) => tracker.seen.has(n)));
-      if (tracker.boundAtMs.size > 0) throw new Error(`${tracker.boundAtMs.size} pods were bound while ${component} was stopped`);
+      if (tracker.boundAtMs.size > 0)
+        throw new Error(`${tracker.boundAtMs.size} pods were bound while ${component} was stopped`);
     } catch (err) {
       await script('component.sh', ['start', component]).catch(() => undefined); // leave a reused cluster whole
       throw err;
@@ -605,7 +734,10 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
     benchLoop.enable();
     startCommandMs = nowMs();
     runStartMs = startCommandMs;
-    await Promise.all([script('component.sh', ['start', component]), waitUntil(`all ${opts.pods} pods bound`, boundTimeout, allBound)]);
+    await Promise.all([
+      script('component.sh', ['start', component]),
+      waitUntil(`all ${opts.pods} pods bound`, boundTimeout, allBound),
+    ]);
   } else {
     before = await scrapeAll(env, kube);
     benchLoop.enable();
@@ -631,13 +763,28 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
   const latencies = mode === 'burst' ? names.map((n) => tracker.boundAtMs.get(n)! - creation.ackMs.get(n)!) : [];
   const sAfter = after[scheduler];
   const sBefore = mode === 'drain' ? [] : before[scheduler]; // a drained scheduler is a new process: its counters start at 0
-  const sli = histogramDelta(histogram(sAfter, 'scheduler_pod_scheduling_sli_duration_seconds'), histogram(sBefore, 'scheduler_pod_scheduling_sli_duration_seconds'));
-  const algorithm = histogramDelta(histogram(sAfter, 'scheduler_scheduling_algorithm_duration_seconds'), histogram(sBefore, 'scheduler_scheduling_algorithm_duration_seconds'));
-  const attempt = histogramDelta(histogram(sAfter, 'scheduler_scheduling_attempt_duration_seconds', { profile: schedulerName }), histogram(sBefore, 'scheduler_scheduling_attempt_duration_seconds', { profile: schedulerName }));
-  const points = deltasBy(sAfter, sBefore, 'scheduler_framework_extension_point_duration_seconds', 'extension_point', { profile: schedulerName });
+  const sli = histogramDelta(
+    histogram(sAfter, 'scheduler_pod_scheduling_sli_duration_seconds'),
+    histogram(sBefore, 'scheduler_pod_scheduling_sli_duration_seconds'),
+  );
+  const algorithm = histogramDelta(
+    histogram(sAfter, 'scheduler_scheduling_algorithm_duration_seconds'),
+    histogram(sBefore, 'scheduler_scheduling_algorithm_duration_seconds'),
+  );
+  const attempt = histogramDelta(
+    histogram(sAfter, 'scheduler_scheduling_attempt_duration_seconds', { profile: schedulerName }),
+    histogram(sBefore, 'scheduler_scheduling_attempt_duration_seconds', { profile: schedulerName }),
+  );
+  const points = deltasBy(sAfter, sBefore, 'scheduler_framework_extension_point_duration_seconds', 'extension_point', {
+    profile: schedulerName,
+  });
   const verbs = deltasBy(after.extender, before.extender, 'sandbox_extender_http_request_duration_seconds', 'verb');
   const schedulerCounters: Record<string, number> = {};
-  for (const name of ['scheduler_batch_attempts_total', 'scheduler_pod_scheduled_after_flush_total', 'scheduler_preemption_attempts_total']) {
+  for (const name of [
+    'scheduler_batch_attempts_total',
+    'scheduler_pod_scheduled_after_flush_total',
+    'scheduler_preemption_attempts_total',
+  ]) {
     const d = sumSamples(sAfter, name) - sumSamples(sBefore, name);
     if (d !== 0) schedulerCounters[name] = d;
   }
@@ -650,14 +797,27 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
     return v === null ? null : v * 1000;
   };
   const cpu = cpuShares(ctx.sampler.samples, firstBind, lastBind, ctx.clkTck);
-  const bindingPerThousand = Object.fromEntries([...cpu.cores].map(([c, cores]) => [c, ((cores * (lastBind - firstBind)) / 1000 / binds.length) * 1000]));
-  const lifecycle = cpuSecondsPerThousand(ctx.sampler.samples, runStartMs!, completeMs, ctx.clkTck, binds.length, idleCores);
+  const bindingPerThousand = Object.fromEntries(
+    [...cpu.cores].map(([c, cores]) => [c, ((cores * (lastBind - firstBind)) / 1000 / binds.length) * 1000]),
+  );
+  const lifecycle = cpuSecondsPerThousand(
+    ctx.sampler.samples,
+    runStartMs!,
+    completeMs,
+    ctx.clkTck,
+    binds.length,
+    idleCores,
+  );
   const other = otherCores(Object.fromEntries(cpu.cores), MACHINE, [...COMPONENTS, BENCH]);
 
   // ---- soundness, then clean up
   const [nodes, pods] = await Promise.all([kube.nodes(), kube.pods()]);
   const soundness = placementSoundness(nodes as unknown as Node[], pods as unknown as Pod[]);
-  await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, labelSelector: `bench-run=${runLabel}`, gracePeriodSeconds: 0 });
+  await kube.api.deleteCollectionNamespacedPod({
+    namespace: NAMESPACE,
+    labelSelector: `bench-run=${runLabel}`,
+    gracePeriodSeconds: 0,
+  });
   await waitUntil(`the ${opts.pods} pods to be gone`, 180_000, () => names.every((n) => tracker.gone.has(n)), 100);
   tracker.stop();
   // The extender is stopped or the floor stands in for it: nothing of it to settle.
@@ -671,23 +831,37 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
     profiled,
     pods: opts.pods,
     boundPods: binds.length,
-    creation: { seconds: (creation.endMs - creation.startMs) / 1000, podsPerSecond: (opts.pods * 1000) / (creation.endMs - creation.startMs), retries: creation.retries, concurrency: opts.concurrency },
+    creation: {
+      seconds: (creation.endMs - creation.startMs) / 1000,
+      podsPerSecond: (opts.pods * 1000) / (creation.endMs - creation.startMs),
+      retries: creation.retries,
+      concurrency: opts.concurrency,
+    },
     bindWindowSeconds: (lastBind - firstBind) / 1000,
     bindWindowMs: { from: firstBind, to: lastBind },
     podsPerSecond: podsPerSecond(binds),
-    createToBound: mode === 'burst' ? { p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), maxMs: Math.max(...latencies) } : null,
+    createToBound:
+      mode === 'burst'
+        ? { p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), maxMs: Math.max(...latencies) }
+        : null,
     startToFirstBindMs: startCommandMs === null ? null : firstBind - startCommandMs,
     sli: { count: sli.count, p50Ms: q(0.5, sli), p99Ms: q(0.99, sli) },
     algorithm: { count: algorithm.count, meanMs: ms(algorithm), p99Ms: q(0.99, algorithm) },
     attempt: { count: attempt.count, meanMs: ms(attempt) },
-    scheduleAttempts: counterDeltas(sAfter, sBefore, 'scheduler_schedule_attempts_total', 'result', { profile: schedulerName }),
-    extensionPoints: Object.fromEntries([...points].filter(([, h]) => h.count > 0).map(([k, h]) => [k, { count: h.count, meanMs: ms(h) }])),
+    scheduleAttempts: counterDeltas(sAfter, sBefore, 'scheduler_schedule_attempts_total', 'result', {
+      profile: schedulerName,
+    }),
+    extensionPoints: Object.fromEntries(
+      [...points].filter(([, h]) => h.count > 0).map(([k, h]) => [k, { count: h.count, meanMs: ms(h) }]),
+    ),
     schedulerCounters,
     extender: {
       verbs: Object.fromEntries([...verbs].filter(([, h]) => h.count > 0).map(([k, h]) => [k, verbStats(h)])),
       eventLoop: eventLoop(after.extender, before.extender),
       binds: counterDeltas(after.extender, before.extender, 'sandbox_extender_binds_total', 'result'),
-      errors: Object.entries(counterDeltas(after.extender, before.extender, 'sandbox_extender_http_requests_total', 'code')).reduce((a, [code, n]) => a + (code.startsWith('2') ? 0 : n), 0),
+      errors: Object.entries(
+        counterDeltas(after.extender, before.extender, 'sandbox_extender_http_requests_total', 'code'),
+      ).reduce((a, [code, n]) => a + (code.startsWith('2') ? 0 : n), 0),
     },
     cpu: { windowMs: cpu.windowMs, cores: Object.fromEntries(cpu.cores) },
     benchEventLoopP99Ms: benchLoop.percentile(99) / 1e6,
@@ -698,14 +872,25 @@ async function measuredRun(ctx: Context, mode: Mode, scheduler: SchedulerKind, r
     session: ctx.session,
     variant,
     idleCores: Object.fromEntries(idleCores),
-    cpuPerThousand: { binding: bindingPerThousand, lifecycle: Object.fromEntries(lifecycle.perThousand), lifecycleSeconds: lifecycle.windowMs / 1000 },
+    cpuPerThousand: {
+      binding: bindingPerThousand,
+      lifecycle: Object.fromEntries(lifecycle.perThousand),
+      lifecycleSeconds: lifecycle.windowMs / 1000,
+    },
     otherCores: other,
     disturbed: loadDisturbance(other, { maxOtherCores: opts.maxOtherCores, maxStockDeviation: opts.maxStockDeviation }),
-    apiRequests: Object.fromEntries([...sumBy(apiAfter, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' })].map(([g, v]) => [`POST events ${g || 'core/v1'}`, v - (sumBy(apiBefore, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' }).get(g) ?? 0)])),
+    apiRequests: Object.fromEntries(
+      [...sumBy(apiAfter, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' })].map(([g, v]) => [
+        `POST events ${g || 'core/v1'}`,
+        v - (sumBy(apiBefore, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' }).get(g) ?? 0),
+      ]),
+    ),
   };
   log(
     `  ${fmt(result.podsPerSecond)} pods/s over ${fmt(result.bindWindowSeconds, 2)} s; created at ${fmt(result.creation.podsPerSecond, 0)}/s` +
-      (result.createToBound ? `; create→bound p50 ${fmt(result.createToBound.p50Ms, 0)} ms p99 ${fmt(result.createToBound.p99Ms, 0)} ms` : '') +
+      (result.createToBound
+        ? `; create→bound p50 ${fmt(result.createToBound.p50Ms, 0)} ms p99 ${fmt(result.createToBound.p99Ms, 0)} ms`
+        : '') +
       `; SLI p99 ${fmt(result.sli.p99Ms, 0)} ms; extender ${fmt(result.cpuPerThousand.lifecycle['sandbox-extender'], 2)} CPU-s per 1,000 pods; other load ${fmt(other, 2)} cores; over allocatable ${soundness.overAllocatable.length}; peak ${soundness.peakPressure.toFixed(4)} (optimum ${fmt(soundness.optimum, 4)}); ${Math.round(endMs - (startCommandMs ?? creation.startMs)) / 1000} s`,
   );
   return result;
@@ -745,28 +930,70 @@ async function profiledRun(ctx: Context, mode: Mode, outDir: string): Promise<Pr
     await restartExtender(ctx.opts); // SIGTERM: the process exits and writes its profiles
   }
   const profiles = () => readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-  await waitUntil(`the CPU profiles in ${dir} (main thread and API worker)`, 30_000, () => profiles().length >= 2 && profiles().some((f) => profileThreadId(f) === 0), 200);
+  await waitUntil(
+    `the CPU profiles in ${dir} (main thread and API worker)`,
+    30_000,
+    () => profiles().length >= 2 && profiles().some((f) => profileThreadId(f) === 0),
+    200,
+  );
   await sleep(500); // the last file may still be being written
-  const files = profiles().sort((a, b) => profileThreadId(a) - profileThreadId(b)).map((f) => join(dir, f));
+  const files = profiles()
+    .sort((a, b) => profileThreadId(a) - profileThreadId(b))
+    .map((f) => join(dir, f));
   const threads = files.map((file) => {
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
     const tid = profileThreadId(file);
-    return { thread: tid === 0 ? 'main' : `worker ${tid}`, file, window: windowTable(profile, run), whole: selfTimeTable(profile, { top: 25, stripPrefix: REPO_ROOT }) };
+    return {
+      thread: tid === 0 ? 'main' : `worker ${tid}`,
+      file,
+      window: windowTable(profile, run),
+      whole: selfTimeTable(profile, { top: 25, stripPrefix: REPO_ROOT }),
+    };
   });
   return { files, run, threads };
 }
 
 /** Only the samples between the run's first and last bind (the profile's clock is the bench's monotonic clock). */
 function windowTable(profile: CpuProfile, run: RunResult): SelfTimeTable {
-  return selfTimeTable(profile, { top: 25, stripPrefix: REPO_ROOT, fromUs: run.bindWindowMs.from * 1000, toUs: run.bindWindowMs.to * 1000 });
+  return selfTimeTable(profile, {
+    top: 25,
+    stripPrefix: REPO_ROOT,
+    fromUs: run.bindWindowMs.from * 1000,
+    toUs: run.bindWindowMs.to * 1000,
+  });
 }
 
 // ------------------------------------------------------------------------------------------ output
 
 function runRows(results: readonly RunResult[]): string {
-  const rows = [['mode', 'run', 'scheduler', 'pods/s', 'window s', 'created/s', 'c→b p50 ms', 'c→b p99 ms', 'start→1st bind s', 'SLI p50 ms', 'SLI p99 ms', 'algo ms', 'attempts', 'over alloc', 'peak', 'optimum', '≤ opt+1 pod', 'ext CPU-s/1k pods', 'other cores', 'flags']];
+  const rows = [
+    [
+      'mode',
+      'run',
+      'scheduler',
+      'pods/s',
+      'window s',
+      'created/s',
+      'c→b p50 ms',
+      'c→b p99 ms',
+      'start→1st bind s',
+      'SLI p50 ms',
+      'SLI p99 ms',
+      'algo ms',
+      'attempts',
+      'over alloc',
+      'peak',
+      'optimum',
+      '≤ opt+1 pod',
+      'ext CPU-s/1k pods',
+      'other cores',
+      'flags',
+    ],
+  ];
   for (const r of results) {
-    const attempts = Object.entries(r.scheduleAttempts).map(([k, v]) => (k === 'scheduled' ? String(v) : `${k} ${v}`)).join(', ');
+    const attempts = Object.entries(r.scheduleAttempts)
+      .map(([k, v]) => (k === 'scheduled' ? String(v) : `${k} ${v}`))
+      .join(', ');
     rows.push([
       r.mode,
       `${r.run}${r.profiled ? ' (profiled)' : ''}${r.variant ? ` (${r.variant})` : ''}`,
@@ -799,11 +1026,15 @@ const counted = (r: RunResult) => !r.profiled && !r.variant && !(r.disturbed ?? 
 /** Marks the stock runs whose rate lies off the median of their mode (stockRateOutliers) as disturbed. */
 function flagStockOutliers(results: readonly RunResult[], maxStockDeviation: number): void {
   const candidates = results.filter((r) => !r.profiled && !r.variant);
-  const outliers = stockRateOutliers(candidates.map((r) => ({ mode: r.mode, stock: r.scheduler === 'default', podsPerSecond: r.podsPerSecond })), maxStockDeviation);
+  const outliers = stockRateOutliers(
+    candidates.map((r) => ({ mode: r.mode, stock: r.scheduler === 'default', podsPerSecond: r.podsPerSecond })),
+    maxStockDeviation,
+  );
   for (const [i, reason] of outliers) candidates[i]!.disturbed = [...(candidates[i]!.disturbed ?? []), reason];
 }
 
-const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null | undefined) => median(rs.map(f).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)));
+const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null | undefined) =>
+  median(rs.map(f).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)));
 const mean = (vs: readonly (number | null | undefined)[]) => {
   const xs = vs.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
@@ -813,7 +1044,11 @@ const mean = (vs: readonly (number | null | undefined)[]) => {
  * The targets of the throughput work, printed next to the ratios (never asserted anywhere): drain pods/s at
  * least 90 % of stock's at 1,000 nodes (70 % at 5,000), burst SLI p99 at most 2× stock's.
  */
-function target(mode: Mode, figure: 'pods/s' | 'sli-p99', nodes: number): { text: string; met: (r: number) => boolean } | null {
+function target(
+  mode: Mode,
+  figure: 'pods/s' | 'sli-p99',
+  nodes: number,
+): { text: string; met: (r: number) => boolean } | null {
   if (mode === 'drain' && figure === 'pods/s') {
     const min = nodes >= 5000 ? 0.7 : 0.9;
     return { text: `≥ ${min.toFixed(2)}`, met: (r) => r >= min };
@@ -822,18 +1057,34 @@ function target(mode: Mode, figure: 'pods/s' | 'sli-p99', nodes: number): { text
   return null;
 }
 
-function summaryRows(results: readonly RunResult[], modes: readonly Mode[], settings: Record<SchedulerKind, SchedulerSettings>): string {
+function summaryRows(
+  results: readonly RunResult[],
+  modes: readonly Mode[],
+  settings: Record<SchedulerKind, SchedulerSettings>,
+): string {
   const rows = [['mode', 'figure (median of runs)', ...schedulerColumns(settings), 'sandbox/stock', 'target']];
   const nodes = results[0]?.nodes ?? 0;
   for (const mode of modes) {
     const s = results.filter((r) => r.mode === mode && r.scheduler === 'sandbox' && counted(r));
     const d = results.filter((r) => r.mode === mode && r.scheduler === 'default' && counted(r));
-    const line = (label: string, f: (r: RunResult) => number | null | undefined, digits: number, figure?: 'pods/s' | 'sli-p99') => {
+    const line = (
+      label: string,
+      f: (r: RunResult) => number | null | undefined,
+      digits: number,
+      figure?: 'pods/s' | 'sli-p99',
+    ) => {
       const a = med(s, f);
       const b = med(d, f);
       const r = ratio(a, b);
       const t = figure ? target(mode, figure, nodes) : null;
-      rows.push([mode, label, fmt(a, digits), fmt(b, digits), fmt(r, 2), t ? `${t.text}${r === null ? '' : t.met(r) ? ' met' : ' not met'}` : '']);
+      rows.push([
+        mode,
+        label,
+        fmt(a, digits),
+        fmt(b, digits),
+        fmt(r, 2),
+        t ? `${t.text}${r === null ? '' : t.met(r) ? ' met' : ' not met'}` : '',
+      ]);
     };
     line('pods/s over the binding window', (r) => r.podsPerSecond, 1, 'pods/s');
     line('SLI p50 ms (kube-scheduler)', (r) => r.sli.p50Ms, 0);
@@ -847,22 +1098,55 @@ function summaryRows(results: readonly RunResult[], modes: readonly Mode[], sett
   return formatColumns(rows);
 }
 
-const POINT_ORDER = ['Sign', 'PreEnqueue', 'PreFilter', 'Filter', 'PostFilter', 'PreScore', 'Score', 'Reserve', 'Permit', 'PreBindPreFlight', 'PreBind', 'Bind', 'PostBind'];
+const POINT_ORDER = [
+  'Sign',
+  'PreEnqueue',
+  'PreFilter',
+  'Filter',
+  'PostFilter',
+  'PreScore',
+  'Score',
+  'Reserve',
+  'Permit',
+  'PreBindPreFlight',
+  'PreBind',
+  'Bind',
+  'PostBind',
+];
 
 function breakdownRows(results: readonly RunResult[], modes: readonly Mode[]): string {
-  const groups = modes.flatMap((mode) => (['sandbox', 'default'] as const).map((scheduler) => ({ mode, scheduler, rs: results.filter((r) => r.mode === mode && r.scheduler === scheduler && counted(r)) }))).filter((g) => g.rs.length);
-  const header = ['mean over runs', ...groups.map((g) => `${g.mode} ${g.scheduler === 'sandbox' ? 'sandbox' : 'stock'}`)];
+  const groups = modes
+    .flatMap((mode) =>
+      (['sandbox', 'default'] as const).map((scheduler) => ({
+        mode,
+        scheduler,
+        rs: results.filter((r) => r.mode === mode && r.scheduler === scheduler && counted(r)),
+      })),
+    )
+    .filter((g) => g.rs.length);
+  const header = [
+    'mean over runs',
+    ...groups.map((g) => `${g.mode} ${g.scheduler === 'sandbox' ? 'sandbox' : 'stock'}`),
+  ];
   const rows: string[][] = [header];
-  const row = (label: string, f: (r: RunResult) => number | null | undefined, digits = 2) => rows.push([label, ...groups.map((g) => fmt(mean(g.rs.map(f)), digits))]);
+  const row = (label: string, f: (r: RunResult) => number | null | undefined, digits = 2) =>
+    rows.push([label, ...groups.map((g) => fmt(mean(g.rs.map(f)), digits))]);
   row('scheduling_algorithm ms', (r) => r.algorithm.meanMs);
-  row('  1000 / that = pods/s of a serial scheduling cycle', (r) => (r.algorithm.meanMs ? 1000 / r.algorithm.meanMs : null), 1);
+  row(
+    '  1000 / that = pods/s of a serial scheduling cycle',
+    (r) => (r.algorithm.meanMs ? 1000 / r.algorithm.meanMs : null),
+    1,
+  );
   row('scheduling_attempt ms (algorithm + binding)', (r) => r.attempt.meanMs);
   const points = new Set(results.flatMap((r) => Object.keys(r.extensionPoints)));
-  for (const p of [...points].sort((a, b) => POINT_ORDER.indexOf(a) - POINT_ORDER.indexOf(b))) row(`  extension point ${p} ms`, (r) => r.extensionPoints[p]?.meanMs);
+  for (const p of [...points].sort((a, b) => POINT_ORDER.indexOf(a) - POINT_ORDER.indexOf(b)))
+    row(`  extension point ${p} ms`, (r) => r.extensionPoints[p]?.meanMs);
   row('  algorithm − (PreFilter+Filter+PreScore+Score) ms', (r) => {
     const a = r.algorithm.meanMs;
     if (a === null) return null;
-    return a - ['PreFilter', 'Filter', 'PreScore', 'Score'].reduce((sum, p) => sum + (r.extensionPoints[p]?.meanMs ?? 0), 0);
+    return (
+      a - ['PreFilter', 'Filter', 'PreScore', 'Score'].reduce((sum, p) => sum + (r.extensionPoints[p]?.meanMs ?? 0), 0)
+    );
   });
   for (const verb of ['filter', 'prioritize', 'bind']) {
     row(`extender ${verb} mean ms`, (r) => r.extender.verbs[verb]?.meanMs);
@@ -875,12 +1159,26 @@ function breakdownRows(results: readonly RunResult[], modes: readonly Mode[]): s
   for (const c of [...COMPONENTS, EXTENDER_MAIN, BENCH, MACHINE]) row(`CPU ${c} (cores)`, (r) => r.cpu.cores[c], 2);
   row('CPU of other processes (machine − the above)', (r) => {
     const machine = r.cpu.cores[MACHINE];
-    return machine === undefined ? null : machine - [...COMPONENTS, BENCH].reduce((sum, c) => sum + (r.cpu.cores[c] ?? 0), 0);
+    return machine === undefined
+      ? null
+      : machine - [...COMPONENTS, BENCH].reduce((sum, c) => sum + (r.cpu.cores[c] ?? 0), 0);
   });
   row('bench event-loop delay p99 ms (timestamp error)', (r) => r.benchEventLoopP99Ms);
   row('extender CPU-s per 1,000 pods, binding window', (r) => r.cpuPerThousand?.binding['sandbox-extender'], 3);
-  for (const c of ['sandbox-extender', EXTENDER_MAIN, 'kube-scheduler-sandbox', 'kube-scheduler-default', 'kube-apiserver', 'etcd', 'kwok']) {
-    row(`${c} CPU-s per 1,000 pods, start → all Ready and Events sent, idle subtracted`, (r) => r.cpuPerThousand?.lifecycle[c], 3);
+  for (const c of [
+    'sandbox-extender',
+    EXTENDER_MAIN,
+    'kube-scheduler-sandbox',
+    'kube-scheduler-default',
+    'kube-apiserver',
+    'etcd',
+    'kwok',
+  ]) {
+    row(
+      `${c} CPU-s per 1,000 pods, start → all Ready and Events sent, idle subtracted`,
+      (r) => r.cpuPerThousand?.lifecycle[c],
+      3,
+    );
   }
   row('  that window s', (r) => r.cpuPerThousand?.lifecycleSeconds, 1);
   row('POST events core/v1 (the extender) per run', (r) => r.apiRequests?.['POST events core/v1'], 0);
@@ -910,54 +1208,168 @@ function positiveInt(v: string): number {
 
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:cluster')
-    .description('Pods/s and latency of sandbox-scheduler vs the stock default-scheduler in one local control plane (test/e2e), interleaved runs.')
+    .description(
+      'Pods/s and latency of sandbox-scheduler vs the stock default-scheduler in one local control plane (test/e2e), interleaved runs.',
+    )
     .option('--nodes <counts>', 'KWOK node counts, one cluster each (e.g. 1000,5000)', '1000')
     .option('--node-shape <cpu/memory>', 'allocatable of every node', '32/128Gi')
     .option('--pods <n>', 'pods per run', positiveInt, 1000)
     .option('--pod-cpu <quantity>', 'cpu request = limit of each pod', '250m')
     .option('--pod-memory <quantity>', 'memory request = limit of each pod', '512Mi')
     .option('--runs <n>', 'runs per scheduler and mode', positiveInt, 2)
-    .option('--modes <list>', 'drain (pods created with the scheduler stopped, then it starts), burst (created while it runs)', 'drain,burst')
+    .option(
+      '--modes <list>',
+      'drain (pods created with the scheduler stopped, then it starts), burst (created while it runs)',
+      'drain,burst',
+    )
     .option('--extender-config <file>', 'extender --config (default: $EXTENDER_CONFIG)')
     .option('--bind', 'the extender binds (bindVerb); by default kube-scheduler binds, as the chart installs it', false)
-    .option('--profile', 'one more sandbox run (drain if measured) with the extender under node --cpu-prof; prints its top self time', false)
+    .option(
+      '--profile',
+      'one more sandbox run (drain if measured) with the extender under node --cpu-prof; prints its top self time',
+      false,
+    )
     .option('--concurrency <n>', 'pod creates in flight', positiveInt, 32)
     .option('--out <file>', 'JSON result file (default .e2e-bench/cluster-DATE.json)')
     .option('--reuse', 'use the cluster that is already up and leave it running (its node count)', false)
     .option('--run-timeout <seconds>', 'longest wait for a run’s pods to be bound', positiveInt, 900)
     .option('--settle-timeout <seconds>', 'longest wait for the extender to settle after a run', positiveInt, 300)
-    .option('--print <files>', 'print the tables of earlier result files (JSON, comma-separated: pooled as one series of sessions) and exit; runs nothing')
-    .option('--sessions <n>', 'separate cluster start-ups per node count, pooled in the summary (median and spread)', positiveInt, 1)
-    .option('--max-other-cores <cores>', 'flag (and leave out of the summary) a run in which other processes took more cores than this', nonNegative, 0.1)
-    .option('--max-stock-deviation <fraction>', "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)", nonNegative, 0.25)
-    .option('--first <scheduler>', 'which scheduler runs first in session 1 (sandbox or stock); sessions then alternate', 'sandbox')
-    .option('--pin', 'production-like variant: the extender (or the floor) on CPU 1, the control plane, both kube-schedulers, KWOK and the bench on CPU 0 (taskset), for every scheduler in the run', false)
-    .option('--sandbox-percentage <n>', "percentageOfNodesToScore of the sandbox-scheduler profile, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)", nonNegative, 100)
-    .option('--stock-percentage <n>', 'percentageOfNodesToScore of the stock scheduler, 0–100: a labelled extra (default: not set, kube-scheduler as shipped, the baseline)', nonNegative)
-    .option('--extender-node-flags <flags>', 'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up')
-    .option('--fresh-extender', 'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)', false)
-    .option('--floor', "one more sandbox run per mode with bench/floorExtender.ts in the extender's place (read, JSON.parse, answer a name): the floor of a Node extender on this machine", false)
-    .option('--api-cost', "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause", false)
+    .option(
+      '--print <files>',
+      'print the tables of earlier result files (JSON, comma-separated: pooled as one series of sessions) and exit; runs nothing',
+    )
+    .option(
+      '--sessions <n>',
+      'separate cluster start-ups per node count, pooled in the summary (median and spread)',
+      positiveInt,
+      1,
+    )
+    .option(
+      '--max-other-cores <cores>',
+      'flag (and leave out of the summary) a run in which other processes took more cores than this',
+      nonNegative,
+      0.1,
+    )
+    .option(
+      '--max-stock-deviation <fraction>',
+      "flag a stock run whose pods/s lies further than this from its mode's median (0.25 = ±25 %)",
+      nonNegative,
+      0.25,
+    )
+    .option(
+      '--first <scheduler>',
+      'which scheduler runs first in session 1 (sandbox or stock); sessions then alternate',
+      'sandbox',
+    )
+    .option(
+      '--pin',
+      'production-like variant: the extender (or the floor) on CPU 1, the control plane, both kube-schedulers, KWOK and the bench on CPU 0 (taskset), for every scheduler in the run',
+      false,
+    )
+    .option(
+      '--sandbox-percentage <n>',
+      "percentageOfNodesToScore of the sandbox-scheduler profile, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)",
+      nonNegative,
+      100,
+    )
+    .option(
+      '--stock-percentage <n>',
+      'percentageOfNodesToScore of the stock scheduler, 0–100: a labelled extra (default: not set, kube-scheduler as shipped, the baseline)',
+      nonNegative,
+    )
+    .option(
+      '--extender-node-flags <flags>',
+      'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up',
+    )
+    .option(
+      '--fresh-extender',
+      'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)',
+      false,
+    )
+    .option(
+      '--floor',
+      "one more sandbox run per mode with bench/floorExtender.ts in the extender's place (read, JSON.parse, answer a name): the floor of a Node extender on this machine",
+      false,
+    )
+    .option(
+      '--api-cost',
+      "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause",
+      false,
+    )
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ nodes: string; nodeShape: string; pods: number; podCpu: string; podMemory: string; runs: number; modes: string; extenderConfig?: string; bind: boolean; profile: boolean; concurrency: number; out?: string; reuse: boolean; runTimeout: number; settleTimeout: number; print?: string; sessions: number; maxOtherCores: number; maxStockDeviation: number; apiCost: boolean; floor: boolean; freshExtender: boolean; extenderNodeFlags?: string; sandboxPercentage: number; stockPercentage?: number; first: string; pin: boolean }>();
+  const o = program.opts<{
+    nodes: string;
+    nodeShape: string;
+    pods: number;
+    podCpu: string;
+    podMemory: string;
+    runs: number;
+    modes: string;
+    extenderConfig?: string;
+    bind: boolean;
+    profile: boolean;
+    concurrency: number;
+    out?: string;
+    reuse: boolean;
+    runTimeout: number;
+    settleTimeout: number;
+    print?: string;
+    sessions: number;
+    maxOtherCores: number;
+    maxStockDeviation: number;
+    apiCost: boolean;
+    floor: boolean;
+    freshExtender: boolean;
+    extenderNodeFlags?: string;
+    sandboxPercentage: number;
+    stockPercentage?: number;
+    first: string;
+    pin: boolean;
+  }>();
   const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
   const modes = o.modes.split(',').map((s) => s.trim());
-  for (const m of modes) if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
+  for (const m of modes)
+    if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
   if (o.first !== 'sandbox' && o.first !== 'stock') program.error(`--first: "${o.first}" is neither sandbox nor stock`);
-  for (const [flag, p] of [['--sandbox-percentage', o.sandboxPercentage], ['--stock-percentage', o.stockPercentage]] as const) {
+  for (const [flag, p] of [
+    ['--sandbox-percentage', o.sandboxPercentage],
+    ['--stock-percentage', o.stockPercentage],
+  ] as const) {
     if (p !== undefined && (!Number.isInteger(p) || p > 100)) program.error(`${flag}: ${p} is not an integer 0–100`);
   }
-  if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(o.nodeShape)) program.error(`--node-shape: "${o.nodeShape}" is not CPUS/MEMORY, e.g. 32/128Gi`);
+  if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(o.nodeShape))
+    program.error(`--node-shape: "${o.nodeShape}" is not CPUS/MEMORY, e.g. 32/128Gi`);
   const extenderConfig = o.extenderConfig ?? (process.env.EXTENDER_CONFIG || undefined);
   if (extenderConfig && !existsSync(extenderConfig)) program.error(`--extender-config: ${extenderConfig} not found`);
-  return { ...o, nodes, modes: modes as Mode[], extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined, extenderNodeFlags: o.extenderNodeFlags, stockPercentage: o.stockPercentage, first: o.first === 'stock' ? 'default' : 'sandbox' };
+  return {
+    ...o,
+    nodes,
+    modes: modes as Mode[],
+    extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined,
+    extenderNodeFlags: o.extenderNodeFlags,
+    stockPercentage: o.stockPercentage,
+    first: o.first === 'stock' ? 'default' : 'sandbox',
+  };
 }
 
-async function benchScale(opts: Options, nodeCount: number, outDir: string, session: number): Promise<{ results: RunResult[]; profile: ProfileResult | null; settings: Record<SchedulerKind, SchedulerSettings>; untaint: { removed: number; waitedMs: number }; clusterUpSeconds: number | null }> {
+async function benchScale(
+  opts: Options,
+  nodeCount: number,
+  outDir: string,
+  session: number,
+): Promise<{
+  results: RunResult[];
+  profile: ProfileResult | null;
+  settings: Record<SchedulerKind, SchedulerSettings>;
+  untaint: { removed: number; waitedMs: number };
+  clusterUpSeconds: number | null;
+}> {
   let clusterUpSeconds: number | null = null;
   if (!opts.reuse) {
     const t = nowMs();
-    log(`cluster up (session ${session} of ${opts.sessions}): ${nodeCount} nodes of ${opts.nodeShape}${opts.extenderConfig ? `, extender --config ${opts.extenderConfig}` : ''}`);
+    log(
+      `cluster up (session ${session} of ${opts.sessions}): ${nodeCount} nodes of ${opts.nodeShape}${opts.extenderConfig ? `, extender --config ${opts.extenderConfig}` : ''}`,
+    );
     await script('cluster-up.sh', [], {
       CLUSTER_NODES: `${nodeCount}x${opts.nodeShape}`,
       EXTENDER_BUILD: '0',
@@ -973,17 +1385,31 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
   }
   const sampler = new CpuSampler();
   try {
-    const env = readClusterEnv(['KUBECONFIG', 'APISERVER_URL', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'DEFAULT_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    const env = readClusterEnv([
+      'KUBECONFIG',
+      'APISERVER_URL',
+      'EXTENDER_URL',
+      'SANDBOX_SCHEDULER_URL',
+      'DEFAULT_SCHEDULER_URL',
+      'SANDBOX_SCHEDULER_NAME',
+    ]);
     const kube = await Kube.connect(env.KUBECONFIG!, opts.concurrency);
     const actualNodes = (await kube.nodes()).length;
     const untaint = await untaintNodes(kube);
-    log(`no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${Math.round(untaint.waitedMs / 100) / 10} s)`);
-    const settings = { sandbox: await schedulerSettings(env.SANDBOX_SCHEDULER_URL!, kube), default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube) };
+    log(
+      `no node carries a not-ready/unreachable taint (${untaint.removed} removed, ${Math.round(untaint.waitedMs / 100) / 10} s)`,
+    );
+    const settings = {
+      sandbox: await schedulerSettings(env.SANDBOX_SCHEDULER_URL!, kube),
+      default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube),
+    };
     await ensureNamespace(kube, NAMESPACE);
     if (opts.extenderNodeFlags) await restartExtender(opts);
     sampler.start();
     const settled = await waitClusterSettled(sampler, clockTicksPerSecond());
-    log(`the cluster's load has settled (${settled.cores.toFixed(2)} cores busy over the last 5 s) after ${(settled.waitedMs / 1000).toFixed(0)} s`);
+    log(
+      `the cluster's load has settled (${settled.cores.toFixed(2)} cores busy over the last 5 s) after ${(settled.waitedMs / 1000).toFixed(0)} s`,
+    );
     const ctx: Context = { opts, env, kube, sampler, clkTck: clockTicksPerSecond(), nodeCount: actualNodes, session };
     const results: RunResult[] = [];
     let profile: ProfileResult | null = null;
@@ -1010,12 +1436,20 @@ async function benchScale(opts: Options, nodeCount: number, outDir: string, sess
     return { results, profile, settings, untaint, clusterUpSeconds };
   } finally {
     sampler.stop();
-    if (!opts.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(`cluster-down failed: ${e.message}`));
+    if (!opts.reuse)
+      await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(`cluster-down failed: ${e.message}`));
   }
 }
 
 function settingsLine(s: Record<SchedulerKind, SchedulerSettings>): string {
-  const keys = ['qps', 'burst', 'parallelism', 'percentageOfNodesToScore', 'podInitialBackoffSeconds', 'podMaxBackoffSeconds'] as const;
+  const keys = [
+    'qps',
+    'burst',
+    'parallelism',
+    'percentageOfNodesToScore',
+    'podInitialBackoffSeconds',
+    'podMaxBackoffSeconds',
+  ] as const;
   const same = keys.filter((k) => JSON.stringify(s.sandbox[k]) === JSON.stringify(s.default[k]));
   const differ = keys.filter((k) => !same.includes(k));
   return (
@@ -1046,21 +1480,31 @@ interface ScaleRecord {
 
 /** The production-like label of a --pin run (older result files have no `pin`). */
 function pinned(opts: Options): string {
-  return opts.pin ? `; PRODUCTION-LIKE (--pin): the extender on CPU ${CPU_EXTENDER}, everything else on CPU ${CPU_CONTROL_PLANE}` : '';
+  return opts.pin
+    ? `; PRODUCTION-LIKE (--pin): the extender on CPU ${CPU_EXTENDER}, everything else on CPU ${CPU_CONTROL_PLANE}`
+    : '';
 }
 
 function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s: string) => void): void {
   say('');
-  say(`== session ${scale.session ?? 1}: ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)${pinned(opts)}`);
-  say(`machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}${opts.extenderNodeFlags ? `, node ${opts.extenderNodeFlags}` : ''}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`);
+  say(
+    `== session ${scale.session ?? 1}: ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)${pinned(opts)}`,
+  );
+  say(
+    `machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}${opts.extenderNodeFlags ? `, node ${opts.extenderNodeFlags}` : ''}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`,
+  );
   say(settingsLine(scale.settings));
-  say(`nodes untainted before the first run: ${scale.untaint.removed} not-ready taints removed, ${(scale.untaint.waitedMs / 1000).toFixed(1)} s${scale.clusterUpSeconds ? `; cluster up in ${scale.clusterUpSeconds.toFixed(0)} s` : ''}`);
+  say(
+    `nodes untainted before the first run: ${scale.untaint.removed} not-ready taints removed, ${(scale.untaint.waitedMs / 1000).toFixed(1)} s${scale.clusterUpSeconds ? `; cluster up in ${scale.clusterUpSeconds.toFixed(0)} s` : ''}`,
+  );
   say('');
   say(runRows(scale.results));
   say('');
   say(summaryRows(scale.results, opts.modes, scale.settings));
   say('');
-  say("Breakdown (kube-scheduler histograms and the extender's, deltas over each run; CPU in cores over the binding window, 1.00 = one core busy):");
+  say(
+    "Breakdown (kube-scheduler histograms and the extender's, deltas over each run; CPU in cores over the binding window, 1.00 = one core busy):",
+  );
   say(breakdownRows(scale.results, opts.modes));
   const ev = scale.results.find((r) => r.scheduler === 'sandbox')?.extender.eventLoop.source;
   if (ev) say(`extender event-loop delay from: ${ev}`);
@@ -1069,13 +1513,16 @@ function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s
     for (const t of scale.profile.threads) {
       const w = t.window;
       say('');
-      say(`Extender CPU profile, ${t.thread} thread, of the profiled ${profiled.mode} run (${t.file}): inside its binding window ${w.totalMs.toFixed(0)} ms sampled, ${w.busyMs.toFixed(0)} ms busy (${((w.busyMs / Math.max(1, w.totalMs)) * 100).toFixed(0)} %), GC ${w.gcMs.toFixed(0)} ms; top 25 by self time:`);
+      say(
+        `Extender CPU profile, ${t.thread} thread, of the profiled ${profiled.mode} run (${t.file}): inside its binding window ${w.totalMs.toFixed(0)} ms sampled, ${w.busyMs.toFixed(0)} ms busy (${((w.busyMs / Math.max(1, w.totalMs)) * 100).toFixed(0)} %), GC ${w.gcMs.toFixed(0)} ms; top 25 by self time:`,
+      );
       say(profileRows(w));
     }
   }
 }
 
-const spreadText = (x: Spread, digits: number) => (x.median === null ? '-' : `${fmt(x.median, digits)} [${fmt(x.min, digits)}–${fmt(x.max, digits)}]`);
+const spreadText = (x: Spread, digits: number) =>
+  x.median === null ? '-' : `${fmt(x.median, digits)} [${fmt(x.min, digits)}–${fmt(x.max, digits)}]`;
 
 /**
  * The figures pooled over every session of one node count: median of the quiet runs with their spread
@@ -1088,19 +1535,43 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
   const quiet = all.filter(counted);
   const left = all.filter((r) => !r.profiled && !r.variant && !counted(r));
   say('');
-  say(`== pooled: ${all[0]?.nodes ?? records[0]?.nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session${pinned(opts)}`);
-  for (const r of left) say(`left out: session ${r.session ?? 1} ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`);
-  const rows = [['mode', 'figure', ...schedulerColumns(records[0]?.settings), 'sandbox/stock', 'per session', 'target']];
+  say(
+    `== pooled: ${all[0]?.nodes ?? records[0]?.nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session${pinned(opts)}`,
+  );
+  for (const r of left)
+    say(`left out: session ${r.session ?? 1} ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`);
+  const rows = [
+    ['mode', 'figure', ...schedulerColumns(records[0]?.settings), 'sandbox/stock', 'per session', 'target'],
+  ];
   const nodes = all[0]?.nodes ?? 0;
   for (const mode of opts.modes) {
-    const line = (label: string, f: (r: RunResult) => number | null | undefined, digits: number, figure?: 'pods/s' | 'sli-p99') => {
-      const pick = (scheduler: SchedulerKind) => spreadOf(quiet.filter((r) => r.mode === mode && r.scheduler === scheduler).map((r) => ({ session: r.session ?? 1, value: f(r) })), sessions);
+    const line = (
+      label: string,
+      f: (r: RunResult) => number | null | undefined,
+      digits: number,
+      figure?: 'pods/s' | 'sli-p99',
+    ) => {
+      const pick = (scheduler: SchedulerKind) =>
+        spreadOf(
+          quiet
+            .filter((r) => r.mode === mode && r.scheduler === scheduler)
+            .map((r) => ({ session: r.session ?? 1, value: f(r) })),
+          sessions,
+        );
       const a = pick('sandbox');
       const b = pick('default');
       const r = ratio(a.median, b.median);
       const t = figure ? target(mode, figure, nodes) : null;
       const per = a.sessions.map((x, i) => fmt(ratio(x, b.sessions[i]), 2)).join(', ');
-      rows.push([mode, label, spreadText(a, digits), spreadText(b, digits), fmt(r, 2), per, t ? `${t.text}${r === null ? '' : t.met(r) ? ' met' : ' not met'}` : '']);
+      rows.push([
+        mode,
+        label,
+        spreadText(a, digits),
+        spreadText(b, digits),
+        fmt(r, 2),
+        per,
+        t ? `${t.text}${r === null ? '' : t.met(r) ? ' met' : ' not met'}` : '',
+      ]);
     };
     line('pods/s over the binding window', (r) => r.podsPerSecond, 1, 'pods/s');
     line('SLI p99 ms (kube-scheduler)', (r) => r.sli.p99Ms, 0, 'sli-p99');
@@ -1111,7 +1582,12 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
     line('extender CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['sandbox-extender'], 3);
     line('  the same, binding window only', (r) => r.cpuPerThousand?.binding['sandbox-extender'], 3);
     line('  of which its main thread', (r) => r.cpuPerThousand?.lifecycle[EXTENDER_MAIN], 3);
-    line('its kube-scheduler CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle[r.scheduler === 'sandbox' ? 'kube-scheduler-sandbox' : 'kube-scheduler-default'], 3);
+    line(
+      'its kube-scheduler CPU-s per 1,000 pods',
+      (r) =>
+        r.cpuPerThousand?.lifecycle[r.scheduler === 'sandbox' ? 'kube-scheduler-sandbox' : 'kube-scheduler-default'],
+      3,
+    );
     line('kube-apiserver CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['kube-apiserver'], 3);
     line('other processes, cores', (r) => r.otherCores, 3);
   }
@@ -1121,19 +1597,41 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
     const warm: string[] = [];
     for (const mode of opts.modes) {
       for (let s = 1; s <= sessions; s++) {
-        const runs = all.filter((r) => r.mode === mode && r.scheduler === scheduler && !r.profiled && !r.variant && (r.session ?? 1) === s).sort((a, b) => a.run - b.run);
+        const runs = all
+          .filter(
+            (r) => r.mode === mode && r.scheduler === scheduler && !r.profiled && !r.variant && (r.session ?? 1) === s,
+          )
+          .sort((a, b) => a.run - b.run);
         const first = firstRunRatio(runs.map((r) => r.podsPerSecond));
         const sandboxFirst = (s % 2 === 1) === ((opts.first ?? 'sandbox') === 'sandbox');
-        if (first !== null) warm.push(`${mode} session ${s}${sandboxFirst ? ' (sandbox ran first)' : ' (stock ran first)'}: ${fmt(first, 2)}`);
+        if (first !== null)
+          warm.push(
+            `${mode} session ${s}${sandboxFirst ? ' (sandbox ran first)' : ' (stock ran first)'}: ${fmt(first, 2)}`,
+          );
       }
     }
-    if (warm.length) say(`warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs in the session): ${warm.join('; ')}`);
+    if (warm.length)
+      say(
+        `warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs in the session): ${warm.join('; ')}`,
+      );
   }
   const floors = all.filter((r) => r.variant === 'floor extender');
   if (floors.length) {
     say('');
-    say("The floor of a Node extender (--floor: bench/floorExtender.ts in the extender's place: read, JSON.parse, answer a name; no cache, no Event), median of runs:");
-    const rowsFloor = [['mode', 'figure', 'sandbox-scheduler + floor', 'sandbox-scheduler + extender', 'default-scheduler', 'floor/stock', 'extender/stock']];
+    say(
+      "The floor of a Node extender (--floor: bench/floorExtender.ts in the extender's place: read, JSON.parse, answer a name; no cache, no Event), median of runs:",
+    );
+    const rowsFloor = [
+      [
+        'mode',
+        'figure',
+        'sandbox-scheduler + floor',
+        'sandbox-scheduler + extender',
+        'default-scheduler',
+        'floor/stock',
+        'extender/stock',
+      ],
+    ];
     const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : a / b);
     for (const mode of opts.modes) {
       const f = floors.filter((r) => r.mode === mode);
@@ -1146,7 +1644,15 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
       ];
       for (const [name, get, digits] of figures) {
         const [a, b, c] = [med(f, get), med(x, get), med(d, get)];
-        rowsFloor.push([mode, name, fmt(a, digits), fmt(b, digits), fmt(c, digits), fmt(ratio(a, c), 2), fmt(ratio(b, c), 2)]);
+        rowsFloor.push([
+          mode,
+          name,
+          fmt(a, digits),
+          fmt(b, digits),
+          fmt(c, digits),
+          fmt(ratio(a, c), 2),
+          fmt(ratio(b, c), 2),
+        ]);
       }
     }
     say(formatColumns(rowsFloor));
@@ -1154,14 +1660,32 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
   const stopped = all.filter((r) => r.variant === 'extender stopped');
   if (stopped.length) {
     say('');
-    say("API server CPU-s per 1,000 pods (median of runs; start → all Ready, idle subtracted): what the extender's requests cause");
+    say(
+      "API server CPU-s per 1,000 pods (median of runs; start → all Ready, idle subtracted): what the extender's requests cause",
+    );
     const api = (rs: readonly RunResult[]) => med(rs, (r) => r.cpuPerThousand?.lifecycle['kube-apiserver']);
-    const rowsApi = [['mode', 'stock, extender stopped', 'stock, extender watching', 'sandbox (watches, Events, requeue)', 'watches (2nd − 1st)', 'writes (3rd − 2nd)']];
+    const rowsApi = [
+      [
+        'mode',
+        'stock, extender stopped',
+        'stock, extender watching',
+        'sandbox (watches, Events, requeue)',
+        'watches (2nd − 1st)',
+        'writes (3rd − 2nd)',
+      ],
+    ];
     for (const mode of opts.modes) {
       const a = api(stopped.filter((r) => r.mode === mode));
       const b = api(quiet.filter((r) => r.mode === mode && r.scheduler === 'default'));
       const c = api(quiet.filter((r) => r.mode === mode && r.scheduler === 'sandbox'));
-      rowsApi.push([mode, fmt(a, 3), fmt(b, 3), fmt(c, 3), fmt(a === null || b === null ? null : b - a, 3), fmt(b === null || c === null ? null : c - b, 3)]);
+      rowsApi.push([
+        mode,
+        fmt(a, 3),
+        fmt(b, 3),
+        fmt(c, 3),
+        fmt(a === null || b === null ? null : b - a, 3),
+        fmt(b === null || c === null ? null : c - b, 3),
+      ]);
     }
     say(formatColumns(rowsApi));
   }
@@ -1179,8 +1703,16 @@ function readReport(file: string): { options: Options; machine: Machine; scales:
     throw new PrintError(`--print ${file}: ${(err as Error).message}`);
   }
   const r = report as { options?: unknown; machine?: unknown; scales?: unknown } | null;
-  if (typeof r !== 'object' || r === null || typeof r.options !== 'object' || typeof r.machine !== 'object' || !Array.isArray(r.scales)) {
-    throw new PrintError(`--print ${file}: not a result file of bench:cluster (an object with options, machine and scales)`);
+  if (
+    typeof r !== 'object' ||
+    r === null ||
+    typeof r.options !== 'object' ||
+    typeof r.machine !== 'object' ||
+    !Array.isArray(r.scales)
+  ) {
+    throw new PrintError(
+      `--print ${file}: not a result file of bench:cluster (an object with options, machine and scales)`,
+    );
   }
   return r as { options: Options; machine: Machine; scales: ScaleRecord[] };
 }
@@ -1206,19 +1738,35 @@ async function main(): Promise<void> {
     }
     // The pooled figures judge every run again by this command's limits (--max-other-cores, --max-stock-deviation).
     for (const scale of scales) {
-      for (const r of scale.results) r.disturbed = loadDisturbance(r.otherCores, { maxOtherCores: opts.maxOtherCores, maxStockDeviation: opts.maxStockDeviation });
+      for (const r of scale.results)
+        r.disturbed = loadDisturbance(r.otherCores, {
+          maxOtherCores: opts.maxOtherCores,
+          maxStockDeviation: opts.maxStockDeviation,
+        });
       flagStockOutliers(scale.results, opts.maxStockDeviation);
     }
     say('');
     say(`pooled with --max-other-cores ${opts.maxOtherCores} --max-stock-deviation ${opts.maxStockDeviation}`);
-    for (const nodes of new Set(scales.map((s) => s.nodes))) printPooled(scales.filter((s) => s.nodes === nodes), first!.options, say);
+    for (const nodes of new Set(scales.map((s) => s.nodes)))
+      printPooled(
+        scales.filter((s) => s.nodes === nodes),
+        first!.options,
+        say,
+      );
     return;
   }
   const outDir = join(REPO_ROOT, '.e2e-bench');
   mkdirSync(outDir, { recursive: true });
   const started = new Date();
-  const outFile = opts.out ? resolve(opts.out) : join(outDir, `cluster-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  const machine: Machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadavgAtStart: loadavg() };
+  const outFile = opts.out
+    ? resolve(opts.out)
+    : join(outDir, `cluster-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  const machine: Machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    node: process.version,
+    loadavgAtStart: loadavg(),
+  };
   if (opts.pin) {
     if (machine.cpus < 2) throw new Error('--pin needs two CPUs: one for the extender, one for everything else');
     pinExtender(); // before cluster-up: every component it starts inherits CPU 0
@@ -1228,13 +1776,21 @@ async function main(): Promise<void> {
     const records: ScaleRecord[] = [];
     for (let session = 1; session <= opts.sessions; session++) {
       const scale = await benchScale(opts, nodeCount, outDir, session);
-      const record: ScaleRecord = { nodes: nodeCount, session, ...scale, profile: scale.profile && { files: scale.profile.files, threads: scale.profile.threads } };
+      const record: ScaleRecord = {
+        nodes: nodeCount,
+        session,
+        ...scale,
+        profile: scale.profile && { files: scale.profile.files, threads: scale.profile.threads },
+      };
       records.push(record);
       report.scales.push(record);
       writeFileSync(outFile, JSON.stringify(report, null, 2));
       printScale(record, opts, machine, say);
     }
-    flagStockOutliers(records.flatMap((r) => r.results), opts.maxStockDeviation);
+    flagStockOutliers(
+      records.flatMap((r) => r.results),
+      opts.maxStockDeviation,
+    );
     writeFileSync(outFile, JSON.stringify(report, null, 2));
     printPooled(records, opts, say);
   }

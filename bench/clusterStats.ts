@@ -90,7 +90,8 @@ export function parsePrometheusText(text: string): Sample[] {
 /** Label pairs a sample must carry to be counted. */
 export type LabelMatch = Readonly<Record<string, string>>;
 
-const matches = (labels: Readonly<Record<string, string>>, match: LabelMatch) => Object.entries(match).every(([k, v]) => labels[k] === v);
+const matches = (labels: Readonly<Record<string, string>>, match: LabelMatch) =>
+  Object.entries(match).every(([k, v]) => labels[k] === v);
 
 /** Sum of the samples of `name` carrying every pair of `match` (0 when there are none). */
 export function sumSamples(samples: readonly Sample[], name: string, match: LabelMatch = {}): number {
@@ -103,7 +104,12 @@ export function sumSamples(samples: readonly Sample[], name: string, match: Labe
 export const hasMetric = (samples: readonly Sample[], name: string) => samples.some((s) => s.name === name);
 
 /** Counter sums of `name` grouped by the value of one label. */
-export function sumBy(samples: readonly Sample[], name: string, label: string, match: LabelMatch = {}): Map<string, number> {
+export function sumBy(
+  samples: readonly Sample[],
+  name: string,
+  label: string,
+  match: LabelMatch = {},
+): Map<string, number> {
   const out = new Map<string, number>();
   for (const s of samples) {
     if (s.name !== name || !matches(s.labels, match)) continue;
@@ -143,9 +149,15 @@ export function histogram(samples: readonly Sample[], name: string, match: Label
 }
 
 /** The histograms of `name` per value of `label` (e.g. per `verb`, per `extension_point`). */
-export function histogramsBy(samples: readonly Sample[], name: string, label: string, match: LabelMatch = {}): Map<string, Histogram> {
+export function histogramsBy(
+  samples: readonly Sample[],
+  name: string,
+  label: string,
+  match: LabelMatch = {},
+): Map<string, Histogram> {
   const values = new Set<string>();
-  for (const s of samples) if (s.name === `${name}_count` && matches(s.labels, match)) values.add(s.labels[label] ?? '');
+  for (const s of samples)
+    if (s.name === `${name}_count` && matches(s.labels, match)) values.add(s.labels[label] ?? '');
   return new Map([...values].sort().map((v) => [v, histogram(samples, name, { ...match, [label]: v })]));
 }
 
@@ -235,7 +247,8 @@ export function ticksOfStat(stat: string): number {
   // rest[0] is field 3 (state); utime is field 14, stime field 15.
   const utime = Number(rest[11]);
   const stime = Number(rest[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`not a /proc/PID/stat line: ${stat.slice(0, 80)}`);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime))
+    throw new Error(`not a /proc/PID/stat line: ${stat.slice(0, 80)}`);
   return utime + stime;
 }
 
@@ -252,7 +265,12 @@ export function startTimeOfStat(stat: string): string {
  * window widens to the sampling grid), over that sample interval. A component whose pid changed in
  * between counts from zero ticks (a new process). Components missing at either end are left out.
  */
-export function cpuShares(samples: readonly CpuSample[], fromMs: number, toMs: number, clockTicksPerSecond: number): { windowMs: number; cores: Map<string, number> } {
+export function cpuShares(
+  samples: readonly CpuSample[],
+  fromMs: number,
+  toMs: number,
+  clockTicksPerSecond: number,
+): { windowMs: number; cores: Map<string, number> } {
   const sorted = [...samples].sort((a, b) => a.tMs - b.tMs);
   const start = [...sorted].reverse().find((s) => s.tMs <= fromMs) ?? sorted[0];
   const end = sorted.find((s) => s.tMs >= toMs) ?? sorted.at(-1);
@@ -272,7 +290,10 @@ export function cpuShares(samples: readonly CpuSample[], fromMs: number, toMs: n
 
 /** The parts of a `.cpuprofile` (V8 / Chrome DevTools format) read here; times in microseconds. */
 export interface CpuProfile {
-  readonly nodes: readonly { readonly id: number; readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number } }[];
+  readonly nodes: readonly {
+    readonly id: number;
+    readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  }[];
   readonly startTime: number;
   readonly endTime: number;
   readonly samples: readonly number[];
@@ -308,7 +329,10 @@ export interface SelfTimeTable {
  * `fromUs`/`toUs` (the profile's clock: CLOCK_MONOTONIC in µs, the clock of process.hrtime), only the
  * samples inside that window count.
  */
-export function selfTimeTable(profile: CpuProfile, options: { top?: number; fromUs?: number; toUs?: number; stripPrefix?: string } = {}): SelfTimeTable {
+export function selfTimeTable(
+  profile: CpuProfile,
+  options: { top?: number; fromUs?: number; toUs?: number; stripPrefix?: string } = {},
+): SelfTimeTable {
   const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
   const from = options.fromUs ?? -Infinity;
   const to = options.toUs ?? Infinity;
@@ -335,7 +359,8 @@ export function selfTimeTable(profile: CpuProfile, options: { top?: number; from
     }
     if (frame.functionName === '(garbage collector)') gcUs += duration;
     let url = frame.url.replace(/^file:\/\//, '');
-    if (options.stripPrefix && url.startsWith(options.stripPrefix)) url = url.slice(options.stripPrefix.length).replace(/^\//, '');
+    if (options.stripPrefix && url.startsWith(options.stripPrefix))
+      url = url.slice(options.stripPrefix.length).replace(/^\//, '');
     const location = url ? `${url}:${frame.lineNumber + 1}` : '';
     const functionName = frame.functionName || '(anonymous)';
     const key = `${functionName}\u0000${location}`;
@@ -347,7 +372,12 @@ export function selfTimeTable(profile: CpuProfile, options: { top?: number; from
   const top = [...bySite.values()]
     .sort((a, b) => b.us - a.us || a.functionName.localeCompare(b.functionName))
     .slice(0, options.top ?? 25)
-    .map((e) => ({ functionName: e.functionName, location: e.location, selfMs: e.us / 1000, share: busyUs > 0 ? e.us / busyUs : 0 }));
+    .map((e) => ({
+      functionName: e.functionName,
+      location: e.location,
+      selfMs: e.us / 1000,
+      share: busyUs > 0 ? e.us / busyUs : 0,
+    }));
   return { totalMs: totalUs / 1000, idleMs: idleUs / 1000, busyMs: busyUs / 1000, gcMs: gcUs / 1000, top };
 }
 
@@ -390,7 +420,10 @@ export function placementSoundness(nodes: readonly Node[], pods: readonly Pod[])
     const a = nodeAllocatable(n);
     const name = n.metadata?.name;
     if (!a || !name) continue;
-    allocatable.set(name, dims.map((d) => a.get(d) ?? 0));
+    allocatable.set(
+      name,
+      dims.map((d) => a.get(d) ?? 0),
+    );
     podSlots.set(name, a.get('pods') ?? Infinity);
   }
   const used = new Map<string, { vector: number[]; pods: number }>();
@@ -417,7 +450,8 @@ export function placementSoundness(nodes: readonly Node[], pods: readonly Pod[])
     const a = allocatable.get(node);
     if (!a) continue;
     dims.forEach((d, i) => {
-      if (u.vector[i]! > a[i]!) overAllocatable.push({ node, resource: d, requested: u.vector[i]!, allocatable: a[i]! });
+      if (u.vector[i]! > a[i]!)
+        overAllocatable.push({ node, resource: d, requested: u.vector[i]!, allocatable: a[i]! });
     });
     const slots = podSlots.get(node) ?? Infinity;
     if (u.pods > slots) overAllocatable.push({ node, resource: 'pods', requested: u.pods, allocatable: slots });
@@ -430,11 +464,18 @@ export function placementSoundness(nodes: readonly Node[], pods: readonly Pod[])
   let optimum: number | null = null;
   let onePodStep: number | null = null;
   if (request && requestKeys.size === 1) {
-    const spec = { dims: { names: [...dims] }, nodes: [...allocatable].map(([name, a]) => ({ name, allocatable: a })), podRequest: request, podCount: boundPods, honourCapacity: true };
+    const spec = {
+      dims: { names: [...dims] },
+      nodes: [...allocatable].map(([name, a]) => ({ name, allocatable: a })),
+      podRequest: request,
+      podCount: boundPods,
+      honourCapacity: true,
+    };
     optimum = discreteOptimum(spec);
     onePodStep = peakNode ? pressureWith(allocatable.get(peakNode)!, request, 1) : 0;
   }
-  const withinOnePodOfOptimum = optimum === null || onePodStep === null ? null : peakPressure <= optimum + onePodStep + 1e-12;
+  const withinOnePodOfOptimum =
+    optimum === null || onePodStep === null ? null : peakPressure <= optimum + onePodStep + 1e-12;
   return { boundPods, overAllocatable, peakPressure, peakNode, optimum, onePodStep, withinOnePodOfOptimum };
 }
 
@@ -450,7 +491,14 @@ export function sampling(percentage: unknown): string {
  * The column titles of the two schedulers, each with its sampling from /configz. Stock whose
  * percentageOfNodesToScore is unset or 0 (what /configz reports for unset: the v1 default) samples as shipped.
  */
-export function schedulerColumns(settings: { readonly sandbox: { readonly percentageOfNodesToScore: unknown }; readonly default: { readonly percentageOfNodesToScore: unknown } } | undefined): [string, string] {
+export function schedulerColumns(
+  settings:
+    | {
+        readonly sandbox: { readonly percentageOfNodesToScore: unknown };
+        readonly default: { readonly percentageOfNodesToScore: unknown };
+      }
+    | undefined,
+): [string, string] {
   if (!settings) return ['sandbox-scheduler', 'default-scheduler'];
   const stock = settings.default.percentageOfNodesToScore;
   return [
@@ -464,7 +512,14 @@ export function schedulerColumns(settings: { readonly sandbox: { readonly percen
 /** Left-aligned columns, two spaces apart (first row: headers). */
 export function formatColumns(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** A number with `digits` decimals, or "-" for null/NaN. */
@@ -497,7 +552,8 @@ export function cpuSecondsPerThousand(
   const { windowMs, cores } = cpuShares(samples, fromMs, toMs, clockTicksPerSecond);
   const perThousand = new Map<string, number>();
   if (pods <= 0) return { windowMs, perThousand };
-  for (const [name, c] of cores) perThousand.set(name, (((c - (idleCores.get(name) ?? 0)) * windowMs) / 1000 / pods) * 1000);
+  for (const [name, c] of cores)
+    perThousand.set(name, (((c - (idleCores.get(name) ?? 0)) * windowMs) / 1000 / pods) * 1000);
   return { windowMs, perThousand };
 }
 
@@ -512,7 +568,11 @@ export interface DisturbanceLimits {
 }
 
 /** Cores taken by other processes: the machine's busy cores minus the components' and the bench's. */
-export function otherCores(cores: Readonly<Record<string, number>>, machineKey: string, own: readonly string[]): number | null {
+export function otherCores(
+  cores: Readonly<Record<string, number>>,
+  machineKey: string,
+  own: readonly string[],
+): number | null {
   const machine = cores[machineKey];
   if (machine === undefined) return null;
   return machine - own.reduce((sum, c) => sum + (cores[c] ?? 0), 0);
@@ -520,7 +580,9 @@ export function otherCores(cores: Readonly<Record<string, number>>, machineKey: 
 
 /** The reasons a run is disturbed by other load (other processes busy over its window). */
 export function loadDisturbance(other: number | null, limits: DisturbanceLimits): string[] {
-  return other !== null && other > limits.maxOtherCores ? [`other processes took ${other.toFixed(2)} cores (> ${limits.maxOtherCores})`] : [];
+  return other !== null && other > limits.maxOtherCores
+    ? [`other processes took ${other.toFixed(2)} cores (> ${limits.maxOtherCores})`]
+    : [];
 }
 
 /**
@@ -528,17 +590,26 @@ export function loadDisturbance(other: number | null, limits: DisturbanceLimits)
  * `maxStockDeviation`: stock's rate is the yardstick, so a run where it moved says the machine moved.
  * @returns run index → reason.
  */
-export function stockRateOutliers(runs: readonly { readonly mode: string; readonly stock: boolean; readonly podsPerSecond: number | null }[], maxStockDeviation: number): Map<number, string> {
+export function stockRateOutliers(
+  runs: readonly { readonly mode: string; readonly stock: boolean; readonly podsPerSecond: number | null }[],
+  maxStockDeviation: number,
+): Map<number, string> {
   const out = new Map<number, string>();
   const modes = new Set(runs.filter((r) => r.stock).map((r) => r.mode));
   for (const mode of modes) {
-    const rates = runs.filter((r) => r.stock && r.mode === mode && r.podsPerSecond !== null).map((r) => r.podsPerSecond!);
+    const rates = runs
+      .filter((r) => r.stock && r.mode === mode && r.podsPerSecond !== null)
+      .map((r) => r.podsPerSecond!);
     const m = median(rates);
     if (m === null || m <= 0) continue;
     runs.forEach((r, i) => {
       if (!r.stock || r.mode !== mode || r.podsPerSecond === null) return;
       const off = r.podsPerSecond / m - 1;
-      if (Math.abs(off) > maxStockDeviation) out.set(i, `stock ${r.podsPerSecond.toFixed(1)} pods/s is ${(off * 100).toFixed(0)} % off the median of stock ${mode} runs (${m.toFixed(1)})`);
+      if (Math.abs(off) > maxStockDeviation)
+        out.set(
+          i,
+          `stock ${r.podsPerSecond.toFixed(1)} pods/s is ${(off * 100).toFixed(0)} % off the median of stock ${mode} runs (${m.toFixed(1)})`,
+        );
     });
   }
   return out;
@@ -555,10 +626,26 @@ export interface Spread {
 }
 
 /** The pooled median and spread of `values` (one per run, tagged with its session number 1…sessions). */
-export function spreadOf(values: readonly { readonly session: number; readonly value: number | null | undefined }[], sessions: number): Spread {
+export function spreadOf(
+  values: readonly { readonly session: number; readonly value: number | null | undefined }[],
+  sessions: number,
+): Spread {
   const xs = values.map((v) => v.value).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
-  const per = Array.from({ length: sessions }, (_, s) => median(values.filter((v) => v.session === s + 1).map((v) => v.value).filter((v): v is number => typeof v === 'number' && Number.isFinite(v))));
-  return { median: median(xs), min: xs.length ? Math.min(...xs) : null, max: xs.length ? Math.max(...xs) : null, n: xs.length, sessions: per };
+  const per = Array.from({ length: sessions }, (_, s) =>
+    median(
+      values
+        .filter((v) => v.session === s + 1)
+        .map((v) => v.value)
+        .filter((v): v is number => typeof v === 'number' && Number.isFinite(v)),
+    ),
+  );
+  return {
+    median: median(xs),
+    min: xs.length ? Math.min(...xs) : null,
+    max: xs.length ? Math.max(...xs) : null,
+    n: xs.length,
+    sessions: per,
+  };
 }
 
 /**

@@ -18,8 +18,26 @@ import { join, resolve } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
-import { createPods, ensureNamespace, httpsGet, Kube, PodChangeLog, scrape, taintsToClear, untaintNodes } from '../test/e2e/kit/adminClient.js';
-import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
+import {
+  createPods,
+  ensureNamespace,
+  httpsGet,
+  Kube,
+  PodChangeLog,
+  scrape,
+  taintsToClear,
+  untaintNodes,
+} from '../test/e2e/kit/adminClient.js';
+import {
+  log,
+  nowMs,
+  readClusterEnv,
+  REPO_ROOT,
+  script,
+  sleep,
+  waitUntil,
+  type ClusterEnv,
+} from '../test/e2e/kit/controlPlane.js';
 import { formatColumns, parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';
 import { replayOvercommit } from './overcommit.js';
 
@@ -43,7 +61,10 @@ interface ModelTotals {
 }
 
 async function modelTotals(url: string, kube: Kube): Promise<ModelTotals> {
-  const view = (await (await fetch(`${url}/debug/nodes`)).json()) as { allocated: { cpu: number }; reserved: { cpu: number } }[];
+  const view = (await (await fetch(`${url}/debug/nodes`)).json()) as {
+    allocated: { cpu: number };
+    reserved: { cpu: number };
+  }[];
   const m = await scrape(url, kube);
   return {
     allocatedMilliCpu: view.reduce((s, n) => s + n.allocated.cpu, 0),
@@ -58,14 +79,33 @@ async function modelTotals(url: string, kube: Kube): Promise<ModelTotals> {
  */
 async function leads(url: string, kube: Kube, _lease: string): Promise<boolean> {
   try {
-    return sumSamples(parsePrometheusText(await httpsGet(`${url}/metrics`, kube.clientCert)), 'leader_election_master_status', { name: 'kube-scheduler' }) === 1;
+    return (
+      sumSamples(
+        parsePrometheusText(await httpsGet(`${url}/metrics`, kube.clientCert)),
+        'leader_election_master_status',
+        { name: 'kube-scheduler' },
+      ) === 1
+    );
   } catch {
     return false;
   }
 }
 
 function leaseHolder(env: ClusterEnv, lease: string): string {
-  return execFileSync(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, '-n', 'kube-system', 'get', 'lease', lease, '-o', 'jsonpath={.spec.holderIdentity}'], { encoding: 'utf8' }).trim();
+  return execFileSync(
+    env.KUBECTL!,
+    [
+      `--kubeconfig=${env.KUBECONFIG}`,
+      '-n',
+      'kube-system',
+      'get',
+      'lease',
+      lease,
+      '-o',
+      'jsonpath={.spec.holderIdentity}',
+    ],
+    { encoding: 'utf8' },
+  ).trim();
 }
 
 function milliCpu(q: string): number {
@@ -73,14 +113,24 @@ function milliCpu(q: string): number {
 }
 
 async function run(o: Options): Promise<Record<string, unknown>> {
-  const env = readClusterEnv(['KUBECONFIG', 'KUBECTL', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
+  const env = readClusterEnv([
+    'KUBECONFIG',
+    'KUBECTL',
+    'EXTENDER_URL',
+    'SANDBOX_SCHEDULER_URL',
+    'SANDBOX_SCHEDULER_NAME',
+  ]);
   const kube = await Kube.connect(env.KUBECONFIG!, o.concurrency);
   const lease = env.SANDBOX_SCHEDULER_NAME!;
   if ((await kube.nodes()).some((n) => taintsToClear(n).length > 0)) await untaintNodes(kube);
   await ensureNamespace(kube, NAMESPACE);
   await script('component.sh', ['standby', 'up']);
   const standby = readClusterEnv(['STANDBY_EXTENDER_URL', 'STANDBY_SCHEDULER_URL']);
-  if (!(await leads(env.SANDBOX_SCHEDULER_URL!, kube, lease)) || (await leads(standby.STANDBY_SCHEDULER_URL!, kube, lease))) throw new Error('the first pair should lead and the standby stand by');
+  if (
+    !(await leads(env.SANDBOX_SCHEDULER_URL!, kube, lease)) ||
+    (await leads(standby.STANDBY_SCHEDULER_URL!, kube, lease))
+  )
+    throw new Error('the first pair should lead and the standby stand by');
   const standbyBefore = await scrape(standby.STANDBY_EXTENDER_URL!, kube);
 
   const changes = new PodChangeLog(kube);
@@ -94,7 +144,16 @@ async function run(o: Options): Promise<Record<string, unknown>> {
     spec: {
       schedulerName: lease,
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'sandbox', image: 'example.invalid/none', resources: { requests: { cpu: o.podCpu, memory: o.podMemory }, limits: { cpu: o.podCpu, memory: o.podMemory } } }],
+      containers: [
+        {
+          name: 'sandbox',
+          image: 'example.invalid/none',
+          resources: {
+            requests: { cpu: o.podCpu, memory: o.podMemory },
+            limits: { cpu: o.podCpu, memory: o.podMemory },
+          },
+        },
+      ],
     },
   }));
   const t0 = nowMs();
@@ -108,11 +167,16 @@ async function run(o: Options): Promise<Record<string, unknown>> {
   const killMs = nowMs();
   await script('component.sh', ['kill', 'sandbox-extender', 'kube-scheduler-sandbox']);
   let leadMs = NaN;
-  await waitUntil('the standby to take the lease', 120_000, () => {
-    const h = leaseHolder(env, lease);
-    if (h !== '' && h !== holder) leadMs = nowMs();
-    return !Number.isNaN(leadMs);
-  }, 50);
+  await waitUntil(
+    'the standby to take the lease',
+    120_000,
+    () => {
+      const h = leaseHolder(env, lease);
+      if (h !== '' && h !== holder) leadMs = nowMs();
+      return !Number.isNaN(leadMs);
+    },
+    50,
+  );
   await creating;
   await waitUntil(`all ${o.pods} pods bound`, 900_000, () => changes.boundAt(ours).size >= o.pods, 50);
   changes.stop();
@@ -121,16 +185,27 @@ async function run(o: Options): Promise<Record<string, unknown>> {
   const byOld = binds.filter((t) => t < leadMs - 200);
   const replay = replayOvercommit((await kube.nodes()) as unknown as Node[], changes.changes);
   let settled: Awaited<ReturnType<typeof scrape>> = [];
-  await waitUntil("the new leader's extender to settle", 120_000, async () => {
-    settled = await scrape(standby.STANDBY_EXTENDER_URL!, kube);
-    return sumSamples(settled, 'sandbox_extender_reservations_pending') === 0;
-  }, 500);
-  const d = (name: string, match: Record<string, string> = {}) => sumSamples(settled, name, match) - sumSamples(standbyBefore, name, match);
+  await waitUntil(
+    "the new leader's extender to settle",
+    120_000,
+    async () => {
+      settled = await scrape(standby.STANDBY_EXTENDER_URL!, kube);
+      return sumSamples(settled, 'sandbox_extender_reservations_pending') === 0;
+    },
+    500,
+  );
+  const d = (name: string, match: Record<string, string> = {}) =>
+    sumSamples(settled, name, match) - sumSamples(standbyBefore, name, match);
   const result = {
     pods: o.pods,
     boundAtKill: apiBound,
-    standbyModelAtKill: { ...warm, expectedMilliCpu: [apiBound * milliCpu(o.podCpu), apiBoundAfterRead * milliCpu(o.podCpu)] },
-    standbyFilterCallsBeforeLeading: sumSamples(standbyBefore, 'sandbox_extender_http_requests_total', { verb: 'filter' }),
+    standbyModelAtKill: {
+      ...warm,
+      expectedMilliCpu: [apiBound * milliCpu(o.podCpu), apiBoundAfterRead * milliCpu(o.podCpu)],
+    },
+    standbyFilterCallsBeforeLeading: sumSamples(standbyBefore, 'sandbox_extender_http_requests_total', {
+      verb: 'filter',
+    }),
     killToLeaseSeconds: (leadMs - killMs) / 1000,
     killToFirstBindSeconds: byNew.length ? (byNew[0]! - killMs) / 1000 : null,
     killToLastBindSeconds: byNew.length ? (byNew.at(-1)! - killMs) / 1000 : null,
@@ -151,7 +226,14 @@ async function run(o: Options): Promise<Record<string, unknown>> {
   };
   // Restore the first pair (the standby leads now): standby down (it gives the lease up), then the first pair again.
   await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 0 });
-  await waitUntil('the burst to be gone', 300_000, async () => (await kube.listAll((c) => kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1000, _continue: c }))).items.length === 0, 1000);
+  await waitUntil(
+    'the burst to be gone',
+    300_000,
+    async () =>
+      (await kube.listAll((c) => kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1000, _continue: c }))).items
+        .length === 0,
+    1000,
+  );
   await script('component.sh', ['standby', 'down']);
   await script('component.sh', ['restart', 'sandbox-extender']);
   await script('component.sh', ['start', 'kube-scheduler-sandbox']);
@@ -159,12 +241,18 @@ async function run(o: Options): Promise<Record<string, unknown>> {
 }
 
 function table(r: Awaited<ReturnType<typeof run>>): string {
-  const x = r as Record<string, unknown> & { standbyModelAtKill: ModelTotals & { expectedMilliCpu: number[] }; newLeader: Record<string, number> };
+  const x = r as Record<string, unknown> & {
+    standbyModelAtKill: ModelTotals & { expectedMilliCpu: number[] };
+    newLeader: Record<string, number>;
+  };
   const f = (v: unknown, digits = 1) => (typeof v === 'number' ? v.toFixed(digits) : String(v));
   const rows = [
     ['figure', 'value'],
     ['pods bound when the leader pair was killed (API)', String(x.boundAtKill)],
-    ["standby's model then: CPU allocated (expected from the API) / reserved", `${x.standbyModelAtKill.allocatedMilliCpu / 1000} (${x.standbyModelAtKill.expectedMilliCpu.map((m) => m / 1000).join('–')}) / ${x.standbyModelAtKill.reservedMilliCpu / 1000} CPUs`],
+    [
+      "standby's model then: CPU allocated (expected from the API) / reserved",
+      `${x.standbyModelAtKill.allocatedMilliCpu / 1000} (${x.standbyModelAtKill.expectedMilliCpu.map((m) => m / 1000).join('–')}) / ${x.standbyModelAtKill.reservedMilliCpu / 1000} CPUs`,
+    ],
     ['standby Filter calls before it led', String(x.standbyFilterCallsBeforeLeading)],
     ['kill → the standby holds the lease', `${f(x.killToLeaseSeconds)} s`],
     ['kill → its first binding', `${f(x.killToFirstBindSeconds)} s`],
@@ -174,7 +262,10 @@ function table(r: Awaited<ReturnType<typeof run>>): string {
     ['whole burst (first create → last binding)', `${f(x.burstSeconds)} s`],
     ['nodes over allocatable at any time', String(x.nodesEverOver)],
     ['pods left unbound', JSON.stringify(x.unbound)],
-    ['new leader: decisions / released as bound / expired / pending / pod relists', `${x.newLeader.placed} / ${x.newLeader.releasedBound} / ${x.newLeader.releasedExpired} / ${x.newLeader.reservationsPending} / ${x.newLeader.relists}`],
+    [
+      'new leader: decisions / released as bound / expired / pending / pod relists',
+      `${x.newLeader.placed} / ${x.newLeader.releasedBound} / ${x.newLeader.releasedExpired} / ${x.newLeader.reservationsPending} / ${x.newLeader.relists}`,
+    ],
   ];
   return formatColumns(rows);
 }
@@ -201,7 +292,9 @@ async function main(): Promise<void> {
   if (o.killAt >= o.pods) throw new InvalidArgumentError('--kill-at must be below --pods');
   const outDir = join(REPO_ROOT, '.e2e-bench');
   mkdirSync(outDir, { recursive: true });
-  const outFile = o.out ? resolve(o.out) : join(outDir, `failover-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const outFile = o.out
+    ? resolve(o.out)
+    : join(outDir, `failover-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   if (!o.reuse) {
     log(`cluster up: ${o.nodes}`);
     await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, AGENT_SANDBOX: '0' });
@@ -210,7 +303,9 @@ async function main(): Promise<void> {
     await sleep(1000);
     const result = await run(o);
     writeFileSync(outFile, JSON.stringify({ options: o, result }, null, 2));
-    process.stdout.write(`Failover mid-burst: ${o.pods} pods of ${o.podCpu} / ${o.podMemory} on ${o.nodes}, the leading pair killed (SIGKILL) at ${o.killAt} bound:\n\n${table(result)}\n\nresults: ${outFile}\n`);
+    process.stdout.write(
+      `Failover mid-burst: ${o.pods} pods of ${o.podCpu} / ${o.podMemory} on ${o.nodes}, the leading pair killed (SIGKILL) at ${o.killAt} bound:\n\n${table(result)}\n\nresults: ${outFile}\n`,
+    );
   } finally {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']);
   }

@@ -12,7 +12,7 @@ export function nodeName(i: number): string {
     case 0:
       return `ip-10-${(i >> 8) & 255}-${a}-${b}.eu-west-1.compute.internal`;
     case 1:
-      return `gke-prod-sandbox-pool-${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}-${(i % 1000).toString(36)}x${b}`;
+      return `gke-prod-sandbox-pool-${((i * 2654435761) >>> 0).toString(16).padStart(8, '0')}-${(i % 1000).toString(36)}x${b}`;
     default:
       return `aks-sandboxpool-${String(38472910 + i).padStart(8, '0')}-vmss${(i % 100000).toString(36).padStart(6, '0')}`;
   }
@@ -25,10 +25,27 @@ export function benchNode(i: number): Node {
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, 'node.kubernetes.io/instance-type': `sandbox-${cpus}cpu`, 'topology.kubernetes.io/zone': `eu-west-1${'abc'[i % 3]}` } },
+    metadata: {
+      name,
+      labels: {
+        'kubernetes.io/hostname': name,
+        'node.kubernetes.io/instance-type': `sandbox-${cpus}cpu`,
+        'topology.kubernetes.io/zone': `eu-west-1${'abc'[i % 3]}`,
+      },
+    },
     status: {
-      allocatable: { cpu: `${cpus * 1000 - 80}m`, memory: `${cpus * 4 * 1024 * 1024 - 204800}Ki`, pods: '110', 'ephemeral-storage': '47060071478' },
-      capacity: { cpu: String(cpus), memory: `${cpus * 4 * 1024 * 1024}Ki`, pods: '110', 'ephemeral-storage': '98831908Ki' },
+      allocatable: {
+        cpu: `${cpus * 1000 - 80}m`,
+        memory: `${cpus * 4 * 1024 * 1024 - 204800}Ki`,
+        pods: '110',
+        'ephemeral-storage': '47060071478',
+      },
+      capacity: {
+        cpu: String(cpus),
+        memory: `${cpus * 4 * 1024 * 1024}Ki`,
+        pods: '110',
+        'ephemeral-storage': '98831908Ki',
+      },
     },
   };
 }

@@ -29,7 +29,13 @@ function reply(res: ServerResponse, status: number, body: string, type = 'applic
   res.end(body);
 }
 
-const errorReply = (message: string) => JSON.stringify({ NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: `floor extender: ${message}` });
+const errorReply = (message: string) =>
+  JSON.stringify({
+    NodeNames: null,
+    FailedNodes: {},
+    FailedAndUnresolvableNodes: {},
+    Error: `floor extender: ${message}`,
+  });
 
 /**
  * The answer to one Filter request's text: the next of its NodeNames (round-robin over `call`), none for an
@@ -42,10 +48,13 @@ export function floorFilterReply(text: string, call: number): string {
   } catch (err) {
     return errorReply(`body is not JSON: ${(err as Error).message}`);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return errorReply('body is not an ExtenderArgs object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return errorReply('body is not an ExtenderArgs object');
   const names = (body as { NodeNames?: unknown }).NodeNames;
-  if (!Array.isArray(names)) return errorReply('NodeNames is not a list of node names (the floor answers nodeCacheCapable: true requests only)');
-  if (names.length === 0) return JSON.stringify({ NodeNames: [], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+  if (!Array.isArray(names))
+    return errorReply('NodeNames is not a list of node names (the floor answers nodeCacheCapable: true requests only)');
+  if (names.length === 0)
+    return JSON.stringify({ NodeNames: [], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
   const name: unknown = names[call % names.length];
   if (typeof name !== 'string' || name === '') return errorReply('NodeNames holds something other than a node name');
   return JSON.stringify({ NodeNames: [name], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
@@ -86,10 +95,15 @@ function main(): void {
         (text) => {
           if (text !== null) return reply(res, 200, floorFilterReply(text, calls++));
           res.setHeader('Connection', 'close');
-          reply(res, 413, JSON.stringify({ Error: `floor extender: request body larger than ${MAX_BODY_BYTES} bytes` }));
+          reply(
+            res,
+            413,
+            JSON.stringify({ Error: `floor extender: request body larger than ${MAX_BODY_BYTES} bytes` }),
+          );
           req.socket.end();
         },
-        (err: unknown) => reply(res, 400, JSON.stringify({ Error: `floor extender: the body could not be read: ${String(err)}` })),
+        (err: unknown) =>
+          reply(res, 400, JSON.stringify({ Error: `floor extender: the body could not be read: ${String(err)}` })),
       );
       return;
     }

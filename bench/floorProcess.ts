@@ -34,10 +34,16 @@ export interface FloorExtender {
  * @param options.script the compiled floor extender (default FLOOR_EXTENDER_SCRIPT).
  * @throws Error when it exits before it is ready or does not answer /readyz within 30 s; it is stopped then.
  */
-export async function startFloorExtender(url: string, options: { stderr?: 'inherit' | 'ignore' | number; script?: string } = {}): Promise<FloorExtender> {
+export async function startFloorExtender(
+  url: string,
+  options: { stderr?: 'inherit' | 'ignore' | number; script?: string } = {},
+): Promise<FloorExtender> {
   const { hostname, port } = new URL(url);
   const script = options.script ?? FLOOR_EXTENDER_SCRIPT;
-  const child = spawn(process.execPath, [script, '--host', hostname, '--port', port], { stdio: ['ignore', 'ignore', options.stderr ?? 'inherit'], detached: true });
+  const child = spawn(process.execPath, [script, '--host', hostname, '--port', port], {
+    stdio: ['ignore', 'ignore', options.stderr ?? 'inherit'],
+    detached: true,
+  });
   const exited = new Promise<void>((ok) => {
     child.once('exit', () => ok());
     child.once('error', () => ok());
@@ -47,10 +53,21 @@ export async function startFloorExtender(url: string, options: { stderr?: 'inher
     await exited;
   };
   try {
-    await waitUntil(`the floor extender to answer ${url}/readyz`, READY_TIMEOUT_MS, async () => {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) throw new Error(`the floor extender (${script}) ended before it was ready (exit code ${child.exitCode}, signal ${child.signalCode})`);
-      return (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) }).catch(() => null))?.ok === true;
-    }, 100);
+    await waitUntil(
+      `the floor extender to answer ${url}/readyz`,
+      READY_TIMEOUT_MS,
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined)
+          throw new Error(
+            `the floor extender (${script}) ended before it was ready (exit code ${child.exitCode}, signal ${child.signalCode})`,
+          );
+        return (
+          (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) }).catch(() => null))?.ok ===
+          true
+        );
+      },
+      100,
+    );
   } catch (err) {
     await stop();
     throw err;

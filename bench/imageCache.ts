@@ -109,7 +109,11 @@ export class SimulatedImageCache {
       }
     }
     const pullWaitMs = pulledAtMs - nowMs;
-    return { delayMs: pullWaitMs + this.model.warmStartMs + this.model.slopeMsPerStarting * startingOnNode, kind, pullWaitMs };
+    return {
+      delayMs: pullWaitMs + this.model.warmStartMs + this.model.slopeMsPerStarting * startingOnNode,
+      kind,
+      pullWaitMs,
+    };
   }
 
   /** Completes the pulls that end at or before `nowMs`. @returns the nodes whose images changed. */
@@ -132,7 +136,9 @@ export class SimulatedImageCache {
   statusImages(node: string): { names: string[]; sizeBytes: number }[] {
     const present = [...(this.nodes.get(node)?.present.values() ?? [])];
     present.sort((a, b) => b.sizeBytes - a.sizeBytes || (a.name < b.name ? -1 : 1));
-    return present.slice(0, this.model.maxImages).map((i) => ({ names: [i.digestName, i.name], sizeBytes: i.sizeBytes }));
+    return present
+      .slice(0, this.model.maxImages)
+      .map((i) => ({ names: [i.digestName, i.name], sizeBytes: i.sizeBytes }));
   }
 }
 

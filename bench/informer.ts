@@ -22,7 +22,12 @@ export interface Objects<T> {
   readonly object: (i: number) => T;
 }
 
-export const NONE: Objects<never> = { count: 0, object: () => { throw new Error('no objects'); } };
+export const NONE: Objects<never> = {
+  count: 0,
+  object: () => {
+    throw new Error('no objects');
+  },
+};
 
 /** The watch defaults of the configuration (config/schema.ts watch.*). */
 const WATCH = { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 };
@@ -30,7 +35,10 @@ const WATCH = { pageSize: 500, minBackoffMs: 500, maxBackoffMs: 30_000 };
 const QUIET: SyncObserver = { started: () => undefined, restarted: () => undefined, listed: () => undefined };
 
 /** A source that lists `listed` in pages and delivers `watched` on its first watch; `delivered` resolves after the last event. */
-function memorySource<T>(listed: Objects<T>, watched: Objects<T>): { source: ResourceSource<T>; delivered: Promise<void> } {
+function memorySource<T>(
+  listed: Objects<T>,
+  watched: Objects<T>,
+): { source: ResourceSource<T>; delivered: Promise<void> } {
   let done!: () => void;
   const delivered = new Promise<void>((resolve) => (done = resolve));
   let watches = 0;
@@ -40,7 +48,11 @@ function memorySource<T>(listed: Objects<T>, watched: Objects<T>): { source: Res
       const to = Math.min(listed.count, from + limit);
       const items: T[] = [];
       for (let i = from; i < to; i++) items.push(listed.object(i));
-      const page: ListPage<T> = { items, resourceVersion: '1', continueToken: to < listed.count ? String(to) : undefined };
+      const page: ListPage<T> = {
+        items,
+        resourceVersion: '1',
+        continueToken: to < listed.count ? String(to) : undefined,
+      };
       return page;
     },
     async watch(_options, onEvent, onDone) {
@@ -75,7 +87,13 @@ export async function feedThroughInformer(
 ): Promise<number> {
   const nodeSource = memorySource(nodes.listed ?? NONE, nodes.watched ?? NONE);
   const podSource = memorySource(pods.listed ?? NONE, pods.watched ?? NONE);
-  const live = new LiveSync(updates, { nodes: nodeSource.source, pods: podSource.source }, { dims, pausedLabel, locality, ...WATCH }, QUIET, pino({ level: 'silent' }));
+  const live = new LiveSync(
+    updates,
+    { nodes: nodeSource.source, pods: podSource.source },
+    { dims, pausedLabel, locality, ...WATCH },
+    QUIET,
+    pino({ level: 'silent' }),
+  );
   const start = performance.now();
   live.start();
   await Promise.all([nodeSource.delivered, podSource.delivered]);

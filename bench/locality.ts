@@ -85,7 +85,11 @@ function workload(o: Options, nodeNames: readonly string[]): Workload {
   const images = order.map((slot, k) => {
     const id = String(k).padStart(2, '0');
     const gib = o.imageMinGib + ((o.imageMaxGib - o.imageMinGib) * slot) / Math.max(1, o.templates - 1);
-    return { name: `registry.example/sandbox/tmpl-${id}:v1`, digestName: `registry.example/sandbox/tmpl-${id}@sha256:${id.repeat(32)}`, sizeBytes: Math.round(gib * GiB) };
+    return {
+      name: `registry.example/sandbox/tmpl-${id}:v1`,
+      digestName: `registry.example/sandbox/tmpl-${id}@sha256:${id.repeat(32)}`,
+      sizeBytes: Math.round(gib * GiB),
+    };
   });
   // 0: every cache cold; otherwise at least one node per image.
   const perTemplate = o.seedShare === 0 ? 0 : Math.max(1, Math.round(o.seedShare * nodeNames.length));
@@ -103,7 +107,12 @@ function workload(o: Options, nodeNames: readonly string[]): Workload {
 }
 
 function seededCache(o: Options, w: Workload): SimulatedImageCache {
-  const cache = new SimulatedImageCache({ bandwidthBytesPerSecond: o.bandwidthMib * MiB, warmStartMs: o.warmStartMs, slopeMsPerStarting: o.slopeMs, maxImages: 50 });
+  const cache = new SimulatedImageCache({
+    bandwidthBytesPerSecond: o.bandwidthMib * MiB,
+    warmStartMs: o.warmStartMs,
+    slopeMsPerStarting: o.slopeMs,
+    maxImages: 50,
+  });
   w.seeded.forEach((nodes, k) => nodes.forEach((n) => cache.seed(n, w.images[k]!)));
   return cache;
 }
@@ -127,19 +136,47 @@ async function retried(write: () => Promise<unknown>): Promise<void> {
 }
 
 /** Writes `images` to the node's status.images (a merge patch of the status subresource replaces the list). */
-function patchNodeImages(kube: Kube, node: string, images: readonly { names: string[]; sizeBytes: number }[]): Promise<void> {
-  return retried(() => kube.api.patchNodeStatus({ name: node, body: { status: { images } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+function patchNodeImages(
+  kube: Kube,
+  node: string,
+  images: readonly { names: string[]; sizeBytes: number }[],
+): Promise<void> {
+  return retried(() =>
+    kube.api.patchNodeStatus(
+      { name: node, body: { status: { images } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    ),
+  );
 }
 
-function podManifest(name: string, template: number, image: ImageSpec, schedulerName: string | null, o: Options): V1Pod {
+function podManifest(
+  name: string,
+  template: number,
+  image: ImageSpec,
+  schedulerName: string | null,
+  o: Options,
+): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: NAMESPACE, labels: { app: 'bench-locality', [TEMPLATE_LABEL]: `tmpl-${String(template).padStart(2, '0')}` } },
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      labels: { app: 'bench-locality', [TEMPLATE_LABEL]: `tmpl-${String(template).padStart(2, '0')}` },
+    },
     spec: {
       ...(schedulerName ? { schedulerName } : {}),
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'sandbox', image: image.name, resources: { requests: { cpu: o.podCpu, memory: o.podMemory }, limits: { cpu: o.podCpu, memory: o.podMemory } } }],
+      containers: [
+        {
+          name: 'sandbox',
+          image: image.name,
+          resources: {
+            requests: { cpu: o.podCpu, memory: o.podMemory },
+            limits: { cpu: o.podCpu, memory: o.podMemory },
+          },
+        },
+      ],
     },
   };
 }
@@ -152,24 +189,51 @@ async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void>
   } catch (err) {
     if ((err as { code?: number }).code !== 404) throw err;
   }
-  await waitUntil('the pods of the previous run to be gone', 300_000, async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0, 500);
-  await waitUntil('the extender to drop them', 120_000, async () => {
-    const m = parsePrometheusText(await (await fetch(`${env.EXTENDER_URL}/metrics`)).text());
-    return sumSamples(m, 'sandbox_extender_reservations_pending') === 0 && sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0;
-  }, 500);
+  await waitUntil(
+    'the pods of the previous run to be gone',
+    300_000,
+    async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0,
+    500,
+  );
+  await waitUntil(
+    'the extender to drop them',
+    120_000,
+    async () => {
+      const m = parsePrometheusText(await (await fetch(`${env.EXTENDER_URL}/metrics`)).text());
+      return (
+        sumSamples(m, 'sandbox_extender_reservations_pending') === 0 &&
+        sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0
+      );
+    },
+    500,
+  );
 }
 
 /**
  * One run. `kube` creates and watches the pods; `patcher`, on connections of its own, writes the model's ready
  * delays and the nodes' images, so that those never queue behind a burst of creates.
  */
-async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: Kube, patcher: Kube, env: Record<string, string>, nodeNames: readonly string[], nodeMilliCpu: number, configs: Record<Exclude<Setup, 'stock'>, string>): Promise<RunResult> {
+async function oneRun(
+  setup: Setup,
+  run: number,
+  o: Options,
+  w: Workload,
+  kube: Kube,
+  patcher: Kube,
+  env: Record<string, string>,
+  nodeNames: readonly string[],
+  nodeMilliCpu: number,
+  configs: Record<Exclude<Setup, 'stock'>, string>,
+): Promise<RunResult> {
   log(`run ${run}: ${setup}: resetting node images`);
   await deleteAll(kube, env);
   const sim = seededCache(o, w);
   await inParallel(nodeNames, o.concurrency, (n) => patchNodeImages(patcher, n, sim.statusImages(n)));
   if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
-  const byLocalityBefore = setup === 'stock' ? null : await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+  const byLocalityBefore =
+    setup === 'stock'
+      ? null
+      : await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
 
   const tracker = new StartingTracker();
   const kinds: Record<PullKind, number> = { warm: 0, joined: 0, pulled: 0 };
@@ -199,25 +263,42 @@ async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: 
       const plan = sim.bind(node, w.images[templateOf.get(name)!]!, t, Math.max(0, tracker.startingOn(node) - 1));
       kinds[plan.kind]++;
       const body = { metadata: { annotations: { [READY_DELAY_ANNOTATION]: `${Math.round(plan.delayMs)}ms` } } };
-      patches.push(retried(() => patcher.api.patchNamespacedPod({ name, namespace: NAMESPACE, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))).catch((e: Error) => log(`annotating ${name}: ${e.message}`)));
+      patches.push(
+        retried(() =>
+          patcher.api.patchNamespacedPod(
+            { name, namespace: NAMESPACE, body },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          ),
+        ).catch((e: Error) => log(`annotating ${name}: ${e.message}`)),
+      );
     }
   };
   const open = async (): Promise<void> => {
-    controller = await kube.watch.watch(`/api/v1/namespaces/${NAMESPACE}/pods`, { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) }, onPod, (err: unknown) => {
-      if (!watching) return;
-      reopens++;
-      log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from ${resourceVersion}`);
-      void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-    });
+    controller = await kube.watch.watch(
+      `/api/v1/namespaces/${NAMESPACE}/pods`,
+      { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
+      onPod,
+      (err: unknown) => {
+        if (!watching) return;
+        reopens++;
+        log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from ${resourceVersion}`);
+        void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+      },
+    );
   };
-  resourceVersion = (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion ?? '';
+  resourceVersion =
+    (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion ?? '';
   await open();
   // Finished pulls go to the nodes' status.images, as kubelet would report them at its next status update.
   let pulling = true;
   const pulls = (async () => {
     while (pulling) {
       const changed = sim.finishPulls(nowMs() - t0);
-      await inParallel(changed, 16, (n) => patchNodeImages(patcher, n, sim.statusImages(n)).catch((e: Error) => void log(`node ${n} images: ${e.message}`)));
+      await inParallel(changed, 16, (n) =>
+        patchNodeImages(patcher, n, sim.statusImages(n)).catch(
+          (e: Error) => void log(`node ${n} images: ${e.message}`),
+        ),
+      );
       await sleep(250);
     }
   })();
@@ -236,7 +317,10 @@ async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: 
       templateOf.set(name, template);
       for (let attempt = 0; ; attempt++) {
         try {
-          await kube.api.createNamespacedPod({ namespace: NAMESPACE, body: podManifest(name, template, w.images[template]!, schedulerName, o) });
+          await kube.api.createNamespacedPod({
+            namespace: NAMESPACE,
+            body: podManifest(name, template, w.images[template]!, schedulerName, o),
+          });
           ackAt.set(name, nowMs() - t0);
           return;
         } catch (err) {
@@ -268,14 +352,20 @@ async function oneRun(setup: Setup, run: number, o: Options, w: Workload, kube: 
     run,
     pods: o.pods,
     kinds,
-    createToReadyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? null },
+    createToReadyMs: {
+      p50: percentile(latencies, 0.5),
+      p99: percentile(latencies, 0.99),
+      max: latencies.at(-1) ?? null,
+    },
     allReadySeconds: Math.max(...readyAt.values()) / 1000,
     peakPressure,
     peakStarting,
     byLocality,
     watchReopens: reopens,
   };
-  log(`${setup} run ${run}: warm ${kinds.warm}, joined ${kinds.joined}, pulled ${kinds.pulled}; create→Ready p50 ${fmt(result.createToReadyMs.p50, 0)} ms, p99 ${fmt(result.createToReadyMs.p99, 0)} ms; all Ready in ${result.allReadySeconds.toFixed(1)} s`);
+  log(
+    `${setup} run ${run}: warm ${kinds.warm}, joined ${kinds.joined}, pulled ${kinds.pulled}; create→Ready p50 ${fmt(result.createToReadyMs.p50, 0)} ms, p99 ${fmt(result.createToReadyMs.p99, 0)} ms; all Ready in ${result.allReadySeconds.toFixed(1)} s`,
+  );
   return result;
 }
 
@@ -296,17 +386,28 @@ const LABELS: Record<Setup, string> = {
 function table(results: readonly RunResult[], o: Options): string {
   const setups = o.setups.filter((s) => results.some((r) => r.setup === s));
   const med = (s: Setup, f: (r: RunResult) => number | null) => {
-    const xs = results.filter((r) => r.setup === s).map(f).filter((x): x is number => x !== null);
-    return xs.length === 0 ? null : percentile([...xs].sort((a, b) => a - b), 0.5);
+    const xs = results
+      .filter((r) => r.setup === s)
+      .map(f)
+      .filter((x): x is number => x !== null);
+    return xs.length === 0
+      ? null
+      : percentile(
+          [...xs].sort((a, b) => a - b),
+          0.5,
+        );
   };
   const stock = (f: (r: RunResult) => number | null) => med('stock', f);
   const rows: string[][] = [['median of runs', ...setups.map((s) => LABELS[s])]];
   const row = (label: string, f: (r: RunResult) => number | null, digits: number, vsStock = false) =>
-    rows.push([label, ...setups.map((s) => {
-      const v = med(s, f);
-      const base = stock(f);
-      return fmt(v, digits) + (vsStock && s !== 'stock' && v !== null && base ? ` (${(v / base).toFixed(2)}×)` : '');
-    })]);
+    rows.push([
+      label,
+      ...setups.map((s) => {
+        const v = med(s, f);
+        const base = stock(f);
+        return fmt(v, digits) + (vsStock && s !== 'stock' && v !== null && base ? ` (${(v / base).toFixed(2)}×)` : '');
+      }),
+    ]);
   row('warm-hit rate (image on the node at bind)', (r) => r.kinds.warm / r.pods, 3);
   row('joined a pull in flight', (r) => r.kinds.joined / r.pods, 3);
   row('pulls made', (r) => r.kinds.pulled, 0);
@@ -316,10 +417,13 @@ function table(results: readonly RunResult[], o: Options): string {
   row('first create → all Ready s', (r) => r.allReadySeconds, 1, true);
   row('peak projected pressure (cpu)', (r) => r.peakPressure, 3);
   row('peak starting on any node', (r) => r.peakStarting, 0);
-  rows.push(['extender placements warm/partial/cold', ...setups.map((s) => {
-    const r = results.find((x) => x.setup === s && x.byLocality);
-    return r?.byLocality ? `${r.byLocality.warm ?? 0}/${r.byLocality.partial ?? 0}/${r.byLocality.cold ?? 0}` : '-';
-  })]);
+  rows.push([
+    'extender placements warm/partial/cold',
+    ...setups.map((s) => {
+      const r = results.find((x) => x.setup === s && x.byLocality);
+      return r?.byLocality ? `${r.byLocality.warm ?? 0}/${r.byLocality.partial ?? 0}/${r.byLocality.cold ?? 0}` : '-';
+    }),
+  ]);
   return formatColumns(rows);
 }
 
@@ -354,7 +458,9 @@ function positiveInt(v: string): number {
 
 async function main(): Promise<void> {
   const program = new Command('bench:locality')
-    .description('Time to a Ready sandbox under a pull-cost model on KWOK: stock default-scheduler vs sandbox-scheduler with locality off and on, the starting limit off and on.')
+    .description(
+      'Time to a Ready sandbox under a pull-cost model on KWOK: stock default-scheduler vs sandbox-scheduler with locality off and on, the starting limit off and on.',
+    )
     .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '1000x32/128Gi')
     .option('--pods <n>', 'pods per run', positiveInt, 2000)
     .option('--bursts <n>', 'bursts per run (pods split evenly)', positiveInt, 10)
@@ -363,7 +469,12 @@ async function main(): Promise<void> {
     .option('--zipf <s>', 'Zipf exponent of template popularity', positive, 1)
     .option('--image-min-gib <g>', 'smallest image', positive, 0.3)
     .option('--image-max-gib <g>', 'largest image', positive, 2)
-    .option('--seed-share <x>', 'share of the nodes holding each image at first (0: none; else at least one node)', nonNegative, 0.05)
+    .option(
+      '--seed-share <x>',
+      'share of the nodes holding each image at first (0: none; else at least one node)',
+      nonNegative,
+      0.05,
+    )
     .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '500m')
     .option('--pod-memory <q>', 'memory request (= limit) per pod', '1Gi')
     .option('--bandwidth-mib <x>', 'pull bandwidth of a node, MiB/s', positive, 100)
@@ -375,7 +486,11 @@ async function main(): Promise<void> {
     .option('--setups <list>', `which setups, in this order each run (${SETUPS.join(',')})`, SETUPS.join(','))
     .option('--seed <n>', 'seed of the workload', positiveInt, 1)
     .option('--concurrency <n>', 'API requests in flight', positiveInt, 32)
-    .option('--reuse', 'use the cluster that is up (started with KWOK_POD_READY_DELAY=3600s) and leave it running', false)
+    .option(
+      '--reuse',
+      'use the cluster that is up (started with KWOK_POD_READY_DELAY=3600s) and leave it running',
+      false,
+    )
     .option('--print <file>', 'print the tables of an earlier result file and exit')
     .parse();
   const raw = program.opts<Omit<Options, 'setups'> & { setups: string }>();
@@ -398,13 +513,24 @@ async function main(): Promise<void> {
     writeFileSync(file, `locality: ${locality}\nstartingLimit: ${limit}\nevents: {enabled: false}\n`);
     configs[s] = file;
   }
-  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: '3600s', EXTENDER_MODE: 'cluster', EXTENDER_BIND: '0', AGENT_SANDBOX: '0', E2E_START_TIMEOUT: '600' });
+  if (!o.reuse)
+    await script('cluster-up.sh', [], {
+      CLUSTER_NODES: o.nodes,
+      KWOK_POD_READY_DELAY: '3600s',
+      EXTENDER_MODE: 'cluster',
+      EXTENDER_BIND: '0',
+      AGENT_SANDBOX: '0',
+      E2E_START_TIMEOUT: '600',
+    });
   const results: RunResult[] = [];
   const out = join(dir, `locality-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   try {
     const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
     if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
-    if (Number(env.KWOK_POD_READY_DELAY_MS) < 600_000) throw new Error(`the cluster's default ready delay is ${env.KWOK_POD_READY_DELAY_MS} ms: start it with KWOK_POD_READY_DELAY=3600s, so that only the model's delay applies`);
+    if (Number(env.KWOK_POD_READY_DELAY_MS) < 600_000)
+      throw new Error(
+        `the cluster's default ready delay is ${env.KWOK_POD_READY_DELAY_MS} ms: start it with KWOK_POD_READY_DELAY=3600s, so that only the model's delay applies`,
+      );
     const kube = await Kube.connect(env.KUBECONFIG!, o.concurrency);
     const patcher = await Kube.connect(env.KUBECONFIG!, o.concurrency);
     const untaint = await untaintNodes(kube);
@@ -417,7 +543,12 @@ async function main(): Promise<void> {
     } catch (err) {
       if ((err as { code?: number }).code !== 409) throw err;
     }
-    await waitUntil(`ServiceAccount ${NAMESPACE}/default`, 60_000, async () => (await kube.api.listNamespacedServiceAccount({ namespace: NAMESPACE })).items.length > 0, 250);
+    await waitUntil(
+      `ServiceAccount ${NAMESPACE}/default`,
+      60_000,
+      async () => (await kube.api.listNamespacedServiceAccount({ namespace: NAMESPACE })).items.length > 0,
+      250,
+    );
     const w = workload(o, nodeNames);
     for (let run = 1; run <= o.runs; run++) {
       for (const setup of o.setups) {
@@ -432,7 +563,15 @@ async function main(): Promise<void> {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
     else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
   }
-  console.log([describe(o), '', table(results, o), '', `results: ${out} (print them again: npm run bench -- locality -- --print FILE)`].join('\n'));
+  console.log(
+    [
+      describe(o),
+      '',
+      table(results, o),
+      '',
+      `results: ${out} (print them again: npm run bench -- locality -- --print FILE)`,
+    ].join('\n'),
+  );
 }
 
 main().catch((err: Error) => {

@@ -30,16 +30,38 @@ const opts = new Command('bench:memory')
   .description("the extender's memory at Kubernetes' limits, each figure from a fresh process (see bench/memory.ts)")
   .option('--nodes <n>', 'nodes of the model and the dump', positiveInt, 5000)
   .option('--pods <n>', 'pods of the model and the dump', positiveInt, 150_000)
-  .option('--cluster <pods>', 'part 3 only: a local control plane of --nodes KWOK nodes holding this many bound pods (not in CI)', positiveInt)
+  .option(
+    '--cluster <pods>',
+    'part 3 only: a local control plane of --nodes KWOK nodes holding this many bound pods (not in CI)',
+    positiveInt,
+  )
   .option('--cold-starts <n>', 'with --cluster: extender restarts timed from start to /readyz', positiveInt, 3)
-  .option('--reuse', 'with --cluster: the cluster that is up (its memory-bench pods counted, the missing ones created), left running', false)
-  .option('--extender-config <file>', 'with --cluster: the config file of the restarted extender (e.g. another watch.pageSize)')
+  .option(
+    '--reuse',
+    'with --cluster: the cluster that is up (its memory-bench pods counted, the missing ones created), left running',
+    false,
+  )
+  .option(
+    '--extender-config <file>',
+    'with --cluster: the config file of the restarted extender (e.g. another watch.pageSize)',
+  )
   .option('--keep', 'keep the snapshot dump', false)
   .option('--locality', 'part 1 with template locality on', false)
   .addOption(new Option('--part <part>').choices(['model', 'whole-file']).hideHelp()) // internal: the child-process parts
   .addOption(new Option('--file <file>').hideHelp())
   .parse()
-  .opts<{ nodes: number; pods: number; cluster?: number; coldStarts: number; reuse: boolean; extenderConfig?: string; keep: boolean; locality: boolean; part?: 'model' | 'whole-file'; file?: string }>();
+  .opts<{
+    nodes: number;
+    pods: number;
+    cluster?: number;
+    coldStarts: number;
+    reuse: boolean;
+    extenderConfig?: string;
+    keep: boolean;
+    locality: boolean;
+    part?: 'model' | 'whole-file';
+    file?: string;
+  }>();
 const NODES = opts.nodes;
 const PODS = opts.pods;
 
@@ -59,7 +81,9 @@ async function modelPart(): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run with --expose-gc');
   const node = fixture<Node & { metadata: { name: string } }>('nodes/gke-e2-standard-4.json');
-  const pod = fixture<Pod & { metadata: { name: string; uid: string }; spec: { nodeName: string } }>('pods/running-ready-coredns.json');
+  const pod = fixture<Pod & { metadata: { name: string; uid: string }; spec: { nodeName: string } }>(
+    'pods/running-ready-coredns.json',
+  );
   gc();
   const before = process.memoryUsage();
   const config = parseConfig(opts.locality ? { locality: { enabled: true } } : {});
@@ -96,7 +120,16 @@ async function modelPart(): Promise<void> {
   gc();
   const after = process.memoryUsage();
   const { rss, peak } = rssOf('self');
-  console.log(JSON.stringify({ ms, perEventUs: (ms * 1000) / (NODES + PODS), heapMb: (after.heapUsed - before.heapUsed) / MB, rssMb: rss, peakMb: peak, records: service.cache.size }));
+  console.log(
+    JSON.stringify({
+      ms,
+      perEventUs: (ms * 1000) / (NODES + PODS),
+      heapMb: (after.heapUsed - before.heapUsed) / MB,
+      rssMb: rss,
+      peakMb: peak,
+      records: service.cache.size,
+    }),
+  );
 }
 
 /** Part 2a, in its own process: the whole file as one string, then JSON.parse. */
@@ -104,17 +137,31 @@ function wholeFilePart(file: string): void {
   const start = performance.now();
   try {
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { items: unknown[] };
-    console.log(JSON.stringify({ ok: true, items: doc.items.length, seconds: (performance.now() - start) / 1000, peakMb: rssOf('self').peak }));
+    console.log(
+      JSON.stringify({
+        ok: true,
+        items: doc.items.length,
+        seconds: (performance.now() - start) / 1000,
+        peakMb: rssOf('self').peak,
+      }),
+    );
   } catch (err) {
-    console.log(JSON.stringify({ ok: false, error: (err as Error).message, seconds: (performance.now() - start) / 1000 }));
+    console.log(
+      JSON.stringify({ ok: false, error: (err as Error).message, seconds: (performance.now() - start) / 1000 }),
+    );
   }
 }
 
 async function writeDump(file: string): Promise<number> {
   const node = fixture<Node & { metadata: { name: string } }>('nodes/gke-e2-standard-4.json');
-  const pods = ['running-ready-coredns.json', 'bound-pending-containercreating.json', 'sidecar-restartable-init.json'].map((f) => fixture<Pod & { metadata: { name: string; uid: string }; spec: { nodeName: string } }>(`pods/${f}`));
+  const pods = [
+    'running-ready-coredns.json',
+    'bound-pending-containercreating.json',
+    'sidecar-restartable-init.json',
+  ].map((f) => fixture<Pod & { metadata: { name: string; uid: string }; spec: { nodeName: string } }>(`pods/${f}`));
   const out = createWriteStream(file);
-  const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
+  const write = (text: string) =>
+    out.write(text) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r()));
   await write('{\n    "apiVersion": "v1",\n    "items": [\n');
   let first = true;
   const item = async (o: unknown) => {
@@ -138,7 +185,21 @@ async function writeDump(file: string): Promise<number> {
 }
 
 function child(part: string, extra: string[] = []): Record<string, unknown> {
-  const out = execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--part', part, '--nodes', String(NODES), '--pods', String(PODS), ...extra], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const out = execFileSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      fileURLToPath(import.meta.url),
+      '--part',
+      part,
+      '--nodes',
+      String(NODES),
+      '--pods',
+      String(PODS),
+      ...extra,
+    ],
+    { encoding: 'utf8', maxBuffer: 1 << 20 },
+  );
   return JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
 }
 
@@ -155,12 +216,17 @@ async function until(what: string, timeoutMs: number, check: () => Promise<boole
 async function serveDump(file: string): Promise<{ seconds: number; rss: number; peak: number; objects: string }> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const start = performance.now();
-  const proc = spawn(process.execPath, [CLI, 'serve', '--snapshot', file, '--port', String(port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const proc = spawn(process.execPath, [CLI, 'serve', '--snapshot', file, '--port', String(port)], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   try {
     await until('the extender to answer', 600_000, async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok);
     const seconds = (performance.now() - start) / 1000;
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const objects = metrics.split('\n').filter((l) => l.startsWith('sandbox_extender_snapshot_objects{')).join(', ');
+    const objects = metrics
+      .split('\n')
+      .filter((l) => l.startsWith('sandbox_extender_snapshot_objects{'))
+      .join(', ');
     return { seconds, ...rssOf(proc.pid!), objects };
   } finally {
     proc.kill('SIGTERM');
@@ -172,15 +238,30 @@ async function serveDump(file: string): Promise<{ seconds: number; rss: number; 
  * from its start line to /readyz answering 200 (polled every 50 ms: both lists applied, the model built on the main
  * thread), to each initial list applied on the API thread (its `list applied` log lines), and its RSS once ready.
  */
-async function coldStart(extenderUrl: string, extenderConfig: string | undefined): Promise<{ readySeconds: number; nodesSeconds: number; podsSeconds: number; pods: number; rss: number; peak: number }> {
+async function coldStart(
+  extenderUrl: string,
+  extenderConfig: string | undefined,
+): Promise<{
+  readySeconds: number;
+  nodesSeconds: number;
+  podsSeconds: number;
+  pods: number;
+  rss: number;
+  peak: number;
+}> {
   const logFile = join(REPO, '.e2e', 'logs', 'sandbox-extender.log');
   const from = statSync(logFile).size;
   const ready = async () => (await fetch(`${extenderUrl}/readyz`).catch(() => null))?.ok === true;
   const restart = new Promise<void>((ok, bad) => {
     // A cold start at 150,000 pods takes minutes on 2 shared cores: component.sh's 120 s default wait is raised.
     const args = ['restart', 'sandbox-extender', ...(extenderConfig ? ['--config', extenderConfig] : [])];
-    const child = spawn('bash', [join(REPO, 'test', 'e2e', 'component.sh'), ...args], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, E2E_START_TIMEOUT: '1800' } });
-    child.on('close', (code) => (code === 0 ? ok() : bad(new Error(`component.sh restart sandbox-extender exited with ${code}`))));
+    const child = spawn('bash', [join(REPO, 'test', 'e2e', 'component.sh'), ...args], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, E2E_START_TIMEOUT: '1800' },
+    });
+    child.on('close', (code) =>
+      code === 0 ? ok() : bad(new Error(`component.sh restart sandbox-extender exited with ${code}`)),
+    );
   });
   while (await ready()) await new Promise((r) => setTimeout(r, 20)); // the old process goes first
   while (!(await ready())) await new Promise((r) => setTimeout(r, 50));
@@ -194,26 +275,51 @@ async function coldStart(extenderUrl: string, extenderConfig: string | undefined
   for (const l of lines) {
     if (!l.startsWith('{')) continue;
     const e = JSON.parse(l) as { msg?: string; resource?: string; time?: number; items?: number; relist?: boolean };
-    if (e.msg === 'list applied' && e.resource && !e.relist && e.time !== undefined && !listed.has(e.resource)) listed.set(e.resource, { time: e.time, items: e.items ?? 0 });
+    if (e.msg === 'list applied' && e.resource && !e.relist && e.time !== undefined && !listed.has(e.resource))
+      listed.set(e.resource, { time: e.time, items: e.items ?? 0 });
   }
   const nodes = listed.get('nodes');
   const pods = listed.get('pods');
   if (!nodes || !pods) throw new Error('the restarted extender logged no initial list of nodes and pods');
   const pid = Number(readFileSync(join(REPO, '.e2e', 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
-  return { readySeconds: (readyMs - startMs) / 1000, nodesSeconds: (nodes.time - startMs) / 1000, podsSeconds: (pods.time - startMs) / 1000, pods: pods.items, ...rssOf(pid) };
+  return {
+    readySeconds: (readyMs - startMs) / 1000,
+    nodesSeconds: (nodes.time - startMs) / 1000,
+    podsSeconds: (pods.time - startMs) / 1000,
+    pods: pods.items,
+    ...rssOf(pid),
+  };
 }
 
 /** Part 3: the extender in cluster mode on a 5,000-node cluster holding `podCount` bound pods. */
 async function clusterPart(podCount: number): Promise<void> {
-  const script = (name: string, env: Record<string, string> = {}) => execFileSync('bash', [join(REPO, 'test', 'e2e', name)], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
-  if (!opts.reuse) script('cluster-up.sh', { CLUSTER_NODES: `${NODES}x32/128Gi`, EXTENDER_BUILD: '0', EXTENDER_BIND: '0', AGENT_SANDBOX: '0' }); // kube-scheduler binds, as the chart installs it
+  const script = (name: string, env: Record<string, string> = {}) =>
+    execFileSync('bash', [join(REPO, 'test', 'e2e', name)], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, ...env },
+    });
+  if (!opts.reuse)
+    script('cluster-up.sh', {
+      CLUSTER_NODES: `${NODES}x32/128Gi`,
+      EXTENDER_BUILD: '0',
+      EXTENDER_BIND: '0',
+      AGENT_SANDBOX: '0',
+    }); // kube-scheduler binds, as the chart installs it
   try {
-    const env = Object.fromEntries(readFileSync(join(REPO, '.e2e', 'cluster.env'), 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const env = Object.fromEntries(
+      readFileSync(join(REPO, '.e2e', 'cluster.env'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('='))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     const pid = Number(readFileSync(join(REPO, '.e2e', 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
     const kubectl = join(REPO, '.e2e', 'bin', 'kubectl');
     const kubeconfig = join(REPO, '.e2e', 'kubeconfig');
-    const namespaces = execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'get', 'namespaces', '-o', 'name'], { encoding: 'utf8' });
-    if (!namespaces.split('\n').includes('namespace/memory-bench')) execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'memory-bench'], { stdio: 'ignore' });
+    const namespaces = execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'get', 'namespaces', '-o', 'name'], {
+      encoding: 'utf8',
+    });
+    if (!namespaces.split('\n').includes('namespace/memory-bench'))
+      execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'memory-bench'], { stdio: 'ignore' });
     const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfig);
@@ -229,7 +335,15 @@ async function clusterPart(podCount: number): Promise<void> {
           const i = next++;
           await api.createNamespacedPod({
             namespace: 'memory-bench',
-            body: { metadata: { name: `fill-${i}`, labels: { app: 'memory-bench' } }, spec: { nodeName: names[i % names.length], containers: [{ name: 'c', image: 'example.invalid/none', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] } },
+            body: {
+              metadata: { name: `fill-${i}`, labels: { app: 'memory-bench' } },
+              spec: {
+                nodeName: names[i % names.length],
+                containers: [
+                  { name: 'c', image: 'example.invalid/none', resources: { requests: { cpu: '10m', memory: '16Mi' } } },
+                ],
+              },
+            },
           });
         }
       }),
@@ -242,7 +356,9 @@ async function clusterPart(podCount: number): Promise<void> {
     });
     await new Promise((r) => setTimeout(r, 10_000)); // let the last events settle and a GC run
     const { rss, peak } = rssOf(pid);
-    console.log(`cluster mode: ${NODES} nodes, ${podCount} pods in the extender's cache: RSS ${rss.toFixed(0)} MB, peak ${peak.toFixed(0)} MB`);
+    console.log(
+      `cluster mode: ${NODES} nodes, ${podCount} pods in the extender's cache: RSS ${rss.toFixed(0)} MB, peak ${peak.toFixed(0)} MB`,
+    );
     for (let i = 0; i < opts.coldStarts; i++) {
       const cold = await coldStart(env.EXTENDER_URL!, opts.extenderConfig);
       console.log(
@@ -260,7 +376,9 @@ async function main(): Promise<void> {
   if (opts.part === 'whole-file') return wholeFilePart(opts.file!);
   if (opts.cluster !== undefined) return clusterPart(opts.cluster);
 
-  console.log(`sandbox-extender memory bench (Node ${process.version}): ${NODES} nodes, ${PODS} pods, each figure from a fresh process`);
+  console.log(
+    `sandbox-extender memory bench (Node ${process.version}): ${NODES} nodes, ${PODS} pods, each figure from a fresh process`,
+  );
   const model = child('model', opts.locality ? ['--locality'] : []);
   console.log(
     `1. model fed one watch event at a time${opts.locality ? ' (template locality on)' : ''}: ${Number(model.ms).toFixed(0)} ms (${Number(model.perEventUs).toFixed(1)} µs per event); ` +
@@ -271,11 +389,17 @@ async function main(): Promise<void> {
     const file = join(dir, 'dump.json');
     const writeStart = performance.now();
     const bytes = await writeDump(file);
-    console.log(`2. kubectl-style dump: ${(bytes / MB).toFixed(0)} MB (written in ${((performance.now() - writeStart) / 1000).toFixed(0)} s)`);
+    console.log(
+      `2. kubectl-style dump: ${(bytes / MB).toFixed(0)} MB (written in ${((performance.now() - writeStart) / 1000).toFixed(0)} s)`,
+    );
     const whole = child('whole-file', ['--file', file]);
-    console.log(`   a. whole file (readFileSync + JSON.parse): ${whole.ok ? `loaded ${String(whole.items)} items in ${Number(whole.seconds).toFixed(1)} s, peak RSS ${Number(whole.peakMb).toFixed(0)} MB` : `cannot load: ${String(whole.error)}`}`);
+    console.log(
+      `   a. whole file (readFileSync + JSON.parse): ${whole.ok ? `loaded ${String(whole.items)} items in ${Number(whole.seconds).toFixed(1)} s, peak RSS ${Number(whole.peakMb).toFixed(0)} MB` : `cannot load: ${String(whole.error)}`}`,
+    );
     const served = await serveDump(file);
-    console.log(`   b. serve --snapshot (stream → records): answering after ${served.seconds.toFixed(1)} s; RSS ${served.rss.toFixed(0)} MB, peak ${served.peak.toFixed(0)} MB; ${served.objects}`);
+    console.log(
+      `   b. serve --snapshot (stream → records): answering after ${served.seconds.toFixed(1)} s; RSS ${served.rss.toFixed(0)} MB, peak ${served.peak.toFixed(0)} MB; ${served.objects}`,
+    );
   } finally {
     if (opts.keep) console.log(`dump kept in ${dir}`);
     else rmSync(dir, { recursive: true, force: true });

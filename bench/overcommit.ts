@@ -87,7 +87,8 @@ export interface OvercommitReport {
 
 /** Integer form of a resourceVersion. @throws Error when it is not a decimal integer. */
 export function resourceVersionOf(text: string | undefined): bigint {
-  if (!text || !/^[0-9]+$/.test(text)) throw new Error(`resourceVersion ${JSON.stringify(text)} is not an integer (an etcd revision)`);
+  if (!text || !/^[0-9]+$/.test(text))
+    throw new Error(`resourceVersion ${JSON.stringify(text)} is not an integer (an etcd revision)`);
   return BigInt(text);
 }
 
@@ -113,7 +114,11 @@ interface Tracked {
  * `placements` against what its model held at each one.
  * @throws Error when a change or a placement has no integer resourceVersion, or a node no allocatable.
  */
-export function replayOvercommit(nodes: readonly Node[], changes: readonly PodChange[], placements: readonly Placement[] = []): OvercommitReport {
+export function replayOvercommit(
+  nodes: readonly Node[],
+  changes: readonly PodChange[],
+  placements: readonly Placement[] = [],
+): OvercommitReport {
   const allocatable = new Map<string, Record<Dimension, number>>();
   for (const n of nodes) {
     const a = nodeAllocatable(n);
@@ -145,7 +150,9 @@ export function replayOvercommit(nodes: readonly Node[], changes: readonly PodCh
   // Each pod's request from its first change, so a placement can be judged before the pod's own changes come.
   const firstRequest = new Map<string, Record<Dimension, number>>();
   for (const { c } of ordered) if (!firstRequest.has(keyOf(c.pod))) firstRequest.set(keyOf(c.pod), requestOf(c.pod));
-  const checks = placements.map((p) => ({ p, rv: resourceVersionOf(p.resourceVersion) })).sort((a, b) => (a.rv < b.rv ? -1 : a.rv > b.rv ? 1 : 0));
+  const checks = placements
+    .map((p) => ({ p, rv: resourceVersionOf(p.resourceVersion) }))
+    .sort((a, b) => (a.rv < b.rv ? -1 : a.rv > b.rv ? 1 : 0));
   let nextCheck = 0;
 
   const judge = (upTo: bigint | null) => {
@@ -160,7 +167,15 @@ export function replayOvercommit(nodes: readonly Node[], changes: readonly PodCh
       for (const d of DIMENSIONS) {
         const inUse = u[d] - own[d];
         if (request[d] > 0 && inUse + request[d] > a[d]) {
-          violations.push({ pod: p.pod, node: p.node, resourceVersion: rv, dimension: d, inUse, requested: request[d], allocatable: a[d] });
+          violations.push({
+            pod: p.pod,
+            node: p.node,
+            resourceVersion: rv,
+            dimension: d,
+            inUse,
+            requested: request[d],
+            allocatable: a[d],
+          });
           break;
         }
       }
@@ -172,7 +187,12 @@ export function replayOvercommit(nodes: readonly Node[], changes: readonly PodCh
     const key = keyOf(c.pod);
     let pod = pods.get(key);
     if (!pod) {
-      pod = { schedulerName: c.pod.spec?.schedulerName || 'default-scheduler', request: requestOf(c.pod), countsOn: null, boundTo: null };
+      pod = {
+        schedulerName: c.pod.spec?.schedulerName || 'default-scheduler',
+        request: requestOf(c.pod),
+        countsOn: null,
+        boundTo: null,
+      };
       pods.set(key, pod);
     }
     const phase = c.pod.status?.phase;
@@ -191,7 +211,8 @@ export function replayOvercommit(nodes: readonly Node[], changes: readonly PodCh
         if (over.length > 0 && !overNow.has(node)) {
           overNow.add(node);
           everOver.add(node);
-          if (node === countsOn) overflows.push({ node, resourceVersion: rv, pod: key, schedulerName: pod.schedulerName, over });
+          if (node === countsOn)
+            overflows.push({ node, resourceVersion: rv, pod: key, schedulerName: pod.schedulerName, over });
         } else if (over.length === 0) overNow.delete(node);
       }
       peakOverAtOnce = Math.max(peakOverAtOnce, overNow.size);
@@ -207,8 +228,19 @@ export function replayOvercommit(nodes: readonly Node[], changes: readonly PodCh
     into.set(pod.schedulerName, (into.get(pod.schedulerName) ?? 0) + 1);
   }
   const placementsNotBound = placements.filter((p) => pods.get(p.pod)?.boundTo !== p.node).length;
-  const overAtEnd = [...overNow].sort().map((node) => ({ node, used: { ...used.get(node)! }, allocatable: allocatable.get(node)! }));
-  return { overAtEnd, nodesEverOver: everOver.size, peakOverAtOnce, overflows, violations, placementsNotBound, bound, unbound };
+  const overAtEnd = [...overNow]
+    .sort()
+    .map((node) => ({ node, used: { ...used.get(node)! }, allocatable: allocatable.get(node)! }));
+  return {
+    overAtEnd,
+    nodesEverOver: everOver.size,
+    peakOverAtOnce,
+    overflows,
+    violations,
+    placementsNotBound,
+    bound,
+    unbound,
+  };
 }
 
 /**
@@ -227,9 +259,16 @@ export function placementsFromLog(text: string): Placement[] {
     } catch {
       continue;
     }
-    if (typeof entry.pod !== 'string' || typeof entry.podsResourceVersion !== 'string' || entry.podsResourceVersion === '') continue;
-    if (entry.msg === 'bind' && typeof entry.node === 'string') binds.set(entry.pod, { pod: entry.pod, node: entry.node, resourceVersion: entry.podsResourceVersion });
-    else if (entry.msg === 'filter' && typeof entry.reserved === 'string') filters.set(entry.pod, { pod: entry.pod, node: entry.reserved, resourceVersion: entry.podsResourceVersion });
+    if (
+      typeof entry.pod !== 'string' ||
+      typeof entry.podsResourceVersion !== 'string' ||
+      entry.podsResourceVersion === ''
+    )
+      continue;
+    if (entry.msg === 'bind' && typeof entry.node === 'string')
+      binds.set(entry.pod, { pod: entry.pod, node: entry.node, resourceVersion: entry.podsResourceVersion });
+    else if (entry.msg === 'filter' && typeof entry.reserved === 'string')
+      filters.set(entry.pod, { pod: entry.pod, node: entry.reserved, resourceVersion: entry.podsResourceVersion });
   }
   for (const [pod, placement] of filters) if (!binds.has(pod)) binds.set(pod, placement);
   return [...binds.values()];

@@ -10,10 +10,39 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
-import { createPods, ensureNamespace, httpsGet, inParallel, Kube, PodChangeLog, scrape, taintsToClear, untaintNodes } from '../test/e2e/kit/adminClient.js';
-import { log, nowMs, readClusterEnv, REPO_ROOT, script, STATE_DIR, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import {
-  formatColumns, histogram, histogramDelta, histogramQuantile, parsePrometheusText, percentile, podsPerSecond, sumBy, sumSamples, type Histogram, type Sample,
+  createPods,
+  ensureNamespace,
+  httpsGet,
+  inParallel,
+  Kube,
+  PodChangeLog,
+  scrape,
+  taintsToClear,
+  untaintNodes,
+} from '../test/e2e/kit/adminClient.js';
+import {
+  log,
+  nowMs,
+  readClusterEnv,
+  REPO_ROOT,
+  script,
+  STATE_DIR,
+  waitUntil,
+  type ClusterEnv,
+} from '../test/e2e/kit/controlPlane.js';
+import {
+  formatColumns,
+  histogram,
+  histogramDelta,
+  histogramQuantile,
+  parsePrometheusText,
+  percentile,
+  podsPerSecond,
+  sumBy,
+  sumSamples,
+  type Histogram,
+  type Sample,
 } from './clusterStats.js';
 import { positiveInt } from './cliOptions.js';
 
@@ -47,7 +76,12 @@ interface Scrapes {
 }
 
 async function scrapeBoth(env: ClusterEnv, kube: Kube): Promise<Scrapes> {
-  const [extender, scheduler] = await Promise.all([scrape(env.EXTENDER_URL!, kube), httpsGet(`${env.SANDBOX_SCHEDULER_URL}/metrics`, kube.clientCert).then(parsePrometheusText).catch(() => [])]);
+  const [extender, scheduler] = await Promise.all([
+    scrape(env.EXTENDER_URL!, kube),
+    httpsGet(`${env.SANDBOX_SCHEDULER_URL}/metrics`, kube.clientCert)
+      .then(parsePrometheusText)
+      .catch(() => []),
+  ]);
   return { extender, scheduler };
 }
 
@@ -63,14 +97,27 @@ const ms = (h: Histogram, q: number) => {
   return v === null ? null : v * 1000;
 };
 
-function delta(after: Sample[], before: Sample[], name: string, label: string, match: Record<string, string> = {}): Record<string, number> {
+function delta(
+  after: Sample[],
+  before: Sample[],
+  name: string,
+  label: string,
+  match: Record<string, string> = {},
+): Record<string, number> {
   const b = sumBy(before, name, label, match);
   const out: Record<string, number> = {};
   for (const [k, v] of sumBy(after, name, label, match)) if (v - (b.get(k) ?? 0) !== 0) out[k] = v - (b.get(k) ?? 0);
   return out;
 }
 
-function pod(name: string, namespace: string, schedulerName: string, cpu: string, memory: string, extra: { nodeName?: string; labels?: Record<string, string>; priorityClassName?: string } = {}): V1Pod {
+function pod(
+  name: string,
+  namespace: string,
+  schedulerName: string,
+  cpu: string,
+  memory: string,
+  extra: { nodeName?: string; labels?: Record<string, string>; priorityClassName?: string } = {},
+): V1Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -80,14 +127,25 @@ function pod(name: string, namespace: string, schedulerName: string, cpu: string
       ...(extra.nodeName ? { nodeName: extra.nodeName } : {}),
       ...(extra.priorityClassName ? { priorityClassName: extra.priorityClassName } : {}),
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'sandbox', image: 'example.invalid/none', resources: { requests: { cpu, memory }, limits: { cpu, memory } } }],
+      containers: [
+        {
+          name: 'sandbox',
+          image: 'example.invalid/none',
+          resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+        },
+      ],
     },
   };
 }
 
 async function emptyNamespace(kube: Kube, namespace: string): Promise<void> {
   await kube.api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
-  await waitUntil(`${namespace} to be empty`, 600_000, async () => (await kube.api.listNamespacedPod({ namespace, limit: 1 })).items.length === 0, 1000);
+  await waitUntil(
+    `${namespace} to be empty`,
+    600_000,
+    async () => (await kube.api.listNamespacedPod({ namespace, limit: 1 })).items.length === 0,
+    1000,
+  );
 }
 
 interface BurstFigures {
@@ -117,17 +175,27 @@ async function burst(label: string, env: ClusterEnv, kube: Kube, o: Options, rou
   await changes.start();
   const before = await scrapeBoth(env, kube);
   const priority = o.burstPriority > 0 ? { priorityClassName: BURST_PRIORITY_CLASS } : {};
-  const manifests = Array.from({ length: o.burst }, (_, i) => pod(`burst-${round}-${i}`, BURST_NS, env.SANDBOX_SCHEDULER_NAME!, o.burstCpu, o.burstMemory, priority));
+  const manifests = Array.from({ length: o.burst }, (_, i) =>
+    pod(`burst-${round}-${i}`, BURST_NS, env.SANDBOX_SCHEDULER_NAME!, o.burstCpu, o.burstMemory, priority),
+  );
   const creation = await createPods(kube, BURST_NS, manifests, o.concurrency);
   await waitUntil(`the ${o.burst} pods of the burst bound`, 3_600_000, () => changes.boundAt().size >= o.burst, 100);
   const after = await scrapeBoth(env, kube);
   changes.stop();
   const bound = changes.boundAt();
   const binds = [...bound.values()];
-  const latencies = manifests.map((m) => bound.get(`${BURST_NS}/${m.metadata!.name}`)! - creation.ackMs.get(m.metadata!.name!)!);
+  const latencies = manifests.map(
+    (m) => bound.get(`${BURST_NS}/${m.metadata!.name}`)! - creation.ackMs.get(m.metadata!.name!)!,
+  );
   const windowSeconds = (Math.max(...binds) - creation.startMs) / 1000;
-  const filter = histogramDelta(histogram(after.extender, 'sandbox_extender_http_request_duration_seconds', { verb: 'filter' }), histogram(before.extender, 'sandbox_extender_http_request_duration_seconds', { verb: 'filter' }));
-  const loop = histogramDelta(histogram(after.extender, 'sandbox_extender_event_loop_delay_seconds'), histogram(before.extender, 'sandbox_extender_event_loop_delay_seconds'));
+  const filter = histogramDelta(
+    histogram(after.extender, 'sandbox_extender_http_request_duration_seconds', { verb: 'filter' }),
+    histogram(before.extender, 'sandbox_extender_http_request_duration_seconds', { verb: 'filter' }),
+  );
+  const loop = histogramDelta(
+    histogram(after.extender, 'sandbox_extender_event_loop_delay_seconds'),
+    histogram(before.extender, 'sandbox_extender_event_loop_delay_seconds'),
+  );
   const profile = { profile: env.SANDBOX_SCHEDULER_NAME! };
   const figures: BurstFigures = {
     label,
@@ -144,8 +212,12 @@ async function burst(label: string, env: ClusterEnv, kube: Kube, o: Options, rou
     scheduleAttempts: delta(after.scheduler, before.scheduler, 'scheduler_schedule_attempts_total', 'result', profile),
     queueMovesByEvent: delta(after.scheduler, before.scheduler, 'scheduler_queue_incoming_pods_total', 'event'),
     pendingPods: Object.fromEntries(sumBy(after.scheduler, 'scheduler_pending_pods', 'queue')),
-    requeueWrites: sumSamples(after.extender, 'sandbox_extender_requeue_writes_total') - sumSamples(before.extender, 'sandbox_extender_requeue_writes_total'),
-    podsNudged: sumSamples(after.extender, 'sandbox_extender_pods_nudged_total') - sumSamples(before.extender, 'sandbox_extender_pods_nudged_total'),
+    requeueWrites:
+      sumSamples(after.extender, 'sandbox_extender_requeue_writes_total') -
+      sumSamples(before.extender, 'sandbox_extender_requeue_writes_total'),
+    podsNudged:
+      sumSamples(after.extender, 'sandbox_extender_pods_nudged_total') -
+      sumSamples(before.extender, 'sandbox_extender_pods_nudged_total'),
     rejectedRemembered: sumSamples(after.extender, 'sandbox_extender_rejected_pods'),
     rejectedDropped: sumSamples(after.extender, 'sandbox_extender_rejected_pods_dropped_total'),
   };
@@ -161,7 +233,12 @@ function kwokNode(name: string, cpu: string, memory: string): V1Node {
     kind: 'Node',
     metadata: {
       name,
-      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+      labels: {
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+      },
       annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
     },
     spec: {},
@@ -182,22 +259,40 @@ async function main(): Promise<void> {
     .option('--hopeless <n>', 'pods that fit nowhere', positiveInt, 30_000)
     .option('--burst <n>', 'pods of the burst that fit', positiveInt, 1000)
     .option('--add-nodes <n>', 'empty nodes added at the end (the cluster shape)', positiveInt, 500)
-    .option('--fill-cpu <n>', 'CPUs each node holds in a paused Succeeded sandbox (the extender counts it, kube-scheduler does not)', positiveInt, 24)
-    .option('--hopeless-cpu <n>', 'CPUs of each hopeless pod (more than a node has left in the extender\'s model)', positiveInt, 12)
+    .option(
+      '--fill-cpu <n>',
+      'CPUs each node holds in a paused Succeeded sandbox (the extender counts it, kube-scheduler does not)',
+      positiveInt,
+      24,
+    )
+    .option(
+      '--hopeless-cpu <n>',
+      "CPUs of each hopeless pod (more than a node has left in the extender's model)",
+      positiveInt,
+      12,
+    )
     .option('--hopeless-memory <q>', 'memory of each hopeless pod', '8Gi')
     .option('--burst-cpu <q>', 'cpu of each burst pod', '250m')
     .option('--burst-memory <q>', 'memory of each burst pod', '512Mi')
     .option('--concurrency <n>', 'creates in flight', positiveInt, 32)
-    .option('--burst-priority <n>', `the burst's pods in PriorityClass ${BURST_PRIORITY_CLASS} of this value (preemptionPolicy Never); 0: no class, the hopeless pods' priority`, (v) => (v === '0' ? 0 : positiveInt(v)), 0)
+    .option(
+      '--burst-priority <n>',
+      `the burst's pods in PriorityClass ${BURST_PRIORITY_CLASS} of this value (preemptionPolicy Never); 0: no class, the hopeless pods' priority`,
+      (v) => (v === '0' ? 0 : positiveInt(v)),
+      0,
+    )
     .option('--reuse', 'use the running cluster (the shape of --nodes) and leave it up', false)
     .option('--out <file>', 'JSON results (default .e2e-bench/pending-DATE.json)')
     .parse(['node', 'bench:pending', ...process.argv.slice(2)])
     .opts<Options>();
   const shape = parseShape(o.nodes);
-  if (o.hopelessCpu <= shape.cpu - o.fillCpu) throw new InvalidArgumentError('--hopeless-cpu must exceed what a node has left after --fill-cpu');
+  if (o.hopelessCpu <= shape.cpu - o.fillCpu)
+    throw new InvalidArgumentError('--hopeless-cpu must exceed what a node has left after --fill-cpu');
   const outDir = join(REPO_ROOT, '.e2e-bench');
   mkdirSync(outDir, { recursive: true });
-  const outFile = o.out ? resolve(o.out) : join(outDir, `pending-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const outFile = o.out
+    ? resolve(o.out)
+    : join(outDir, `pending-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   if (!o.reuse) {
     log(`cluster up: ${o.nodes}`);
     await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, AGENT_SANDBOX: '0' });
@@ -205,30 +300,66 @@ async function main(): Promise<void> {
   const record: Record<string, unknown> = { options: o };
   const save = () => writeFileSync(outFile, JSON.stringify(record, null, 2));
   try {
-    const env = readClusterEnv(['KUBECONFIG', 'KUBECTL', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_URL', 'SANDBOX_SCHEDULER_NAME']);
+    const env = readClusterEnv([
+      'KUBECONFIG',
+      'KUBECTL',
+      'EXTENDER_URL',
+      'SANDBOX_SCHEDULER_URL',
+      'SANDBOX_SCHEDULER_NAME',
+    ]);
     const kube = await Kube.connect(env.KUBECONFIG!, o.concurrency);
     if ((await kube.nodes()).some((n) => taintsToClear(n).length > 0)) await untaintNodes(kube);
     for (const ns of [FILL_NS, HOPELESS_NS, BURST_NS]) await ensureNamespace(kube, ns);
     if (o.burstPriority > 0) {
       // kube-scheduler's active queue is ordered by priority first (PrioritySort), so the burst goes before every
       // waiting pod of a lower priority, however many there are; Never: it takes no one's place.
-      const manifest = { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: BURST_PRIORITY_CLASS }, value: o.burstPriority, preemptionPolicy: 'Never', globalDefault: false };
-      execFileSync(env.KUBECTL!, ['--kubeconfig', env.KUBECONFIG!, 'apply', '-f', '-'], { input: JSON.stringify(manifest), stdio: ['pipe', 'ignore', 'inherit'] });
+      const manifest = {
+        apiVersion: 'scheduling.k8s.io/v1',
+        kind: 'PriorityClass',
+        metadata: { name: BURST_PRIORITY_CLASS },
+        value: o.burstPriority,
+        preemptionPolicy: 'Never',
+        globalDefault: false,
+      };
+      execFileSync(env.KUBECTL!, ['--kubeconfig', env.KUBECONFIG!, 'apply', '-f', '-'], {
+        input: JSON.stringify(manifest),
+        stdio: ['pipe', 'ignore', 'inherit'],
+      });
     }
     const nodeNames = (await kube.nodes()).map((n) => n.metadata!.name!);
 
     // ---- every node full in the extender's model: a paused sandbox of fillCpu, Succeeded
     log(`filling ${nodeNames.length} nodes with a paused Succeeded sandbox of ${o.fillCpu} CPUs each`);
-    const fillers = nodeNames.map((n) => pod(`fill-${n}`, FILL_NS, 'default-scheduler', String(o.fillCpu), `${o.fillCpu * 4}Gi`, { nodeName: n, labels: { [PAUSED]: 'true' } }));
+    const fillers = nodeNames.map((n) =>
+      pod(`fill-${n}`, FILL_NS, 'default-scheduler', String(o.fillCpu), `${o.fillCpu * 4}Gi`, {
+        nodeName: n,
+        labels: { [PAUSED]: 'true' },
+      }),
+    );
     await createPods(kube, FILL_NS, fillers, o.concurrency);
-    await waitUntil('the fillers Running', 300_000, async () => (await kube.api.listNamespacedPod({ namespace: FILL_NS })).items.filter((p) => p.status?.phase === 'Running').length === fillers.length, 1000);
+    await waitUntil(
+      'the fillers Running',
+      300_000,
+      async () =>
+        (await kube.api.listNamespacedPod({ namespace: FILL_NS })).items.filter((p) => p.status?.phase === 'Running')
+          .length === fillers.length,
+      1000,
+    );
     await inParallel(fillers, 16, async (f) => {
-      await kube.api.patchNamespacedPodStatus({ name: f.metadata!.name!, namespace: FILL_NS, body: { status: { phase: 'Succeeded' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await kube.api.patchNamespacedPodStatus(
+        { name: f.metadata!.name!, namespace: FILL_NS, body: { status: { phase: 'Succeeded' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     });
-    await waitUntil("the extender's model to count the fillers as paused", 120_000, async () => {
-      const view = (await (await fetch(`${env.EXTENDER_URL}/debug/nodes`)).json()) as { paused: { cpu: number } }[];
-      return view.reduce((s, n) => s + n.paused.cpu, 0) === nodeNames.length * o.fillCpu * 1000;
-    }, 1000);
+    await waitUntil(
+      "the extender's model to count the fillers as paused",
+      120_000,
+      async () => {
+        const view = (await (await fetch(`${env.EXTENDER_URL}/debug/nodes`)).json()) as { paused: { cpu: number } }[];
+        return view.reduce((s, n) => s + n.paused.cpu, 0) === nodeNames.length * o.fillCpu * 1000;
+      },
+      1000,
+    );
     record.rssAfterFillMb = extenderRssMb();
 
     // ---- 1. the burst alone
@@ -238,13 +369,24 @@ async function main(): Promise<void> {
     save();
 
     // ---- 2. the hopeless pods, each tried once
-    const hopeless = Array.from({ length: o.hopeless }, (_, i) => pod(`hopeless-${i}`, HOPELESS_NS, env.SANDBOX_SCHEDULER_NAME!, String(o.hopelessCpu), o.hopelessMemory));
+    const hopeless = Array.from({ length: o.hopeless }, (_, i) =>
+      pod(`hopeless-${i}`, HOPELESS_NS, env.SANDBOX_SCHEDULER_NAME!, String(o.hopelessCpu), o.hopelessMemory),
+    );
     const beforeHopeless = await scrapeBoth(env, kube);
     log(`creating ${o.hopeless} pods of ${o.hopelessCpu} CPUs that fit nowhere in the extender's model`);
     const creation = await createPods(kube, HOPELESS_NS, hopeless, o.concurrency);
-    const attempts = (s: Sample[]) => sumSamples(s, 'scheduler_schedule_attempts_total', { profile: env.SANDBOX_SCHEDULER_NAME!, result: 'unschedulable' });
+    const attempts = (s: Sample[]) =>
+      sumSamples(s, 'scheduler_schedule_attempts_total', {
+        profile: env.SANDBOX_SCHEDULER_NAME!,
+        result: 'unschedulable',
+      });
     const tTried = nowMs();
-    await waitUntil(`${o.hopeless} unschedulable attempts (each hopeless pod tried)`, 3_600_000, async () => attempts((await scrapeBoth(env, kube)).scheduler) - attempts(beforeHopeless.scheduler) >= o.hopeless, 2000);
+    await waitUntil(
+      `${o.hopeless} unschedulable attempts (each hopeless pod tried)`,
+      3_600_000,
+      async () => attempts((await scrapeBoth(env, kube)).scheduler) - attempts(beforeHopeless.scheduler) >= o.hopeless,
+      2000,
+    );
     const afterHopeless = await scrapeBoth(env, kube);
     record.hopeless = {
       pods: o.hopeless,
@@ -255,7 +397,9 @@ async function main(): Promise<void> {
       extenderRssMb: extenderRssMb(),
       rejectedRemembered: sumSamples(afterHopeless.extender, 'sandbox_extender_rejected_pods'),
       rejectedDropped: sumSamples(afterHopeless.extender, 'sandbox_extender_rejected_pods_dropped_total'),
-      requeueWrites: sumSamples(afterHopeless.extender, 'sandbox_extender_requeue_writes_total') - sumSamples(beforeHopeless.extender, 'sandbox_extender_requeue_writes_total'),
+      requeueWrites:
+        sumSamples(afterHopeless.extender, 'sandbox_extender_requeue_writes_total') -
+        sumSamples(beforeHopeless.extender, 'sandbox_extender_requeue_writes_total'),
       pendingPods: Object.fromEntries(sumBy(afterHopeless.scheduler, 'scheduler_pending_pods', 'queue')),
     };
     log(`hopeless: ${JSON.stringify(record.hopeless)}`);
@@ -266,27 +410,41 @@ async function main(): Promise<void> {
     save();
 
     // ---- 4. nodes added: the hopeless pods that now fit must be bound
-    const fitPerNode = Math.min(Math.floor(shape.cpu / o.hopelessCpu), Math.floor(parseFloat(shape.memory) / parseFloat(o.hopelessMemory)));
+    const fitPerNode = Math.min(
+      Math.floor(shape.cpu / o.hopelessCpu),
+      Math.floor(parseFloat(shape.memory) / parseFloat(o.hopelessMemory)),
+    );
     const expected = Math.min(o.hopeless, o.addNodes * fitPerNode);
     const changes = new PodChangeLog(kube, HOPELESS_NS);
     await changes.start();
     const boundBefore = changes.boundAt().size;
     const beforeAdd = await scrapeBoth(env, kube);
     const width = String(o.addNodes - 1).length;
-    const added = Array.from({ length: o.addNodes }, (_, i) => kwokNode(`added-${String(i).padStart(width, '0')}`, String(shape.cpu), shape.memory));
-    log(`adding ${o.addNodes} nodes of ${shape.cpu} CPUs / ${shape.memory}: ${expected} hopeless pods fit on them (${fitPerNode} each)`);
+    const added = Array.from({ length: o.addNodes }, (_, i) =>
+      kwokNode(`added-${String(i).padStart(width, '0')}`, String(shape.cpu), shape.memory),
+    );
+    log(
+      `adding ${o.addNodes} nodes of ${shape.cpu} CPUs / ${shape.memory}: ${expected} hopeless pods fit on them (${fitPerNode} each)`,
+    );
     const tAdd = nowMs();
     await inParallel(added, o.concurrency, async (n) => {
       await kube.api.createNode({ body: n });
     });
     const tCreated = nowMs();
     const untaint = untaintNodes(kube).then(() => nowMs());
-    await waitUntil(`${expected} hopeless pods bound on the added nodes`, 3_600_000, () => changes.boundAt().size - boundBefore >= expected, 200);
+    await waitUntil(
+      `${expected} hopeless pods bound on the added nodes`,
+      3_600_000,
+      () => changes.boundAt().size - boundBefore >= expected,
+      200,
+    );
     const tUntainted = await untaint;
     const afterAdd = await scrapeBoth(env, kube);
     changes.stop();
     const binds = [...changes.boundAt().values()].filter((t) => t >= tAdd);
-    const wrongNode = changes.changes.filter((c) => c.pod.spec?.nodeName && !c.pod.spec.nodeName.startsWith('added-')).length;
+    const wrongNode = changes.changes.filter(
+      (c) => c.pod.spec?.nodeName && !c.pod.spec.nodeName.startsWith('added-'),
+    ).length;
     record.nodesAdded = {
       nodes: o.addNodes,
       podsThatFit: expected,
@@ -296,9 +454,15 @@ async function main(): Promise<void> {
       firstBoundSeconds: (Math.min(...binds) - tAdd) / 1000,
       podsPerSecond: podsPerSecond(binds),
       boundOutsideTheAddedNodes: wrongNode,
-      requeueWrites: sumSamples(afterAdd.extender, 'sandbox_extender_requeue_writes_total') - sumSamples(beforeAdd.extender, 'sandbox_extender_requeue_writes_total'),
-      podsNudged: sumSamples(afterAdd.extender, 'sandbox_extender_pods_nudged_total') - sumSamples(beforeAdd.extender, 'sandbox_extender_pods_nudged_total'),
-      scheduleAttempts: delta(afterAdd.scheduler, beforeAdd.scheduler, 'scheduler_schedule_attempts_total', 'result', { profile: env.SANDBOX_SCHEDULER_NAME! }),
+      requeueWrites:
+        sumSamples(afterAdd.extender, 'sandbox_extender_requeue_writes_total') -
+        sumSamples(beforeAdd.extender, 'sandbox_extender_requeue_writes_total'),
+      podsNudged:
+        sumSamples(afterAdd.extender, 'sandbox_extender_pods_nudged_total') -
+        sumSamples(beforeAdd.extender, 'sandbox_extender_pods_nudged_total'),
+      scheduleAttempts: delta(afterAdd.scheduler, beforeAdd.scheduler, 'scheduler_schedule_attempts_total', 'result', {
+        profile: env.SANDBOX_SCHEDULER_NAME!,
+      }),
       extenderRssMb: extenderRssMb(),
       rejectedRemembered: sumSamples(afterAdd.extender, 'sandbox_extender_rejected_pods'),
       rejectedDropped: sumSamples(afterAdd.extender, 'sandbox_extender_rejected_pods_dropped_total'),
@@ -307,20 +471,57 @@ async function main(): Promise<void> {
     save();
 
     // ---- report
-    const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');
+    const f = (v: number | null | undefined, d = 1) =>
+      typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-';
     const [alone, beside] = bursts as [BurstFigures, BurstFigures];
-    const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? (a / b).toFixed(2) : '-');
+    const ratio = (a: number | null, b: number | null) =>
+      a !== null && b !== null && b > 0 ? (a / b).toFixed(2) : '-';
     const rows = [
       ['burst figure', alone.label, beside.label, 'ratio'],
-      ['pods/s over the binding window', f(alone.podsPerSecond), f(beside.podsPerSecond), ratio(beside.podsPerSecond, alone.podsPerSecond)],
-      ['creation → bound p50 / p99 ms', `${f(alone.createToBoundP50Ms, 0)} / ${f(alone.createToBoundP99Ms, 0)}`, `${f(beside.createToBoundP50Ms, 0)} / ${f(beside.createToBoundP99Ms, 0)}`, ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms)],
-      ['extender Filter calls in the window', String(alone.filterCalls), String(beside.filterCalls), ratio(beside.filterCalls, alone.filterCalls)],
-      ['extender Filter p50 / p99 ms', `${f(alone.filterP50Ms, 2)} / ${f(alone.filterP99Ms, 2)}`, `${f(beside.filterP50Ms, 2)} / ${f(beside.filterP99Ms, 2)}`, ratio(beside.filterP99Ms, alone.filterP99Ms)],
+      [
+        'pods/s over the binding window',
+        f(alone.podsPerSecond),
+        f(beside.podsPerSecond),
+        ratio(beside.podsPerSecond, alone.podsPerSecond),
+      ],
+      [
+        'creation → bound p50 / p99 ms',
+        `${f(alone.createToBoundP50Ms, 0)} / ${f(alone.createToBoundP99Ms, 0)}`,
+        `${f(beside.createToBoundP50Ms, 0)} / ${f(beside.createToBoundP99Ms, 0)}`,
+        ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms),
+      ],
+      [
+        'extender Filter calls in the window',
+        String(alone.filterCalls),
+        String(beside.filterCalls),
+        ratio(beside.filterCalls, alone.filterCalls),
+      ],
+      [
+        'extender Filter p50 / p99 ms',
+        `${f(alone.filterP50Ms, 2)} / ${f(alone.filterP99Ms, 2)}`,
+        `${f(beside.filterP50Ms, 2)} / ${f(beside.filterP99Ms, 2)}`,
+        ratio(beside.filterP99Ms, alone.filterP99Ms),
+      ],
       ['extender event-loop delay p99 ms', f(alone.eventLoopP99Ms, 1), f(beside.eventLoopP99Ms, 1), ''],
       ['extender RSS MB', f(alone.extenderRssMb, 0), f(beside.extenderRssMb, 0), ''],
-      ['kube-scheduler attempts (result)', JSON.stringify(alone.scheduleAttempts), JSON.stringify(beside.scheduleAttempts), ''],
-      ['requeue writes / pods nudged', `${alone.requeueWrites} / ${alone.podsNudged}`, `${beside.requeueWrites} / ${beside.podsNudged}`, ''],
-      ['rejected pods remembered / dropped (total)', `${alone.rejectedRemembered} / ${alone.rejectedDropped}`, `${beside.rejectedRemembered} / ${beside.rejectedDropped}`, ''],
+      [
+        'kube-scheduler attempts (result)',
+        JSON.stringify(alone.scheduleAttempts),
+        JSON.stringify(beside.scheduleAttempts),
+        '',
+      ],
+      [
+        'requeue writes / pods nudged',
+        `${alone.requeueWrites} / ${alone.podsNudged}`,
+        `${beside.requeueWrites} / ${beside.podsNudged}`,
+        '',
+      ],
+      [
+        'rejected pods remembered / dropped (total)',
+        `${alone.rejectedRemembered} / ${alone.rejectedDropped}`,
+        `${beside.rejectedRemembered} / ${beside.rejectedDropped}`,
+        '',
+      ],
     ];
     const h = record.hopeless as Record<string, number>;
     const a = record.nodesAdded as Record<string, number>;

@@ -23,7 +23,8 @@ export function parseProcStat(stat: string): ProcStat {
   const pid = Number(stat.slice(0, open).trim());
   const ppid = Number(rest[1]);
   const ticks = Number(rest[11]) + Number(rest[12]);
-  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isFinite(ticks)) throw new Error(`not a /proc/PID/stat line: ${stat.slice(0, 80)}`);
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isFinite(ticks))
+    throw new Error(`not a /proc/PID/stat line: ${stat.slice(0, 80)}`);
   return { pid, comm: stat.slice(open + 1, close), ppid, ticks };
 }
 
@@ -57,7 +58,8 @@ export class TickLedger {
     for (const { proc, category } of procs) {
       const seen = this.byPid.get(proc.pid);
       if (seen && seen.comm === proc.comm && proc.ticks >= seen.last) seen.last = proc.ticks;
-      else if (!seen) this.byPid.set(proc.pid, { category, comm: proc.comm, first: isFirst ? proc.ticks : 0, last: proc.ticks });
+      else if (!seen)
+        this.byPid.set(proc.pid, { category, comm: proc.comm, first: isFirst ? proc.ticks : 0, last: proc.ticks });
     }
   }
 

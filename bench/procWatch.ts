@@ -91,6 +91,13 @@ export class ProcWatch {
     for (const [k, v] of Object.entries(this.ledger.totals())) cores[k] = perSecond(v);
     const machineCores = perSecond(machineTicks() - this.startMachine);
     const ours = Object.values(cores).reduce((a, b) => a + b, 0);
-    return { seconds, cores, machineCores, otherCores: Math.max(0, machineCores - ours), cpus: cpus().length, loadavg: [this.startLoad, loadavg()[0]!] };
+    return {
+      seconds,
+      cores,
+      machineCores,
+      otherCores: Math.max(0, machineCores - ours),
+      cpus: cpus().length,
+      loadavg: [this.startLoad, loadavg()[0]!],
+    };
   }
 }

@@ -35,7 +35,11 @@ function median(samples: readonly number[]): number {
 }
 
 /** The bounds pass over `bytes` in socket-sized pieces, with the default bounds; its result. */
-function scan(bytes: Buffer, maxDepth = defaults.maxRequestDepth, maxElements = defaults.maxRequestElements): { bounds: JsonBounds; result: string | null; read: number } {
+function scan(
+  bytes: Buffer,
+  maxDepth = defaults.maxRequestDepth,
+  maxElements = defaults.maxRequestElements,
+): { bounds: JsonBounds; result: string | null; read: number } {
   const bounds = new JsonBounds(maxDepth, maxElements, defaults.maxObjectMembers);
   let result: string | null = null;
   let read = 0;
@@ -57,17 +61,25 @@ function realNodes(): Node[] {
 
 /** Node i: real node i mod 12, renamed (metadata.name and its hostname label). */
 function nodeAt(real: readonly Node[], i: number, images?: number): Node {
-  const node = structuredClone(real[i % real.length]!) as { metadata: { name: string; labels?: Record<string, string> }; status?: { images?: { names: string[]; sizeBytes: number }[] } };
+  const node = structuredClone(real[i % real.length]!) as {
+    metadata: { name: string; labels?: Record<string, string> };
+    status?: { images?: { names: string[]; sizeBytes: number }[] };
+  };
   const name = nodeName(i);
   node.metadata.name = name;
   if (node.metadata.labels?.['kubernetes.io/hostname']) node.metadata.labels['kubernetes.io/hostname'] = name;
   if (images !== undefined && node.status) {
     const have = node.status.images ?? [];
-    node.status.images = Array.from({ length: images }, (_, k) =>
-      have[k] ?? {
-        names: [`registry.example.com/team-${k % 7}/service-${k}@sha256:${(k * 2654435761 >>> 0).toString(16).padStart(64, '0')}`, `registry.example.com/team-${k % 7}/service-${k}:v1.${k}.0`],
-        sizeBytes: 50_000_000 + k * 1_000_003,
-      },
+    node.status.images = Array.from(
+      { length: images },
+      (_, k) =>
+        have[k] ?? {
+          names: [
+            `registry.example.com/team-${k % 7}/service-${k}@sha256:${((k * 2654435761) >>> 0).toString(16).padStart(64, '0')}`,
+            `registry.example.com/team-${k % 7}/service-${k}:v1.${k}.0`,
+          ],
+          sizeBytes: 50_000_000 + k * 1_000_003,
+        },
     );
   }
   return node as Node;
@@ -75,7 +87,10 @@ function nodeAt(real: readonly Node[], i: number, images?: number): Node {
 
 function request(kind: 'names' | 'nodes' | 'nodes50'): Buffer {
   const pod = JSON.parse(readFileSync(new URL('examples/pod.json', ROOT), 'utf8')) as unknown;
-  if (kind === 'names') return Buffer.from(JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.from({ length: NODES }, (_, i) => nodeName(i)) }));
+  if (kind === 'names')
+    return Buffer.from(
+      JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.from({ length: NODES }, (_, i) => nodeName(i)) }),
+    );
   const real = realNodes();
   const items = Array.from({ length: NODES }, (_, i) => nodeAt(real, i, kind === 'nodes50' ? 50 : undefined));
   return Buffer.from(JSON.stringify({ Pod: pod, Nodes: { metadata: {}, items }, NodeNames: null }));
@@ -126,10 +141,14 @@ function hostile(label: string, bytes: Buffer): void {
     outcome = scan(bytes);
     times.push(performance.now() - start);
   }
-  console.log(`${label.padEnd(44)} ${(bytes.length / 1e6).toFixed(0).padStart(3)} MB  refused: ${outcome.result ?? 'no'} after ${outcome.read} bytes read, ${(median(times) * 1000).toFixed(0)} µs`);
+  console.log(
+    `${label.padEnd(44)} ${(bytes.length / 1e6).toFixed(0).padStart(3)} MB  refused: ${outcome.result ?? 'no'} after ${outcome.read} bytes read, ${(median(times) * 1000).toFixed(0)} µs`,
+  );
 }
 
-console.log(`bounds (defaults): depth ${defaults.maxRequestDepth}, elements ${defaults.maxRequestElements}, body ${defaults.maxRequestBodyBytes} bytes; ${NODES} nodes, ${ITERATIONS} iterations, medians`);
+console.log(
+  `bounds (defaults): depth ${defaults.maxRequestDepth}, elements ${defaults.maxRequestElements}, body ${defaults.maxRequestBodyBytes} bytes; ${NODES} nodes, ${ITERATIONS} iterations, medians`,
+);
 measure('names (NodeNames)', request('names'));
 measure('nodes (Node objects)', request('nodes'));
 measure('nodes, 50 images each', request('nodes50'));
@@ -137,4 +156,7 @@ console.log();
 const sixty = 30_000_000;
 hostile('60 MB of nested arrays ([[[...]]])', Buffer.from(`${'['.repeat(sixty)}${']'.repeat(sixty)}`));
 hostile('60 MB of empty arrays ([[],[],...])', Buffer.from(`[${'[],'.repeat(20_000_000 - 1)}[]]`));
-hostile('60 MB of nested objects ({"a":{"a":...}})', Buffer.from(`${'{"a":'.repeat(10_000_000)}1${'}'.repeat(10_000_000)}`));
+hostile(
+  '60 MB of nested objects ({"a":{"a":...}})',
+  Buffer.from(`${'{"a":'.repeat(10_000_000)}1${'}'.repeat(10_000_000)}`),
+);

@@ -71,7 +71,11 @@ const table = z
   .superRefine((t, ctx) => {
     t.rows.forEach((row, i) => {
       if (row.length !== t.columns.length) {
-        ctx.addIssue({ code: 'custom', path: ['rows', i], message: `row has ${row.length} cells for ${t.columns.length} columns` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['rows', i],
+          message: `row has ${row.length} cells for ${t.columns.length} columns`,
+        });
       }
     });
   });
@@ -84,7 +88,10 @@ export const resultSchema = z
     date: isoDate,
     /** The first day, where the figures come from sessions on several days. */
     since: isoDate.optional(),
-    commit: z.string().regex(/^[0-9a-f]{7,40}$/).optional(),
+    commit: z
+      .string()
+      .regex(/^[0-9a-f]{7,40}$/)
+      .optional(),
     conditions: z.strictObject({
       machine: z.string().min(1),
       nodes: z.string().min(1),
@@ -103,14 +110,20 @@ export const resultSchema = z
         const m = /^([a-z][\w-]*)\/([a-z][\w-]*)(?![\w-])/.exec(columnName(c));
         for (const side of m ? [m[1]!, m[2]!] : []) {
           if (!sides.has(side)) {
-            ctx.addIssue({ code: 'custom', path: ['tables', ti, 'columns', ci], message: `the ratio's side "${side}" has no sampling in conditions.sampling` });
+            ctx.addIssue({
+              code: 'custom',
+              path: ['tables', ti, 'columns', ci],
+              message: `the ratio's side "${side}" has no sampling in conditions.sampling`,
+            });
           }
         }
       });
     });
     const ids = r.tables.map((t) => t.id);
-    if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', path: ['tables'], message: 'table ids repeat' });
-    if (r.since !== undefined && r.since > r.date) ctx.addIssue({ code: 'custom', path: ['since'], message: 'since is after date' });
+    if (new Set(ids).size !== ids.length)
+      ctx.addIssue({ code: 'custom', path: ['tables'], message: 'table ids repeat' });
+    if (r.since !== undefined && r.since > r.date)
+      ctx.addIssue({ code: 'custom', path: ['since'], message: 'since is after date' });
   });
 
 export type Result = z.infer<typeof resultSchema>;
@@ -121,7 +134,20 @@ function columnName(c: Column): string {
   return typeof c === 'string' ? c : c.name;
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /** 2026-12-04 → "4 December 2026"; with a first day, "3–4 December 2026". */
 export function formatDate(date: string, since?: string): string {
@@ -174,7 +200,11 @@ export function renderResult(r: Result): string {
     `**Command:** \`${r.command}\` · **date:** ${formatDate(r.date, r.since)}${r.commit ? ` · **commit:** ${r.commit}` : ''}. ${conditionsLine(r)}`,
   ];
   for (const t of r.tables.filter((x) => x.namedOnly !== true)) {
-    const own = [t.command ? `\`${t.command}\`` : '', t.date ? formatDate(t.date) : '', t.sampling ? `sampling: ${t.sampling.map(formatSampling).join('; ')}` : '']
+    const own = [
+      t.command ? `\`${t.command}\`` : '',
+      t.date ? formatDate(t.date) : '',
+      t.sampling ? `sampling: ${t.sampling.map(formatSampling).join('; ')}` : '',
+    ]
       .filter((s) => s !== '')
       .join(', ');
     // GitHub's renderer lets a table follow its title line directly.
@@ -202,10 +232,15 @@ export function renderOneTable(r: Result, id: string): string {
 export function loadResults(root: string): Map<Scenario, Result> {
   const dir = join(root, 'bench', 'results');
   const out = new Map<Scenario, Result>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const parsed = resultSchema.safeParse(JSON.parse(readFileSync(join(dir, file), 'utf8')));
     if (!parsed.success) throw new Error(`bench/results/${file}: ${z.prettifyError(parsed.error)}`);
-    if (`${parsed.data.scenario}.json` !== file) throw new Error(`bench/results/${file}: its scenario is "${parsed.data.scenario}"; the file must be named after it`);
+    if (`${parsed.data.scenario}.json` !== file)
+      throw new Error(
+        `bench/results/${file}: its scenario is "${parsed.data.scenario}"; the file must be named after it`,
+      );
     out.set(parsed.data.scenario, parsed.data);
   }
   return out;
@@ -237,7 +272,8 @@ export function regionsOf(markdown: string, where: string): Region[] {
     }
     const end = lines.indexOf(CLOSE, i + 1);
     const nextOpen = lines.findIndex((l, j) => j > i && OPEN.test(l));
-    if (end < 0 || (nextOpen >= 0 && nextOpen < end)) throw new Error(`${where}:${i + 1}: results region "${m[1]}" has no ${CLOSE}`);
+    if (end < 0 || (nextOpen >= 0 && nextOpen < end))
+      throw new Error(`${where}:${i + 1}: results region "${m[1]}" has no ${CLOSE}`);
     out.push({ name: m[1]!, line: i + 1, end: end + 1, body: lines.slice(i + 1, end).join('\n') });
     i = end;
   }

@@ -37,7 +37,8 @@ const ENV_NAME = /^[A-Z][A-Z0-9_]*$/;
 const isEnv = (name: string): boolean => ENV_NAME.test(name);
 
 const parameterName = z.string().refine((k) => OPTION_NAME.test(k) || ENV_NAME.test(k), {
-  message: "a parameter is the program's option name in kebab case (pod-cpu) or an environment variable in upper case (BENCH_SIZES)",
+  message:
+    "a parameter is the program's option name in kebab case (pod-cpu) or an environment variable in upper case (BENCH_SIZES)",
 });
 const scalar = z.union([z.string(), z.number()]);
 const parameterValue = z.union([scalar, z.boolean(), z.null(), z.array(scalar).min(1)]);
@@ -51,7 +52,10 @@ const variantSchema = z.strictObject({
 
 export const scenarioSchema = z
   .strictObject({
-    description: z.string().min(1).regex(/^[^\n]+$/, 'one line'),
+    description: z
+      .string()
+      .min(1)
+      .regex(/^[^\n]+$/, 'one line'),
     program: z.string().regex(/^bench\/[A-Za-z][\w-]*\.ts$/, 'a program of bench/, e.g. bench/cluster.ts'),
     'node-flags': z.array(z.string().regex(/^--[a-z][a-z0-9-]*(=\S+)?$/, 'a node flag, e.g. --expose-gc')).optional(),
     result: z.string().regex(/^bench\/results\/[a-z][a-z0-9-]*\.json$/, 'a result file, bench/results/NAME.json'),
@@ -68,17 +72,32 @@ export const scenarioSchema = z
     const seen = new Map<string, string>();
     for (const group of GROUPS) {
       for (const [name, value] of Object.entries(s[group] ?? {})) {
-        if (seen.has(name)) ctx.addIssue({ code: 'custom', path: [group, name], message: `declared twice (also in ${seen.get(name)})` });
+        if (seen.has(name))
+          ctx.addIssue({ code: 'custom', path: [group, name], message: `declared twice (also in ${seen.get(name)})` });
         seen.set(name, group);
-        if (isEnv(name) && typeof value === 'boolean') ctx.addIssue({ code: 'custom', path: [group, name], message: 'an environment variable takes a string, a number or a list' });
+        if (isEnv(name) && typeof value === 'boolean')
+          ctx.addIssue({
+            code: 'custom',
+            path: [group, name],
+            message: 'an environment variable takes a string, a number or a list',
+          });
       }
     }
     const declared = flatten(s);
     for (const [variant, v] of Object.entries(s.variants ?? {})) {
       for (const [name, value] of Object.entries(v.set)) {
-        if (!(name in declared)) ctx.addIssue({ code: 'custom', path: ['variants', variant, 'set', name], message: `not a parameter of the scenario (declare it in one of ${GROUPS.join(', ')})` });
+        if (!(name in declared))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['variants', variant, 'set', name],
+            message: `not a parameter of the scenario (declare it in one of ${GROUPS.join(', ')})`,
+          });
         else if (value !== null && (typeof declared[name] === 'boolean') !== (typeof value === 'boolean')) {
-          ctx.addIssue({ code: 'custom', path: ['variants', variant, 'set', name], message: `${typeof declared[name] === 'boolean' ? 'a flag takes true or false' : 'takes a value, not true or false'}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['variants', variant, 'set', name],
+            message: `${typeof declared[name] === 'boolean' ? 'a flag takes true or false' : 'takes a value, not true or false'}`,
+          });
         }
       }
     }
@@ -141,7 +160,10 @@ function applySet(params: Record<string, Value>, set: string, scenario: string):
   if (eq < 1) throw new ScenarioError(`--set ${set}: expected NAME=VALUE`);
   const name = set.slice(0, eq);
   const text = set.slice(eq + 1);
-  if (!(name in params)) throw new ScenarioError(`--set ${set}: ${scenario} has no parameter ${name} (its parameters: ${Object.keys(params).join(', ')})`);
+  if (!(name in params))
+    throw new ScenarioError(
+      `--set ${set}: ${scenario} has no parameter ${name} (its parameters: ${Object.keys(params).join(', ')})`,
+    );
   const declared = params[name];
   if (typeof declared === 'boolean') {
     if (text !== 'true' && text !== 'false') throw new ScenarioError(`--set ${set}: ${name} is a flag, true or false`);
@@ -155,11 +177,21 @@ const text = (v: string | number | (string | number)[]): string => (Array.isArra
  * The command a scenario (and variant, and `--set`s) runs; `environment` is the caller's (its values of the
  * scenario's environment variables win). @throws ScenarioError for an unknown variant or a bad `--set`.
  */
-export function resolve(name: string, s: Scenario, variant: string | undefined, sets: readonly string[] = [], extra: readonly string[] = [], environment: NodeJS.ProcessEnv = {}): Invocation {
+export function resolve(
+  name: string,
+  s: Scenario,
+  variant: string | undefined,
+  sets: readonly string[] = [],
+  extra: readonly string[] = [],
+  environment: NodeJS.ProcessEnv = {},
+): Invocation {
   const params = flatten(s);
   if (variant !== undefined) {
     const v = s.variants?.[variant];
-    if (!v) throw new ScenarioError(`${name} has no variant ${variant} (${Object.keys(s.variants ?? {}).join(', ') || 'it has none'})`);
+    if (!v)
+      throw new ScenarioError(
+        `${name} has no variant ${variant} (${Object.keys(s.variants ?? {}).join(', ') || 'it has none'})`,
+      );
     Object.assign(params, v.set);
   }
   for (const set of sets) applySet(params, set, name);
@@ -175,14 +207,26 @@ export function resolve(name: string, s: Scenario, variant: string | undefined, 
     } else if (value === true) args.push(`--${key}`);
     else args.push(`--${key}`, text(value));
   }
-  return { env, nodeFlags: s['node-flags'] ?? [], script: s.program.replace(/^bench\//, 'dist/bench/').replace(/\.ts$/, '.js'), args: [...args, ...extra], overridden };
+  return {
+    env,
+    nodeFlags: s['node-flags'] ?? [],
+    script: s.program.replace(/^bench\//, 'dist/bench/').replace(/\.ts$/, '.js'),
+    args: [...args, ...extra],
+    overridden,
+  };
 }
 
 const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
 
 /** The invocation as one shell line. */
 export function commandLine(inv: Invocation): string {
-  return [...Object.entries(inv.env).map(([k, v]) => `${k}=${quote(v)}`), 'node', ...inv.nodeFlags, inv.script, ...inv.args.map(quote)].join(' ');
+  return [
+    ...Object.entries(inv.env).map(([k, v]) => `${k}=${quote(v)}`),
+    'node',
+    ...inv.nodeFlags,
+    inv.script,
+    ...inv.args.map(quote),
+  ].join(' ');
 }
 
 /** The scenarios and their variants, one a line, for --list. */
@@ -212,10 +256,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   const own = cut < 0 ? [...argv] : argv.slice(0, cut);
   const extra = cut < 0 ? [] : argv.slice(cut + 1);
   const program = new Command('bench')
-    .description('runs a benchmark scenario, bench/scenarios/SCENARIO.yaml (its parameters, its program, its result file)')
+    .description(
+      'runs a benchmark scenario, bench/scenarios/SCENARIO.yaml (its parameters, its program, its result file)',
+    )
     .argument('[scenario]', 'the scenario (--list for them)')
     .argument('[variant]', "one of the scenario's variants")
-    .option('--set <name=value>', "change one parameter of the scenario (repeatable); an empty value leaves the option out", (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option(
+      '--set <name=value>',
+      'change one parameter of the scenario (repeatable); an empty value leaves the option out',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('--dry-run', 'print the command, run nothing', false)
     .option('--list', 'list the scenarios and their variants', false)
     .addHelpText('after', '\nOptions after -- go to the program as they are: npm run bench -- cluster -- --print FILE')
@@ -229,7 +280,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const names = scenarioNames();
   if (!name || !names.includes(name)) {
-    process.stderr.write(`bench: ${name ? `no scenario ${name}` : 'which scenario?'} The scenarios (bench/scenarios/):\n${listing()}\n`);
+    process.stderr.write(
+      `bench: ${name ? `no scenario ${name}` : 'which scenario?'} The scenarios (bench/scenarios/):\n${listing()}\n`,
+    );
     return 2;
   }
   let inv: Invocation;
@@ -240,13 +293,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`bench: ${err.message}\n`);
     return 2;
   }
-  for (const key of inv.overridden) process.stderr.write(`bench: ${key}=${inv.env[key]} from the environment, in place of the scenario's\n`);
+  for (const key of inv.overridden)
+    process.stderr.write(`bench: ${key}=${inv.env[key]} from the environment, in place of the scenario's\n`);
   if (o.dryRun) {
     console.log(commandLine(inv));
     return 0;
   }
   process.stderr.write(`bench: ${name}${variant ? ` ${variant}` : ''}: ${commandLine(inv)}\n`);
-  const child = spawn(process.execPath, [...inv.nodeFlags, join(ROOT, inv.script), ...inv.args], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, ...inv.env } });
+  const child = spawn(process.execPath, [...inv.nodeFlags, join(ROOT, inv.script), ...inv.args], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, ...inv.env },
+  });
   // A terminal's Ctrl-C reaches the program itself (one process group); the runner waits for its exit.
   process.on('SIGINT', () => undefined);
   process.on('SIGTERM', () => child.kill('SIGTERM'));
@@ -266,7 +324,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     },
     (err: Error & { exitCode?: number; code?: string }) => {
       // commander's own exits (--help, a parse error it has already printed) carry their code
-      if (typeof err.code === 'string' && err.code.startsWith('commander.')) process.exitCode = err.exitCode === 0 ? 0 : 2;
+      if (typeof err.code === 'string' && err.code.startsWith('commander.'))
+        process.exitCode = err.exitCode === 0 ? 0 : 2;
       else {
         process.stderr.write(`bench: ${err.stack ?? err.message}\n`);
         process.exitCode = 1;

@@ -31,7 +31,10 @@ export interface NodeSet {
   readonly name: string;
   readonly nodes: readonly NodeShape[];
   /** Pods on the nodes before the burst: per node index, how many of which request and state. */
-  readonly existing?: (i: number, node: NodeShape) => { readonly count: number; readonly request: readonly number[]; readonly state: 'running' | 'paused' } | null;
+  readonly existing?: (
+    i: number,
+    node: NodeShape,
+  ) => { readonly count: number; readonly request: readonly number[]; readonly state: 'running' | 'paused' } | null;
 }
 
 const SHAPES = [16, 64, 192] as const;
@@ -39,26 +42,36 @@ const ZONES = ['zone-a', 'zone-b', 'zone-c'] as const;
 
 /** The node sets, each of `n` nodes. */
 export function nodeSets(n: number): NodeSet[] {
-  const inTurn = Array.from({ length: n }, (_, i) => ({ cpus: SHAPES[i % 3]!, zone: ZONES[Math.floor(i / 3) % 3]!, pool: `cpu${SHAPES[i % 3]}` }));
+  const inTurn = Array.from({ length: n }, (_, i) => ({
+    cpus: SHAPES[i % 3]!,
+    zone: ZONES[Math.floor(i / 3) % 3]!,
+    pool: `cpu${SHAPES[i % 3]}`,
+  }));
   // Pools listed in blocks (cpu16-…, cpu192-…, cpu64-… sort apart), each pool spread over the three zones.
   const third = Math.floor(n / 3);
-  const blockOf = (cpus: number, count: number) => Array.from({ length: count }, (_, i) => ({ cpus, zone: ZONES[i % 3]!, pool: `cpu${cpus}` }));
+  const blockOf = (cpus: number, count: number) =>
+    Array.from({ length: count }, (_, i) => ({ cpus, zone: ZONES[i % 3]!, pool: `cpu${cpus}` }));
   const blocks = [...blockOf(16, third), ...blockOf(192, third), ...blockOf(64, n - 2 * third)];
   // A large pool of small nodes listed before a small pool of large ones (10 % of the nodes): windows of small nodes only.
   const tenth = Math.floor(n / 10);
   const smallFirst = [...blockOf(16, n - tenth), ...blockOf(192, tenth)];
   return [
-    { name: 'homogeneous 32 CPU', nodes: Array.from({ length: n }, (_, i) => ({ cpus: 32, zone: ZONES[i % 3]!, pool: 'cpu32' })) },
+    {
+      name: 'homogeneous 32 CPU',
+      nodes: Array.from({ length: n }, (_, i) => ({ cpus: 32, zone: ZONES[i % 3]!, pool: 'cpu32' })),
+    },
     { name: 'heterogeneous 16/64/192 in turn', nodes: inTurn },
     {
       name: 'mixed shapes (every 4th 64-CPU node half full of 2 CPU / 32 GiB pods)',
       nodes: inTurn,
-      existing: (i, node) => (node.cpus === 64 && i % 4 === 1 ? { count: 4, request: [2000, 32 * GI], state: 'running' } : null),
+      existing: (i, node) =>
+        node.cpus === 64 && i % 4 === 1 ? { count: 4, request: [2000, 32 * GI], state: 'running' } : null,
     },
     {
       name: 'paused sandboxes (every 16-CPU and every 7th node half paused)',
       nodes: inTurn,
-      existing: (i, node) => (i % 3 === 0 || i % 7 === 0 ? { count: Math.floor(node.cpus / 4), request: [...POD], state: 'paused' } : null),
+      existing: (i, node) =>
+        i % 3 === 0 || i % 7 === 0 ? { count: Math.floor(node.cpus / 4), request: [...POD], state: 'paused' } : null,
     },
     {
       name: 'agent-sandbox warm pool (4 pool pods on each node)',
@@ -72,13 +85,25 @@ export function nodeSets(n: number): NodeSet[] {
 
 /** The replay spec of `set` with a burst that fills its CPU to `fill` at the optimum, at `percentage` (null: no sampling). */
 export function samplingSpec(set: NodeSet, fill: number, percentage: number | null): ReplaySpec {
-  const nodes = set.nodes.map((s, i) => ({ name: `${s.pool}-${String(i).padStart(5, '0')}`, allocatable: [s.cpus * 1000, s.cpus * 4 * GI] }));
+  const nodes = set.nodes.map((s, i) => ({
+    name: `${s.pool}-${String(i).padStart(5, '0')}`,
+    allocatable: [s.cpus * 1000, s.cpus * 4 * GI],
+  }));
   const existingPods: PodRecord[] = [];
   let existingCpu = 0;
   set.nodes.forEach((s, i) => {
     const e = set.existing?.(i, s);
     for (let k = 0; e && k < e.count; k++) {
-      existingPods.push({ uid: `e-${i}-${k}`, key: `existing/e-${i}-${k}`, nodeName: nodes[i]!.name, schedulerName: 'sandbox-scheduler', request: e.request, state: e.state, terminal: false, schedulingFailure: null });
+      existingPods.push({
+        uid: `e-${i}-${k}`,
+        key: `existing/e-${i}-${k}`,
+        nodeName: nodes[i]!.name,
+        schedulerName: 'sandbox-scheduler',
+        request: e.request,
+        state: e.state,
+        terminal: false,
+        schedulingFailure: null,
+      });
       existingCpu += e.request[0]!;
     }
   });
@@ -91,7 +116,9 @@ export function samplingSpec(set: NodeSet, fill: number, percentage: number | nu
     podCount,
     honourCapacity: true,
     existingPods,
-    ...(percentage === null ? {} : { sampling: { percentageOfNodesToScore: percentage, zones: set.nodes.map((s) => s.zone) } }),
+    ...(percentage === null
+      ? {}
+      : { sampling: { percentageOfNodesToScore: percentage, zones: set.nodes.map((s) => s.zone) } }),
   };
 }
 
@@ -135,7 +162,9 @@ export function measure(set: NodeSet, fill: number, percentage: number): Samplin
 
 function main(): void {
   const program = new Command('bench:sampling')
-    .description("placement quality at each percentageOfNodesToScore, from the replay's model of kube-scheduler's sampling")
+    .description(
+      "placement quality at each percentageOfNodesToScore, from the replay's model of kube-scheduler's sampling",
+    )
     .option('--nodes <counts>', 'node counts', '1000,5000')
     .option('--percentages <list>', 'percentageOfNodesToScore values (0: adaptive default)', '5,10,25,0,50,100')
     .option('--fill <fraction>', "the burst fills the set's CPU to this fraction at the optimum", '0.5')
@@ -145,12 +174,16 @@ function main(): void {
   const counts = o.nodes.split(',').map(Number);
   const percentages = o.percentages.split(',').map(Number);
   const fill = Number(o.fill);
-  if (counts.some((c) => !Number.isInteger(c) || c < 3)) program.error(`--nodes: "${o.nodes}" is not a list of node counts of 3 or more`);
-  if (percentages.some((p) => !Number.isInteger(p) || p < 0 || p > 100)) program.error(`--percentages: "${o.percentages}" is not a list of integers 0–100`);
+  if (counts.some((c) => !Number.isInteger(c) || c < 3))
+    program.error(`--nodes: "${o.nodes}" is not a list of node counts of 3 or more`);
+  if (percentages.some((p) => !Number.isInteger(p) || p < 0 || p > 100))
+    program.error(`--percentages: "${o.percentages}" is not a list of integers 0–100`);
   if (!(fill > 0 && fill <= 1)) program.error(`--fill: "${o.fill}" is not a fraction in (0, 1]`);
   const wanted = o.sets?.split(',').map((s) => s.trim().toLowerCase());
   for (const n of counts) {
-    const rows: string[][] = [['NODE SET', 'SAMPLING', 'WINDOW', 'PODS', 'PEAK', 'OPTIMUM', 'PODS ABOVE', 'WITHIN ONE POD']];
+    const rows: string[][] = [
+      ['NODE SET', 'SAMPLING', 'WINDOW', 'PODS', 'PEAK', 'OPTIMUM', 'PODS ABOVE', 'WITHIN ONE POD'],
+    ];
     for (const set of nodeSets(n).filter((s) => !wanted || wanted.some((w) => s.name.toLowerCase().includes(w)))) {
       for (const p of percentages) {
         const r = measure(set, fill, p);
@@ -166,7 +199,9 @@ function main(): void {
         ]);
       }
     }
-    process.stdout.write(`\n${n} nodes, bursts of 2 CPU / 4 GiB pods filling ${Math.round(fill * 100)} % of the CPU at the optimum (least_loaded, capacity honoured)\n`);
+    process.stdout.write(
+      `\n${n} nodes, bursts of 2 CPU / 4 GiB pods filling ${Math.round(fill * 100)} % of the CPU at the optimum (least_loaded, capacity honoured)\n`,
+    );
     process.stdout.write(`${formatColumns(rows)}\n`);
   }
 }

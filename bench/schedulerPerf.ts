@@ -112,9 +112,15 @@ function percentage(v: string): number {
 }
 
 function pluginList(v: string): string[] {
-  const names = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = names.find((n) => !/^[A-Z][A-Za-z0-9]*$/.test(n));
-  if (bad !== undefined) throw new InvalidArgumentError(`${JSON.stringify(bad)} is not a plugin name (kube-scheduler's plugin names, e.g. NodeResourcesFit)`);
+  if (bad !== undefined)
+    throw new InvalidArgumentError(
+      `${JSON.stringify(bad)} is not a plugin name (kube-scheduler's plugin names, e.g. NodeResourcesFit)`,
+    );
   return names;
 }
 
@@ -128,23 +134,63 @@ function variantList(v: string): Variant[] {
 
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:scheduler-perf')
-    .description("kube-scheduler's scheduler_perf harness: the stock configuration, the sandbox-scheduler profile with sandbox-extender, and the same profile with the floor extender, interleaved; the harness's SchedulingThroughput and the ratios.")
-    .option('--workloads <list>', `TESTCASE/WORKLOAD, comma-separated (upstream's names, or ${Object.keys(ADDED_WORKLOADS).join(', ')})`, DEFAULT_WORKLOADS.join(','))
+    .description(
+      "kube-scheduler's scheduler_perf harness: the stock configuration, the sandbox-scheduler profile with sandbox-extender, and the same profile with the floor extender, interleaved; the harness's SchedulingThroughput and the ratios.",
+    )
+    .option(
+      '--workloads <list>',
+      `TESTCASE/WORKLOAD, comma-separated (upstream's names, or ${Object.keys(ADDED_WORKLOADS).join(', ')})`,
+      DEFAULT_WORKLOADS.join(','),
+    )
     .addOption(
-      new Option('--variants <list>', `variants to run, comma-separated: ${VARIANTS.join(', ')} (stock: as shipped; sandbox: the sandbox-scheduler profile with sandbox-extender; floor: the same profile with bench/floorExtender.ts in the extender's place)`)
+      new Option(
+        '--variants <list>',
+        `variants to run, comma-separated: ${VARIANTS.join(', ')} (stock: as shipped; sandbox: the sandbox-scheduler profile with sandbox-extender; floor: the same profile with bench/floorExtender.ts in the extender's place)`,
+      )
         .argParser(variantList)
         .default([...VARIANTS], VARIANTS.join(',')),
     )
-    .option('--runs <n>', 'runs of each workload and variant (the variants interleave, their order rotating each run)', positiveInt, 2)
-    .option('--extender-config <file>', "the extender's --config (its schedulerName is set to default-scheduler, the harness's pods' scheduler)")
+    .option(
+      '--runs <n>',
+      'runs of each workload and variant (the variants interleave, their order rotating each run)',
+      positiveInt,
+      2,
+    )
+    .option(
+      '--extender-config <file>',
+      "the extender's --config (its schedulerName is set to default-scheduler, the harness's pods' scheduler)",
+    )
     .option('--timeout-minutes <n>', 'longest run of one process', positiveInt, 60)
     .option('--out <dir>', 'output folder (default .e2e-bench/scheduler-perf-DATE)')
     .option('--print <file>', 'print the tables of an earlier report (its report.json) and exit')
-    .option('--sandbox-percentage <n>', "percentageOfNodesToScore of the sandbox profile (sandbox and floor), 0–100 (0: kube-scheduler's adaptive default); stock always runs as shipped", percentage, 100)
-    .option('--sandbox-filters-off <plugins>', 'Filter plugins to disable in the sandbox profile (sandbox and floor), comma-separated, e.g. NodeResourcesFit (the extender checks the fit too); not the chart\'s profile: a measurement', pluginList, [])
+    .option(
+      '--sandbox-percentage <n>',
+      "percentageOfNodesToScore of the sandbox profile (sandbox and floor), 0–100 (0: kube-scheduler's adaptive default); stock always runs as shipped",
+      percentage,
+      100,
+    )
+    .option(
+      '--sandbox-filters-off <plugins>',
+      "Filter plugins to disable in the sandbox profile (sandbox and floor), comma-separated, e.g. NodeResourcesFit (the extender checks the fit too); not the chart's profile: a measurement",
+      pluginList,
+      [],
+    )
     .parse(argv, { from: 'user' });
-  const o = program.opts<{ workloads: string; variants: Variant[]; runs: number; extenderConfig?: string; timeoutMinutes: number; out?: string; print?: string; sandboxPercentage: number; sandboxFiltersOff: string[] }>();
-  const workloads = o.workloads.split(',').map((s) => s.trim()).filter(Boolean);
+  const o = program.opts<{
+    workloads: string;
+    variants: Variant[];
+    runs: number;
+    extenderConfig?: string;
+    timeoutMinutes: number;
+    out?: string;
+    print?: string;
+    sandboxPercentage: number;
+    sandboxFiltersOff: string[];
+  }>();
+  const workloads = o.workloads
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const w of workloads) {
     try {
       parseWorkloadId(w);
@@ -152,7 +198,8 @@ function parseOptions(argv: string[]): Options {
       program.error(`--workloads: ${(err as Error).message}`);
     }
   }
-  if (o.extenderConfig && !existsSync(o.extenderConfig)) program.error(`--extender-config: ${o.extenderConfig} not found`);
+  if (o.extenderConfig && !existsSync(o.extenderConfig))
+    program.error(`--extender-config: ${o.extenderConfig} not found`);
   return { ...o, workloads, extenderConfig: o.extenderConfig ? resolve(o.extenderConfig) : undefined };
 }
 
@@ -171,14 +218,33 @@ function freePort(): Promise<number> {
  * The sandbox-scheduler profile as the chart renders it, named after the harness's pods' scheduler; `filtersOff`
  * (not the chart's) disables those Filter plugins too.
  */
-function sandboxSchedulerConfig(extenderUrl: string, percentageOfNodesToScore: number, filtersOff: readonly string[] = []): string {
+function sandboxSchedulerConfig(
+  extenderUrl: string,
+  percentageOfNodesToScore: number,
+  filtersOff: readonly string[] = [],
+): string {
   const off = (names: readonly string[]) => ({ disabled: names.map((name) => ({ name })) });
   return stringifyYaml({
     apiVersion: 'kubescheduler.config.k8s.io/v1',
     kind: 'KubeSchedulerConfiguration',
     percentageOfNodesToScore,
-    profiles: [{ schedulerName: 'default-scheduler', plugins: { score: off(['*']), ...(filtersOff.length > 0 ? { filter: off(filtersOff) } : {}) } }],
-    extenders: [{ urlPrefix: extenderUrl, filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 1, nodeCacheCapable: true, httpTimeout: '5s', ignorable: false }],
+    profiles: [
+      {
+        schedulerName: 'default-scheduler',
+        plugins: { score: off(['*']), ...(filtersOff.length > 0 ? { filter: off(filtersOff) } : {}) },
+      },
+    ],
+    extenders: [
+      {
+        urlPrefix: extenderUrl,
+        filterVerb: 'filter',
+        prioritizeVerb: 'prioritize',
+        weight: 1,
+        nodeCacheCapable: true,
+        httpTimeout: '5s',
+        ignorable: false,
+      },
+    ],
   });
 }
 
@@ -197,22 +263,41 @@ interface Tools {
 
 async function tools(): Promise<Tools> {
   const e2eBin = (await script('build-tools.sh', ['--print-bin'])).trim();
-  if (!existsSync(join(e2eBin, 'etcd'))) throw new Error(`${e2eBin}/etcd not found: the harness needs etcd from the e2e tools (npm run e2e:tools)`);
+  if (!existsSync(join(e2eBin, 'etcd')))
+    throw new Error(`${e2eBin}/etcd not found: the harness needs etcd from the e2e tools (npm run e2e:tools)`);
   log('building the scheduler_perf harness if missing (test/e2e/build-tools.sh --scheduler-perf)');
   const harnessDir = (await script('build-tools.sh', ['--scheduler-perf'])).trim();
-  const upstream = parseYaml(readFileSync(join(harnessDir, 'scheduler_perf', 'misc', 'performance-config.yaml'), 'utf8')) as PerfTestCase[];
+  const upstream = parseYaml(
+    readFileSync(join(harnessDir, 'scheduler_perf', 'misc', 'performance-config.yaml'), 'utf8'),
+  ) as PerfTestCase[];
   return { harnessDir, e2eBin, upstream };
 }
 
 /** Runs the harness on one workload and variant; its files go to `dir`. */
-async function runOne(t: Tools, opts: Options, outDir: string, run: number, workload: string, variant: Variant, extenderConfigFile: string): Promise<RunRecord> {
+async function runOne(
+  t: Tools,
+  opts: Options,
+  outDir: string,
+  run: number,
+  workload: string,
+  variant: Variant,
+  extenderConfigFile: string,
+): Promise<RunRecord> {
   const dir = join(outDir, `run${run}-${safeName(workload)}-${variant}`);
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir, { recursive: true });
   const id = parseWorkloadId(workload);
   const choice: WorkloadChoice = { ...id, ...(ADDED_WORKLOADS[workload] ? { params: ADDED_WORKLOADS[workload] } : {}) };
 
-  const args = ['-test.run=^$', `-test.bench=${benchPattern(id.testCase, id.workload)}`, '-test.benchtime=1x', `-test.timeout=${opts.timeoutMinutes}m`, '-perf-scheduling-label-filter=', `-data-items-dir=${dataDir}`, `-topic=${variant}`];
+  const args = [
+    '-test.run=^$',
+    `-test.bench=${benchPattern(id.testCase, id.workload)}`,
+    '-test.benchtime=1x',
+    `-test.timeout=${opts.timeoutMinutes}m`,
+    '-perf-scheduling-label-filter=',
+    `-data-items-dir=${dataDir}`,
+    `-topic=${variant}`,
+  ];
   let schedulerConfigPath: string | undefined;
   let extenderUrl: string | undefined;
   if (variant !== 'stock') {
@@ -220,10 +305,25 @@ async function runOne(t: Tools, opts: Options, outDir: string, run: number, work
     const port = await freePort();
     extenderUrl = `http://127.0.0.1:${port}`;
     schedulerConfigPath = join(dir, 'scheduler-config.yaml');
-    writeFileSync(schedulerConfigPath, sandboxSchedulerConfig(extenderUrl, opts.sandboxPercentage ?? 100, opts.sandboxFiltersOff ?? []));
+    writeFileSync(
+      schedulerConfigPath,
+      sandboxSchedulerConfig(extenderUrl, opts.sandboxPercentage ?? 100, opts.sandboxFiltersOff ?? []),
+    );
     if (variant === 'sandbox') {
-      const argv = [process.execPath, join(REPO_ROOT, 'bin', 'sandbox-extender.js'), 'serve', '--config', extenderConfigFile, '--port', String(port)];
-      args.push(`-extender-argv=${JSON.stringify(argv)}`, `-extender-dir=${join(dir, 'extender')}`, `-extender-readyz=${extenderUrl}/readyz`);
+      const argv = [
+        process.execPath,
+        join(REPO_ROOT, 'bin', 'sandbox-extender.js'),
+        'serve',
+        '--config',
+        extenderConfigFile,
+        '--port',
+        String(port),
+      ];
+      args.push(
+        `-extender-argv=${JSON.stringify(argv)}`,
+        `-extender-dir=${join(dir, 'extender')}`,
+        `-extender-readyz=${extenderUrl}/readyz`,
+      );
     }
   }
   const { config, upstreamThreshold } = derivePerfConfig(t.upstream, choice, schedulerConfigPath);
@@ -243,19 +343,38 @@ async function runOne(t: Tools, opts: Options, outDir: string, run: number, work
   }
   const { exitCode, cpu, seconds } = harness;
 
-  const record: RunRecord = { run, workload, variant, dir, exitCode, seconds, throughput: null, harnessLine: null, upstreamThreshold, cpu };
+  const record: RunRecord = {
+    run,
+    workload,
+    variant,
+    dir,
+    exitCode,
+    seconds,
+    throughput: null,
+    harnessLine: null,
+    upstreamThreshold,
+    cpu,
+  };
   try {
     const output = readFileSync(outFile, 'utf8');
-    const line = output.split('\n').map(parseBenchLine).find((l) => l !== null && l.name.startsWith('BenchmarkPerfScheduling/'));
+    const line = output
+      .split('\n')
+      .map(parseBenchLine)
+      .find((l) => l !== null && l.name.startsWith('BenchmarkPerfScheduling/'));
     if (line) record.harnessLine = `${line.name}-${line.procs ?? ''}  ${line.iterations}  ${throughputText(line)}`;
-    const file = readdirSync(dataDir).find((f) => f.startsWith(`BenchmarkPerfScheduling_benchmark_${variant}_`) && f.endsWith('.json'));
+    const file = readdirSync(dataDir).find(
+      (f) => f.startsWith(`BenchmarkPerfScheduling_benchmark_${variant}_`) && f.endsWith('.json'),
+    );
     if (!file) throw new Error(`no data items file in ${dataDir}`);
     record.throughput = throughputOf(JSON.parse(readFileSync(join(dataDir, file), 'utf8')));
-    if (!record.throughput) throw new Error('the data items have no SchedulingThroughput (all pods placed within one 1 s sample?)');
+    if (!record.throughput)
+      throw new Error('the data items have no SchedulingThroughput (all pods placed within one 1 s sample?)');
   } catch (err) {
     record.error = `${(err as Error).message}; exit code ${exitCode}; see ${outFile}`;
   }
-  log(`run ${run}: ${workload} ${variant}: ${record.throughput ? `${record.throughput.average.toFixed(1)} pods/s average` : `FAILED (${record.error})`} in ${seconds.toFixed(0)} s; other load ${cpu.otherCores.toFixed(2)} cores`);
+  log(
+    `run ${run}: ${workload} ${variant}: ${record.throughput ? `${record.throughput.average.toFixed(1)} pods/s average` : `FAILED (${record.error})`} in ${seconds.toFixed(0)} s; other load ${cpu.otherCores.toFixed(2)} cores`,
+  );
   return record;
 }
 
@@ -276,18 +395,39 @@ async function startFloor(url: string, logDir: string): Promise<FloorExtender> {
  * Runs the harness process with `args` (its output to `outFile`) until it exits, watching the CPU of it, its
  * children (etcd, the extender it starts), the floor extender when given, and this bench.
  */
-async function runHarness(t: Tools, dir: string, args: readonly string[], outFile: string, floor: FloorExtender | null): Promise<{ exitCode: number | null; cpu: CpuReport; seconds: number }> {
+async function runHarness(
+  t: Tools,
+  dir: string,
+  args: readonly string[],
+  outFile: string,
+  floor: FloorExtender | null,
+): Promise<{ exitCode: number | null; cpu: CpuReport; seconds: number }> {
   const fd = openSync(outFile, 'w');
   const started = performance.now();
   const child = spawn(join(t.harnessDir, 'scheduler-perf.test'), args, {
     // The config's template paths (../templates/…) are relative to the harness's misc/ folder.
     cwd: join(t.harnessDir, 'scheduler_perf', 'misc'),
-    env: { ...process.env, PATH: `${t.e2eBin}:${process.env.PATH ?? ''}`, ARTIFACTS: dir, KUBE_CACHE_MUTATION_DETECTOR: 'false' },
+    env: {
+      ...process.env,
+      PATH: `${t.e2eBin}:${process.env.PATH ?? ''}`,
+      ARTIFACTS: dir,
+      KUBE_CACHE_MUTATION_DETECTOR: 'false',
+    },
     stdio: ['ignore', fd, fd],
   });
   const root = child.pid!;
   const watch = new ProcWatch((all) => [
-    ...processTree(all, root).map((p) => ({ proc: p, category: p.pid === root ? CPU_HARNESS : p.comm === 'etcd' ? CPU_ETCD : p.comm === 'node' ? CPU_EXTENDER : 'other children' })),
+    ...processTree(all, root).map((p) => ({
+      proc: p,
+      category:
+        p.pid === root
+          ? CPU_HARNESS
+          : p.comm === 'etcd'
+            ? CPU_ETCD
+            : p.comm === 'node'
+              ? CPU_EXTENDER
+              : 'other children',
+    })),
     ...all.filter((p) => p.pid === floor?.pid).map((p) => ({ proc: p, category: CPU_EXTENDER })),
     ...all.filter((p) => p.pid === process.pid).map((p) => ({ proc: p, category: 'bench' })),
   ]);
@@ -309,11 +449,39 @@ async function runHarness(t: Tools, dir: string, args: readonly string[], outFil
 const cpuCell = (c: CpuReport, key: string) => fmt(c.cores[key], 2);
 
 function runRows(runs: readonly RunRecord[]): string {
-  const rows = [['run', 'workload', 'variant', 'avg pods/s', 'p50', 'p99', 'secs', 'harness cores', 'etcd', 'extender', 'other load', 'harness line (its own SchedulingThroughput output)']];
+  const rows = [
+    [
+      'run',
+      'workload',
+      'variant',
+      'avg pods/s',
+      'p50',
+      'p99',
+      'secs',
+      'harness cores',
+      'etcd',
+      'extender',
+      'other load',
+      'harness line (its own SchedulingThroughput output)',
+    ],
+  ];
   for (const r of runs) {
     const t = r.throughput;
     // stock has no extender: its cell is "-".
-    rows.push([String(r.run), r.workload, r.variant, fmt(t?.average), fmt(t?.perc50), fmt(t?.perc99), r.seconds.toFixed(0), cpuCell(r.cpu, CPU_HARNESS), cpuCell(r.cpu, CPU_ETCD), cpuCell(r.cpu, CPU_EXTENDER), r.cpu.otherCores.toFixed(2), r.error ? `FAILED: ${r.error}` : (r.harnessLine ?? '')]);
+    rows.push([
+      String(r.run),
+      r.workload,
+      r.variant,
+      fmt(t?.average),
+      fmt(t?.perc50),
+      fmt(t?.perc99),
+      r.seconds.toFixed(0),
+      cpuCell(r.cpu, CPU_HARNESS),
+      cpuCell(r.cpu, CPU_ETCD),
+      cpuCell(r.cpu, CPU_EXTENDER),
+      r.cpu.otherCores.toFixed(2),
+      r.error ? `FAILED: ${r.error}` : (r.harnessLine ?? ''),
+    ]);
   }
   return formatColumns(rows);
 }
@@ -325,22 +493,35 @@ function printReport(report: Report, say: (s: string) => void): void {
   const variants = variantsIn(report.runs);
   const sandboxPercentage = options.sandboxPercentage ?? 100;
   say('');
-  say(`scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, ${variants.join(', ')} interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
-  say(`sampling (percentageOfNodesToScore): ${variants.map((v) => `${v} ${samplingOf(v, sandboxPercentage)}`).join('; ')}`);
+  say(
+    `scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, ${variants.join(', ')} interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`,
+  );
+  say(
+    `sampling (percentageOfNodesToScore): ${variants.map((v) => `${v} ${samplingOf(v, sandboxPercentage)}`).join('; ')}`,
+  );
   const filtersOff = options.sandboxFiltersOff ?? [];
-  if (filtersOff.length > 0) say(`NOT the chart's profile: Filter plugins disabled in sandbox and floor: ${filtersOff.join(', ')}`);
+  if (filtersOff.length > 0)
+    say(`NOT the chart's profile: Filter plugins disabled in sandbox and floor: ${filtersOff.join(', ')}`);
   const busy = report.runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
-  say(`other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}${busy ? ` — NOT QUIET in ${busy} run(s): other jobs took more than ${QUIET_CORES} cores` : ''}`);
+  say(
+    `other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}${busy ? ` — NOT QUIET in ${busy} run(s): other jobs took more than ${QUIET_CORES} cores` : ''}`,
+  );
   say('');
   say(runRows(report.runs));
   say('');
-  say('SchedulingThroughput, pods/s (the harness’s own figure; median over runs), and cores (median over runs, over each process’s life):');
+  say(
+    'SchedulingThroughput, pods/s (the harness’s own figure; median over runs), and cores (median over runs, over each process’s life):',
+  );
   say(formatColumns(variantTable(report.runs, options.workloads, sandboxPercentage)));
   say('');
-  say(`Ratios of the medians${variants.includes('floor') ? ' (sandbox/floor: the extender against the do-nothing floor behind the same profile and sampling; the goal is ≥ 0.95)' : ''}:`);
+  say(
+    `Ratios of the medians${variants.includes('floor') ? ' (sandbox/floor: the extender against the do-nothing floor behind the same profile and sampling; the goal is ≥ 0.95)' : ''}:`,
+  );
   say(formatColumns(ratioTable(report.runs, options.workloads)));
   say('');
-  say('Published comparison in this harness (kube-scheduler-wasm-extension PR #63, 500 nodes): 991 pods/s without an extender, 111 with a Go HTTP extender (0.11).');
+  say(
+    'Published comparison in this harness (kube-scheduler-wasm-extension PR #63, 500 nodes): 991 pods/s without an extender, 111 with a Go HTTP extender (0.11).',
+  );
 }
 
 async function main(): Promise<void> {
@@ -352,11 +533,19 @@ async function main(): Promise<void> {
   }
   const t = await tools();
   const started = new Date();
-  const outDir = opts.out ? resolve(opts.out) : join(REPO_ROOT, '.e2e-bench', `scheduler-perf-${started.toISOString().replace(/[:.]/g, '-')}`);
+  const outDir = opts.out
+    ? resolve(opts.out)
+    : join(REPO_ROOT, '.e2e-bench', `scheduler-perf-${started.toISOString().replace(/[:.]/g, '-')}`);
   mkdirSync(outDir, { recursive: true });
   const extenderConfigFile = join(outDir, 'extender-config.yaml');
   writeFileSync(extenderConfigFile, extenderConfig(opts.extenderConfig));
-  const report: Report = { started: started.toISOString(), options: opts, machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version }, harness: `k8s.io/kubernetes ${t.harnessDir.match(/k8s-(v[0-9.]+)/)?.[1] ?? '?'} test/integration/scheduler_perf`, runs: [] };
+  const report: Report = {
+    started: started.toISOString(),
+    options: opts,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
+    harness: `k8s.io/kubernetes ${t.harnessDir.match(/k8s-(v[0-9.]+)/)?.[1] ?? '?'} test/integration/scheduler_perf`,
+    runs: [],
+  };
   const reportFile = join(outDir, 'report.json');
   for (let run = 1; run <= opts.runs; run++) {
     for (const workload of opts.workloads) {
@@ -368,7 +557,9 @@ async function main(): Promise<void> {
   }
   printReport(report, say);
   say('');
-  say(`results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print again: npm run bench -- scheduler-perf -- --print ${reportFile}`);
+  say(
+    `results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print again: npm run bench -- scheduler-perf -- --print ${reportFile}`,
+  );
 }
 
 main().catch((err: Error) => {

@@ -42,7 +42,8 @@ export interface WorkloadChoice {
  */
 export function parseWorkloadId(id: string): { testCase: string; workload: string } {
   const slash = id.indexOf('/');
-  if (slash <= 0 || slash === id.length - 1) throw new Error(`"${id}" is not TESTCASE/WORKLOAD (e.g. SchedulingBasic/500Nodes)`);
+  if (slash <= 0 || slash === id.length - 1)
+    throw new Error(`"${id}" is not TESTCASE/WORKLOAD (e.g. SchedulingBasic/500Nodes)`);
   return { testCase: id.slice(0, slash), workload: id.slice(slash + 1) };
 }
 
@@ -54,16 +55,26 @@ export function parseWorkloadId(id: string): { testCase: string; workload: strin
  * @returns the test case list to write as YAML, and upstream's threshold of that workload (null: none).
  * @throws Error when the test case, or the workload without `params`, is not in `upstream`.
  */
-export function derivePerfConfig(upstream: readonly PerfTestCase[], choice: WorkloadChoice, schedulerConfigPath?: string): { config: PerfTestCase[]; upstreamThreshold: number | null } {
+export function derivePerfConfig(
+  upstream: readonly PerfTestCase[],
+  choice: WorkloadChoice,
+  schedulerConfigPath?: string,
+): { config: PerfTestCase[]; upstreamThreshold: number | null } {
   const tc = upstream.find((t) => t.name === choice.testCase);
-  if (!tc) throw new Error(`no test case ${choice.testCase} in the harness's config (it has: ${upstream.map((t) => t.name).join(', ')})`);
+  if (!tc)
+    throw new Error(
+      `no test case ${choice.testCase} in the harness's config (it has: ${upstream.map((t) => t.name).join(', ')})`,
+    );
   let workload: PerfWorkload;
   let upstreamThreshold: number | null = null;
   if (choice.params) {
     workload = { name: choice.workload, params: { ...choice.params } };
   } else {
     const w = tc.workloads.find((x) => x.name === choice.workload);
-    if (!w) throw new Error(`no workload ${choice.workload} in test case ${choice.testCase} (it has: ${tc.workloads.map((x) => x.name).join(', ')})`);
+    if (!w)
+      throw new Error(
+        `no workload ${choice.workload} in test case ${choice.testCase} (it has: ${tc.workloads.map((x) => x.name).join(', ')})`,
+      );
     const { labels: _labels, threshold, ...rest } = w;
     workload = structuredClone(rest);
     if (typeof threshold === 'number') upstreamThreshold = threshold;
@@ -119,7 +130,14 @@ export function throughputOf(items: unknown): Throughput | null {
   const d = item.data;
   const need = ['Average', 'Perc50', 'Perc90', 'Perc95', 'Perc99'];
   for (const k of need) if (typeof d[k] !== 'number') throw new Error(`SchedulingThroughput item without ${k}`);
-  return { name: item.labels?.Name ?? '', average: d.Average!, perc50: d.Perc50!, perc90: d.Perc90!, perc95: d.Perc95!, perc99: d.Perc99! };
+  return {
+    name: item.labels?.Name ?? '',
+    average: d.Average!,
+    perc50: d.Perc50!,
+    perc90: d.Perc90!,
+    perc95: d.Perc95!,
+    perc99: d.Perc99!,
+  };
 }
 
 /** One result line of `go test -bench`: name, GOMAXPROCS suffix, iterations, then value–unit pairs. */
@@ -187,11 +205,15 @@ export const CPU_EXTENDER = 'extender';
  * @throws Error naming the unknown or repeated name, or when the list is empty.
  */
 export function parseVariants(text: string): Variant[] {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.length === 0) throw new Error(`no variant given (choose from ${VARIANTS.join(', ')})`);
   const out: Variant[] = [];
   for (const n of names) {
-    if (!(VARIANTS as readonly string[]).includes(n)) throw new Error(`unknown variant "${n}" (choose from ${VARIANTS.join(', ')})`);
+    if (!(VARIANTS as readonly string[]).includes(n))
+      throw new Error(`unknown variant "${n}" (choose from ${VARIANTS.join(', ')})`);
     if ((out as string[]).includes(n)) throw new Error(`variant "${n}" given twice`);
     out.push(n as Variant);
   }
@@ -214,7 +236,9 @@ export function variantOrder(variants: readonly Variant[], run: number): Variant
  */
 export function samplingOf(variant: Variant, sandboxPercentage: number): string {
   if (variant === 'stock') return 'as shipped (adaptive)';
-  return sandboxPercentage === 0 ? 'adaptive (--sandbox-percentage 0)' : `${sandboxPercentage} % (--sandbox-percentage)`;
+  return sandboxPercentage === 0
+    ? 'adaptive (--sandbox-percentage 0)'
+    : `${sandboxPercentage} % (--sandbox-percentage)`;
 }
 
 /** What the tables read of one run (a report's run record; older reports have no floor runs). */
@@ -234,7 +258,11 @@ export function variantsIn(runs: readonly ThroughputRun[]): Variant[] {
 const FIGURES: readonly ((t: Throughput) => number)[] = [(t) => t.average, (t) => t.perc50, (t) => t.perc99];
 
 /** Median SchedulingThroughput (average, p50, p99) of a workload's successful runs of a variant; nulls when none. */
-export function medianThroughput(runs: readonly ThroughputRun[], workload: string, variant: Variant): [number | null, number | null, number | null] {
+export function medianThroughput(
+  runs: readonly ThroughputRun[],
+  workload: string,
+  variant: Variant,
+): [number | null, number | null, number | null] {
   const ok = runs.filter((r) => r.workload === workload && r.variant === variant && r.throughput);
   const [a, b, c] = FIGURES.map((f) => median(ok.map((r) => f(r.throughput!))));
   return [a!, b!, c!];
@@ -245,16 +273,43 @@ export function medianThroughput(runs: readonly ThroughputRun[], workload: strin
  * SchedulingThroughput (pods/s: average, p50, p99) and the median cores of the harness, etcd and the extender
  * ("-": none measured, as stock's extender). The first row is the header.
  */
-export function variantTable(runs: readonly ThroughputRun[], workloads: readonly string[], sandboxPercentage: number): string[][] {
-  const rows = [['workload', 'variant', 'sampling (percentageOfNodesToScore)', 'runs ok', 'avg pods/s', 'p50', 'p99', 'harness cores', 'etcd', 'extender']];
+export function variantTable(
+  runs: readonly ThroughputRun[],
+  workloads: readonly string[],
+  sandboxPercentage: number,
+): string[][] {
+  const rows = [
+    [
+      'workload',
+      'variant',
+      'sampling (percentageOfNodesToScore)',
+      'runs ok',
+      'avg pods/s',
+      'p50',
+      'p99',
+      'harness cores',
+      'etcd',
+      'extender',
+    ],
+  ];
   const variants = variantsIn(runs);
   for (const w of workloads) {
     for (const v of variants) {
       const all = runs.filter((r) => r.workload === w && r.variant === v);
       if (all.length === 0) continue;
       const ok = all.filter((r) => r.throughput);
-      const cores = (key: string) => median(all.map((r) => r.cpu.cores[key]).filter((c): c is number => typeof c === 'number'));
-      rows.push([w, v, samplingOf(v, sandboxPercentage), `${ok.length}/${all.length}`, ...medianThroughput(runs, w, v).map((x) => fmt(x)), fmt(cores(CPU_HARNESS), 2), fmt(cores(CPU_ETCD), 2), fmt(cores(CPU_EXTENDER), 2)]);
+      const cores = (key: string) =>
+        median(all.map((r) => r.cpu.cores[key]).filter((c): c is number => typeof c === 'number'));
+      rows.push([
+        w,
+        v,
+        samplingOf(v, sandboxPercentage),
+        `${ok.length}/${all.length}`,
+        ...medianThroughput(runs, w, v).map((x) => fmt(x)),
+        fmt(cores(CPU_HARNESS), 2),
+        fmt(cores(CPU_ETCD), 2),
+        fmt(cores(CPU_EXTENDER), 2),
+      ]);
     }
   }
   return rows;
@@ -268,7 +323,9 @@ export function variantTable(runs: readonly ThroughputRun[], workloads: readonly
 export function ratioTable(runs: readonly ThroughputRun[], workloads: readonly string[]): string[][] {
   const present = variantsIn(runs);
   const pairs = RATIO_PAIRS.filter(([a, b]) => present.includes(a) && present.includes(b));
-  const rows = [['workload', ...pairs.flatMap(([a, b]) => [`${a}/${b} avg`, 'p50', 'p99']), "upstream's threshold (avg)"]];
+  const rows = [
+    ['workload', ...pairs.flatMap(([a, b]) => [`${a}/${b} avg`, 'p50', 'p99']), "upstream's threshold (avg)"],
+  ];
   for (const w of workloads) {
     const cells = pairs.flatMap(([a, b]) => {
       const num = medianThroughput(runs, w, a);

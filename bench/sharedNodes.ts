@@ -11,8 +11,26 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse, stringify } from 'yaml';
 import type { Node } from '../src/core/objects/kubeObjects.js';
-import { createPods, ensureNamespace, Kube, PodChangeLog, scrape, taintsToClear, untaintNodes } from '../test/e2e/kit/adminClient.js';
-import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
+import {
+  createPods,
+  ensureNamespace,
+  Kube,
+  PodChangeLog,
+  scrape,
+  taintsToClear,
+  untaintNodes,
+} from '../test/e2e/kit/adminClient.js';
+import {
+  log,
+  nowMs,
+  readClusterEnv,
+  REPO_ROOT,
+  script,
+  sleep,
+  STATE_DIR,
+  waitUntil,
+  type ClusterEnv,
+} from '../test/e2e/kit/controlPlane.js';
 import { formatColumns, sumSamples } from './clusterStats.js';
 import { placementsFromLog, replayOvercommit, type OvercommitReport } from './overcommit.js';
 
@@ -51,7 +69,11 @@ interface Round {
 
 // ------------------------------------------------------------------------------------------ the sandbox scheduler's configuration
 
-type SchedulerConfig = { profiles: Record<string, unknown>[]; extenders?: Record<string, unknown>[]; [k: string]: unknown };
+type SchedulerConfig = {
+  profiles: Record<string, unknown>[];
+  extenders?: Record<string, unknown>[];
+  [k: string]: unknown;
+};
 
 /**
  * Sets the configuration under test. `component.sh bind on|off` writes the canonical extender configuration
@@ -88,17 +110,35 @@ function podManifest(name: string, schedulerName: string, o: Options): V1Pod {
     spec: {
       schedulerName,
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'sandbox', image: 'example.invalid/none', resources: { requests: { cpu: o.podCpu, memory: o.podMemory }, limits: { cpu: o.podCpu, memory: o.podMemory } } }],
+      containers: [
+        {
+          name: 'sandbox',
+          image: 'example.invalid/none',
+          resources: {
+            requests: { cpu: o.podCpu, memory: o.podMemory },
+            limits: { cpu: o.podCpu, memory: o.podMemory },
+          },
+        },
+      ],
     },
   };
 }
 
-const counts = (m: ReadonlyMap<string, number>) => Object.fromEntries([...m].map(([k, v]) => [k === 'default-scheduler' ? 'default' : 'sandbox', v]));
+const counts = (m: ReadonlyMap<string, number>) =>
+  Object.fromEntries([...m].map(([k, v]) => [k === 'default-scheduler' ? 'default' : 'sandbox', v]));
 
-async function oneRound(kube: Kube, env: ClusterEnv, nodes: Node[], config: Config, round: number, o: Options): Promise<Round> {
+async function oneRound(
+  kube: Kube,
+  env: ClusterEnv,
+  nodes: Node[],
+  config: Config,
+  round: number,
+  o: Options,
+): Promise<Round> {
   const extenderLog = join(STATE_DIR, 'logs', 'sandbox-extender.log');
   const logFrom = existsSync(extenderLog) ? statSync(extenderLog).size : 0;
-  const doesNotFit = async () => sumSamples(await scrape(env.EXTENDER_URL!, kube), 'sandbox_extender_binds_total', { result: 'does_not_fit' });
+  const doesNotFit = async () =>
+    sumSamples(await scrape(env.EXTENDER_URL!, kube), 'sandbox_extender_binds_total', { result: 'does_not_fit' });
   const refusedBefore = await doesNotFit();
   const changes = new PodChangeLog(kube);
   await changes.start();
@@ -114,21 +154,34 @@ async function oneRound(kube: Kube, env: ClusterEnv, nodes: Node[], config: Conf
   let lastBound = -1;
   let lastChangeMs = nowMs();
   let doneMs = nowMs();
-  await waitUntil('the burst to be placed', 600_000, () => {
-    const bound = new Set(changes.changes.filter((c) => names.has(c.pod.metadata!.name!) && c.pod.spec?.nodeName).map((c) => c.pod.metadata!.name!)).size;
-    if (bound !== lastBound) {
-      lastBound = bound;
-      lastChangeMs = doneMs = nowMs();
-    }
-    return bound === names.size || nowMs() - lastChangeMs > o.stallSeconds * 1000;
-  }, 100);
+  await waitUntil(
+    'the burst to be placed',
+    600_000,
+    () => {
+      const bound = new Set(
+        changes.changes
+          .filter((c) => names.has(c.pod.metadata!.name!) && c.pod.spec?.nodeName)
+          .map((c) => c.pod.metadata!.name!),
+      ).size;
+      if (bound !== lastBound) {
+        lastBound = bound;
+        lastChangeMs = doneMs = nowMs();
+      }
+      return bound === names.size || nowMs() - lastChangeMs > o.stallSeconds * 1000;
+    },
+    100,
+  );
   const seconds = (doneMs - t0) / 1000;
   const bindRefused = (await doesNotFit()) - refusedBefore;
   changes.stop();
-  const placements = placementsFromLog(readFileSync(extenderLog, 'utf8').slice(logFrom)).filter((p) => p.pod.startsWith(`${NAMESPACE}/`));
+  const placements = placementsFromLog(readFileSync(extenderLog, 'utf8').slice(logFrom)).filter((p) =>
+    p.pod.startsWith(`${NAMESPACE}/`),
+  );
   const replay = replayOvercommit(nodes, changes.changes, placements);
   const overflowsBy: Record<string, number> = {};
-  for (const f of replay.overflows) overflowsBy[f.schedulerName === 'default-scheduler' ? 'default' : 'sandbox'] = (overflowsBy[f.schedulerName === 'default-scheduler' ? 'default' : 'sandbox'] ?? 0) + 1;
+  for (const f of replay.overflows)
+    overflowsBy[f.schedulerName === 'default-scheduler' ? 'default' : 'sandbox'] =
+      (overflowsBy[f.schedulerName === 'default-scheduler' ? 'default' : 'sandbox'] ?? 0) + 1;
   const result: Round = {
     config,
     round,
@@ -144,14 +197,31 @@ async function oneRound(kube: Kube, env: ClusterEnv, nodes: Node[], config: Conf
     bindRefused,
     seconds,
   };
-  log(`round ${round} ${config}: over at the end ${replay.overAtEnd.length}, at any time ${replay.nodesEverOver}, taken over by ${JSON.stringify(overflowsBy)}, violations ${replay.violations.length}, refused ${bindRefused}, unbound ${JSON.stringify(result.unbound)}`);
+  log(
+    `round ${round} ${config}: over at the end ${replay.overAtEnd.length}, at any time ${replay.nodesEverOver}, taken over by ${JSON.stringify(overflowsBy)}, violations ${replay.violations.length}, refused ${bindRefused}, unbound ${JSON.stringify(result.unbound)}`,
+  );
   // Clean up: every pod of the round gone, the extender settled (no reservation pending).
   await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 0 });
-  await waitUntil('the burst to be gone', 180_000, async () => (await kube.listAll((c) => kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1000, _continue: c }))).items.length === 0, 500);
-  await waitUntil('the extender to settle', 120_000, async () => {
-    const m = await scrape(env.EXTENDER_URL!, kube);
-    return sumSamples(m, 'sandbox_extender_reservations_pending') === 0 && sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0;
-  }, 500);
+  await waitUntil(
+    'the burst to be gone',
+    180_000,
+    async () =>
+      (await kube.listAll((c) => kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1000, _continue: c }))).items
+        .length === 0,
+    500,
+  );
+  await waitUntil(
+    'the extender to settle',
+    120_000,
+    async () => {
+      const m = await scrape(env.EXTENDER_URL!, kube);
+      return (
+        sumSamples(m, 'sandbox_extender_reservations_pending') === 0 &&
+        sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0
+      );
+    },
+    500,
+  );
   return result;
 }
 
@@ -160,7 +230,20 @@ async function oneRound(kube: Kube, env: ClusterEnv, nodes: Node[], config: Conf
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 function summary(rounds: readonly Round[], configs: readonly Config[], o: Options): string {
-  const rows = [['configuration', 'rounds', 'nodes over at end', 'over at any time', 'most at once', 'taken over by sandbox / default', 'violations', 'bind refused', 'pods unbound', 'placed in (median s)']];
+  const rows = [
+    [
+      'configuration',
+      'rounds',
+      'nodes over at end',
+      'over at any time',
+      'most at once',
+      'taken over by sandbox / default',
+      'violations',
+      'bind refused',
+      'pods unbound',
+      'placed in (median s)',
+    ],
+  ];
   for (const c of configs) {
     const rs = rounds.filter((r) => r.config === c);
     if (rs.length === 0) continue;
@@ -198,14 +281,29 @@ function parseOptions(argv: string[]): Options {
     .option('--pod-cpu <q>', 'cpu request of each pod', '1')
     .option('--pod-memory <q>', 'memory request of each pod', '2Gi')
     .option('--rounds <n>', 'rounds per configuration', positiveInt, 5)
-    .option('--configs <list>', `configurations, comma-separated (${CONFIGS.join(', ')})`, (v) => {
-      const list = v.split(',').map((s) => s.trim());
-      for (const c of list) if (!(CONFIGS as readonly string[]).includes(c)) throw new InvalidArgumentError(`unknown configuration ${c}`);
-      return list as Config[];
-    }, [...CONFIGS])
+    .option(
+      '--configs <list>',
+      `configurations, comma-separated (${CONFIGS.join(', ')})`,
+      (v) => {
+        const list = v.split(',').map((s) => s.trim());
+        for (const c of list)
+          if (!(CONFIGS as readonly string[]).includes(c)) throw new InvalidArgumentError(`unknown configuration ${c}`);
+        return list as Config[];
+      },
+      [...CONFIGS],
+    )
     .option('--concurrency <n>', 'creates in flight', positiveInt, 32)
-    .option('--stall-seconds <n>', 'a round ends when no pod was bound for this long (pods without room stay pending)', positiveInt, 10)
-    .option('--reuse', 'use the running cluster (started with an extender config holding logLevel: debug) and leave it up', false)
+    .option(
+      '--stall-seconds <n>',
+      'a round ends when no pod was bound for this long (pods without room stay pending)',
+      positiveInt,
+      10,
+    )
+    .option(
+      '--reuse',
+      'use the running cluster (started with an extender config holding logLevel: debug) and leave it up',
+      false,
+    )
     .option('--out <file>', 'JSON results (default .e2e-bench/shared-DATE.json)')
     .parse(['node', 'bench:shared', ...argv]);
   return program.opts<Options>();
@@ -215,7 +313,9 @@ async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const outDir = join(REPO_ROOT, '.e2e-bench');
   mkdirSync(outDir, { recursive: true });
-  const outFile = o.out ? resolve(o.out) : join(outDir, `shared-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const outFile = o.out
+    ? resolve(o.out)
+    : join(outDir, `shared-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   if (!o.reuse) {
     // The decisions' debug lines carry the pods' resourceVersion the extender had.
     const config = join(outDir, 'shared-extender.yaml');
@@ -245,7 +345,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${summary(rounds, o.configs, o)}\n\nresults: ${outFile}\n`);
   } finally {
     if (o.reuse) {
-      if (current.config === 'one-process') await script('component.sh', ['start', 'kube-scheduler-default']).catch(() => undefined);
+      if (current.config === 'one-process')
+        await script('component.sh', ['start', 'kube-scheduler-default']).catch(() => undefined);
       await script('component.sh', ['bind', 'on']).catch(() => undefined);
     } else await script('cluster-down.sh', ['--keep-logs']);
   }

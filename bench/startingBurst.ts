@@ -33,9 +33,6 @@ interface Options {
   reuse: boolean;
 }
 
-
-
-
 async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
@@ -65,7 +62,14 @@ interface RunResult {
   watchReopens: number;
 }
 
-async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<string, string>, k: Kube, nodeNames: string[]): Promise<RunResult> {
+async function oneRun(
+  setup: Setup,
+  runIndex: number,
+  o: Options,
+  env: Record<string, string>,
+  k: Kube,
+  nodeNames: string[],
+): Promise<RunResult> {
   await ensureNamespace(k, NAMESPACE);
   const sandbox = setup !== 'default';
   const names = Array.from({ length: o.pods }, (_, i) => `sbx-${String(i).padStart(4, '0')}`);
@@ -79,25 +83,32 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
   let reopens = 0;
   let controller: AbortController | undefined;
   const open = async (): Promise<void> => {
-    controller = await k.watch.watch(`/api/v1/namespaces/${NAMESPACE}/pods`, resourceVersion ? { resourceVersion, allowWatchBookmarks: true } : { allowWatchBookmarks: true }, (type: string, pod: V1Pod) => {
-      if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
-      const name = pod.metadata?.name;
-      if (type === 'BOOKMARK' || type === 'ERROR' || !name) {
-        if (type === 'ERROR') log(`pod watch: ERROR ${JSON.stringify(pod).slice(0, 200)}`);
-        return;
-      }
-      const node = pod.spec?.nodeName ?? null;
-      const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-      tracker.observe(name, node, ready, type === 'DELETED');
-      const t = performance.now();
-      if (node && !boundAt.has(name)) boundAt.set(name, t);
-      if (ready && !readyAt.has(name)) readyAt.set(name, t);
-    }, (err: unknown) => {
-      if (!watching) return;
-      reopens++;
-      log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${resourceVersion}`);
-      void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-    });
+    controller = await k.watch.watch(
+      `/api/v1/namespaces/${NAMESPACE}/pods`,
+      resourceVersion ? { resourceVersion, allowWatchBookmarks: true } : { allowWatchBookmarks: true },
+      (type: string, pod: V1Pod) => {
+        if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
+        const name = pod.metadata?.name;
+        if (type === 'BOOKMARK' || type === 'ERROR' || !name) {
+          if (type === 'ERROR') log(`pod watch: ERROR ${JSON.stringify(pod).slice(0, 200)}`);
+          return;
+        }
+        const node = pod.spec?.nodeName ?? null;
+        const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+        tracker.observe(name, node, ready, type === 'DELETED');
+        const t = performance.now();
+        if (node && !boundAt.has(name)) boundAt.set(name, t);
+        if (ready && !readyAt.has(name)) readyAt.set(name, t);
+      },
+      (err: unknown) => {
+        if (!watching) return;
+        reopens++;
+        log(
+          `pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${resourceVersion}`,
+        );
+        void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+      },
+    );
   };
   await open();
   const modelPeak = new Map<string, number>();
@@ -105,7 +116,9 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
   const sampler = (async () => {
     while (sampling) {
       try {
-        for (const n of await getJson<{ name: string; sandboxes: { starting: number; reserved: number } }[]>(`${env.EXTENDER_URL}/debug/nodes`)) {
+        for (const n of await getJson<{ name: string; sandboxes: { starting: number; reserved: number } }[]>(
+          `${env.EXTENDER_URL}/debug/nodes`,
+        )) {
           modelPeak.set(n.name, Math.max(modelPeak.get(n.name) ?? 0, n.sandboxes.starting + n.sandboxes.reserved));
         }
       } catch (err) {
@@ -130,7 +143,16 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
             spec: {
               ...(sandbox ? { schedulerName: env.SANDBOX_SCHEDULER_NAME! } : {}),
               terminationGracePeriodSeconds: 0,
-              containers: [{ name: 'sandbox', image: 'registry.invalid/bench/sandbox:1', resources: { requests: { cpu: o.podCpu, memory: o.podMemory }, limits: { cpu: o.podCpu, memory: o.podMemory } } }],
+              containers: [
+                {
+                  name: 'sandbox',
+                  image: 'registry.invalid/bench/sandbox:1',
+                  resources: {
+                    requests: { cpu: o.podCpu, memory: o.podMemory },
+                    limits: { cpu: o.podCpu, memory: o.podMemory },
+                  },
+                },
+              ],
             },
           },
         });
@@ -151,10 +173,13 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
     if (i % 50 !== 0) continue;
     // Every 5 s, the API's own count: the watch must not fall behind it for long.
     const list = await k.api.listNamespacedPod({ namespace: NAMESPACE });
-    const listedReady = list.items.filter((p) => (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    const listedReady = list.items.filter((p) =>
+      (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    ).length;
     if (listedReady < o.pods) listedAllReadySince = undefined;
     else if (listedAllReadySince === undefined) listedAllReadySince = Date.now();
-    else if (Date.now() - listedAllReadySince > 15_000) throw new Error(`${setup}: the API lists all ${o.pods} pods Ready but the watch saw ${readyAt.size}`);
+    else if (Date.now() - listedAllReadySince > 15_000)
+      throw new Error(`${setup}: the API lists all ${o.pods} pods Ready but the watch saw ${readyAt.size}`);
   }
   sampling = false;
   await sampler;
@@ -176,12 +201,16 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
     filterRequests: sandbox ? (await filters()) - filterBefore : null,
     watchReopens: reopens,
   };
-  log(`${setup} run ${runIndex}: all Ready in ${allReadySeconds.toFixed(1)} s, peak starting ${result.apiPeaks.max}; deleting the pods`);
+  log(
+    `${setup} run ${runIndex}: all Ready in ${allReadySeconds.toFixed(1)} s, peak starting ${result.apiPeaks.max}; deleting the pods`,
+  );
   // The extender sends its Events rate-limited after the decisions: let the queue drain (an outcome per decision)
   // before the namespace goes, or the late ones meet a terminating namespace (403).
   if (sandbox) {
     for (let i = 0; i < 1200; i++) {
-      const decisions = (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) + (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
+      const decisions =
+        (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) +
+        (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
       if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_events_total')) >= decisions) break;
       await sleep(500);
     }
@@ -189,7 +218,11 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
   await kubectl(env, ['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=300s']);
   // The extender has settled when it holds no reservation and no pod of the namespace.
   for (let i = 0; i < 600; i++) {
-    if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_reservations_pending')) === 0 && (await metric(env.EXTENDER_URL!, 'sandbox_extender_snapshot_objects', { kind: 'pod' })) === 0) break;
+    if (
+      (await metric(env.EXTENDER_URL!, 'sandbox_extender_reservations_pending')) === 0 &&
+      (await metric(env.EXTENDER_URL!, 'sandbox_extender_snapshot_objects', { kind: 'pod' })) === 0
+    )
+      break;
     await sleep(500);
   }
   return result;
@@ -197,23 +230,32 @@ async function oneRun(setup: Setup, runIndex: number, o: Options, env: Record<st
 
 function kubectl(env: Record<string, string>, args: readonly string[]): Promise<string> {
   return new Promise((ok, bad) => {
-    const child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('close', (code) => (code === 0 ? ok(out) : bad(new Error(`kubectl ${args.join(' ')}: exit ${code}: ${err.trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? ok(out) : bad(new Error(`kubectl ${args.join(' ')}: exit ${code}: ${err.trim()}`)),
+    );
   });
 }
 
 /** Waits until no node carries the node lifecycle controller's not-ready/unreachable taint (pods do not tolerate it). */
 async function waitNodesUntainted(env: Record<string, string>): Promise<string[]> {
   for (let i = 0; ; i++) {
-    const nodes = JSON.parse(await kubectl(env, ['get', 'nodes', '-o', 'json'])) as { items: { metadata: { name: string }; spec?: { taints?: { key: string }[] } }[] };
-    const tainted = nodes.items.filter((n) => (n.spec?.taints ?? []).some((t) => t.key.startsWith('node.kubernetes.io/')));
+    const nodes = JSON.parse(await kubectl(env, ['get', 'nodes', '-o', 'json'])) as {
+      items: { metadata: { name: string }; spec?: { taints?: { key: string }[] } }[];
+    };
+    const tainted = nodes.items.filter((n) =>
+      (n.spec?.taints ?? []).some((t) => t.key.startsWith('node.kubernetes.io/')),
+    );
     if (tainted.length === 0) return nodes.items.map((n) => n.metadata.name);
     if (i > 600) throw new Error(`${tainted.length} nodes still tainted`);
-    if (i % 10 === 0) log(`${tainted.length} of ${nodes.items.length} nodes still carry a node.kubernetes.io/ taint; waiting`);
+    if (i % 10 === 0)
+      log(`${tainted.length} of ${nodes.items.length} nodes still carry a node.kubernetes.io/ taint; waiting`);
     await sleep(1000);
   }
 }
@@ -226,24 +268,63 @@ function table(results: readonly RunResult[], o: Options): string {
   const rows = [['', 'limit off (sandbox-scheduler)', `limit on (${limitText(o)})`, 'default-scheduler']];
   const of = (s: Setup) => results.filter((r) => r.setup === s);
   const cell = (s: Setup, f: (rs: RunResult[]) => string) => (of(s).length ? f(of(s)) : '-');
-  rows.push(['peak starting on any node (API)', ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.apiPeaks.max).join(' / ')))]);
-  rows.push(['per-node peaks, API (value×nodes)', ...setups.map((s) => cell(s, (rs) => formatCounts(rs.at(-1)!.apiPeaks)))]);
-  rows.push(['peak starting on any node (extender model)', ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.modelPeaks?.max ?? '-').join(' / ')))]);
-  rows.push(['first create → all created (s)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.createSeconds)))))]);
-  rows.push(['first create → all bound (s)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.allBoundSeconds)))))]);
-  rows.push(['first create → all Ready (s)', ...setups.map((s) => cell(s, (rs) => `${f1(med(rs.map((r) => r.allReadySeconds)))} (${rs.map((r) => f1(r.allReadySeconds)).join(', ')})`))]);
-  rows.push(['pods/s (pods / time to all Ready)', ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.podsPerSecond)))))]);
-  rows.push(['Filter calls / held by the limit', ...setups.map((s) => cell(s, (rs) => (rs[0]!.filterRequests === null ? '-' : `${med(rs.map((r) => r.filterRequests!))} / ${med(rs.map((r) => r.startingLimitHeld!))}`)))]);
+  rows.push([
+    'peak starting on any node (API)',
+    ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.apiPeaks.max).join(' / '))),
+  ]);
+  rows.push([
+    'per-node peaks, API (value×nodes)',
+    ...setups.map((s) => cell(s, (rs) => formatCounts(rs.at(-1)!.apiPeaks))),
+  ]);
+  rows.push([
+    'peak starting on any node (extender model)',
+    ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.modelPeaks?.max ?? '-').join(' / '))),
+  ]);
+  rows.push([
+    'first create → all created (s)',
+    ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.createSeconds))))),
+  ]);
+  rows.push([
+    'first create → all bound (s)',
+    ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.allBoundSeconds))))),
+  ]);
+  rows.push([
+    'first create → all Ready (s)',
+    ...setups.map((s) =>
+      cell(
+        s,
+        (rs) => `${f1(med(rs.map((r) => r.allReadySeconds)))} (${rs.map((r) => f1(r.allReadySeconds)).join(', ')})`,
+      ),
+    ),
+  ]);
+  rows.push([
+    'pods/s (pods / time to all Ready)',
+    ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.podsPerSecond))))),
+  ]);
+  rows.push([
+    'Filter calls / held by the limit',
+    ...setups.map((s) =>
+      cell(s, (rs) =>
+        rs[0]!.filterRequests === null
+          ? '-'
+          : `${med(rs.map((r) => r.filterRequests!))} / ${med(rs.map((r) => r.startingLimitHeld!))}`,
+      ),
+    ),
+  ]);
   return formatColumns(rows);
 }
 
 function limitText(o: Options): string {
-  return [o.perNode !== undefined ? `perNode ${o.perNode}` : '', o.perCore !== undefined ? `perCore ${o.perCore}` : ''].filter(Boolean).join(', ');
+  return [o.perNode !== undefined ? `perNode ${o.perNode}` : '', o.perCore !== undefined ? `perCore ${o.perCore}` : '']
+    .filter(Boolean)
+    .join(', ');
 }
 
 async function main(): Promise<void> {
   const program = new Command('bench:starting')
-    .description('A burst of sandbox pods on KWOK nodes that become Ready after a delay: the starting limit off, on, and the stock default-scheduler.')
+    .description(
+      'A burst of sandbox pods on KWOK nodes that become Ready after a delay: the starting limit off, on, and the stock default-scheduler.',
+    )
     .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '100x32/128Gi')
     .option('--pods <n>', 'pods per burst', positiveInt, 1000)
     .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '250m')
@@ -253,23 +334,38 @@ async function main(): Promise<void> {
     .option('--per-core <x>', 'startingLimit.perCore of the "limit on" runs', Number)
     .option('--runs <n>', 'bursts per setup (interleaved: off, on, default, off, ...)', positiveInt, 1)
     .option('--concurrency <n>', 'pod creates in flight', positiveInt, 32)
-    .option('--reuse', 'use the cluster that is up (started with the same --nodes and --ready-delay) and leave it running', false)
+    .option(
+      '--reuse',
+      'use the cluster that is up (started with the same --nodes and --ready-delay) and leave it running',
+      false,
+    )
     .parse();
   const o = program.opts<Options>();
   if (o.perNode === undefined && o.perCore === undefined) o.perNode = 4;
   mkdirSync(join(REPO_ROOT, '.e2e-bench'), { recursive: true });
   const limitConfig = join(REPO_ROOT, '.e2e-bench', 'starting-limit-on.yaml');
   const offConfig = join(REPO_ROOT, '.e2e-bench', 'starting-limit-off.yaml');
-  writeFileSync(limitConfig, `startingLimit: {${[o.perNode !== undefined ? `perNode: ${o.perNode}` : '', o.perCore !== undefined ? `perCore: ${o.perCore}` : ''].filter(Boolean).join(', ')}}\n`);
+  writeFileSync(
+    limitConfig,
+    `startingLimit: {${[o.perNode !== undefined ? `perNode: ${o.perNode}` : '', o.perCore !== undefined ? `perCore: ${o.perCore}` : ''].filter(Boolean).join(', ')}}\n`,
+  );
   writeFileSync(offConfig, 'startingLimit: {}\n');
-  if (!o.reuse) await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, KWOK_POD_READY_DELAY: o.readyDelay, EXTENDER_BIND: '0', AGENT_SANDBOX: '0' }); // kube-scheduler binds, as the chart installs it
+  if (!o.reuse)
+    await script('cluster-up.sh', [], {
+      CLUSTER_NODES: o.nodes,
+      KWOK_POD_READY_DELAY: o.readyDelay,
+      EXTENDER_BIND: '0',
+      AGENT_SANDBOX: '0',
+    }); // kube-scheduler binds, as the chart installs it
   const results: RunResult[] = [];
   try {
     const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL']);
     if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
     const k = await Kube.connect(env.KUBECONFIG!, o.concurrency);
     const nodeNames = await waitNodesUntainted(env);
-    log(`${nodeNames.length} nodes, pods Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding; ${o.pods} pods of ${o.podCpu} / ${o.podMemory} per burst`);
+    log(
+      `${nodeNames.length} nodes, pods Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding; ${o.pods} pods of ${o.podCpu} / ${o.podMemory} per burst`,
+    );
     let current = '';
     for (let run = 1; run <= o.runs; run++) {
       for (const setup of ['limit off', 'limit on', 'default'] as const) {

@@ -57,7 +57,13 @@ export function distribution(values: Iterable<number>): Distribution {
   const sorted = [...values].sort((a, b) => a - b);
   const counts = new Map<number, number>();
   for (const v of sorted) counts.set(v, (counts.get(v) ?? 0) + 1);
-  return { min: sorted[0] ?? null, p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), max: sorted.at(-1) ?? null, counts: [...counts] };
+  return {
+    min: sorted[0] ?? null,
+    p50: percentile(sorted, 0.5),
+    p90: percentile(sorted, 0.9),
+    max: sorted.at(-1) ?? null,
+    counts: [...counts],
+  };
 }
 
 /** `value×count` pairs, e.g. `3×12 4×88`. */

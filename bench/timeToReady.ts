@@ -14,12 +14,30 @@ import { Command, InvalidArgumentError } from 'commander';
 import { randomSource } from '../src/randomSource.js';
 import { fmt, median, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { ensureNamespace, inParallel, Kube, metricByLabel, untaintNodes } from '../test/e2e/kit/adminClient.js';
-import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
+import {
+  log,
+  nowMs,
+  readClusterEnv,
+  REPO_ROOT,
+  script,
+  sleep,
+  STATE_DIR,
+  waitUntil,
+} from '../test/e2e/kit/controlPlane.js';
 import { positiveInt } from './cliOptions.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
-import { burstFigures, nodePullRates, parsePulledMessage, pullThroughput, readyTable, type BurstFigures, type PodTiming, type PullRecord } from './timeToReadyStats.js';
+import {
+  burstFigures,
+  nodePullRates,
+  parsePulledMessage,
+  pullThroughput,
+  readyTable,
+  type BurstFigures,
+  type PodTiming,
+  type PullRecord,
+} from './timeToReadyStats.js';
 
 const run = promisify(execFile);
 const NAMESPACE = 'bench-ready';
@@ -32,7 +50,13 @@ type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
 const SETUPS: readonly Setup[] = ['stock', 'off', 'on', 'off+limit', 'on+limit'];
 type Cache = 'cold' | 'warm';
 const CACHES: readonly Cache[] = ['cold', 'warm'];
-const LABELS: Record<Setup, string> = { stock: 'stock default-scheduler', off: 'locality off', on: 'locality on', 'off+limit': 'locality off, limit', 'on+limit': 'locality on, limit' };
+const LABELS: Record<Setup, string> = {
+  stock: 'stock default-scheduler',
+  off: 'locality off',
+  on: 'locality on',
+  'off+limit': 'locality off, limit',
+  'on+limit': 'locality on, limit',
+};
 
 interface Options {
   realNodes: number;
@@ -76,7 +100,8 @@ interface RunResult {
 // ------------------------------------------------------------------------------------------ the nodes' caches
 
 const nodeSocket = (node: string) => join(STATE_DIR, 'nodes', node, 'containerd.sock');
-const ctr = (node: string, args: readonly string[]) => run('ctr', ['--address', nodeSocket(node), '--namespace', 'k8s.io', ...args], { maxBuffer: 16 * 1024 * 1024 });
+const ctr = (node: string, args: readonly string[]) =>
+  run('ctr', ['--address', nodeSocket(node), '--namespace', 'k8s.io', ...args], { maxBuffer: 16 * 1024 * 1024 });
 
 /**
  * The node's image records of the benchmark's images: their references (tag and digest) and the names CRI adds
@@ -84,7 +109,11 @@ const ctr = (node: string, args: readonly string[]) => run('ctr', ['--address', 
  */
 async function benchImagesOn(node: string): Promise<string[]> {
   const { stdout } = await ctr(node, ['images', 'ls']);
-  const rows = stdout.split('\n').slice(1).map((l) => l.trim().split(/\s+/)).filter((r) => r.length >= 3);
+  const rows = stdout
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/))
+    .filter((r) => r.length >= 3);
   const digests = new Set(rows.filter((r) => r[0]!.includes(BENCH_REPO)).map((r) => r[2]!));
   return rows.filter((r) => digests.has(r[2]!)).map((r) => r[0]!);
 }
@@ -92,7 +121,10 @@ async function benchImagesOn(node: string): Promise<string[]> {
 /** The node's containers of a benchmark image (kubelet removes those of deleted pods shortly after). */
 async function benchContainersOn(node: string, images: ReadonlySet<string>): Promise<number> {
   const { stdout } = await ctr(node, ['containers', 'ls']);
-  return stdout.split('\n').slice(1).filter((l) => images.has(l.trim().split(/\s+/)[1] ?? '')).length;
+  return stdout
+    .split('\n')
+    .slice(1)
+    .filter((l) => images.has(l.trim().split(/\s+/)[1] ?? '')).length;
 }
 
 /** status.images of the node: the benchmark's templates it lists (by the pods' references). */
@@ -106,11 +138,21 @@ async function realNodes(kube: Kube): Promise<V1Node[]> {
 }
 
 /** Puts the real nodes' caches in `cache` state and waits until their status.images says so. */
-async function prepareCaches(cache: Cache, kube: Kube, nodes: readonly string[], templates: readonly Template[]): Promise<void> {
+async function prepareCaches(
+  cache: Cache,
+  kube: Kube,
+  nodes: readonly string[],
+  templates: readonly Template[],
+): Promise<void> {
   await inParallel(nodes, nodes.length, async (node) => {
     if (cache === 'cold') {
       const refs = await benchImagesOn(node);
-      await waitUntil(`node ${node}: the previous run's containers removed`, 180_000, async () => (await benchContainersOn(node, new Set(refs))) === 0, 1000);
+      await waitUntil(
+        `node ${node}: the previous run's containers removed`,
+        180_000,
+        async () => (await benchContainersOn(node, new Set(refs))) === 0,
+        1000,
+      );
       if (refs.length) await ctr(node, ['images', 'rm', '--sync', ...refs]);
       const left = await benchImagesOn(node);
       if (left.length) throw new Error(`node ${node}: images left after removal: ${left.join(' ')}`);
@@ -120,22 +162,40 @@ async function prepareCaches(cache: Cache, kube: Kube, nodes: readonly string[],
     }
   });
   // kubelet refreshes its image list every 30 s and reports a change at its next status update (10 s).
-  await waitUntil(`the real nodes' status.images ${cache}`, 120_000, async () => {
-    const listed = (await realNodes(kube)).map((n) => listedTemplates(n, templates).size);
-    return listed.every((n) => (cache === 'cold' ? n === 0 : n === templates.length));
-  }, 1000);
+  await waitUntil(
+    `the real nodes' status.images ${cache}`,
+    120_000,
+    async () => {
+      const listed = (await realNodes(kube)).map((n) => listedTemplates(n, templates).size);
+      return listed.every((n) => (cache === 'cold' ? n === 0 : n === templates.length));
+    },
+    1000,
+  );
 }
 
 // ------------------------------------------------------------------------------------------ one run
 
 async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void> {
   await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 1 });
-  await waitUntil('the pods of the previous run to be gone', 300_000, async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0, 500);
+  await waitUntil(
+    'the pods of the previous run to be gone',
+    300_000,
+    async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0,
+    500,
+  );
   await kube.api.deleteCollectionNamespacedEvent({ namespace: NAMESPACE });
-  await waitUntil('the extender to drop them', 120_000, async () => {
-    const m = parsePrometheusText(await (await fetch(`${env.EXTENDER_URL}/metrics`)).text());
-    return sumSamples(m, 'sandbox_extender_reservations_pending') === 0 && sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0;
-  }, 500);
+  await waitUntil(
+    'the extender to drop them',
+    120_000,
+    async () => {
+      const m = parsePrometheusText(await (await fetch(`${env.EXTENDER_URL}/metrics`)).text());
+      return (
+        sumSamples(m, 'sandbox_extender_reservations_pending') === 0 &&
+        sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0
+      );
+    },
+    500,
+  );
 }
 
 function podManifest(name: string, template: number, t: Template, schedulerName: string | null, o: Options): V1Pod {
@@ -150,7 +210,17 @@ function podManifest(name: string, template: number, t: Template, schedulerName:
       automountServiceAccountToken: false,
       enableServiceLinks: false,
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: 'sandbox', image: t.ref, imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: o.podCpu, memory: o.podMemory }, limits: { cpu: o.podCpu, memory: o.podMemory } } }],
+      containers: [
+        {
+          name: 'sandbox',
+          image: t.ref,
+          imagePullPolicy: 'IfNotPresent',
+          resources: {
+            requests: { cpu: o.podCpu, memory: o.podMemory },
+            limits: { cpu: o.podCpu, memory: o.podMemory },
+          },
+        },
+      ],
     },
   };
 }
@@ -181,14 +251,29 @@ function cpuCategories(extenderPid: number | null): ConstructorParameters<typeof
 
 function extenderPid(): number | null {
   try {
-    const pid = Number(readFileSync(join(STATE_DIR, 'pids', 'sandbox-extender'), 'utf8').trim().split(/\s+/)[0]);
+    const pid = Number(
+      readFileSync(join(STATE_DIR, 'pids', 'sandbox-extender'), 'utf8')
+        .trim()
+        .split(/\s+/)[0],
+    );
     return Number.isInteger(pid) ? pid : null;
   } catch {
     return null;
   }
 }
 
-async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, templates: readonly Template[], podTemplates: readonly number[], kube: Kube, env: Record<string, string>, nodes: readonly string[], configs: Record<Exclude<Setup, 'stock'>, string>): Promise<RunResult> {
+async function oneRun(
+  setup: Setup,
+  cache: Cache,
+  round: number,
+  o: Options,
+  templates: readonly Template[],
+  podTemplates: readonly number[],
+  kube: Kube,
+  env: Record<string, string>,
+  nodes: readonly string[],
+  configs: Record<Exclude<Setup, 'stock'>, string>,
+): Promise<RunResult> {
   const t00 = nowMs();
   log(`round ${round}: ${cache} ${setup}: preparing`);
   await deleteAll(kube, env);
@@ -196,35 +281,44 @@ async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, tem
   const held = new Map(nodes.map((n) => [n, new Set<number>()]));
   for (const n of await realNodes(kube)) held.set(n.metadata!.name!, listedTemplates(n, templates));
   if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
-  const byLocalityBefore = setup === 'stock' ? null : await metricByLabel(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+  const byLocalityBefore =
+    setup === 'stock'
+      ? null
+      : await metricByLabel(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
   const prepareSeconds = (nowMs() - t00) / 1000;
 
   const tracker = new StartingTracker();
   const createdAt = new Map<string, number>();
   const readyAt = new Map<string, number>();
   const nodeOf = new Map<string, string>();
-  let resourceVersion = (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion ?? '';
+  let resourceVersion =
+    (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion ?? '';
   let watching = true;
   let controller: AbortController | undefined;
   const cpu = new ProcWatch(cpuCategories(extenderPid()));
   cpu.start();
   const t0 = nowMs();
   const open = async (): Promise<void> => {
-    controller = await kube.watch.watch(`/api/v1/namespaces/${NAMESPACE}/pods`, { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) }, (type: string, pod: V1Pod) => {
-      const t = nowMs() - t0;
-      if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
-      const name = pod.metadata?.name;
-      if (type === 'BOOKMARK' || type === 'ERROR' || !name) return;
-      const node = pod.spec?.nodeName ?? null;
-      const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-      tracker.observe(name, node, ready, type === 'DELETED');
-      if (node) nodeOf.set(name, node);
-      if (ready && !readyAt.has(name)) readyAt.set(name, t);
-    }, (err: unknown) => {
-      if (!watching) return;
-      log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from ${resourceVersion}`);
-      void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-    });
+    controller = await kube.watch.watch(
+      `/api/v1/namespaces/${NAMESPACE}/pods`,
+      { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
+      (type: string, pod: V1Pod) => {
+        const t = nowMs() - t0;
+        if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
+        const name = pod.metadata?.name;
+        if (type === 'BOOKMARK' || type === 'ERROR' || !name) return;
+        const node = pod.spec?.nodeName ?? null;
+        const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+        tracker.observe(name, node, ready, type === 'DELETED');
+        if (node) nodeOf.set(name, node);
+        if (ready && !readyAt.has(name)) readyAt.set(name, t);
+      },
+      (err: unknown) => {
+        if (!watching) return;
+        log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from ${resourceVersion}`);
+        void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+      },
+    );
   };
   await open();
   const schedulerName = setup === 'stock' ? null : env.SANDBOX_SCHEDULER_NAME!;
@@ -234,7 +328,10 @@ async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, tem
     const template = podTemplates[i]!;
     for (let attempt = 0; ; attempt++) {
       try {
-        await kube.api.createNamespacedPod({ namespace: NAMESPACE, body: podManifest(name, template, templates[template]!, schedulerName, o) });
+        await kube.api.createNamespacedPod({
+          namespace: NAMESPACE,
+          body: podManifest(name, template, templates[template]!, schedulerName, o),
+        });
         createdAt.set(name, nowMs() - t0);
         return;
       } catch (err) {
@@ -249,7 +346,13 @@ async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, tem
   watching = false;
   controller?.abort();
 
-  const timings: PodTiming[] = names.map((name, i) => ({ name, template: podTemplates[i]!, node: nodeOf.get(name) ?? null, createdMs: createdAt.get(name)!, readyMs: readyAt.get(name) ?? null }));
+  const timings: PodTiming[] = names.map((name, i) => ({
+    name,
+    template: podTemplates[i]!,
+    node: nodeOf.get(name) ?? null,
+    createdMs: createdAt.get(name)!,
+    readyMs: readyAt.get(name) ?? null,
+  }));
   const figures = burstFigures(timings, (node, template) => held.get(node)?.has(template) === true);
   const events = await kube.api.listNamespacedEvent({ namespace: NAMESPACE });
   const pulls = events.items.flatMap((e) => {
@@ -274,7 +377,9 @@ async function oneRun(setup: Setup, cache: Cache, round: number, o: Options, tem
 // ------------------------------------------------------------------------------------------ output
 
 function describe(o: Options, templates: readonly Template[] | undefined): string {
-  const sizes = templates ? templates.map((t) => `${(t.sizeBytes / 1024 ** 2).toFixed(0)} MiB`).join(', ') : o.imageMib.map((m) => `${m} MiB`).join(', ');
+  const sizes = templates
+    ? templates.map((t) => `${(t.sizeBytes / 1024 ** 2).toFixed(0)} MiB`).join(', ')
+    : o.imageMib.map((m) => `${m} MiB`).join(', ');
   return (
     `Time to Ready on real nodes: ${o.pods} hostNetwork pods of ${o.podCpu} / ${o.podMemory} at once on ${o.realNodes} real nodes (kubelet + containerd each; ` +
     `KWOK nodes ${o.kwokNodes} excluded by nodeSelector type=real); ${o.imageMib.length} templates (${sizes}; random bytes, loopback registry), Zipf ${o.zipf}; ` +
@@ -284,7 +389,10 @@ function describe(o: Options, templates: readonly Template[] | undefined): strin
 
 function cpuTable(results: readonly RunResult[]): string {
   const cats = ['nodes', 'control plane', 'registry', 'extender', 'bench'];
-  const lines = results.map((r) => `${r.cache.padEnd(4)} ${LABELS[r.setup].padEnd(24)} ${r.cpu.seconds.toFixed(0).padStart(4)} s  ${cats.map((c) => `${c} ${(r.cpu.cores[c] ?? 0).toFixed(2)}`).join(', ')}; other ${r.cpu.otherCores.toFixed(2)} of ${r.cpu.cpus} cores`);
+  const lines = results.map(
+    (r) =>
+      `${r.cache.padEnd(4)} ${LABELS[r.setup].padEnd(24)} ${r.cpu.seconds.toFixed(0).padStart(4)} s  ${cats.map((c) => `${c} ${(r.cpu.cores[c] ?? 0).toFixed(2)}`).join(', ')}; other ${r.cpu.otherCores.toFixed(2)} of ${r.cpu.cpus} cores`,
+  );
   return ['CPU over each run (cores):', ...lines].join('\n');
 }
 
@@ -300,7 +408,15 @@ function pullLine(results: readonly RunResult[]): string {
 }
 
 function report(o: Options, templates: readonly Template[] | undefined, results: readonly RunResult[]): string {
-  return [describe(o, templates), '', readyTable(results, o.setups, o.caches, LABELS, 'stock'), '', pullLine(results), '', cpuTable(results)].join('\n');
+  return [
+    describe(o, templates),
+    '',
+    readyTable(results, o.setups, o.caches, LABELS, 'stock'),
+    '',
+    pullLine(results),
+    '',
+    cpuTable(results),
+  ].join('\n');
 }
 
 // ------------------------------------------------------------------------------------------ main
@@ -308,7 +424,8 @@ function report(o: Options, templates: readonly Template[] | undefined, results:
 function list<T extends string>(allowed: readonly T[], what: string) {
   return (v: string): T[] => {
     const xs = v.split(',').map((s) => s.trim()) as T[];
-    for (const x of xs) if (!allowed.includes(x)) throw new InvalidArgumentError(`unknown ${what} ${x} (${allowed.join(', ')})`);
+    for (const x of xs)
+      if (!allowed.includes(x)) throw new InvalidArgumentError(`unknown ${what} ${x} (${allowed.join(', ')})`);
     return xs;
   };
 }
@@ -321,7 +438,8 @@ function positive(v: string): number {
 
 function mibList(v: string): number[] {
   const xs = v.split(',').map(Number);
-  if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 1)) throw new InvalidArgumentError('expected sizes in MiB, e.g. 200,300,400');
+  if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 1))
+    throw new InvalidArgumentError('expected sizes in MiB, e.g. 200,300,400');
   return xs;
 }
 
@@ -343,9 +461,15 @@ function envFile(path: string): Record<string, string> {
 
 async function main(): Promise<void> {
   const program = new Command('bench:time-to-ready')
-    .description('creation → Ready of sandbox pods on real nodes with real image pulls: stock default-scheduler vs sandbox-scheduler, locality off/on, the starting limit off/on, cold and warm image caches.')
+    .description(
+      'creation → Ready of sandbox pods on real nodes with real image pulls: stock default-scheduler vs sandbox-scheduler, locality off/on, the starting limit off/on, cold and warm image caches.',
+    )
     .option('--real-nodes <n>', 'real nodes (kubelet + containerd each)', positiveInt, 3)
-    .option('--kwok-nodes <shape>', 'CLUSTER_NODES of cluster-up.sh: the KWOK nodes beside them (never used by the pods)', '4x32/128Gi')
+    .option(
+      '--kwok-nodes <shape>',
+      'CLUSTER_NODES of cluster-up.sh: the KWOK nodes beside them (never used by the pods)',
+      '4x32/128Gi',
+    )
     .option('--pods <n>', 'pods per burst', positiveInt, 30)
     .option('--image-mib <list>', 'one template per size (MiB of random bytes)', mibList, [200, 300, 400])
     .option('--zipf <s>', 'Zipf exponent of template popularity', positive, 1)
@@ -355,15 +479,25 @@ async function main(): Promise<void> {
     .option('--band <x>', 'locality.pressureBand of the locality-on setups', Number, 0.05)
     .option('--runs <n>', 'rounds (each: every cache state × every setup)', positiveInt, 1)
     .option('--setups <list>', `setups, in this order (${SETUPS.join(',')})`, list(SETUPS, 'setup'), [...SETUPS])
-    .option('--caches <list>', `cache states, in this order (${CACHES.join(',')})`, list(CACHES, 'cache state'), [...CACHES])
+    .option('--caches <list>', `cache states, in this order (${CACHES.join(',')})`, list(CACHES, 'cache state'), [
+      ...CACHES,
+    ])
     .option('--seed <n>', 'seed of the templates drawn', positiveInt, 1)
     .option('--concurrency <n>', 'creates in flight', positiveInt, 16)
-    .option('--reuse', 'use the cluster that is up (with real nodes, REAL_NODE_REGISTRY the engine registry) and leave it running', false)
+    .option(
+      '--reuse',
+      'use the cluster that is up (with real nodes, REAL_NODE_REGISTRY the engine registry) and leave it running',
+      false,
+    )
     .option('--print <file>', 'print the tables of an earlier result file and exit')
     .parse();
   const o = program.opts<Options>();
   if (o.print) {
-    const saved = JSON.parse(readFileSync(o.print, 'utf8')) as { options: Options; templates: Template[]; results: RunResult[] };
+    const saved = JSON.parse(readFileSync(o.print, 'utf8')) as {
+      options: Options;
+      templates: Template[];
+      results: RunResult[];
+    };
     console.log(report(saved.options, saved.templates, saved.results));
     return;
   }
@@ -417,7 +551,9 @@ async function main(): Promise<void> {
     await untaintNodes(kube);
     const nodes = (await realNodes(kube)).map((n) => n.metadata!.name!).sort();
     if (nodes.length === 0) throw new Error('no node labelled type=real: start the cluster with REAL_NODES');
-    log(`real nodes: ${nodes.join(', ')}; ${o.pods} pods: ${templates.map((_, k) => `tmpl-${k} ×${podTemplates.filter((t) => t === k).length}`).join(', ')}`);
+    log(
+      `real nodes: ${nodes.join(', ')}; ${o.pods} pods: ${templates.map((_, k) => `tmpl-${k} ×${podTemplates.filter((t) => t === k).length}`).join(', ')}`,
+    );
     await ensureNamespace(kube, NAMESPACE);
     for (let round = 1; round <= o.runs; round++) {
       for (const cache of o.caches) {
@@ -433,7 +569,13 @@ async function main(): Promise<void> {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
     else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
   }
-  console.log([report(o, templates, results), '', `results: ${out} (print them again: npm run bench -- time-to-ready -- --print FILE)`].join('\n'));
+  console.log(
+    [
+      report(o, templates, results),
+      '',
+      `results: ${out} (print them again: npm run bench -- time-to-ready -- --print FILE)`,
+    ].join('\n'),
+  );
 }
 
 main().catch((err: Error) => {

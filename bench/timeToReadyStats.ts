@@ -39,7 +39,10 @@ export interface BurstFigures {
  * The figures of one burst. `heldAtStart(node, template)` says whether the node held the template's image
  * when the burst began. A pod that never became Ready is left out of the percentiles and makes allReadyMs null.
  */
-export function burstFigures(pods: readonly PodTiming[], heldAtStart: (node: string, template: number) => boolean): BurstFigures {
+export function burstFigures(
+  pods: readonly PodTiming[],
+  heldAtStart: (node: string, template: number) => boolean,
+): BurstFigures {
   const latencies = pods.filter((p) => p.readyMs !== null).map((p) => p.readyMs! - p.createdMs);
   const sorted = [...latencies].sort((a, b) => a - b);
   const pairs = new Set<string>();
@@ -97,7 +100,10 @@ export interface PullRecord {
  * `Container image "REF" already present on machine`).
  */
 export function parsePulledMessage(message: string): PullRecord | null {
-  const m = /^Successfully pulled image "([^"]+)" in (\S+) \((\S+) including waiting\)\. Image size: (\d+) bytes\.$/.exec(message.trim());
+  const m =
+    /^Successfully pulled image "([^"]+)" in (\S+) \((\S+) including waiting\)\. Image size: (\d+) bytes\.$/.exec(
+      message.trim(),
+    );
   if (!m) return null;
   return { image: m[1]!, pullMs: goDurationMs(m[2]!), withWaitingMs: goDurationMs(m[3]!), sizeBytes: Number(m[4]) };
 }
@@ -106,7 +112,10 @@ export function parsePulledMessage(message: string): PullRecord | null {
  * Pull throughput over a set of pulls: `perPullMiBps` the median of each pull's size / its pull time;
  * `medianPullMs` the median pull time. Null when there is no pull.
  */
-export function pullThroughput(pulls: readonly PullRecord[]): { perPullMiBps: number | null; medianPullMs: number | null } {
+export function pullThroughput(pulls: readonly PullRecord[]): {
+  perPullMiBps: number | null;
+  medianPullMs: number | null;
+} {
   const rates = pulls.filter((p) => p.pullMs > 0).map((p) => p.sizeBytes / 1024 ** 2 / (p.pullMs / 1000));
   return { perPullMiBps: median(rates), medianPullMs: median(pulls.map((p) => p.pullMs)) };
 }
@@ -146,25 +155,43 @@ export interface RunRow<S extends string, C extends string> {
  * The table of runs: per cache state, rows of figures (median over the runs of a setup), one column per setup,
  * each time with its ratio to `baseline`'s median in brackets. `labels` names the columns, in order.
  */
-export function readyTable<S extends string, C extends string>(runs: readonly RunRow<S, C>[], setups: readonly S[], caches: readonly C[], labels: Readonly<Record<S, string>>, baseline: S): string {
+export function readyTable<S extends string, C extends string>(
+  runs: readonly RunRow<S, C>[],
+  setups: readonly S[],
+  caches: readonly C[],
+  labels: Readonly<Record<S, string>>,
+  baseline: S,
+): string {
   const shown = setups.filter((s) => runs.some((r) => r.setup === s));
   const rows: string[][] = [['median of runs', ...shown.map((s) => labels[s])]];
   for (const cache of caches) {
     if (!runs.some((r) => r.cache === cache)) continue;
-    const med = (s: S, f: (x: RunRow<S, C>) => number | null) => median(runs.filter((r) => r.setup === s && r.cache === cache).map(f).filter((v): v is number => v !== null));
+    const med = (s: S, f: (x: RunRow<S, C>) => number | null) =>
+      median(
+        runs
+          .filter((r) => r.setup === s && r.cache === cache)
+          .map(f)
+          .filter((v): v is number => v !== null),
+      );
     const row = (label: string, f: (x: RunRow<S, C>) => number | null, digits: number, vsBaseline: boolean) =>
-      rows.push([`${cache}: ${label}`, ...shown.map((s) => {
-        const v = med(s, f);
-        const r = vsBaseline && s !== baseline ? ratio(v, med(baseline, f)) : null;
-        return fmt(v, digits) + (r !== null ? ` (${r.toFixed(2)}×)` : '');
-      })]);
+      rows.push([
+        `${cache}: ${label}`,
+        ...shown.map((s) => {
+          const v = med(s, f);
+          const r = vsBaseline && s !== baseline ? ratio(v, med(baseline, f)) : null;
+          return fmt(v, digits) + (r !== null ? ` (${r.toFixed(2)}×)` : '');
+        }),
+      ]);
     row('creation → Ready p50 s', (x) => sec(x.figures.createToReadyMs.p50), 1, true);
     row('creation → Ready p99 s', (x) => sec(x.figures.createToReadyMs.p99), 1, true);
     row('first create → all Ready s', (x) => sec(x.figures.allReadyMs), 1, true);
     row('pulls made', (x) => x.figures.pulls, 1, false);
     row('peak starting on one node', (x) => x.peakStarting, 1, false);
     row('pods on the fullest node', (x) => Math.max(0, ...Object.values(x.figures.podsPerNode)), 1, false);
-    rows.push([`${cache}: runs`, ...shown.map((s) => String(runs.filter((r) => r.setup === s && r.cache === cache).length))]);
+    rows.push([
+      `${cache}: runs`,
+      ...shown.map((s) => String(runs.filter((r) => r.setup === s && r.cache === cache).length)),
+    ]);
   }
   return formatColumns(rows);
 }

@@ -14,8 +14,21 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'CustomResourceDefinition', 'PriorityClass']);
-const LABELS = ['helm.sh/chart', 'app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/part-of'];
+const CLUSTER_SCOPED = new Set([
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Namespace',
+  'CustomResourceDefinition',
+  'PriorityClass',
+]);
+const LABELS = [
+  'helm.sh/chart',
+  'app.kubernetes.io/name',
+  'app.kubernetes.io/instance',
+  'app.kubernetes.io/version',
+  'app.kubernetes.io/managed-by',
+  'app.kubernetes.io/part-of',
+];
 const VERBS = new Set(['filter', 'prioritize', 'bind']);
 
 const positional = [];
@@ -70,7 +83,9 @@ if (!extenderCm?.data?.['config.yaml']) problem('no ConfigMap *-extender with co
 else {
   try {
     config = parseConfig(parseYaml(extenderCm.data['config.yaml']), `${id(extenderCm)} config.yaml`);
-    notes.push(`extender config: parseConfig ok (strategy ${config.strategy}, dimensions ${config.dimensions.join(',')}, schedulerName ${config.schedulerName}, listen ${config.server.host}:${config.server.port}${config.server.tls ? ' https' : ''})`);
+    notes.push(
+      `extender config: parseConfig ok (strategy ${config.strategy}, dimensions ${config.dimensions.join(',')}, schedulerName ${config.schedulerName}, listen ${config.server.host}:${config.server.port}${config.server.tls ? ' https' : ''})`,
+    );
   } catch (err) {
     problem(err.message);
   }
@@ -96,7 +111,8 @@ if (pod) {
     // another container's port fails the probe: "strconv.Atoi: parsing ...: invalid syntax").
     for (const kind of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
       const port = c[kind]?.httpGet?.port ?? c[kind]?.tcpSocket?.port;
-      if (typeof port === 'string' && !(c.ports ?? []).some((p) => p.name === port)) problem(`${where}: ${kind} names port "${port}", which is not one of this container's ports`);
+      if (typeof port === 'string' && !(c.ports ?? []).some((p) => p.name === port))
+        problem(`${where}: ${kind} names port "${port}", which is not one of this container's ports`);
     }
     if (!c.resources?.requests) problem(`${where}: no resource requests`);
   }
@@ -105,7 +121,8 @@ if (pod) {
   else {
     if (!ext.readinessProbe) problem(`${id(deployment)}: the extender has no readinessProbe`);
     const cfgPath = ext.args?.[ext.args.indexOf('--config') + 1];
-    if (ext.args?.[0] !== 'serve' || !cfgPath) problem(`${id(deployment)}: the extender's args are not "serve --config FILE": ${JSON.stringify(ext.args)}`);
+    if (ext.args?.[0] !== 'serve' || !cfgPath)
+      problem(`${id(deployment)}: the extender's args are not "serve --config FILE": ${JSON.stringify(ext.args)}`);
     const mounted = (p) => (ext.volumeMounts ?? []).some((m) => p === m.mountPath || p.startsWith(`${m.mountPath}/`));
     if (cfgPath && !mounted(cfgPath)) problem(`${id(deployment)}: ${cfgPath} is not mounted in the extender`);
     for (const f of [config?.server.tls?.certFile, config?.server.tls?.keyFile, config?.server.tls?.clientCaFile]) {
@@ -120,32 +137,53 @@ if (schedulerCm && config) {
   const text = schedulerCm.data?.['config.yaml'];
   const ksc = parseYaml(text ?? '');
   const where = `${id(schedulerCm)} KubeSchedulerConfiguration`;
-  if (ksc?.apiVersion !== 'kubescheduler.config.k8s.io/v1' || ksc?.kind !== 'KubeSchedulerConfiguration') problem(`${where}: not a v1 KubeSchedulerConfiguration`);
+  if (ksc?.apiVersion !== 'kubescheduler.config.k8s.io/v1' || ksc?.kind !== 'KubeSchedulerConfiguration')
+    problem(`${where}: not a v1 KubeSchedulerConfiguration`);
   const profiles = ksc?.profiles ?? [];
-  if (profiles.length !== 1 || profiles[0].schedulerName !== config.schedulerName) problem(`${where}: expected the one profile ${config.schedulerName}, got ${profiles.map((p) => p.schedulerName)}`);
-  if (JSON.stringify(profiles[0]?.plugins?.score?.disabled) !== JSON.stringify([{ name: '*' }])) problem(`${where}: the score plugins are not all disabled`);
+  if (profiles.length !== 1 || profiles[0].schedulerName !== config.schedulerName)
+    problem(`${where}: expected the one profile ${config.schedulerName}, got ${profiles.map((p) => p.schedulerName)}`);
+  if (JSON.stringify(profiles[0]?.plugins?.score?.disabled) !== JSON.stringify([{ name: '*' }]))
+    problem(`${where}: the score plugins are not all disabled`);
   const pct = ksc?.percentageOfNodesToScore;
-  if (!Number.isInteger(pct) || pct < 0 || pct > 100) problem(`${where}: percentageOfNodesToScore is not an integer 0–100: ${JSON.stringify(pct)}`);
+  if (!Number.isInteger(pct) || pct < 0 || pct > 100)
+    problem(`${where}: percentageOfNodesToScore is not an integer 0–100: ${JSON.stringify(pct)}`);
   // The extender tells a sampled window by the same percentage (kubeScheduler.percentageOfNodesToScore).
-  if (config.kubeScheduler.percentageOfNodesToScore !== pct) problem(`${where}: percentageOfNodesToScore ${pct} is not the extender's kubeScheduler.percentageOfNodesToScore ${config.kubeScheduler.percentageOfNodesToScore}`);
+  if (config.kubeScheduler.percentageOfNodesToScore !== pct)
+    problem(
+      `${where}: percentageOfNodesToScore ${pct} is not the extender's kubeScheduler.percentageOfNodesToScore ${config.kubeScheduler.percentageOfNodesToScore}`,
+    );
   const le = ksc?.leaderElection ?? {};
-  if (le.resourceName !== config.schedulerName || le.resourceNamespace !== namespace || le.resourceLock !== 'leases') problem(`${where}: leader election is not the lease ${namespace}/${config.schedulerName}: ${JSON.stringify(le)}`);
-  if (ksc?.clientConnection?.kubeconfig) problem(`${where}: has a kubeconfig (in a pod it must use the ServiceAccount)`);
+  if (le.resourceName !== config.schedulerName || le.resourceNamespace !== namespace || le.resourceLock !== 'leases')
+    problem(`${where}: leader election is not the lease ${namespace}/${config.schedulerName}: ${JSON.stringify(le)}`);
+  if (ksc?.clientConnection?.kubeconfig)
+    problem(`${where}: has a kubeconfig (in a pod it must use the ServiceAccount)`);
   const extenders = ksc?.extenders ?? [];
   if (extenders.length !== 1) problem(`${where}: expected one extender, got ${extenders.length}`);
   const e = extenders[0] ?? {};
   const url = new URL(e.urlPrefix ?? 'invalid:');
-  if (url.protocol !== 'http:' || url.hostname !== config.server.host || Number(url.port) !== config.server.port || config.server.host !== '127.0.0.1') {
-    problem(`${where}: urlPrefix ${e.urlPrefix} is not the extender's loopback address ${config.server.host}:${config.server.port}`);
+  if (
+    url.protocol !== 'http:' ||
+    url.hostname !== config.server.host ||
+    Number(url.port) !== config.server.port ||
+    config.server.host !== '127.0.0.1'
+  ) {
+    problem(
+      `${where}: urlPrefix ${e.urlPrefix} is not the extender's loopback address ${config.server.host}:${config.server.port}`,
+    );
   }
-  for (const v of ['filterVerb', 'prioritizeVerb', 'bindVerb']) if (e[v] !== undefined && !VERBS.has(e[v])) problem(`${where}: ${v} ${e[v]} is not a verb the extender serves`);
-  if (e.filterVerb !== 'filter' || e.prioritizeVerb !== 'prioritize') problem(`${where}: filterVerb/prioritizeVerb are not filter/prioritize`);
+  for (const v of ['filterVerb', 'prioritizeVerb', 'bindVerb'])
+    if (e[v] !== undefined && !VERBS.has(e[v])) problem(`${where}: ${v} ${e[v]} is not a verb the extender serves`);
+  if (e.filterVerb !== 'filter' || e.prioritizeVerb !== 'prioritize')
+    problem(`${where}: filterVerb/prioritizeVerb are not filter/prioritize`);
   if (!(e.weight > 0)) problem(`${where}: weight must be > 0`);
   // The gateway forwards to the same port.
   const gw = pod?.containers?.find((c) => c.name === 'metrics-gateway');
   const upstream = gw?.env?.find((v) => v.name === 'GATEWAY_UPSTREAM')?.value;
-  if (upstream !== `http://127.0.0.1:${config.server.port}`) problem(`${id(deployment)}: the metrics gateway's upstream ${upstream} is not the extender`);
-  notes.push(`KubeSchedulerConfiguration: profile ${profiles[0]?.schedulerName}, lease ${le.resourceNamespace}/${le.resourceName}, percentageOfNodesToScore ${pct} (the extender's too), extender ${e.urlPrefix} (${[e.filterVerb, e.prioritizeVerb, e.bindVerb].filter(Boolean).join(', ')}), nodeCacheCapable ${e.nodeCacheCapable}`);
+  if (upstream !== `http://127.0.0.1:${config.server.port}`)
+    problem(`${id(deployment)}: the metrics gateway's upstream ${upstream} is not the extender`);
+  notes.push(
+    `KubeSchedulerConfiguration: profile ${profiles[0]?.schedulerName}, lease ${le.resourceNamespace}/${le.resourceName}, percentageOfNodesToScore ${pct} (the extender's too), extender ${e.urlPrefix} (${[e.filterVerb, e.prioritizeVerb, e.bindVerb].filter(Boolean).join(', ')}), nodeCacheCapable ${e.nodeCacheCapable}`,
+  );
   if (kscOut) writeFileSync(kscOut, text);
 } else if (config) {
   // Extender mode: HTTPS behind a Service whose target is the extender's port.
@@ -154,8 +192,13 @@ if (schedulerCm && config) {
   const svc = find('Service')[0];
   const port = svc?.spec?.ports?.find((p) => p.name === 'https');
   const cport = pod?.containers?.find((c) => c.name === 'extender')?.ports?.find((p) => p.name === port?.targetPort);
-  if (!cport || cport.containerPort !== config.server.port) problem(`Service ${svc?.metadata?.name}: targetPort ${port?.targetPort} is not the extender's port ${config.server.port}`);
-  notes.push(`extender mode: Service ${svc?.metadata?.name}:${port?.port} -> ${config.server.port} (https${config.server.tls?.clientCaFile ? ', client certificates' : ''})`);
+  if (!cport || cport.containerPort !== config.server.port)
+    problem(
+      `Service ${svc?.metadata?.name}: targetPort ${port?.targetPort} is not the extender's port ${config.server.port}`,
+    );
+  notes.push(
+    `extender mode: Service ${svc?.metadata?.name}:${port?.port} -> ${config.server.port} (https${config.server.tls?.clientCaFile ? ', client certificates' : ''})`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------- network
@@ -164,11 +207,17 @@ if (schedulerCm && config) {
 if (pod) {
   const ports = (pod.containers ?? []).flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
   if (pod.hostNetwork) {
-    if (pod.dnsPolicy !== 'ClusterFirstWithHostNet') problem(`${id(deployment)}: hostNetwork without dnsPolicy ClusterFirstWithHostNet`);
-    if (new Set(ports).size !== ports.length) problem(`${id(deployment)}: hostNetwork with ports used twice: ${ports.join(', ')}`);
-    if (config?.server.host === '127.0.0.1' && !ports.includes(config.server.port)) problem(`${id(deployment)}: hostNetwork, but the extender's loopback port ${config.server.port} is not declared`);
+    if (pod.dnsPolicy !== 'ClusterFirstWithHostNet')
+      problem(`${id(deployment)}: hostNetwork without dnsPolicy ClusterFirstWithHostNet`);
+    if (new Set(ports).size !== ports.length)
+      problem(`${id(deployment)}: hostNetwork with ports used twice: ${ports.join(', ')}`);
+    if (config?.server.host === '127.0.0.1' && !ports.includes(config.server.port))
+      problem(`${id(deployment)}: hostNetwork, but the extender's loopback port ${config.server.port} is not declared`);
     const ru = deployment.spec?.strategy?.rollingUpdate;
-    if (ru?.maxSurge !== 0 || ru?.maxUnavailable !== 1) problem(`${id(deployment)}: hostNetwork with a rolling update that starts the new pod first: ${JSON.stringify(deployment.spec?.strategy)}`);
+    if (ru?.maxSurge !== 0 || ru?.maxUnavailable !== 1)
+      problem(
+        `${id(deployment)}: hostNetwork with a rolling update that starts the new pod first: ${JSON.stringify(deployment.spec?.strategy)}`,
+      );
     notes.push(`host network: ports ${ports.join(', ')}`);
   } else if (pod.dnsPolicy) problem(`${id(deployment)}: dnsPolicy ${pod.dnsPolicy} without hostNetwork`);
   const apiEnv = (name) => {
@@ -177,7 +226,10 @@ if (pod) {
     return c ? `${get('KUBERNETES_SERVICE_HOST') ?? ''}:${get('KUBERNETES_SERVICE_PORT') ?? ''}` : undefined;
   };
   const clients = ['kube-scheduler', 'extender'].map(apiEnv).filter((v) => v !== undefined);
-  if (new Set(clients).size > 1) problem(`${id(deployment)}: kube-scheduler and the extender are given different API server addresses: ${clients.join(' / ')}`);
+  if (new Set(clients).size > 1)
+    problem(
+      `${id(deployment)}: kube-scheduler and the extender are given different API server addresses: ${clients.join(' / ')}`,
+    );
   if (clients[0] && clients[0] !== ':') {
     if (/^:|:$/.test(clients[0])) problem(`${id(deployment)}: the API server's address is incomplete: ${clients[0]}`);
     notes.push(`API server: ${clients[0]} (KUBERNETES_SERVICE_HOST/PORT)`);
@@ -189,22 +241,48 @@ if (pod) {
 // and a Role bound to the extender's ServiceAccount must allow exactly `patch` on it.
 if (config?.requeue.enabled) {
   const { namespace: rns, name: rname } = config.requeue;
-  if (find('CSIStorageCapacity', (o) => o.metadata.name === rname && o.metadata.namespace === rns).length !== 1) problem(`the requeue object CSIStorageCapacity ${rns}/${rname} is not rendered`);
+  if (find('CSIStorageCapacity', (o) => o.metadata.name === rname && o.metadata.namespace === rns).length !== 1)
+    problem(`the requeue object CSIStorageCapacity ${rns}/${rname} is not rendered`);
   const sa = pod?.serviceAccountName;
-  const roles = find('Role', (o) => o.metadata.namespace === rns && (o.rules ?? []).some((r) => r.apiGroups?.includes('storage.k8s.io') && r.resources?.includes('csistoragecapacities')));
-  const granted = roles.filter((role) => find('RoleBinding', (b) => b.metadata.namespace === rns && b.roleRef?.name === role.metadata.name && (b.subjects ?? []).some((x) => x.kind === 'ServiceAccount' && x.name === sa)).length > 0);
+  const roles = find(
+    'Role',
+    (o) =>
+      o.metadata.namespace === rns &&
+      (o.rules ?? []).some(
+        (r) => r.apiGroups?.includes('storage.k8s.io') && r.resources?.includes('csistoragecapacities'),
+      ),
+  );
+  const granted = roles.filter(
+    (role) =>
+      find(
+        'RoleBinding',
+        (b) =>
+          b.metadata.namespace === rns &&
+          b.roleRef?.name === role.metadata.name &&
+          (b.subjects ?? []).some((x) => x.kind === 'ServiceAccount' && x.name === sa),
+      ).length > 0,
+  );
   const exact = granted.flatMap((r) => r.rules).filter((r) => r.resources?.includes('csistoragecapacities'));
-  if (JSON.stringify(exact) !== JSON.stringify([{ apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], resourceNames: [rname], verbs: ['patch'] }])) {
-    problem(`the extender's ServiceAccount ${sa} should have exactly patch on CSIStorageCapacity ${rns}/${rname}, has ${JSON.stringify(exact)}`);
+  if (
+    JSON.stringify(exact) !==
+    JSON.stringify([
+      { apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], resourceNames: [rname], verbs: ['patch'] },
+    ])
+  ) {
+    problem(
+      `the extender's ServiceAccount ${sa} should have exactly patch on CSIStorageCapacity ${rns}/${rname}, has ${JSON.stringify(exact)}`,
+    );
   }
   notes.push(`requeue object: CSIStorageCapacity ${rns}/${rname}, patch only, for ServiceAccount ${sa}`);
-} else if (config && find('CSIStorageCapacity').length > 0) problem('requeue is disabled but a CSIStorageCapacity is rendered');
+} else if (config && find('CSIStorageCapacity').length > 0)
+  problem('requeue is disabled but a CSIStorageCapacity is rendered');
 
 // ---------------------------------------------------------------------------------------------- selectors
 for (const o of [...find('Service'), ...find('PodDisruptionBudget')]) {
   const sel = o.kind === 'Service' ? o.spec?.selector : o.spec?.selector?.matchLabels;
   const podLabels = deployment?.spec?.template?.metadata?.labels ?? {};
-  if (!sel || Object.entries(sel).some(([k, v]) => podLabels[k] !== v)) problem(`${id(o)}: its selector does not match the Deployment's pods`);
+  if (!sel || Object.entries(sel).some(([k, v]) => podLabels[k] !== v))
+    problem(`${id(o)}: its selector does not match the Deployment's pods`);
 }
 
 const path = posix.basename(file);
@@ -213,4 +291,6 @@ if (problems.length) {
   for (const p of problems) process.stderr.write(`check-rendered-chart ${path}: ${p}\n`);
   process.exit(1);
 }
-process.stdout.write(`check-rendered-chart ${path}: ${docs.length} objects ok (${[...new Set(docs.map((o) => o.kind))].join(', ')})\n`);
+process.stdout.write(
+  `check-rendered-chart ${path}: ${docs.length} objects ok (${[...new Set(docs.map((o) => o.kind))].join(', ')})\n`,
+);

@@ -24,7 +24,9 @@ const current = readFileSync(file, 'utf8');
 const next = formatSchema(withConfigSchema(JSON.parse(current), configJsonSchema()));
 if (check) {
   if (current !== next) {
-    process.stderr.write(`values-schema: ${VALUES_SCHEMA_PATH} is out of date with src/config/schema.ts: run npm run build && node scripts/values-schema.mjs\n`);
+    process.stderr.write(
+      `values-schema: ${VALUES_SCHEMA_PATH} is out of date with src/config/schema.ts: run npm run build && node scripts/values-schema.mjs\n`,
+    );
     process.exit(1);
   }
   process.stdout.write(`values-schema: ${VALUES_SCHEMA_PATH} is in sync with the extender's config schema\n`);

@@ -10,7 +10,8 @@ import { unwatchFile, watchFile, type Stats } from 'node:fs';
  */
 export function watchFileChanges(path: string, intervalMs: number, onChange: () => void): () => void {
   const listener = (current: Stats, previous: Stats) => {
-    if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) onChange();
+    if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino)
+      onChange();
   };
   watchFile(path, { interval: intervalMs, persistent: false }, listener);
   return () => unwatchFile(path, listener);

@@ -137,7 +137,8 @@ export class JsonBounds {
   private comma(): JsonBound | null {
     if (++this.elements > this.maxElements) return (this.exceeded = 'elements');
     const d = this.depth;
-    if (d > 0 && d < this.commas.length && this.isObject[d] === 1 && ++this.commas[d]! + 1 > this.maxObjectMembers) return (this.exceeded = 'members');
+    if (d > 0 && d < this.commas.length && this.isObject[d] === 1 && ++this.commas[d]! + 1 > this.maxObjectMembers)
+      return (this.exceeded = 'members');
     return null;
   }
 }

@@ -7,6 +7,6 @@ import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 
 /** Returns a function yielding uniform numbers in [0, 1); a fresh seed per call when `seed` is undefined. */
 export function randomSource(seed?: number): () => number {
-  const rng = xoroshiro128plus(seed ?? (Date.now() ^ (process.pid << 16)));
+  const rng = xoroshiro128plus(seed ?? Date.now() ^ (process.pid << 16));
   return () => uniformFloat64(rng);
 }

@@ -6,7 +6,14 @@
  * k8s.io/api core/v1 Toleration.ToleratesTaint with TaintTolerationComparisonOperators at its v1.36 default (off).
  */
 
-import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from '../core/objects/kubeObjects.js';
+import type {
+  Node,
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  Pod,
+  Taint,
+  Toleration,
+} from '../core/objects/kubeObjects.js';
 
 /** A taint as `key=value:effect` pieces (value and effect may be empty). */
 export interface TaintText {
@@ -59,7 +66,10 @@ export function nodeCandidacy(node: Node, pod: Pod): CandidacyFailure[] {
   const notReady = readyFailure(node, tolerations);
   if (notReady) failures.push(notReady);
   // pkg/scheduler/framework/plugins/nodeunschedulable: NodeUnschedulable.Filter.
-  if (node.spec?.unschedulable && !tolerationsTolerateTaint(tolerations, { key: TAINT_NODE_UNSCHEDULABLE, value: '', effect: NO_SCHEDULE })) {
+  if (
+    node.spec?.unschedulable &&
+    !tolerationsTolerateTaint(tolerations, { key: TAINT_NODE_UNSCHEDULABLE, value: '', effect: NO_SCHEDULE })
+  ) {
     failures.push({ code: 'NodeUnschedulable' });
   }
   const untolerated = untoleratedTaints(node.spec?.taints ?? [], tolerations);
@@ -82,9 +92,15 @@ function readyFailure(node: Node, tolerations: readonly Toleration[]): Candidacy
   const ready = (node.status?.conditions ?? []).find((c) => c?.type === 'Ready');
   if (ready?.status === 'True') return null;
   const status = ready?.status === 'False' ? 'False' : ready ? 'Unknown' : 'Missing';
-  const taint: TaintText = { key: status === 'False' ? TAINT_NODE_NOT_READY : TAINT_NODE_UNREACHABLE, value: '', effect: NO_SCHEDULE };
+  const taint: TaintText = {
+    key: status === 'False' ? TAINT_NODE_NOT_READY : TAINT_NODE_UNREACHABLE,
+    value: '',
+    effect: NO_SCHEDULE,
+  };
   if (tolerationsTolerateTaint(tolerations, taint)) return null;
-  const tainted = (node.spec?.taints ?? []).some((t) => (t.key ?? '') === taint.key && (t.effect ?? '') === NO_SCHEDULE);
+  const tainted = (node.spec?.taints ?? []).some(
+    (t) => (t.key ?? '') === taint.key && (t.effect ?? '') === NO_SCHEDULE,
+  );
   return { code: 'NodeNotReady', status, reason: ready?.reason ?? '', message: ready?.message ?? '', taint, tainted };
 }
 
@@ -143,8 +159,13 @@ function nodeAffinityMismatch(node: Node, pod: Pod): CandidacyFailure | null {
   const selector = pod.spec?.nodeSelector ?? {};
   for (const key of Object.keys(selector).sort()) {
     const want = selector[key]!;
-    if (!Object.hasOwn(labels, key)) return { code: 'NodeAffinityMismatch', details: [`nodeSelector ${key}=${want}: the node has no label ${key}`] };
-    if (labels[key] !== want) return { code: 'NodeAffinityMismatch', details: [`nodeSelector ${key}=${want}: the node has ${key}=${labels[key]}`] };
+    if (!Object.hasOwn(labels, key))
+      return { code: 'NodeAffinityMismatch', details: [`nodeSelector ${key}=${want}: the node has no label ${key}`] };
+    if (labels[key] !== want)
+      return {
+        code: 'NodeAffinityMismatch',
+        details: [`nodeSelector ${key}=${want}: the node has ${key}=${labels[key]}`],
+      };
   }
   const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   if (!required) return null;
@@ -159,7 +180,8 @@ function nodeAffinityMismatch(node: Node, pod: Pod): CandidacyFailure | null {
     if (miss === null) return null;
     details.push(`required node affinity term ${i + 1}: ${miss}`);
   }
-  if (details.length === 0) details.push('required node affinity has no non-empty nodeSelectorTerms: it matches no node');
+  if (details.length === 0)
+    details.push('required node affinity has no non-empty nodeSelectorTerms: it matches no node');
   return { code: 'NodeAffinityMismatch', details };
 }
 
@@ -167,7 +189,11 @@ function nodeAffinityMismatch(node: Node, pod: Pod): CandidacyFailure | null {
  * nodeSelectorTerm.match: null when the term matches, else the first requirement that does not
  * (or the first parse error: an invalid term matches nothing).
  */
-function termMismatch(term: NodeSelectorTerm, labels: Readonly<Record<string, string>>, nodeName: string): string | null {
+function termMismatch(
+  term: NodeSelectorTerm,
+  labels: Readonly<Record<string, string>>,
+  nodeName: string,
+): string | null {
   const expressions = term.matchExpressions ?? [];
   const fields = term.matchFields ?? [];
   // Parse errors first, as newNodeSelectorTerm does: a term with any invalid requirement never matches.
@@ -233,7 +259,8 @@ function labelRequirementError(r: NodeSelectorRequirement): string | null {
 
 /** nodeSelectorRequirementsAsFieldSelector: only In and NotIn, with exactly one value. */
 function fieldRequirementError(r: NodeSelectorRequirement): string | null {
-  if (r.operator !== 'In' && r.operator !== 'NotIn') return `unsupported operator ${JSON.stringify(r.operator ?? '')}: In or NotIn`;
+  if (r.operator !== 'In' && r.operator !== 'NotIn')
+    return `unsupported operator ${JSON.stringify(r.operator ?? '')}: In or NotIn`;
   if ((r.values ?? []).length !== 1) return 'must have one element';
   return null;
 }
@@ -285,9 +312,11 @@ function labelKeyError(key: string): string | null {
   const name = parts.at(-1)!;
   if (parts.length === 2) {
     const prefix = parts[0]!;
-    if (prefix.length === 0 || prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)) return `invalid label key ${JSON.stringify(key)}: bad prefix`;
+    if (prefix.length === 0 || prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix))
+      return `invalid label key ${JSON.stringify(key)}: bad prefix`;
   }
-  if (name.length === 0 || name.length > 63 || !LABEL_NAME.test(name)) return `invalid label key ${JSON.stringify(key)}`;
+  if (name.length === 0 || name.length > 63 || !LABEL_NAME.test(name))
+    return `invalid label key ${JSON.stringify(key)}`;
   return null;
 }
 
@@ -307,7 +336,10 @@ export function formatCandidacyFailure(failure: CandidacyFailure): string {
   switch (failure.code) {
     case 'NodeNotReady': {
       const why = [failure.reason, failure.message].filter((s) => s.length > 0).join(': ');
-      const condition = failure.status === 'Missing' ? 'no Ready condition (the kubelet never posted status)' : `Ready=${failure.status}${why ? ` (${why})` : ''}`;
+      const condition =
+        failure.status === 'Missing'
+          ? 'no Ready condition (the kubelet never posted status)'
+          : `Ready=${failure.status}${why ? ` (${why})` : ''}`;
       // When the node carries the taint, UntoleratedTaints names it; otherwise say what stands in for it.
       return `node not ready: ${condition}${failure.tainted ? '' : ` (counted as taint ${formatTaint(failure.taint)}, not yet added by the node lifecycle controller)`}`;
     }

@@ -11,7 +11,12 @@ import { formatCandidacyFailure, nodeCandidacy, type CandidacyFailure } from './
 import { zeroRequestNote } from '../core/text/explain.js';
 import type { Node, Pod } from '../core/objects/kubeObjects.js';
 import { STRATEGIES, type Strategy } from '../core/fit/strategies/index.js';
-import { INCOMING_POD_OPTIONS, nodeAllocatableExact, podRequestsExact, schedulerAmount } from '../core/objects/podRequests.js';
+import {
+  INCOMING_POD_OPTIONS,
+  nodeAllocatableExact,
+  podRequestsExact,
+  schedulerAmount,
+} from '../core/objects/podRequests.js';
 import { formatFailure, formatAmount, type FitFailure } from '../core/fit/reasons.js';
 import { podKey, toPodRecord, type Dimensions } from '../core/objects/records.js';
 import { numFeasibleNodesToFind } from '../core/fit/kubeSchedulerSampling.js';
@@ -51,10 +56,19 @@ export function packageVersion(moduleUrl: string = import.meta.url): string {
 /** Lays out rows as left-aligned columns separated by two spaces. */
 export function formatTable(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n');
+  return rows
+    .map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  '))
+    .join('\n');
 }
 
-const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+const SHORT_ESCAPES: Readonly<Record<string, string>> = {
+  '\\': '\\\\',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\b': '\\b',
+  '\f': '\\f',
+};
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_OR_BACKSLASH = /[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
@@ -66,7 +80,10 @@ const CONTROL_OR_BACKSLASH = /[\\\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
  * would otherwise print a line of its own (a forged row), an escape sequence would drive the terminal.
  */
 export function escapeControl(text: string): string {
-  return text.replace(CONTROL_OR_BACKSLASH, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(
+    CONTROL_OR_BACKSLASH,
+    (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function formatPressure(p: number): string {
@@ -97,22 +114,46 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   const paths = typeof snapshotPaths === 'string' ? [snapshotPaths] : snapshotPaths;
   if (paths.length === 0) throw new UsageError('rank: at least one --snapshot file is needed');
   const merged = mergeListings(paths.map((path) => readListing(path)));
-  if (merged.nodes.length === 0) throw new SnapshotError(`${paths.join(', ')}: no Node objects (expected kubectl get nodes -o json, or nodes,pods -A -o json)`);
+  if (merged.nodes.length === 0)
+    throw new SnapshotError(
+      `${paths.join(', ')}: no Node objects (expected kubectl get nodes -o json, or nodes,pods -A -o json)`,
+    );
   const pod = readPod(podPath);
   const dims = config.dimensions;
   const { service, updates } = buildCacheDoors(config);
   const options = recordOptions(config);
   // Ranked as the incoming pod kube-scheduler schedules: unbound (its requests from the spec, as Fit.PreFilter reads them).
-  const record = toPodRecord({ ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } }, service.cache.dims, { ...options, withImages: true });
+  const record = toPodRecord(
+    { ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } },
+    service.cache.dims,
+    { ...options, withImages: true },
+  );
 
   const notes: string[] = [];
-  const own = pod.metadata?.uid ? (p: Pod) => p.metadata?.uid === pod.metadata!.uid : (p: Pod) => podKey(p) === record.key;
+  const own = pod.metadata?.uid
+    ? (p: Pod) => p.metadata?.uid === pod.metadata!.uid
+    : (p: Pod) => podKey(p) === record.key;
   const ownRecords = merged.pods.filter(own);
-  for (const p of ownRecords) notes.push(`note: the pod's own record in the snapshot${p.spec?.nodeName ? ` (bound to ${p.spec.nodeName})` : ''} is left out; the pod is ranked as if it were pending`);
-  const sync = listingOf(service.cache.dims, merged.nodes, merged.pods.filter((p) => !own(p)), options);
+  for (const p of ownRecords)
+    notes.push(
+      `note: the pod's own record in the snapshot${p.spec?.nodeName ? ` (bound to ${p.spec.nodeName})` : ''} is left out; the pod is ranked as if it were pending`,
+    );
+  const sync = listingOf(
+    service.cache.dims,
+    merged.nodes,
+    merged.pods.filter((p) => !own(p)),
+    options,
+  );
   applyListing(updates, sync);
-  if (service.cache.size.nodes === 0) throw new SnapshotError(`${paths.join(', ')}: no usable Node object (${sync.errors.filter((e) => e.startsWith('node ')).slice(0, 3).join('; ')})`);
-  if (pod.spec?.nodeName && ownRecords.length === 0) notes.push(`note: the pod file is bound to ${pod.spec.nodeName} (spec.nodeName); ranked as if it were pending`);
+  if (service.cache.size.nodes === 0)
+    throw new SnapshotError(
+      `${paths.join(', ')}: no usable Node object (${sync.errors
+        .filter((e) => e.startsWith('node '))
+        .slice(0, 3)
+        .join('; ')})`,
+    );
+  if (pod.spec?.nodeName && ownRecords.length === 0)
+    notes.push(`note: the pod file is bound to ${pod.spec.nodeName} (spec.nodeName); ranked as if it were pending`);
   if (!service.ownsSchedulerName(record.schedulerName)) {
     notes.push(
       `note: the pod's schedulerName is ${record.schedulerName}, not ${config.schedulerName}: kube-scheduler's ${record.schedulerName} places it and ` +
@@ -122,7 +163,10 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   const agentSandbox = agentSandboxOf(pod);
   if (agentSandbox) notes.push(`note: ${describeAgentSandbox(agentSandbox)}; ranked like any other pod`);
   const zero = zeroRequestNote(pod, record.request, service.cache.dims);
-  if (zero) notes.push(`note: ${zero}${pod.spec?.containers?.length ? (agentSandbox ? ' (set requests in its SandboxTemplate)' : '') : ' (the API server refuses a pod without containers)'}`);
+  if (zero)
+    notes.push(
+      `note: ${zero}${pod.spec?.containers?.length ? (agentSandbox ? ' (set requests in its SandboxTemplate)' : '') : ' (the API server refuses a pod without containers)'}`,
+    );
   const untracked = untrackedRequests(pod, dims);
   if (untracked.size > 0) {
     const listed = [...untracked].map(([name, amount]) => `${name}=${formatAmount(name, amount)}`).join(', ');
@@ -144,12 +188,28 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   }
   const rows = evaluations.map((e) => {
     const node = nodesByName.get(e.name) ?? {};
-    return { e, excluded: nodeCandidacy(node, pod), failures: [...e.failures, ...untrackedShortfalls(node, untracked)] };
+    return {
+      e,
+      excluded: nodeCandidacy(node, pod),
+      failures: [...e.failures, ...untrackedShortfalls(node, untracked)],
+    };
   });
-  const group = (r: { excluded: readonly CandidacyFailure[]; failures: readonly FitFailure[] }) => (r.excluded.length > 0 ? 2 : r.failures.length > 0 ? 1 : 0);
+  const group = (r: { excluded: readonly CandidacyFailure[]; failures: readonly FitFailure[] }) =>
+    r.excluded.length > 0 ? 2 : r.failures.length > 0 ? 1 : 0;
   rows.sort((a, b) => group(a) - group(b)); // stable: service.rank's order within each group
 
-  const header = ['#', 'NODE', 'FITS', 'PRESSURE', ...dims.map((d) => d.toUpperCase()), 'STARTING', 'RUNNING', 'PAUSED', ...(locality ? ['LOCALITY'] : []), 'REASON'];
+  const header = [
+    '#',
+    'NODE',
+    'FITS',
+    'PRESSURE',
+    ...dims.map((d) => d.toUpperCase()),
+    'STARTING',
+    'RUNNING',
+    'PAUSED',
+    ...(locality ? ['LOCALITY'] : []),
+    'REASON',
+  ];
   const table = rows.map((row, i) => [
     String(i + 1),
     row.e.name,
@@ -160,14 +220,29 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
     String(row.e.running),
     String(row.e.paused),
     ...(locality ? [`${row.e.locality ?? 'cold'}${row.e.inBand ? '' : ' (outside band)'}`] : []),
-    [...row.excluded.map(formatCandidacyFailure), ...row.failures.map(formatFailure), ...(row.e.capacityKnown ? [] : ['capacity unknown (no allocatable): ranked last'])].join('; '),
+    [
+      ...row.excluded.map(formatCandidacyFailure),
+      ...row.failures.map(formatFailure),
+      ...(row.e.capacityKnown ? [] : ['capacity unknown (no allocatable): ranked last']),
+    ].join('; '),
   ]);
   const request = dims.map((d, r) => `${d}=${formatAmount(d, record.request[r]!)}`).join(' ');
   // Each line and each cell escaped before they are joined: a name from the files prints as one line, one cell.
-  const lines = [`pod ${record.key} requests ${request}; projected pressure = (allocated + paused + reserved + requested) / allocatable`, ...notes].map(escapeControl);
+  const lines = [
+    `pod ${record.key} requests ${request}; projected pressure = (allocated + paused + reserved + requested) / allocatable`,
+    ...notes,
+  ].map(escapeControl);
   lines.push(formatTable([header, ...table.map((cells) => cells.map(escapeControl))]));
-  lines.push(summary(rows.map(group), rows.map((r) => r.excluded)) + (paths.length > 1 ? `; merged ${paths.length} files` : '') + (merged.duplicates > 0 ? ` (${merged.duplicates} duplicate object(s): the later file's copy used)` : ''));
-  if (sync.errors.length > 0) lines.push(escapeControl(`skipped ${sync.errors.length} snapshot object(s): ${sync.errors.join('; ')}`));
+  lines.push(
+    summary(
+      rows.map(group),
+      rows.map((r) => r.excluded),
+    ) +
+      (paths.length > 1 ? `; merged ${paths.length} files` : '') +
+      (merged.duplicates > 0 ? ` (${merged.duplicates} duplicate object(s): the later file's copy used)` : ''),
+  );
+  if (sync.errors.length > 0)
+    lines.push(escapeControl(`skipped ${sync.errors.length} snapshot object(s): ${sync.errors.join('; ')}`));
   return lines.join('\n');
 }
 
@@ -185,8 +260,12 @@ function summary(groups: readonly number[], excluded: readonly (readonly Candida
   const parts = [`${fit} fit${fit === 1 ? 's' : ''}`];
   if (misfit > 0) parts.push(`${misfit} candidate${misfit === 1 ? ' does' : 's do'} not fit`);
   if (out > 0) {
-    const reasons = EXCLUSIONS.map(([code, text]) => [excluded.filter((f) => f.some((x) => x.code === code)).length, text] as const).filter(([n]) => n > 0);
-    parts.push(`${out} ${out === 1 ? 'is not a candidate' : 'are not candidates'} (${reasons.map(([n, text]) => `${n} ${text}`).join(', ')})`);
+    const reasons = EXCLUSIONS.map(
+      ([code, text]) => [excluded.filter((f) => f.some((x) => x.code === code)).length, text] as const,
+    ).filter(([n]) => n > 0);
+    parts.push(
+      `${out} ${out === 1 ? 'is not a candidate' : 'are not candidates'} (${reasons.map(([n, text]) => `${n} ${text}`).join(', ')})`,
+    );
   }
   return `${groups.length} node${groups.length === 1 ? '' : 's'}: ${parts.join(', ')}`;
 }
@@ -224,7 +303,9 @@ export function mergeListings(listings: readonly Snapshot[]): Snapshot & { reado
  */
 export function untrackedRequests(pod: Pod, dims: readonly string[]): Map<string, number> {
   const out = new Map<string, number>();
-  for (const [name, nanos] of [...podRequestsExact(pod, INCOMING_POD_OPTIONS)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [name, nanos] of [...podRequestsExact(pod, INCOMING_POD_OPTIONS)].sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  )) {
     if (!dims.includes(name) && nanos !== 0n) out.set(name, schedulerAmount(name, nanos));
   }
   return out;
@@ -248,7 +329,8 @@ function untrackedShortfalls(node: Node, untracked: ReadonlyMap<string, number>)
   const failures: FitFailure[] = [];
   for (const [resource, requested] of untracked) {
     const available = schedulerAmount(resource, allocatable.get(resource) ?? 0n);
-    if (requested > available) failures.push({ code: 'RequestExceedsAllocatable', resource, requested, allocatable: available });
+    if (requested > available)
+      failures.push({ code: 'RequestExceedsAllocatable', resource, requested, allocatable: available });
   }
   return failures;
 }
@@ -261,7 +343,8 @@ function readPod(path: string): Pod {
   } catch (err) {
     throw new UsageError(`--pod ${path}: ${(err as Error).message}`);
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || (doc.kind && doc.kind !== 'Pod')) throw new UsageError(`--pod ${path}: expected a Pod object`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || (doc.kind && doc.kind !== 'Pod'))
+    throw new UsageError(`--pod ${path}: expected a Pod object`);
   return doc;
 }
 
@@ -289,10 +372,12 @@ export function parseNodeCpus(list: string): number[] {
     if (!match) throw new UsageError(`--nodes: "${part}" is not CPUS or COUNTxCPUS (e.g. 16,64,192 or 1000x32)`);
     const count = match[1] ? Number(match[1]) : 1;
     if (count > MAX_REPLAY_NODES) throw new UsageError(`--nodes: "${part}" is more than ${MAX_REPLAY_NODES} nodes`);
-    if (!(Number(match[2]) > 0) || count < 1) throw new UsageError(`--nodes: "${part}" must have at least one node of more than 0 CPUs`);
+    if (!(Number(match[2]) > 0) || count < 1)
+      throw new UsageError(`--nodes: "${part}" must have at least one node of more than 0 CPUs`);
     for (let i = 0; i < count; i++) cpus.push(Number(match[2]));
   }
-  if (cpus.length > MAX_REPLAY_NODES) throw new UsageError(`--nodes: ${cpus.length} nodes; at most ${MAX_REPLAY_NODES}`);
+  if (cpus.length > MAX_REPLAY_NODES)
+    throw new UsageError(`--nodes: ${cpus.length} nodes; at most ${MAX_REPLAY_NODES}`);
   return cpus;
 }
 
@@ -310,7 +395,8 @@ function positiveQuantity(option: string, text: string, units: 'milli' | 'units'
     throw new UsageError(`${option}: ${(err as Error).message}`);
   }
   const amount = Number(units === 'milli' ? milliValue(q) : value(q));
-  if (!(amount > 0) || !Number.isSafeInteger(amount)) throw new UsageError(`${option}: "${text}" must be a positive quantity`);
+  if (!(amount > 0) || !Number.isSafeInteger(amount))
+    throw new UsageError(`${option}: "${text}" must be a positive quantity`);
   return amount;
 }
 
@@ -322,18 +408,30 @@ export function replaySpec(options: ReplayOptions): ReplaySpec {
     name: `node-${String(i).padStart(4, '0')}-${cores}cpu`,
     allocatable: [Math.round(cores * 1000), Math.round(cores * memoryPerCpu)],
   }));
-  const podRequest = [positiveQuantity('--pod-cpu', options.podCpu, 'milli'), positiveQuantity('--pod-memory', options.podMemory, 'units')];
+  const podRequest = [
+    positiveQuantity('--pod-cpu', options.podCpu, 'milli'),
+    positiveQuantity('--pod-memory', options.podMemory, 'units'),
+  ];
   // Each pod is ranked over every node: a size that would run for hours is refused up front.
   if (nodes.length * options.pods > MAX_REPLAY_RANKINGS) {
-    throw new UsageError(`--pods ${options.pods} over ${nodes.length} nodes ranks ${nodes.length * options.pods} nodes per strategy, more than ${MAX_REPLAY_RANKINGS.toLocaleString('en-US')} (about a minute each); use fewer pods or nodes`);
+    throw new UsageError(
+      `--pods ${options.pods} over ${nodes.length} nodes ranks ${nodes.length * options.pods} nodes per strategy, more than ${MAX_REPLAY_RANKINGS.toLocaleString('en-US')} (about a minute each); use fewer pods or nodes`,
+    );
   }
   if (options.zones !== undefined && options.percentageOfNodesToScore === undefined) {
-    throw new UsageError('--zones: only with --percentage-of-nodes-to-score (zones only change the order of a sampled walk)');
+    throw new UsageError(
+      '--zones: only with --percentage-of-nodes-to-score (zones only change the order of a sampled walk)',
+    );
   }
   const sampling =
     options.percentageOfNodesToScore === undefined
       ? {}
-      : { sampling: { percentageOfNodesToScore: options.percentageOfNodesToScore, zones: nodes.map((_, i) => `zone-${i % (options.zones ?? 1)}`) } };
+      : {
+          sampling: {
+            percentageOfNodesToScore: options.percentageOfNodesToScore,
+            zones: nodes.map((_, i) => `zone-${i % (options.zones ?? 1)}`),
+          },
+        };
   return { dims, nodes, podRequest, podCount: options.pods, honourCapacity: options.honourCapacity, ...sampling };
 }
 
@@ -343,7 +441,10 @@ export function replayCommand(options: ReplayOptions): string {
   const results = options.strategies.map((s) => replay(spec, s, randomSource(options.seed)));
   const optimum = discreteOptimum(spec);
   const cpus = parseNodeCpus(options.nodes);
-  const shown = cpus.length <= 8 ? `nodes of ${cpus.join('/')} CPUs` : `${cpus.length} nodes (${Math.min(...cpus)}–${Math.max(...cpus)} CPUs)`;
+  const shown =
+    cpus.length <= 8
+      ? `nodes of ${cpus.join('/')} CPUs`
+      : `${cpus.length} nodes (${Math.min(...cpus)}–${Math.max(...cpus)} CPUs)`;
   const title =
     `replay: ${shown}, ${options.memoryPerCpu} memory per CPU, ${options.pods} pods of ${options.podCpu} CPU / ${options.podMemory}, ` +
     (options.honourCapacity ? 'capacity honoured' : 'capacity ignored (overcommit)') +
@@ -352,9 +453,24 @@ export function replayCommand(options: ReplayOptions): string {
       : `, kube-scheduler sampling ${options.percentageOfNodesToScore === 0 ? 'adaptive' : `${options.percentageOfNodesToScore} %`}` +
         ` (${numFeasibleNodesToFind(options.percentageOfNodesToScore, spec.nodes.length)} feasible nodes offered per pod, ${options.zones ?? 1} zone${(options.zones ?? 1) === 1 ? '' : 's'})`);
   const perNode = spec.nodes.length <= 8;
-  const header = ['STRATEGY', 'PEAK PRESSURE', 'PLACED', 'UNPLACED', ...(perNode ? spec.nodes.map((n) => `PODS ${n.name}`) : [])];
-  const rows = results.map((r) => [r.strategy, r.peakPressure.toFixed(4), String(r.placed), String(r.unplaced), ...(perNode ? r.podsPerNode.map(String) : [])]);
-  const summary = [...results.map((r) => `${r.strategy}=${r.peakPressure.toFixed(4)}`), `optimum=${optimum === null ? 'n/a' : optimum.toFixed(4)}`];
+  const header = [
+    'STRATEGY',
+    'PEAK PRESSURE',
+    'PLACED',
+    'UNPLACED',
+    ...(perNode ? spec.nodes.map((n) => `PODS ${n.name}`) : []),
+  ];
+  const rows = results.map((r) => [
+    r.strategy,
+    r.peakPressure.toFixed(4),
+    String(r.placed),
+    String(r.unplaced),
+    ...(perNode ? r.podsPerNode.map(String) : []),
+  ]);
+  const summary = [
+    ...results.map((r) => `${r.strategy}=${r.peakPressure.toFixed(4)}`),
+    `optimum=${optimum === null ? 'n/a' : optimum.toFixed(4)}`,
+  ];
   return [title, formatTable([header, ...rows]), `peak allocation pressure: ${summary.join(' ')}`].join('\n');
 }
 

@@ -17,7 +17,8 @@ import { DEFAULT_REPLAY_STRATEGIES, packageVersion, rankCommand, replayCommand, 
 function integer(name: string, min: number, max: number) {
   return (raw: string): number => {
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
     return n;
   };
 }
@@ -25,7 +26,8 @@ function integer(name: string, min: number, max: number) {
 function strategies(raw: string): Strategy[] {
   const list = raw.split(',').map((s) => s.trim());
   for (const s of list) {
-    if (!(STRATEGIES as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown strategy "${s}" (one of ${STRATEGIES.join(', ')})`);
+    if (!(STRATEGIES as readonly string[]).includes(s))
+      throw new InvalidArgumentError(`unknown strategy "${s}" (one of ${STRATEGIES.join(', ')})`);
   }
   return list as Strategy[];
 }
@@ -48,7 +50,12 @@ function printable(text: string): string {
 
 function fail(err: unknown): never {
   const usage =
-    err instanceof ConfigError || err instanceof UsageError || err instanceof QuantityError || err instanceof ObjectError || err instanceof SnapshotError || err instanceof NoKubeConfigError;
+    err instanceof ConfigError ||
+    err instanceof UsageError ||
+    err instanceof QuantityError ||
+    err instanceof ObjectError ||
+    err instanceof SnapshotError ||
+    err instanceof NoKubeConfigError;
   const code = usage ? 2 : 1;
   process.stderr.write(`sandbox-extender: ${printable((err as Error).message)}\n`);
   process.exit(code);
@@ -56,7 +63,9 @@ function fail(err: unknown): never {
 
 const program = new Command()
   .name('sandbox-extender')
-  .description('kube-scheduler extender that places sandbox pods by projected pressure, reserving each placement at once')
+  .description(
+    'kube-scheduler extender that places sandbox pods by projected pressure, reserving each placement at once',
+  )
   .version(packageVersion(), '-V, --version', 'print the version of sandbox-extender')
   .showHelpAfterError()
   // Invalid arguments exit 2 (commander's own default is 1); --help and --version exit 0.
@@ -65,38 +74,61 @@ const program = new Command()
 program
   .command('serve')
   .description('serve the extender verbs; cluster mode (list+watch through a kubeconfig) unless --snapshot is given')
-  .option('--snapshot <file>', 'offline mode: a snapshot file (kubectl get nodes,pods -A -o json|yaml), re-read when it changes')
+  .option(
+    '--snapshot <file>',
+    'offline mode: a snapshot file (kubectl get nodes,pods -A -o json|yaml), re-read when it changes',
+  )
   .option('--kubeconfig <file>', 'cluster mode: kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
   .option('--config <file>', 'YAML config file (see docs/configuration.md)')
   .option('--port <n>', 'port to listen on (default 8888)', integer('--port', 0, 65535))
   .option('--host <address>', 'address to listen on (default 127.0.0.1)')
   .addOption(new Option('--strategy <name>', 'placement strategy').choices(STRATEGIES))
-  .action(async (opts: { snapshot?: string; kubeconfig?: string; config?: string; port?: number; host?: string; strategy?: Strategy }) => {
-    try {
-      const overrides: ConfigInput = { strategy: opts.strategy, kubeconfig: opts.kubeconfig, server: { port: opts.port, host: opts.host }, snapshot: { path: opts.snapshot } };
-      const config = loadConfig(opts.config, overrides);
-      // A snapshot file that is not there is bad input (exit 2), not a runtime failure.
-      if (config.snapshot.path) readable(config.snapshot.path);
-      // Loaded here, not at start-up: the offline commands need neither the HTTP edge, the Kubernetes client nor the logger.
-      const [{ pino }, { serve }] = await Promise.all([import('pino'), import('../runtime/serve.js')]);
-      const logger = pino({ level: config.logLevel, base: { app: 'sandbox-extender' } });
-      const running = await serve(config, logger);
-      const stop = async (signal: string) => {
-        logger.info({ signal }, 'shutting down');
-        await running.close();
-        process.exit(0);
-      };
-      process.once('SIGTERM', () => void stop('SIGTERM'));
-      process.once('SIGINT', () => void stop('SIGINT'));
-    } catch (err) {
-      fail(err);
-    }
-  });
+  .action(
+    async (opts: {
+      snapshot?: string;
+      kubeconfig?: string;
+      config?: string;
+      port?: number;
+      host?: string;
+      strategy?: Strategy;
+    }) => {
+      try {
+        const overrides: ConfigInput = {
+          strategy: opts.strategy,
+          kubeconfig: opts.kubeconfig,
+          server: { port: opts.port, host: opts.host },
+          snapshot: { path: opts.snapshot },
+        };
+        const config = loadConfig(opts.config, overrides);
+        // A snapshot file that is not there is bad input (exit 2), not a runtime failure.
+        if (config.snapshot.path) readable(config.snapshot.path);
+        // Loaded here, not at start-up: the offline commands need neither the HTTP edge, the Kubernetes client nor the logger.
+        const [{ pino }, { serve }] = await Promise.all([import('pino'), import('../runtime/serve.js')]);
+        const logger = pino({ level: config.logLevel, base: { app: 'sandbox-extender' } });
+        const running = await serve(config, logger);
+        const stop = async (signal: string) => {
+          logger.info({ signal }, 'shutting down');
+          await running.close();
+          process.exit(0);
+        };
+        process.once('SIGTERM', () => void stop('SIGTERM'));
+        process.once('SIGINT', () => void stop('SIGINT'));
+      } catch (err) {
+        fail(err);
+      }
+    },
+  );
 
 program
   .command('rank')
-  .description('offline: the nodes kube-scheduler would consider for one pod (Ready, cordon, taints, node affinity) ranked by projected pressure, with the reason of every excluded node; no reservation is made')
-  .requiredOption('--snapshot <file>', 'snapshot file: a v1 List of Nodes and/or Pods, JSON or YAML; repeat to merge several (e.g. nodes and pods dumped separately)', collect)
+  .description(
+    'offline: the nodes kube-scheduler would consider for one pod (Ready, cordon, taints, node affinity) ranked by projected pressure, with the reason of every excluded node; no reservation is made',
+  )
+  .requiredOption(
+    '--snapshot <file>',
+    'snapshot file: a v1 List of Nodes and/or Pods, JSON or YAML; repeat to merge several (e.g. nodes and pods dumped separately)',
+    collect,
+  )
   .requiredOption('--pod <file>', 'the pod to place, JSON or YAML')
   .option('--config <file>', 'YAML config file')
   .action((opts: { snapshot: string[]; pod: string; config?: string }) => {
@@ -116,7 +148,11 @@ program
   .option('--pods <n>', 'number of pods', integer('--pods', 1, 10_000_000), 300)
   .option('--pod-cpu <quantity>', 'CPU request of each pod', '2')
   .option('--pod-memory <quantity>', 'memory request of each pod', '4Gi')
-  .option('--honour-capacity', 'apply the capacity filter (without it capacity is ignored: the overcommit replay)', false)
+  .option(
+    '--honour-capacity',
+    'apply the capacity filter (without it capacity is ignored: the overcommit replay)',
+    false,
+  )
   .option('--strategies <list>', 'comma-separated strategies to run', strategies, [...DEFAULT_REPLAY_STRATEGIES])
   .option('--seed <n>', 'seed of the random strategy', integer('--seed', 0, 2 ** 31 - 1), 1)
   .option(
@@ -124,7 +160,11 @@ program
     "offer each pod only kube-scheduler's sampled window, as at this percentageOfNodesToScore (0: its adaptive default); nodes are walked in the order given",
     integer('--percentage-of-nodes-to-score', 0, 100),
   )
-  .option('--zones <n>', 'with the percentage: node i sits in zone i mod n (kube-scheduler interleaves zones)', integer('--zones', 1, 1000))
+  .option(
+    '--zones <n>',
+    'with the percentage: node i sits in zone i mod n (kube-scheduler interleaves zones)',
+    integer('--zones', 1, 1000),
+  )
   .action((opts) => {
     try {
       process.stdout.write(`${replayCommand(opts)}\n`);

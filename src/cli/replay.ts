@@ -88,7 +88,11 @@ export function replay(spec: ReplaySpec, strategy: Strategy, random: () => numbe
   for (const node of spec.nodes) cache.upsertNode(node);
   for (const pod of spec.existingPods ?? []) cache.upsertPod(pod);
   const names = spec.nodes.map((n) => n.name);
-  const scan = new CandidateScan((name) => cache.nodeInfo(name), spec.dims, () => cache.nodeSetVersion);
+  const scan = new CandidateScan(
+    (name) => cache.nodeInfo(name),
+    spec.dims,
+    () => cache.nodeSetVersion,
+  );
   const placer = new Placer(strategy, random);
   const counts = new Map(names.map((name) => [name, 0]));
   const window = spec.sampling ? new SampledWindow(spec, cache) : null;
@@ -135,7 +139,8 @@ class SampledWindow {
   constructor(spec: ReplaySpec, cache: SchedulerCache) {
     const sampling = spec.sampling!;
     const zones = sampling.zones ?? spec.nodes.map(() => '');
-    if (zones.length !== spec.nodes.length) throw new RangeError(`sampling.zones has ${zones.length} entries for ${spec.nodes.length} nodes`);
+    if (zones.length !== spec.nodes.length)
+      throw new RangeError(`sampling.zones has ${zones.length} entries for ${spec.nodes.length} nodes`);
     this.infos = nodeTreeOrder(zones).map((i) => cache.nodeInfo(spec.nodes[i]!.name)!);
     this.toFind = numFeasibleNodesToFind(sampling.percentageOfNodesToScore, spec.nodes.length);
     this.ignoreCapacity = !spec.honourCapacity;
@@ -169,7 +174,12 @@ export function pressureWith(allocatable: readonly number[], request: readonly n
 }
 
 /** Pressure of a node of `allocatable` with `base` in use and `k` more pods of `request`: max_r (base_r + k·q_r) / A_r. */
-function pressureOn(allocatable: readonly number[], base: readonly number[], request: readonly number[], k: number): number {
+function pressureOn(
+  allocatable: readonly number[],
+  base: readonly number[],
+  request: readonly number[],
+  k: number,
+): number {
   let p = 0;
   for (let r = 0; r < allocatable.length; r++) {
     const ratio = pressureRatio(base[r]! + k * request[r]!, allocatable[r]!);
@@ -188,7 +198,13 @@ function capacityFor(allocatable: readonly number[], base: readonly number[], re
 }
 
 /** Largest k with pressureOn(k) ≤ P, capped at `cap` (0 when even `base` is above P). */
-function podsWithin(allocatable: readonly number[], base: readonly number[], request: readonly number[], P: number, cap: number): number {
+function podsWithin(
+  allocatable: readonly number[],
+  base: readonly number[],
+  request: readonly number[],
+  P: number,
+  cap: number,
+): number {
   const unit = pressureWith(allocatable, request, 1);
   if (unit === 0) return pressureOn(allocatable, base, request, 0) <= P ? cap : 0;
   let k = Math.max(0, Math.min(cap, Math.floor(P / unit)));

@@ -26,7 +26,8 @@ export function describeApiError(err: unknown): string {
   if (status === undefined) return (err as Error | null)?.message ?? String(err);
   const e = err as { message?: unknown; body?: unknown };
   let detail: string | undefined;
-  if (typeof e.message === 'string' && e.message.includes(`HTTP ${status}: `)) detail = e.message.slice(e.message.indexOf(`HTTP ${status}: `) + `HTTP ${status}: `.length);
+  if (typeof e.message === 'string' && e.message.includes(`HTTP ${status}: `))
+    detail = e.message.slice(e.message.indexOf(`HTTP ${status}: `) + `HTTP ${status}: `.length);
   else if (typeof e.body === 'string') {
     try {
       const message = (JSON.parse(e.body) as { message?: unknown }).message;

@@ -13,7 +13,14 @@ import type { PodEvent } from './events.js';
 import { NOT_SYNCED, describeHealth, metricsObserver, staleness, type SyncObserver } from './liveSync.js';
 import type { WatchHealth } from './reflector.js';
 import { TurnBatch } from './turnBatch.js';
-import { agedHealth, applyObserved, applyUpdates, type ApiWorkerData, type FromWorker, type ToWorker } from './workerProtocol.js';
+import {
+  agedHealth,
+  applyObserved,
+  applyUpdates,
+  type ApiWorkerData,
+  type FromWorker,
+  type ToWorker,
+} from './workerProtocol.js';
 
 /** How long the Events of a burst are collected before they go to the worker in one message (ms). */
 export const EVENT_BATCH_MS = 50;
@@ -115,10 +122,14 @@ export class ApiThread {
     this.stopping = true;
     for (const settle of this.pendingBinds.values()) settle({ ok: false, error: 'the API worker thread stopped' });
     this.pendingBinds.clear();
-    for (const pending of this.pendingRequeues.values()) pending.reject(new RequeueWriteError('the API worker thread stopped', undefined));
+    for (const pending of this.pendingRequeues.values())
+      pending.reject(new RequeueWriteError('the API worker thread stopped', undefined));
     this.pendingRequeues.clear();
     this.startedOrFailed?.reject(err);
-    this.logger.fatal({ err: err.message }, 'the API worker thread died; the scheduler cache would no longer follow the cluster');
+    this.logger.fatal(
+      { err: err.message },
+      'the API worker thread died; the scheduler cache would no longer follow the cluster',
+    );
     this.onFatal(err);
   }
 

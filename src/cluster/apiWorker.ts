@@ -14,7 +14,15 @@ import { LiveSync } from './liveSync.js';
 import { requeueMergePatchWrite, requeueObjectWrite } from './requeuer.js';
 import { ApiWrites } from './apiWrites.js';
 import { TurnBatch } from './turnBatch.js';
-import { encodingObserver, encodingUpdates, onlyLastPodsVersion, type ApiWorkerData, type FromWorker, type ToWorker, type Update } from './workerProtocol.js';
+import {
+  encodingObserver,
+  encodingUpdates,
+  onlyLastPodsVersion,
+  type ApiWorkerData,
+  type FromWorker,
+  type ToWorker,
+  type Update,
+} from './workerProtocol.js';
 
 /** How long Event outcomes (counted in a metric) are collected before they go to the main thread (ms). */
 const OUTCOME_BATCH_MS = 250;
@@ -30,7 +38,10 @@ const data = workerData as ApiWorkerData;
  * kube-scheduler learns no sooner), and a burst's changes then cost the main thread one message.
  */
 const UPDATE_BATCH_MS = 20;
-const updateBatch = new TurnBatch<Update>((batch) => port.postMessage({ t: 'updates', batch: onlyLastPodsVersion(batch) } satisfies FromWorker), UPDATE_BATCH_MS);
+const updateBatch = new TurnBatch<Update>(
+  (batch) => port.postMessage({ t: 'updates', batch: onlyLastPodsVersion(batch) } satisfies FromWorker),
+  UPDATE_BATCH_MS,
+);
 /** Every other message goes after the updates read before it (a listing before its `listed`, changes before a health report). */
 const post = (message: FromWorker) => {
   updateBatch.flush();
@@ -58,12 +69,31 @@ async function start(): Promise<void> {
     : writes
       ? requeueMergePatchWrite(writes, data.requeue.namespace, data.requeue.name)
       : requeueObjectWrite(new StorageV1Api(configuration), data.requeue.namespace, data.requeue.name);
-  const live = new LiveSync(updates, { nodes: nodeSource(kc, api), pods: podSource(kc, api) }, { dims: { names: data.dims }, pausedLabel: data.pausedLabel, locality: data.locality, ...data.watch }, observer, logger);
+  const live = new LiveSync(
+    updates,
+    { nodes: nodeSource(kc, api), pods: podSource(kc, api) },
+    { dims: { names: data.dims }, pausedLabel: data.pausedLabel, locality: data.locality, ...data.watch },
+    observer,
+    logger,
+  );
   const binder = new Binder(writes ?? api);
   const events = data.events;
-  const outcomes = new TurnBatch<EventOutcome>((batch) => post({ t: 'eventOutcomes', outcomes: batch }), OUTCOME_BATCH_MS);
+  const outcomes = new TurnBatch<EventOutcome>(
+    (batch) => post({ t: 'eventOutcomes', outcomes: batch }),
+    OUTCOME_BATCH_MS,
+  );
   const recorder = events
-    ? new EventRecorder(writes ?? api, { eventsPerSecond: events.perSecond, maxQueued: events.maxQueued, dedupeWindowMs: events.dedupeWindowSeconds * 1000, now: () => Date.now(), onOutcome: (outcome) => outcomes.push(outcome) }, logger)
+    ? new EventRecorder(
+        writes ?? api,
+        {
+          eventsPerSecond: events.perSecond,
+          maxQueued: events.maxQueued,
+          dedupeWindowMs: events.dedupeWindowSeconds * 1000,
+          now: () => Date.now(),
+          onOutcome: (outcome) => outcomes.push(outcome),
+        },
+        logger,
+      )
     : null;
   const reportHealth = () => post({ t: 'health', atMs: Date.now(), health: live.health() });
   const healthTimer = setInterval(reportHealth, HEALTH_EVERY_MS);
@@ -76,11 +106,18 @@ async function start(): Promise<void> {
         for (const event of message.events) recorder?.record(event);
         break;
       case 'requeue':
-        if (!requeue) post({ t: 'requeued', id: message.id, status: null, error: 'requeue is not configured on the API worker' });
+        if (!requeue)
+          post({ t: 'requeued', id: message.id, status: null, error: 'requeue is not configured on the API worker' });
         else {
           void requeue(message.value).then(
             () => post({ t: 'requeued', id: message.id, status: null, error: null }),
-            (err: unknown) => post({ t: 'requeued', id: message.id, status: statusOf(err) ?? null, error: (err as Error)?.message ?? String(err) }),
+            (err: unknown) =>
+              post({
+                t: 'requeued',
+                id: message.id,
+                status: statusOf(err) ?? null,
+                error: (err as Error)?.message ?? String(err),
+              }),
           );
         }
         break;

@@ -4,7 +4,7 @@
  * authentication headers taken from the kubeconfig as client-node applies them (why: ADR 0008). Each method
  * has the signature of the client-node method it stands for, so EventRecorder, Binder and the requeue write
  * take either; a refused request throws an ApiWriteError with the HTTP status in `code`.
- */import type { KubeConfig, V1Binding, CoreV1Event, V1Pod } from '@kubernetes/client-node';
+ */ import type { KubeConfig, V1Binding, CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { createSecureContext } from 'node:tls';
 import { Pool } from 'undici';
 
@@ -57,8 +57,17 @@ export class ApiWrites {
     // One TLS context for every connection (tls.connect would otherwise parse the PEM files for each), and
     // connections kept for a minute between Events (undici's default keeps an idle one 4 s).
     const secureContext = createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
-    const connect = { secureContext, ...(tls.rejectUnauthorized !== undefined ? { rejectUnauthorized: tls.rejectUnauthorized } : {}), ...(tls.servername ? { servername: tls.servername } : {}) };
-    this.pool = new Pool(server, { connections: MAX_CONNECTIONS, connect, keepAliveTimeout: KEEP_ALIVE_MS, keepAliveMaxTimeout: KEEP_ALIVE_MS });
+    const connect = {
+      secureContext,
+      ...(tls.rejectUnauthorized !== undefined ? { rejectUnauthorized: tls.rejectUnauthorized } : {}),
+      ...(tls.servername ? { servername: tls.servername } : {}),
+    };
+    this.pool = new Pool(server, {
+      connections: MAX_CONNECTIONS,
+      connect,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MS,
+    });
   }
 
   /**
@@ -89,17 +98,34 @@ export class ApiWrites {
 
   /** POST /api/v1/namespaces/NS/pods/NAME/binding (client-node CoreV1Api.createNamespacedPodBinding). */
   async createNamespacedPodBinding(param: { name: string; namespace: string; body: V1Binding }): Promise<void> {
-    await this.send('POST', `/api/v1/namespaces/${segment(param.namespace)}/pods/${segment(param.name)}/binding`, param.body, 'application/json');
+    await this.send(
+      'POST',
+      `/api/v1/namespaces/${segment(param.namespace)}/pods/${segment(param.name)}/binding`,
+      param.body,
+      'application/json',
+    );
   }
 
   /** GET /api/v1/namespaces/NS/pods/NAME (client-node CoreV1Api.readNamespacedPod). */
   async readNamespacedPod(param: { name: string; namespace: string }): Promise<V1Pod> {
-    return JSON.parse(await this.send('GET', `/api/v1/namespaces/${segment(param.namespace)}/pods/${segment(param.name)}`, undefined, undefined)) as V1Pod;
+    return JSON.parse(
+      await this.send(
+        'GET',
+        `/api/v1/namespaces/${segment(param.namespace)}/pods/${segment(param.name)}`,
+        undefined,
+        undefined,
+      ),
+    ) as V1Pod;
   }
 
   /** A JSON merge patch of a CSIStorageCapacity (the requeue object; client-node StorageV1Api.patchNamespacedCSIStorageCapacity with MergePatch). */
   async mergePatchCSIStorageCapacity(param: { namespace: string; name: string; body: object }): Promise<void> {
-    await this.send('PATCH', `/apis/storage.k8s.io/v1/namespaces/${segment(param.namespace)}/csistoragecapacities/${segment(param.name)}`, param.body, 'application/merge-patch+json');
+    await this.send(
+      'PATCH',
+      `/apis/storage.k8s.io/v1/namespaces/${segment(param.namespace)}/csistoragecapacities/${segment(param.name)}`,
+      param.body,
+      'application/merge-patch+json',
+    );
   }
 
   /** Closes the connections. */
@@ -108,11 +134,21 @@ export class ApiWrites {
   }
 
   /** @returns the reply's body. @throws ApiWriteError for a status ≥ 300; the connection error when there is no reply. */
-  private async send(method: 'GET' | 'POST' | 'PATCH', path: string, body: unknown, contentType: string | undefined): Promise<string> {
+  private async send(
+    method: 'GET' | 'POST' | 'PATCH',
+    path: string,
+    body: unknown,
+    contentType: string | undefined,
+  ): Promise<string> {
     const auth = await this.authHeaders();
     const headers: Headers = { ...auth, accept: 'application/json' };
     if (contentType) headers['content-type'] = contentType;
-    const res = await this.pool.request({ method, path, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await this.pool.request({
+      method,
+      path,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await res.body.text();
     if (res.statusCode >= 300) {
       if (res.statusCode === 401) this.headers = null; // credentials may have rotated: take them afresh next time
@@ -134,7 +170,8 @@ export class ApiWrites {
     await this.kc.applyToHTTPSOptions(opts);
     const value: Headers = {};
     for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined && v !== null) value[k] = String(v);
-    if (opts.auth && !Object.keys(value).some((k) => k.toLowerCase() === 'authorization')) value.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    if (opts.auth && !Object.keys(value).some((k) => k.toLowerCase() === 'authorization'))
+      value.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     this.headers = { value, atMs: this.now() };
     return value;
   }

@@ -49,9 +49,11 @@ export class Binder {
   private async checkExisting(req: BindRequest, pod: string, failure: string): Promise<BindOutcome> {
     try {
       const current = await this.api.readNamespacedPod({ name: req.podName, namespace: req.podNamespace });
-      if (current.metadata?.uid !== req.podUid) return { ok: false, error: `pod ${pod} has UID ${current.metadata?.uid}, not ${req.podUid} (stale request)` };
+      if (current.metadata?.uid !== req.podUid)
+        return { ok: false, error: `pod ${pod} has UID ${current.metadata?.uid}, not ${req.podUid} (stale request)` };
       if (current.spec?.nodeName === req.node) return { ok: true, alreadyBound: true };
-      if (current.spec?.nodeName) return { ok: false, error: `pod ${pod} is already bound to ${current.spec.nodeName}, not ${req.node}` };
+      if (current.spec?.nodeName)
+        return { ok: false, error: `pod ${pod} is already bound to ${current.spec.nodeName}, not ${req.node}` };
       return { ok: false, error: failure };
     } catch (err) {
       const status = statusOf(err);

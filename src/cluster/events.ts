@@ -46,7 +46,11 @@ export class EventRecorder {
   private readonly send: (event: PodEvent) => Promise<void>;
   private readonly instance = hostname();
 
-  constructor(api: CreateEventApi, private readonly options: EventRecorderOptions, private readonly logger: Logger) {
+  constructor(
+    api: CreateEventApi,
+    private readonly options: EventRecorderOptions,
+    private readonly logger: Logger,
+  ) {
     const throttle = pThrottle({ limit: Math.max(1, Math.round(options.eventsPerSecond)), interval: 1000 });
     this.send = throttle((event: PodEvent) => this.create(api, event));
   }
@@ -71,7 +75,10 @@ export class EventRecorder {
       .then(() => this.options.onOutcome?.('recorded'))
       .catch((err: unknown) => {
         this.options.onOutcome?.('failed');
-        this.logger.warn({ pod: `${event.pod.namespace}/${event.pod.name}`, reason: event.reason, err: describeApiError(err) }, 'event not recorded');
+        this.logger.warn(
+          { pod: `${event.pod.namespace}/${event.pod.name}`, reason: event.reason, err: describeApiError(err) },
+          'event not recorded',
+        );
       })
       .finally(() => this.queued--);
   }
@@ -84,7 +91,13 @@ export class EventRecorder {
         apiVersion: 'v1',
         kind: 'Event',
         metadata: { generateName: `${event.pod.name}.`, namespace: event.pod.namespace },
-        involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: event.pod.namespace, name: event.pod.name, uid: event.pod.uid },
+        involvedObject: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          namespace: event.pod.namespace,
+          name: event.pod.name,
+          uid: event.pod.uid,
+        },
         reason: event.reason,
         message: event.message.slice(0, 1024),
         type: event.type,

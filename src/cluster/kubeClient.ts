@@ -4,7 +4,14 @@
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { CoreV1Api, KubeConfig, ServerConfiguration, Watch, createConfiguration, type Configuration } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubeConfig,
+  ServerConfiguration,
+  Watch,
+  createConfiguration,
+  type Configuration,
+} from '@kubernetes/client-node';
 import type { Node, Pod } from '../core/objects/kubeObjects.js';
 import { NoKubeConfigError } from './kubeConfigError.js';
 import type { ResourceSource } from './reflector.js';
@@ -34,7 +41,8 @@ export function loadKubeConfig(path?: string): KubeConfig {
       );
     }
   }
-  if (!kc.getCurrentCluster()) throw new NoKubeConfigError(`no cluster in the kubeconfig${path ? ` ${path}` : ''} (or in-cluster environment)`);
+  if (!kc.getCurrentCluster())
+    throw new NoKubeConfigError(`no cluster in the kubeconfig${path ? ` ${path}` : ''} (or in-cluster environment)`);
   return kc;
 }
 
@@ -66,7 +74,14 @@ export function keepAliveConfiguration(kc: KubeConfig): Configuration {
     await kc.applyToHTTPSOptions(tls);
     const common = { keepAlive: true, maxSockets: MAX_API_SOCKETS };
     if (cluster.server.startsWith('http:')) return new HttpAgent(common);
-    return new HttpsAgent({ ...common, ca: tls.ca as string, cert: tls.cert as string, key: tls.key as string, rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername });
+    return new HttpsAgent({
+      ...common,
+      ca: tls.ca as string,
+      cert: tls.cert as string,
+      key: tls.key as string,
+      rejectUnauthorized: tls.rejectUnauthorized,
+      servername: tls.servername,
+    });
   };
   const auth = {
     getName: () => 'kubeconfig with keep-alive connections',
@@ -75,7 +90,10 @@ export function keepAliveConfiguration(kc: KubeConfig): Configuration {
       if (!cluster.proxyUrl) context.setAgent(await (agent ??= keepAliveAgent()));
     },
   };
-  return createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: auth } });
+  return createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: auth },
+  });
 }
 
 /** Exactly what `loadFromDefault` builds when it finds nothing (client-node 1.x: loadFromClusterAndUser). */
@@ -105,7 +123,12 @@ function watchSource<T>(kc: KubeConfig, path: string, list: ResourceSource<T>['l
   return {
     list,
     async watch({ resourceVersion, timeoutSeconds }, onEvent, onDone) {
-      const controller = await watcher.watch(path, { allowWatchBookmarks: true, resourceVersion, timeoutSeconds }, onEvent, onDone);
+      const controller = await watcher.watch(
+        path,
+        { allowWatchBookmarks: true, resourceVersion, timeoutSeconds },
+        onEvent,
+        onDone,
+      );
       return () => controller.abort();
     },
   };
@@ -115,7 +138,11 @@ function watchSource<T>(kc: KubeConfig, path: string, list: ResourceSource<T>['l
 export function podSource(kc: KubeConfig, api: CoreV1Api): ResourceSource<Pod> {
   return watchSource<Pod>(kc, '/api/v1/pods', async ({ limit, continueToken }) => {
     const page = await api.listPodForAllNamespaces({ limit, _continue: continueToken });
-    return { items: page.items as unknown as Pod[], resourceVersion: page.metadata?.resourceVersion ?? '', continueToken: page.metadata?._continue };
+    return {
+      items: page.items as unknown as Pod[],
+      resourceVersion: page.metadata?.resourceVersion ?? '',
+      continueToken: page.metadata?._continue,
+    };
   });
 }
 
@@ -123,6 +150,10 @@ export function podSource(kc: KubeConfig, api: CoreV1Api): ResourceSource<Pod> {
 export function nodeSource(kc: KubeConfig, api: CoreV1Api): ResourceSource<Node> {
   return watchSource<Node>(kc, '/api/v1/nodes', async ({ limit, continueToken }) => {
     const page = await api.listNode({ limit, _continue: continueToken });
-    return { items: page.items as unknown as Node[], resourceVersion: page.metadata?.resourceVersion ?? '', continueToken: page.metadata?._continue };
+    return {
+      items: page.items as unknown as Node[],
+      resourceVersion: page.metadata?.resourceVersion ?? '',
+      continueToken: page.metadata?._continue,
+    };
   });
 }

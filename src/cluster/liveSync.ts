@@ -10,7 +10,13 @@ import type { LocalityRecordOptions } from '../core/objects/templateLocality.js'
 import { podKey, toNodeRecord, toPodRecord, type Dimensions } from '../core/objects/records.js';
 import { ListingReader, type CacheUpdates } from '../core/cache/sync.js';
 import type { Metrics } from '../observability/metrics.js';
-import { Reflector, describeFailure, type ReflectorOptions, type ResourceSource, type WatchHealth } from './reflector.js';
+import {
+  Reflector,
+  describeFailure,
+  type ReflectorOptions,
+  type ResourceSource,
+  type WatchHealth,
+} from './reflector.js';
 
 /** What LiveSync tells its owner besides the records (e.g. to count them in the metrics). */
 export interface SyncObserver {
@@ -72,7 +78,11 @@ export class LiveSync {
       for (const error of errors) logger.warn({ resource }, `skipped ${error}`);
     };
     // Each page becomes records at once (ListingReader); the listing is applied when complete.
-    const listing = <T>(resource: string, add: (reader: ListingReader, item: T) => void, apply: (reader: ListingReader, resourceVersion: string) => void) => {
+    const listing = <T>(
+      resource: string,
+      add: (reader: ListingReader, item: T) => void,
+      apply: (reader: ListingReader, resourceVersion: string) => void,
+    ) => {
       const reader = new ListingReader(options.dims, podOptions);
       return {
         add: (items: readonly T[]) => {
@@ -84,42 +94,61 @@ export class LiveSync {
         },
       };
     };
-    this.nodes = new Reflector<Node>('nodes', sources.nodes, {
-      beginListing: () => listing<Node>('nodes', (r, node) => r.addNode(node), (r) => updates.replaceNodes(r)),
-      event: (type, node) => {
-        const name = node.metadata?.name;
-        if (type === 'DELETED') {
-          if (name) updates.deleteNode(name);
-          return;
-        }
-        try {
-          updates.upsertNode(toNodeRecord(node, options.dims, options.locality));
-        } catch (err) {
-          skipped('nodes', [`node ${name ?? '<unnamed>'}: ${(err as Error).message}`]);
-        }
-      },
-    }, this.reflectorOptions('nodes', options));
-    this.pods = new Reflector<Pod>('pods', sources.pods, {
-      beginListing: () =>
-        listing<Pod>('pods', (r, pod) => r.addPod(pod), (r, resourceVersion) => {
-          updates.replacePods(r);
-          updates.podsAppliedAt(resourceVersion);
-        }),
-      event: (type, pod) => {
-        const uid = pod.metadata?.uid;
-        const resourceVersion = pod.metadata?.resourceVersion;
-        if (type === 'DELETED') {
-          if (uid) updates.deletePod(uid);
-        } else {
-          try {
-            updates.upsertPod(toPodRecord(pod, options.dims, podOptions));
-          } catch (err) {
-            skipped('pods', [`pod ${podKey(pod)}: ${(err as Error).message}`]);
+    this.nodes = new Reflector<Node>(
+      'nodes',
+      sources.nodes,
+      {
+        beginListing: () =>
+          listing<Node>(
+            'nodes',
+            (r, node) => r.addNode(node),
+            (r) => updates.replaceNodes(r),
+          ),
+        event: (type, node) => {
+          const name = node.metadata?.name;
+          if (type === 'DELETED') {
+            if (name) updates.deleteNode(name);
+            return;
           }
-        }
-        if (resourceVersion) updates.podsAppliedAt(resourceVersion);
+          try {
+            updates.upsertNode(toNodeRecord(node, options.dims, options.locality));
+          } catch (err) {
+            skipped('nodes', [`node ${name ?? '<unnamed>'}: ${(err as Error).message}`]);
+          }
+        },
       },
-    }, this.reflectorOptions('pods', options));
+      this.reflectorOptions('nodes', options),
+    );
+    this.pods = new Reflector<Pod>(
+      'pods',
+      sources.pods,
+      {
+        beginListing: () =>
+          listing<Pod>(
+            'pods',
+            (r, pod) => r.addPod(pod),
+            (r, resourceVersion) => {
+              updates.replacePods(r);
+              updates.podsAppliedAt(resourceVersion);
+            },
+          ),
+        event: (type, pod) => {
+          const uid = pod.metadata?.uid;
+          const resourceVersion = pod.metadata?.resourceVersion;
+          if (type === 'DELETED') {
+            if (uid) updates.deletePod(uid);
+          } else {
+            try {
+              updates.upsertPod(toPodRecord(pod, options.dims, podOptions));
+            } catch (err) {
+              skipped('pods', [`pod ${podKey(pod)}: ${(err as Error).message}`]);
+            }
+          }
+          if (resourceVersion) updates.podsAppliedAt(resourceVersion);
+        },
+      },
+      this.reflectorOptions('pods', options),
+    );
   }
 
   private reflectorOptions(resource: string, options: LiveSyncOptions): ReflectorOptions {
@@ -174,7 +203,10 @@ export function staleness(health: readonly WatchHealth[], maxBrokenSeconds: numb
   const limitMs = maxBrokenSeconds * 1000;
   const stale = health.filter((h) => h.brokenMs > limitMs);
   if (stale.length === 0) return null;
-  const parts = stale.map((h) => `the ${h.resource} list/watch has been failing for ${seconds(h.brokenMs)} s (last error: ${h.lastError}; last event ${seconds(h.lastDeliveryAgeMs)} s ago)`);
+  const parts = stale.map(
+    (h) =>
+      `the ${h.resource} list/watch has been failing for ${seconds(h.brokenMs)} s (last error: ${h.lastError}; last event ${seconds(h.lastDeliveryAgeMs)} s ago)`,
+  );
   return `the scheduler cache is stale: ${parts.join('; ')}, longer than watch.maxBrokenSeconds (${maxBrokenSeconds} s)`;
 }
 

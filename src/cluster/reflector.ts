@@ -4,7 +4,7 @@
  * handleAnyWatch), without keeping the objects: each list page and watch event goes to the consumer, which
  * keeps a compact record. A 410 Gone in either form relists; any other failure is retried with capped backoff
  * from the last resourceVersion. The session, its failures and its health: docs/cluster-mode.md#one-listwatch-session.
- */import pRetry from 'p-retry';
+ */ import pRetry from 'p-retry';
 import { statusOf } from './apiStatus.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -35,7 +35,11 @@ export interface ResourceSource<T> {
    *   the caller aborts.
    * Resolves with a function that aborts the watch (harmless once it has ended).
    */
-  watch(options: { resourceVersion: string; timeoutSeconds: number }, onEvent: (type: string, object: unknown) => void, onDone: (err: unknown) => void): Promise<() => void>;
+  watch(
+    options: { resourceVersion: string; timeoutSeconds: number },
+    onEvent: (type: string, object: unknown) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<() => void>;
 }
 
 /**
@@ -137,7 +141,8 @@ function describeStatus(object: unknown, where = ''): string {
 
 /** p-retry gives up on a TypeError (a programming error) at once; the loop must keep its backoff whatever fails. */
 function retryable(err: unknown): Error {
-  if (err instanceof TypeError || !(err instanceof Error)) return Object.assign(new Error(describeFailure(err)), { cause: err });
+  if (err instanceof TypeError || !(err instanceof Error))
+    return Object.assign(new Error(describeFailure(err)), { cause: err });
   return err;
 }
 
@@ -252,14 +257,20 @@ export class Reflector<T> {
       case 'stopped':
         return;
       case 'closed':
-        if (end.delivered === 0 && end.openMs < VERY_SHORT_WATCH_MS) throw new Error(`watch ${this.resource}: the API server ended the watch within 1 s without an event (a very short watch)`);
+        if (end.delivered === 0 && end.openMs < VERY_SHORT_WATCH_MS)
+          throw new Error(
+            `watch ${this.resource}: the API server ended the watch within 1 s without an event (a very short watch)`,
+          );
         return; // watch again at once from the last resourceVersion
       case 'expired': {
         this.resourceVersion = null; // relist
         this.options.onExpired?.(end.how);
         this.expiredAfterList = fresh && end.delivered === 0 ? this.expiredAfterList + 1 : 0;
         // The list's own resourceVersion refused twice in a row: relist after a backoff, not in a tight loop.
-        if (this.expiredAfterList >= 2) throw new Error(`watch ${this.resource}: 410 Gone again for the resourceVersion of a list just made (${end.how})`);
+        if (this.expiredAfterList >= 2)
+          throw new Error(
+            `watch ${this.resource}: 410 Gone again for the resourceVersion of a list just made (${end.how})`,
+          );
         return;
       }
       case 'failed':
@@ -356,7 +367,12 @@ export class Reflector<T> {
           this.openSinceMs = this.now();
           deadline = setTimeout(() => {
             const seconds = Number((deadlineMs / 1000).toFixed(3));
-            abortFor({ kind: 'failed', error: new Error(`watch ${this.resource}: not ended by the API server ${seconds} s after it opened (timeoutSeconds ${timeoutSeconds}): the connection is presumed dead`) });
+            abortFor({
+              kind: 'failed',
+              error: new Error(
+                `watch ${this.resource}: not ended by the API server ${seconds} s after it opened (timeoutSeconds ${timeoutSeconds}): the connection is presumed dead`,
+              ),
+            });
           }, deadlineMs);
           deadline.unref?.();
         },
@@ -377,8 +393,12 @@ export class Reflector<T> {
       case 'BOOKMARK':
         break;
       case 'ERROR':
-        if (statusOf(object) === 410) return { kind: 'expired', how: describeStatus(object, ' in the stream'), delivered: 0 };
-        return { kind: 'failed', error: Object.assign(new Error(`watch ${this.resource}: ${describeStatus(object)}`), { status: object }) };
+        if (statusOf(object) === 410)
+          return { kind: 'expired', how: describeStatus(object, ' in the stream'), delivered: 0 };
+        return {
+          kind: 'failed',
+          error: Object.assign(new Error(`watch ${this.resource}: ${describeStatus(object)}`), { status: object }),
+        };
       default:
         return null;
     }

@@ -4,7 +4,7 @@
  * any update of one moves every pod an extender rejected out of the unschedulable pool (Kubernetes v1.36
  * pkg/scheduler/eventhandlers.go: addAllEventHandlers, buildEvtResHandler → MoveAllToActiveOrBackoffQueue).
  * Why and what was measured: docs/adr/0006-requeue-nudge.md; which pods: core/requeue/rejections.ts.
- */import { PatchStrategy, setHeaderOptions, type StorageV1Api } from '@kubernetes/client-node';
+ */ import { PatchStrategy, setHeaderOptions, type StorageV1Api } from '@kubernetes/client-node';
 import pRetry, { AbortError } from 'p-retry';
 import pThrottle from 'p-throttle';
 import type { Logger } from 'pino';
@@ -29,12 +29,19 @@ const requeuePatch = (value: string) => ({ metadata: { annotations: { [REQUEUE_A
 /** The write through a client (on whichever thread has it): a merge patch of the annotation. */
 export function requeueObjectWrite(api: RequeueApi, namespace: string, name: string): RequeueWrite {
   return async (value) => {
-    await api.patchNamespacedCSIStorageCapacity({ namespace, name, body: requeuePatch(value) }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await api.patchNamespacedCSIStorageCapacity(
+      { namespace, name, body: requeuePatch(value) },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   };
 }
 
 /** The same write through ApiWrites (apiWrites.ts). */
-export function requeueMergePatchWrite(writes: Pick<ApiWrites, 'mergePatchCSIStorageCapacity'>, namespace: string, name: string): RequeueWrite {
+export function requeueMergePatchWrite(
+  writes: Pick<ApiWrites, 'mergePatchCSIStorageCapacity'>,
+  namespace: string,
+  name: string,
+): RequeueWrite {
   return async (value) => {
     await writes.mergePatchCSIStorageCapacity({ namespace, name, body: requeuePatch(value) });
   };
@@ -129,16 +136,24 @@ export class Requeuer {
         shouldRetry: () => !this.stopped,
       });
       this.options.onNudged?.('requeued', targets.length);
-      this.logger.info({ pods: targets.length, first: targets[0]!.key, node: targets[0]!.nodeName, round }, 'capacity freed: asked kube-scheduler to retry the pods rejected for capacity');
+      this.logger.info(
+        { pods: targets.length, first: targets[0]!.key, node: targets[0]!.nodeName, round },
+        'capacity freed: asked kube-scheduler to retry the pods rejected for capacity',
+      );
     } catch (err) {
       this.options.onNudged?.('failed', targets.length);
       this.options.failed(targets);
       const status = statusOf(err);
       const hint =
-        status === 404 ? `: the requeue object CSIStorageCapacity ${namespace}/${name} does not exist (the chart and manifests create it)`
-        : status === 403 ? `: the extender may not patch CSIStorageCapacity ${namespace}/${name} (RBAC)`
-        : '';
-      this.logger.warn({ pods: targets.length, err: describeApiError(err) }, `requeue failed${hint}; the pods wait for kube-scheduler's own retry`);
+        status === 404
+          ? `: the requeue object CSIStorageCapacity ${namespace}/${name} does not exist (the chart and manifests create it)`
+          : status === 403
+            ? `: the extender may not patch CSIStorageCapacity ${namespace}/${name} (RBAC)`
+            : '';
+      this.logger.warn(
+        { pods: targets.length, err: describeApiError(err) },
+        `requeue failed${hint}; the pods wait for kube-scheduler's own retry`,
+      );
     }
   }
 

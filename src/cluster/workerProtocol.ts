@@ -49,7 +49,11 @@ export interface ApiWorkerData {
   readonly locality?: LocalityRecordOptions | undefined;
   readonly watch: { readonly pageSize: number; readonly minBackoffMs: number; readonly maxBackoffMs: number };
   /** Event recording; null: no Events. */
-  readonly events: { readonly perSecond: number; readonly maxQueued: number; readonly dedupeWindowSeconds: number } | null;
+  readonly events: {
+    readonly perSecond: number;
+    readonly maxQueued: number;
+    readonly dedupeWindowSeconds: number;
+  } | null;
   /** The requeue object the worker writes for the main thread's Requeuer; null: no requeue. */
   readonly requeue: { readonly namespace: string; readonly name: string } | null;
   readonly logLevel: string;
@@ -115,5 +119,9 @@ export function applyObserved(observer: SyncObserver, message: FromWorker & { re
  */
 export function agedHealth(health: readonly WatchHealth[], atMs: number, nowMs: number): WatchHealth[] {
   const since = Math.max(0, nowMs - atMs);
-  return health.map((h) => ({ ...h, lastDeliveryAgeMs: h.lastDeliveryAgeMs + since, brokenMs: h.brokenMs > 0 ? h.brokenMs + since : 0 }));
+  return health.map((h) => ({
+    ...h,
+    lastDeliveryAgeMs: h.lastDeliveryAgeMs + since,
+    brokenMs: h.brokenMs > 0 ? h.brokenMs + since : 0,
+  }));
 }

@@ -11,7 +11,10 @@ import { REMOVED_SETTINGS, configSchema, type Config, type ConfigInput } from '.
 /** Thrown when the configuration is invalid; `issues` lists every problem as `path: message`. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
-  constructor(readonly source: string, readonly issues: readonly string[]) {
+  constructor(
+    readonly source: string,
+    readonly issues: readonly string[],
+  ) {
     super(`invalid configuration (${source}):\n${issues.map((i) => `  - ${i}`).join('\n')}`);
   }
 }
@@ -25,7 +28,8 @@ export function parseConfig(input: unknown, source = 'configuration'): Config {
   const { removed, rest } = splitRemoved(input ?? {});
   const result = configSchema.safeParse(rest);
   const issues = removed.map((key) => `${key}: ${REMOVED_SETTINGS[key]}`);
-  if (!result.success) issues.push(...result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
+  if (!result.success)
+    issues.push(...result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
   if (!result.success || issues.length > 0) throw new ConfigError(source, issues);
   return deepFreeze(result.data);
 }
@@ -56,7 +60,8 @@ export function loadConfig(path: string | undefined, overrides: ConfigInput = {}
     } catch (err) {
       throw new ConfigError(path, [`not valid YAML: ${(err as Error).message}`]);
     }
-    if (typeof fromFile !== 'object' || Array.isArray(fromFile)) throw new ConfigError(path, ['(root): expected a mapping of settings']);
+    if (typeof fromFile !== 'object' || Array.isArray(fromFile))
+      throw new ConfigError(path, ['(root): expected a mapping of settings']);
     // The file on its own first: a flag that overrides a bad value (--port over a bad server.port) must not hide it.
     parseConfig(fromFile, path);
   }

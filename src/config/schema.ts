@@ -11,12 +11,18 @@ import { STRATEGIES } from '../core/fit/strategies/index.js';
 /** Resource names as Kubernetes spells them: `cpu`, `memory`, `pods`, `ephemeral-storage`, `nvidia.com/gpu`, `hugepages-2Mi`. */
 const resourceName = z
   .string()
-  .regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, 'must be a Kubernetes resource name such as cpu, memory or nvidia.com/gpu');
+  .regex(
+    /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/,
+    'must be a Kubernetes resource name such as cpu, memory or nvidia.com/gpu',
+  );
 
 /** A label key: optional DNS prefix and a name, as in `sandbox-extender.io/paused`. */
 const labelKey = z
   .string()
-  .regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be a Kubernetes label key such as sandbox-extender.io/paused');
+  .regex(
+    /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
+    'must be a Kubernetes label key such as sandbox-extender.io/paused',
+  );
 
 export const configSchema = z
   .object({
@@ -65,7 +71,12 @@ export const configSchema = z
     startingLimit: z
       .object({
         perNode: z.number().int().min(1).optional(),
-        perCore: z.number().positive().max(1_000_000).refine(hasAtMostThreeDecimals, 'must have at most three decimals (e.g. 0.125)').optional(),
+        perCore: z
+          .number()
+          .positive()
+          .max(1_000_000)
+          .refine(hasAtMostThreeDecimals, 'must have at most three decimals (e.g. 0.125)')
+          .optional(),
       })
       .strict()
       .default({}),
@@ -84,7 +95,11 @@ export const configSchema = z
         pressureBand: z.number().min(0).max(1).default(0.05),
         templateLabel: labelKey.default('agents.x-k8s.io/sandbox-template-ref-hash'),
         /** How long a template stays warm on a node after a pod of it was last seen there (E2B keeps 8 h). */
-        ttlSeconds: z.number().positive().max(7 * 86_400).default(28_800),
+        ttlSeconds: z
+          .number()
+          .positive()
+          .max(7 * 86_400)
+          .default(28_800),
         /** (template, node) pairs remembered at most; the least recently seen go first. */
         maxEntries: z.number().int().min(1).max(10_000_000).default(100_000),
         /** Images of node.status.images kept per node, the largest (kubelet's nodeStatusMaxImages default is 50). */
@@ -104,7 +119,11 @@ export const configSchema = z
         host: z.string().min(1).default('127.0.0.1'),
         port: z.number().int().min(0).max(65_535).default(8888),
         /** Largest request body accepted; 100 full Node objects are several MB, 5,000 are tens of MB. */
-        maxRequestBodyBytes: z.number().int().positive().default(64 * 1024 * 1024),
+        maxRequestBodyBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(64 * 1024 * 1024),
         /** Arrays and objects open at once in a request body, at most (checked as it arrives, before it is parsed). */
         maxRequestDepth: z.number().int().min(1).max(100_000).default(100),
         /** Array elements and object members in a request body, at most (an empty array or object counts one; checked as it arrives). */
@@ -161,7 +180,10 @@ export const configSchema = z
         maxBrokenSeconds: z.number().positive().max(86_400).default(30),
       })
       .strict()
-      .refine((w) => w.maxBackoffMs >= w.minBackoffMs, { message: 'maxBackoffMs must be ≥ minBackoffMs', path: ['maxBackoffMs'] })
+      .refine((w) => w.maxBackoffMs >= w.minBackoffMs, {
+        message: 'maxBackoffMs must be ≥ minBackoffMs',
+        path: ['maxBackoffMs'],
+      })
       .prefault({}),
     events: z
       .object({
@@ -225,8 +247,10 @@ export const configSchema = z
  * one is refused with that message (parseConfig), as any other bad setting, rather than run without it.
  */
 export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
-  apiWorker: 'no longer a setting: the API side (lists, watches, Events, Bindings) always runs on a worker thread; delete this line',
-  warmUpDecisions: 'no longer a setting: the extender no longer warms up before serving (it did not make the first calls after a start faster); delete this line',
+  apiWorker:
+    'no longer a setting: the API side (lists, watches, Events, Bindings) always runs on a worker thread; delete this line',
+  warmUpDecisions:
+    'no longer a setting: the extender no longer warms up before serving (it did not make the first calls after a start faster); delete this line',
 };
 
 export type Config = z.infer<typeof configSchema>;

@@ -16,7 +16,14 @@ import type { ReleaseReason } from '../core/cache/reservations.js';
 export type PlacementResult = 'placed' | 'no_fit' | 'passthrough' | 'error';
 
 /** Every ReleaseReason (a record, so that a new reason fails to compile until it is listed). */
-const RELEASE_REASONS: Record<ReleaseReason, null> = { bound: null, moved: null, deleted: null, unschedulable: null, expired: null, unreserved: null };
+const RELEASE_REASONS: Record<ReleaseReason, null> = {
+  bound: null,
+  moved: null,
+  deleted: null,
+  unschedulable: null,
+  expired: null,
+  unreserved: null,
+};
 /** The result label values of sandbox_extender_binds_total (src/server/handlers.ts: bindVerb). */
 const BIND_RESULTS = ['bound', 'already_bound', 'refused', 'does_not_fit', 'error'] as const;
 
@@ -62,13 +69,22 @@ export class Metrics {
       /** Node and pod records in the model, read at scrape time. */
       modelSize?: () => { readonly nodes: number; readonly pods: number };
       /** Each watch's freshness (ms), read at scrape time by the two watch gauges (cluster mode; unset: no series). */
-      watchHealth?: () => Iterable<{ readonly resource: string; readonly lastDeliveryAgeMs: number; readonly brokenMs: number }>;
+      watchHealth?: () => Iterable<{
+        readonly resource: string;
+        readonly lastDeliveryAgeMs: number;
+        readonly brokenMs: number;
+      }>;
       /** Pods remembered for a requeue, read at scrape time by sandbox_extender_rejected_pods (unset: 0). */
       rejectedPods?: () => number;
     } = {},
   ) {
     const registers = [this.registry];
-    this.requests = new Counter({ name: 'sandbox_extender_http_requests_total', help: 'Extender HTTP requests by verb and status code.', labelNames: ['verb', 'code'], registers });
+    this.requests = new Counter({
+      name: 'sandbox_extender_http_requests_total',
+      help: 'Extender HTTP requests by verb and status code.',
+      labelNames: ['verb', 'code'],
+      registers,
+    });
     this.requestDuration = new Histogram({
       name: 'sandbox_extender_http_request_duration_seconds',
       help: 'Time to answer an extender HTTP request, by verb.',
@@ -76,7 +92,12 @@ export class Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
-    this.placements = new Counter({ name: 'sandbox_extender_placements_total', help: 'Placement decisions by strategy and result.', labelNames: ['strategy', 'result'], registers });
+    this.placements = new Counter({
+      name: 'sandbox_extender_placements_total',
+      help: 'Placement decisions by strategy and result.',
+      labelNames: ['strategy', 'result'],
+      registers,
+    });
     this.placementsByLocality = new Counter({
       name: 'sandbox_extender_placements_by_locality_total',
       help: "Placements reserved with locality on, by the pod's signal on the chosen node (warm: its template or every image cached there; partial: some images; cold: none).",
@@ -107,11 +128,21 @@ export class Metrics {
         this.set(pendingReservations());
       },
     });
-    this.reservationsReleased = new Counter({ name: 'sandbox_extender_reservations_released_total', help: 'Reservations released, by reason.', labelNames: ['reason'], registers });
+    this.reservationsReleased = new Counter({
+      name: 'sandbox_extender_reservations_released_total',
+      help: 'Reservations released, by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
     // Every reason and bind result at 0 from the start: a series born at 1 is invisible to rate() and increase(),
     // so the first expired reservation or failed bind after a start would be missed by the alerts.
     for (const reason of Object.keys(RELEASE_REASONS) as ReleaseReason[]) this.reservationsReleased.inc({ reason }, 0);
-    this.snapshotLoads = new Counter({ name: 'sandbox_extender_snapshot_loads_total', help: 'Snapshot file loads by result (ok, error).', labelNames: ['result'], registers });
+    this.snapshotLoads = new Counter({
+      name: 'sandbox_extender_snapshot_loads_total',
+      help: 'Snapshot file loads by result (ok, error).',
+      labelNames: ['result'],
+      registers,
+    });
     const modelSize = options.modelSize;
     this.snapshotObjects = new Gauge({
       name: 'sandbox_extender_snapshot_objects',
@@ -125,9 +156,24 @@ export class Metrics {
         this.set({ kind: 'pod' }, size.pods);
       },
     });
-    this.watchRestarts = new Counter({ name: 'sandbox_extender_watch_restarts_total', help: 'List/watch sessions that failed and were restarted with backoff, by resource.', labelNames: ['resource'], registers });
-    this.lists = new Counter({ name: 'sandbox_extender_watch_lists_total', help: 'Complete lists applied, by resource and kind (initial, relist).', labelNames: ['resource', 'kind'], registers });
-    this.cacheSynced = new Gauge({ name: 'sandbox_extender_cache_synced', help: '1 once the initial list of the resource has been applied.', labelNames: ['resource'], registers });
+    this.watchRestarts = new Counter({
+      name: 'sandbox_extender_watch_restarts_total',
+      help: 'List/watch sessions that failed and were restarted with backoff, by resource.',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.lists = new Counter({
+      name: 'sandbox_extender_watch_lists_total',
+      help: 'Complete lists applied, by resource and kind (initial, relist).',
+      labelNames: ['resource', 'kind'],
+      registers,
+    });
+    this.cacheSynced = new Gauge({
+      name: 'sandbox_extender_cache_synced',
+      help: '1 once the initial list of the resource has been applied.',
+      labelNames: ['resource'],
+      registers,
+    });
     const watchHealth = options.watchHealth ?? (() => []);
     this.watchLastEventAge = new Gauge({
       name: 'sandbox_extender_watch_last_event_age_seconds',
@@ -147,9 +193,19 @@ export class Metrics {
         for (const h of watchHealth()) this.set({ resource: h.resource }, h.brokenMs / 1000);
       },
     });
-    this.binds = new Counter({ name: 'sandbox_extender_binds_total', help: 'Bind verb calls by result (bound, already_bound, refused: not what kube-scheduler was offered, does_not_fit: the node filled since the decision, error).', labelNames: ['result'], registers });
+    this.binds = new Counter({
+      name: 'sandbox_extender_binds_total',
+      help: 'Bind verb calls by result (bound, already_bound, refused: not what kube-scheduler was offered, does_not_fit: the node filled since the decision, error).',
+      labelNames: ['result'],
+      registers,
+    });
     for (const result of BIND_RESULTS) this.binds.inc({ result }, 0);
-    this.events = new Counter({ name: 'sandbox_extender_events_total', help: 'Pod events by outcome (recorded, deduplicated, dropped, failed).', labelNames: ['outcome'], registers });
+    this.events = new Counter({
+      name: 'sandbox_extender_events_total',
+      help: 'Pod events by outcome (recorded, deduplicated, dropped, failed).',
+      labelNames: ['outcome'],
+      registers,
+    });
     const nodePressures = options.nodePressures;
     this.nodePressure = new Gauge({
       name: 'sandbox_extender_node_pressure_ratio',
@@ -161,7 +217,12 @@ export class Metrics {
         for (const [node, resource, value] of nodePressures?.() ?? []) this.set({ node, resource }, value);
       },
     });
-    this.tlsReloads = new Counter({ name: 'sandbox_extender_tls_reloads_total', help: 'Reloads of the serving certificate after its files changed, by result (ok, error).', labelNames: ['result'], registers });
+    this.tlsReloads = new Counter({
+      name: 'sandbox_extender_tls_reloads_total',
+      help: 'Reloads of the serving certificate after its files changed, by result (ok, error).',
+      labelNames: ['result'],
+      registers,
+    });
     this.eventLoopDelay = new Histogram({
       name: 'sandbox_extender_event_loop_delay_seconds',
       help: 'How late a timer due every 20 ms fired: time the event loop was busy when a request could have been waiting (see startEventLoopSampler).',

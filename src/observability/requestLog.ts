@@ -61,7 +61,10 @@ export class RequestLog {
       return false;
     }
     const suppressed = last?.suppressed ?? 0;
-    this.logger.warn({ reason: problem.reason, client: client ?? 'unknown', ...fields, ...(suppressed > 0 ? { suppressed } : {}) }, problem.message);
+    this.logger.warn(
+      { reason: problem.reason, client: client ?? 'unknown', ...fields, ...(suppressed > 0 ? { suppressed } : {}) },
+      problem.message,
+    );
     this.last.set(problem.reason, { atMs: at, suppressed: 0 });
     return true;
   }

@@ -35,11 +35,19 @@ export interface CacheDoors {
 /** The scheduler cache, the placer and the placement service of `config`. @throws RangeError on an invalid starting limit (SchedulerCache). */
 export function buildCacheDoors(config: Config, options: CacheDoorsOptions = {}): CacheDoors {
   const ttlMs = config.placementReservationTtlSeconds * 1000;
-  const unconfirmedTtlMs = options.clusterMode ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000) : ttlMs;
+  const unconfirmedTtlMs = options.clusterMode
+    ? Math.min(ttlMs, config.unconfirmedReservationTtlSeconds * 1000)
+    : ttlMs;
   const { locality } = config;
   // The locality memory's informer-side clock is the wall clock, as the verbs' (serve.ts).
-  const localityIndex = locality.enabled ? { ttlMs: locality.ttlSeconds * 1000, maxEntries: locality.maxEntries, now: Date.now } : undefined;
-  const cache = new SchedulerCache({ names: config.dimensions }, { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit, locality: localityIndex }, options.listeners);
+  const localityIndex = locality.enabled
+    ? { ttlMs: locality.ttlSeconds * 1000, maxEntries: locality.maxEntries, now: Date.now }
+    : undefined;
+  const cache = new SchedulerCache(
+    { names: config.dimensions },
+    { ttlMs, unconfirmedTtlMs, startingLimit: config.startingLimit, locality: localityIndex },
+    options.listeners,
+  );
   const placer = new Placer(config.strategy, randomSource(config.randomSeed));
   const service = new PlacementService(cache, placer, {
     schedulerName: config.schedulerName,
@@ -50,9 +58,19 @@ export function buildCacheDoors(config: Config, options: CacheDoorsOptions = {})
     // Cluster mode: pods rejected for capacity are remembered for a requeue when capacity frees (runtime/sources.ts).
     rejectedPods:
       options.clusterMode && config.requeue.enabled
-        ? { maxPods: config.requeue.maxPods, raceWindowMs: config.requeue.raceWindowSeconds * 1000, ...(options.rejectedPodDropped ? { dropped: options.rejectedPodDropped } : {}) }
+        ? {
+            maxPods: config.requeue.maxPods,
+            raceWindowMs: config.requeue.raceWindowSeconds * 1000,
+            ...(options.rejectedPodDropped ? { dropped: options.rejectedPodDropped } : {}),
+          }
         : undefined,
-    locality: locality.enabled ? { pressureBand: locality.pressureBand, templateLabel: locality.templateLabel, maxImagesPerNode: locality.maxImagesPerNode } : undefined,
+    locality: locality.enabled
+      ? {
+          pressureBand: locality.pressureBand,
+          templateLabel: locality.templateLabel,
+          maxImagesPerNode: locality.maxImagesPerNode,
+        }
+      : undefined,
   });
   return { service, updates: cacheUpdates(cache) };
 }
@@ -60,5 +78,7 @@ export function buildCacheDoors(config: Config, options: CacheDoorsOptions = {})
 /** How records are made for `config` (PodRecordOptions): the paused label, and locality's when it is on. */
 export function recordOptions(config: Config): PodRecordOptions {
   const { enabled, templateLabel, maxImagesPerNode } = config.locality;
-  return enabled ? { pausedLabel: config.pausedLabel, locality: { templateLabel, maxImagesPerNode } } : { pausedLabel: config.pausedLabel };
+  return enabled
+    ? { pausedLabel: config.pausedLabel, locality: { templateLabel, maxImagesPerNode } }
+    : { pausedLabel: config.pausedLabel };
 }

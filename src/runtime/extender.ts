@@ -48,13 +48,15 @@ export function buildExtender(config: Config, options: ExtenderOptions = {}): Ex
 /** [node, resource, pressure] for the `limit` nodes of highest current pressure. */
 function* nodePressures(cache: SchedulerCacheView, limit: number): Generator<readonly [string, string, number]> {
   if (limit <= 0) return;
-  const rows = [...cache.nodeInfos()].filter((info) => info.hasNode).map((info) => {
-    const pressure = currentPressure(info);
-    return { name: info.name, pressure, max: maxPressure(pressure) };
-  });
+  const rows = [...cache.nodeInfos()]
+    .filter((info) => info.hasNode)
+    .map((info) => {
+      const pressure = currentPressure(info);
+      return { name: info.name, pressure, max: maxPressure(pressure) };
+    });
   rows.sort((a, b) => byPressureDescending(a.max, b.max) || (a.name < b.name ? -1 : 1));
   for (const row of rows.slice(0, limit)) {
-    for (let r = 0; r < row.pressure.length; r++) if (!Number.isNaN(row.pressure[r]!)) yield [row.name, cache.dims.names[r]!, row.pressure[r]!];
+    for (let r = 0; r < row.pressure.length; r++)
+      if (!Number.isNaN(row.pressure[r]!)) yield [row.name, cache.dims.names[r]!, row.pressure[r]!];
   }
 }
-

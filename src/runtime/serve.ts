@@ -28,7 +28,9 @@ export interface RunningServer {
  * deadline by at most half its lifetime.
  */
 function sweepIntervalMs(config: Config, clusterMode: boolean): number {
-  const ttlSeconds = clusterMode ? Math.min(config.placementReservationTtlSeconds, config.unconfirmedReservationTtlSeconds) : config.placementReservationTtlSeconds;
+  const ttlSeconds = clusterMode
+    ? Math.min(config.placementReservationTtlSeconds, config.unconfirmedReservationTtlSeconds)
+    : config.placementReservationTtlSeconds;
   return Math.min(5_000, Math.max(50, (ttlSeconds * 1000) / 2));
 }
 
@@ -39,13 +41,28 @@ function sweepIntervalMs(config: Config, clusterMode: boolean): number {
  * @throws when the snapshot cannot be loaded at start-up, no kubeconfig is usable, a TLS file
  *   cannot be read, or the address cannot be bound.
  */
-export async function serve(config: Config, logger: Logger, onFatal: (err: Error) => void = () => process.exit(1)): Promise<RunningServer> {
+export async function serve(
+  config: Config,
+  logger: Logger,
+  onFatal: (err: Error) => void = () => process.exit(1),
+): Promise<RunningServer> {
   const clusterMode = !config.snapshot.path;
-  const { service, metrics, source } = config.snapshot.path ? await startSnapshotMode(config.snapshot.path, config, logger) : await startClusterMode(config, logger, onFatal);
+  const { service, metrics, source } = config.snapshot.path
+    ? await startSnapshotMode(config.snapshot.path, config, logger)
+    : await startClusterMode(config, logger, onFatal);
   const now = () => Date.now();
   const requestLog = new RequestLog(logger, config.server.requestLogWindowSeconds * 1000, now);
   const app = createApp(
-    { service, pausedLabel: config.pausedLabel, metrics, logger, now, notReady: source.notReady, bind: source.bind, onDecision: source.onDecision },
+    {
+      service,
+      pausedLabel: config.pausedLabel,
+      metrics,
+      logger,
+      now,
+      notReady: source.notReady,
+      bind: source.bind,
+      onDecision: source.onDecision,
+    },
     {
       maxRequestBodyBytes: config.server.maxRequestBodyBytes,
       maxRequestDepth: config.server.maxRequestDepth,
@@ -81,7 +98,14 @@ export async function serve(config: Config, logger: Logger, onFatal: (err: Error
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `${config.server.tls ? 'https' : 'http'}://${host}:${address.port}`;
   logger.info(
-    { url, mode: clusterMode ? 'cluster' : 'snapshot', strategy: config.strategy, chooseInFilter: config.chooseInFilter, dimensions: config.dimensions, schedulerName: config.schedulerName },
+    {
+      url,
+      mode: clusterMode ? 'cluster' : 'snapshot',
+      strategy: config.strategy,
+      chooseInFilter: config.chooseInFilter,
+      dimensions: config.dimensions,
+      schedulerName: config.schedulerName,
+    },
     'sandbox-extender serving',
   );
   return {

@@ -40,7 +40,14 @@ export interface CacheSource {
  * during a load is loaded after it). A file that cannot be loaded leaves the previous state.
  * @throws SnapshotError when the snapshot cannot be loaded at start-up.
  */
-export async function snapshotSource(path: string, config: Config, cache: SchedulerCacheView, updates: CacheUpdates, metrics: Metrics, logger: Logger): Promise<CacheSource> {
+export async function snapshotSource(
+  path: string,
+  config: Config,
+  cache: SchedulerCacheView,
+  updates: CacheUpdates,
+  metrics: Metrics,
+  logger: Logger,
+): Promise<CacheSource> {
   const options = recordOptions(config);
   const load = async (): Promise<void> => {
     const reader = await readSnapshotRecords(path, cache.dims, options);
@@ -50,7 +57,16 @@ export async function snapshotSource(path: string, config: Config, cache: Schedu
     metrics.snapshotLoads.inc({ result: 'ok' });
     // A listing only releases reservations (bound, moved, deleted, unschedulable), never makes one.
     const size = cache.size;
-    logger.info({ snapshot: path, nodes: size.nodes, pods: size.pods, skipped: reader.errors.length, released: held - size.reservations }, 'snapshot loaded');
+    logger.info(
+      {
+        snapshot: path,
+        nodes: size.nodes,
+        pods: size.pods,
+        skipped: reader.errors.length,
+        released: held - size.reservations,
+      },
+      'snapshot loaded',
+    );
   };
   const failed = (err: unknown) => {
     metrics.snapshotLoads.inc({ result: 'error' });
@@ -60,7 +76,9 @@ export async function snapshotSource(path: string, config: Config, cache: Schedu
     await load();
   } catch (err) {
     failed(err);
-    throw err instanceof SnapshotError ? new SnapshotError(`cannot start: the snapshot ${path} could not be loaded: ${err.message}`) : err;
+    throw err instanceof SnapshotError
+      ? new SnapshotError(`cannot start: the snapshot ${path} could not be loaded: ${err.message}`)
+      : err;
   }
   let loading: Promise<void> | null = null;
   let again = false;
@@ -85,7 +103,12 @@ export async function snapshotSource(path: string, config: Config, cache: Schedu
 
 /** The Event a decision notice is recorded as. */
 function noticeEvent(n: DecisionNotice): PodEvent {
-  return { pod: n.pod, type: n.result === 'placed' ? 'Normal' : 'Warning', reason: n.result === 'placed' ? 'ProjectedPlacement' : 'ProjectedPlacementFailed', message: n.message };
+  return {
+    pod: n.pod,
+    type: n.result === 'placed' ? 'Normal' : 'Warning',
+    reason: n.result === 'placed' ? 'ProjectedPlacement' : 'ProjectedPlacementFailed',
+    message: n.message,
+  };
 }
 
 /** The extender of a configuration (buildExtender) with the source that feeds its cache: what `serve` runs. */
@@ -109,7 +132,11 @@ export async function startSnapshotMode(path: string, config: Config, logger: Lo
  * @param onFatal called if the API worker dies (the cache would stop following the cluster).
  * @throws NoKubeConfigError / Error when no kubeconfig is usable; Error when the worker cannot start.
  */
-export async function startClusterMode(config: Config, logger: Logger, onFatal: (err: Error) => void): Promise<ExtenderWithSource> {
+export async function startClusterMode(
+  config: Config,
+  logger: Logger,
+  onFatal: (err: Error) => void,
+): Promise<ExtenderWithSource> {
   const kc = loadKubeConfig(config.kubeconfig);
   // Cluster mode's one cycle, each part handed the next when it is made: the cache tells the requeue of capacity
   // freed, the requeue writes through the API thread, the API thread feeds the cache and reports the watches'
@@ -131,7 +158,11 @@ export async function startClusterMode(config: Config, logger: Logger, onFatal: 
       dims: service.cache.dims.names,
       pausedLabel: config.pausedLabel,
       locality: recordOptions(config).locality,
-      watch: { pageSize: config.watch.pageSize, minBackoffMs: config.watch.minBackoffMs, maxBackoffMs: config.watch.maxBackoffMs },
+      watch: {
+        pageSize: config.watch.pageSize,
+        minBackoffMs: config.watch.minBackoffMs,
+        maxBackoffMs: config.watch.maxBackoffMs,
+      },
       events: config.events.enabled ? config.events : null,
       requeue: config.requeue.enabled ? { namespace: config.requeue.namespace, name: config.requeue.name } : null,
       logLevel: config.logLevel,

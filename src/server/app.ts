@@ -27,13 +27,20 @@ export interface AppOptions {
 
 /** Sends `value` as JSON text ending with a newline (as the verbs' replies do: a terminal prompt stays on its own line). */
 function sendJson(res: Response, status: number, value: unknown): void {
-  res.status(status).type('application/json').send(`${JSON.stringify(value)}\n`);
+  res
+    .status(status)
+    .type('application/json')
+    .send(`${JSON.stringify(value)}\n`);
 }
 
 /** The request listener of the extender's server: the verbs (verbEdge.ts) in front of the express app (everything else). */
 export function createApp(deps: VerbDeps, options: AppOptions): RequestListener {
   const { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, maxObjectMembers, requestLog } = options;
-  return verbEdge(deps, { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, maxObjectMembers, requestLog }, expressApp(deps, options));
+  return verbEdge(
+    deps,
+    { maxRequestBodyBytes, maxRequestDepth, maxRequestElements, maxObjectMembers, requestLog },
+    expressApp(deps, options),
+  );
 }
 
 /** The express app of every route but the verbs' POSTs. */
@@ -64,7 +71,11 @@ function expressApp(deps: VerbDeps, options: AppOptions): express.Express {
     const reason = deps.notReady?.() ?? null; // the verbs' own gate: /readyz says exactly when they refuse
     const details = options.readyDetails?.() ?? '';
     if (reason === null) res.type('text/plain').send(`ok${details ? `\n${details}` : ''}`);
-    else res.status(503).type('text/plain').send(`not ready: ${reason}${details ? `\n${details}` : ''}`);
+    else
+      res
+        .status(503)
+        .type('text/plain')
+        .send(`not ready: ${reason}${details ? `\n${details}` : ''}`);
   });
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
@@ -73,12 +84,21 @@ function expressApp(deps: VerbDeps, options: AppOptions): express.Express {
   app.use((req, res) => {
     const message = `no route for ${req.method} ${req.path}; the verbs are POST /filter, /prioritize and /bind`;
     sendJson(res, 404, { Error: `sandbox-extender: ${message}` });
-    options.requestLog?.note({ reason: 'no_route', message }, req.socket.remoteAddress, { method: req.method, path: req.originalUrl, status: 404 });
+    options.requestLog?.note({ reason: 'no_route', message }, req.socket.remoteAddress, {
+      method: req.method,
+      path: req.originalUrl,
+      status: 404,
+    });
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const { status, message } = describeError(err);
     if (status >= 500) deps.logger.error({ err }, 'request failed');
-    else options.requestLog?.note({ reason: 'invalid_http', message }, req.socket.remoteAddress, { method: req.method, path: req.originalUrl, status });
+    else
+      options.requestLog?.note({ reason: 'invalid_http', message }, req.socket.remoteAddress, {
+        method: req.method,
+        path: req.originalUrl,
+        status,
+      });
     sendJson(res, status, { Error: `sandbox-extender: ${message}` });
   });
   return app;
@@ -88,7 +108,8 @@ function expressApp(deps: VerbDeps, options: AppOptions): express.Express {
 function timing(deps: VerbDeps) {
   return (req: Request, res: Response, next: NextFunction) => {
     const path = req.path.replace(/\/+$/, '').toLowerCase(); // express routing is neither strict nor case-sensitive
-    const verb = path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : path === '/bind' ? 'bind' : 'other';
+    const verb =
+      path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : path === '/bind' ? 'bind' : 'other';
     const stop = deps.metrics.requestDuration.startTimer({ verb });
     res.on('finish', () => {
       stop();
@@ -100,6 +121,7 @@ function timing(deps: VerbDeps) {
 
 function describeError(err: unknown): { status: number; message: string } {
   const e = err as { type?: string; status?: number; message?: string };
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return { status: e.status, message: e.message ?? 'bad request' };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500)
+    return { status: e.status, message: e.message ?? 'bad request' };
   return { status: 500, message: 'internal error' };
 }

@@ -9,11 +9,24 @@ import type { BindOutcome, BindRequest } from '../core/objects/binding.js';
 import { explainDecision } from '../core/text/explain.js';
 import type { Pod } from '../core/objects/kubeObjects.js';
 import type { PlacementService } from '../core/decide/placementService.js';
-import { messageOf, type Answer, type DecidedPod, type ExtenderArgs, type ReservationMade } from '../core/decide/replies.js';
+import {
+  messageOf,
+  type Answer,
+  type DecidedPod,
+  type ExtenderArgs,
+  type ReservationMade,
+} from '../core/decide/replies.js';
 import type { Metrics, PlacementResult } from '../observability/metrics.js';
 import type { DecisionNotice } from '../observability/notices.js';
 import type { RequestProblem } from '../observability/requestLog.js';
-import { encodeError, encodeFilterResult, encodeHostPriorities, filterError, parseBindingArgs, parseExtenderArgs } from './wire.js';
+import {
+  encodeError,
+  encodeFilterResult,
+  encodeHostPriorities,
+  filterError,
+  parseBindingArgs,
+  parseExtenderArgs,
+} from './wire.js';
 
 export interface VerbDeps {
   readonly service: PlacementService;
@@ -82,7 +95,13 @@ function countPlacement(deps: VerbDeps, result: PlacementResult): void {
  * reservation its locality signal and sampled window (with its pressure gap to the best node in the model, when it
  * has one); then the Event (DecisionNotice), when one is recorded and the decision has one.
  */
-function recordDecision(deps: VerbDeps, args: ExtenderArgs, answer: Answer, decided: DecidedPod, startingLimitHeld: boolean): void {
+function recordDecision(
+  deps: VerbDeps,
+  args: ExtenderArgs,
+  answer: Answer,
+  decided: DecidedPod,
+  startingLimitHeld: boolean,
+): void {
   if (answer.counted) countPlacement(deps, answer.counted);
   if (startingLimitHeld) deps.metrics.startingLimitHeld.inc();
   if (answer.reservation) {
@@ -96,7 +115,12 @@ function recordDecision(deps: VerbDeps, args: ExtenderArgs, answer: Answer, deci
   const explanation = decided.explanation;
   if (!explanation || !deps.onDecision) return;
   const node = explanation.result === 'placed' ? explanation.chosen.name : null;
-  deps.onDecision({ pod: podRef(args.Pod, decided.pod.uid), result: explanation.result, node, message: explainDecision(explanation) });
+  deps.onDecision({
+    pod: podRef(args.Pod, decided.pod.uid),
+    result: explanation.result,
+    node,
+    message: explainDecision(explanation),
+  });
 }
 
 function podRef(pod: Pod, uid: string): DecisionNotice['pod'] {
@@ -112,7 +136,8 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
     return unreadableFilter(deps, messageOf(err));
   }
   const reply = deps.service.filterReply(args, deps);
-  if (reply.kind === 'not_ready') return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: not ready: ${reply.reason}`)) };
+  if (reply.kind === 'not_ready')
+    return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: not ready: ${reply.reason}`)) };
   if (reply.kind === 'unreadable') return unreadableFilter(deps, reply.message);
   const decided = reply.decided;
   // A pass-through is counted whether or not its reply can be encoded; a decision once its reply is.
@@ -126,7 +151,16 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
   }
   if (decided) {
     recordDecision(deps, args, reply, decided, reply.startingLimitHeld);
-    deps.logger.debug({ pod: decided.pod.key, candidates: decided.candidates, feasible: decided.feasible, reserved: reply.reservation?.nodeName ?? null, podsResourceVersion: decided.podsResourceVersion }, 'filter');
+    deps.logger.debug(
+      {
+        pod: decided.pod.key,
+        candidates: decided.candidates,
+        feasible: decided.feasible,
+        reserved: reply.reservation?.nodeName ?? null,
+        podsResourceVersion: decided.podsResourceVersion,
+      },
+      'filter',
+    );
   }
   return answerReply(text, deps, 'filter', args, reply);
 }
@@ -134,7 +168,11 @@ export function filterVerb(body: unknown, deps: VerbDeps): VerbReply {
 /** A /filter request that cannot be used: counted as an error, answered in the protocol's Error field (HTTP 200). */
 function unreadableFilter(deps: VerbDeps, message: string): VerbReply {
   countPlacement(deps, 'error');
-  return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: ${message}`)), problem: { reason: 'shape', message: `filter: ${message}` } };
+  return {
+    status: 200,
+    body: encodeFilterResult(filterError(`sandbox-extender: ${message}`)),
+    problem: { reason: 'shape', message: `filter: ${message}` },
+  };
 }
 
 /** POST /prioritize: ExtenderArgs → HostPriorityList (bare array, integer scores 0..10; PlacementService.prioritizeReply). */
@@ -146,14 +184,23 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
     return unreadablePrioritize(deps, messageOf(err));
   }
   const reply = deps.service.prioritizeReply(args, deps);
-  if (reply.kind === 'not_ready') return { status: 503, body: encodeError(`sandbox-extender: not ready: ${reply.reason}`) };
+  if (reply.kind === 'not_ready')
+    return { status: 503, body: encodeError(`sandbox-extender: not ready: ${reply.reason}`) };
   if (reply.kind === 'unreadable') return unreadablePrioritize(deps, reply.message);
   const scores = reply.scores;
   const text = encodeHostPriorities(reply.hosts, (i) => (i < scores.length ? scores[i]! : 0));
   const decided = reply.decided;
   if (decided) {
     recordDecision(deps, args, reply, decided, false);
-    deps.logger.debug({ pod: decided.pod.key, node: reply.reservation?.nodeName ?? null, feasible: decided.feasible, podsResourceVersion: decided.podsResourceVersion }, 'prioritize');
+    deps.logger.debug(
+      {
+        pod: decided.pod.key,
+        node: reply.reservation?.nodeName ?? null,
+        feasible: decided.feasible,
+        podsResourceVersion: decided.podsResourceVersion,
+      },
+      'prioritize',
+    );
   }
   return answerReply(text, deps, 'prioritize', args, reply);
 }
@@ -161,12 +208,23 @@ export function prioritizeVerb(body: unknown, deps: VerbDeps): VerbReply {
 /** A /prioritize request that cannot be used: counted as an error, answered HTTP 400 (kube-scheduler only logs it). */
 function unreadablePrioritize(deps: VerbDeps, message: string): VerbReply {
   countPlacement(deps, 'error');
-  return { status: 400, body: encodeError(`sandbox-extender: ${message}`), problem: { reason: 'shape', message: `prioritize: ${message}` } };
+  return {
+    status: 400,
+    body: encodeError(`sandbox-extender: ${message}`),
+    problem: { reason: 'shape', message: `prioritize: ${message}` },
+  };
 }
 
 /** A Filter reply that cannot be encoded: the protocol's Error field, HTTP 200 (kube-scheduler shows the text in the pod's Event). */
 function unencodable(err: unknown): VerbReply {
-  return { status: 200, body: encodeFilterResult(filterError(`sandbox-extender: the reply cannot be encoded (objects in the request nested too deeply?): ${messageOf(err)}`)) };
+  return {
+    status: 200,
+    body: encodeFilterResult(
+      filterError(
+        `sandbox-extender: the reply cannot be encoded (objects in the request nested too deeply?): ${messageOf(err)}`,
+      ),
+    ),
+  };
 }
 
 /**
@@ -200,13 +258,25 @@ export async function bindVerb(body: unknown, deps: VerbDeps): Promise<VerbReply
   const denied = deps.service.authorizeBind(args.PodUID, args.Node, deps.now());
   if (denied) {
     // A node that filled since the decision is ordinary contention (another scheduler shares the nodes); the rest is not.
-    if (denied.doesNotFit) deps.logger.info({ pod, node: args.Node, reason: denied.reason, podsResourceVersion }, 'bind refused: the node no longer fits');
+    if (denied.doesNotFit)
+      deps.logger.info(
+        { pod, node: args.Node, reason: denied.reason, podsResourceVersion },
+        'bind refused: the node no longer fits',
+      );
     else deps.logger.warn({ pod, node: args.Node, reason: denied.reason }, 'bind refused');
-    return refuse(`bind of ${pod} to ${args.Node} refused: ${denied.reason}`, denied.doesNotFit ? 'does_not_fit' : 'refused');
+    return refuse(
+      `bind of ${pod} to ${args.Node} refused: ${denied.reason}`,
+      denied.doesNotFit ? 'does_not_fit' : 'refused',
+    );
   }
   // Held from the check to the watch: no decision may take the room checked while the Binding is created.
   deps.service.startBinding(args.PodUID, args.Node, deps.now());
-  const outcome = await deps.bind({ podName: args.PodName, podNamespace: args.PodNamespace, podUid: args.PodUID, node: args.Node });
+  const outcome = await deps.bind({
+    podName: args.PodName,
+    podNamespace: args.PodNamespace,
+    podUid: args.PodUID,
+    node: args.Node,
+  });
   if (!outcome.ok) {
     deps.logger.warn({ pod, node: args.Node, err: outcome.error }, 'bind failed');
     return refuse(outcome.error);

@@ -51,13 +51,33 @@ export function clientErrorReply(
     case 'HPE_INVALID_EOF_STATE':
       return null;
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, reason: 'Request Timeout', message: `the request was not received in full within ${requestTimeoutSeconds} s (server.requestTimeoutSeconds)`, problem: 'timeout' };
+      return {
+        status: 408,
+        reason: 'Request Timeout',
+        message: `the request was not received in full within ${requestTimeoutSeconds} s (server.requestTimeoutSeconds)`,
+        problem: 'timeout',
+      };
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, reason: 'Request Header Fields Too Large', message: 'the request headers are too large', problem: 'headers_too_large' };
+      return {
+        status: 431,
+        reason: 'Request Header Fields Too Large',
+        message: 'the request headers are too large',
+        problem: 'headers_too_large',
+      };
     case 'HPE_INVALID_CONTENT_LENGTH':
-      return { status: 400, reason: 'Bad Request', message: 'the request has an invalid Content-Length (a non-negative integer, given once)', problem: 'invalid_http' };
+      return {
+        status: 400,
+        reason: 'Bad Request',
+        message: 'the request has an invalid Content-Length (a non-negative integer, given once)',
+        problem: 'invalid_http',
+      };
     default:
-      return { status: 400, reason: 'Bad Request', message: `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'}: ${err.message ?? ''})`, problem: 'invalid_http' };
+      return {
+        status: 400,
+        reason: 'Bad Request',
+        message: `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'}: ${err.message ?? ''})`,
+        problem: 'invalid_http',
+      };
   }
 }
 
@@ -100,7 +120,13 @@ function answering(socket: TrackedSocket): boolean {
  * request's answer) and the connection is dropped: that reply is not delivered, and what its decision reserved is
  * released (verbEdge.ts, VerbReply.undelivered). A request refused while its own body arrives (a timeout) is answered.
  */
-function answerClientError(server: Server, requestTimeoutSeconds: number, metrics: Metrics, logger: Logger, requestLog: RequestLog | undefined): void {
+function answerClientError(
+  server: Server,
+  requestTimeoutSeconds: number,
+  metrics: Metrics,
+  logger: Logger,
+  requestLog: RequestLog | undefined,
+): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: TrackedSocket) => {
     const reply = clientErrorReply(err, requestTimeoutSeconds);
     if (!reply || !socket.writable || answering(socket)) {
@@ -113,10 +139,15 @@ function answerClientError(server: Server, requestTimeoutSeconds: number, metric
       return;
     }
     logger.debug({ code: err.code }, `client error: ${reply.message}`);
-    requestLog?.note({ reason: reply.problem, message: reply.message }, socket.remoteAddress, { status: reply.status, code: err.code });
+    requestLog?.note({ reason: reply.problem, message: reply.message }, socket.remoteAddress, {
+      status: reply.status,
+      code: err.code,
+    });
     refusedByListener.add(socket);
     const body = `${JSON.stringify({ Error: `sandbox-extender: ${reply.message}` })}\n`;
-    socket.end(`HTTP/1.1 ${reply.status} ${reply.reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${reply.status} ${reply.reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
     // Answered here, not by a route: counted under verb "other" (the request line may not even have been read).
     metrics.requests.inc({ verb: 'other', code: String(reply.status) });
   });
@@ -129,9 +160,18 @@ function answerClientError(server: Server, requestTimeoutSeconds: number, metric
  * counted in sandbox_extender_http_requests_total under verb "other".
  * @throws ConfigError when a TLS file cannot be read or is not a usable PEM certificate and key (the CLI exits 2).
  */
-export function createListener(config: Config, app: RequestListener, metrics: Metrics, logger: Logger, requestLog?: RequestLog): { server: Server; stop: () => void } {
+export function createListener(
+  config: Config,
+  app: RequestListener,
+  metrics: Metrics,
+  logger: Logger,
+  requestLog?: RequestLog,
+): { server: Server; stop: () => void } {
   const tls = config.server.tls;
-  const timeouts = { requestTimeout: config.server.requestTimeoutSeconds * 1000, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
+  const timeouts = {
+    requestTimeout: config.server.requestTimeoutSeconds * 1000,
+    connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+  };
   if (!tls) {
     const server = createHttpServer(timeouts, trackOpenRequests(app));
     answerClientError(server, config.server.requestTimeoutSeconds, metrics, logger, requestLog);
@@ -139,12 +179,25 @@ export function createListener(config: Config, app: RequestListener, metrics: Me
   }
   let server: HttpsServer;
   try {
-    server = createHttpsServer({ ...timeouts, ...secureContext(tls), ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}) }, trackOpenRequests(app));
+    server = createHttpsServer(
+      {
+        ...timeouts,
+        ...secureContext(tls),
+        ...(tls.clientCaFile ? { requestCert: true, rejectUnauthorized: true } : {}),
+      },
+      trackOpenRequests(app),
+    );
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     // Read but not usable (not PEM, a key that does not match the certificate): OpenSSL's message alone names no file.
-    const named = [`certFile ${tls.certFile}`, `keyFile ${tls.keyFile}`, ...(tls.clientCaFile ? [`clientCaFile ${tls.clientCaFile}`] : [])].join(', ');
-    throw new ConfigError('server.tls', [`server.tls: ${named}: not a usable PEM certificate and key: ${(err as Error).message}`]);
+    const named = [
+      `certFile ${tls.certFile}`,
+      `keyFile ${tls.keyFile}`,
+      ...(tls.clientCaFile ? [`clientCaFile ${tls.clientCaFile}`] : []),
+    ].join(', ');
+    throw new ConfigError('server.tls', [
+      `server.tls: ${named}: not a usable PEM certificate and key: ${(err as Error).message}`,
+    ]);
   }
   answerClientError(server, config.server.requestTimeoutSeconds, metrics, logger, requestLog);
   const files = [tls.certFile, tls.keyFile, ...(tls.clientCaFile ? [tls.clientCaFile] : [])];

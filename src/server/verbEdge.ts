@@ -44,7 +44,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** Why a Content-Encoding is refused (anything but identity: kube-scheduler never compresses), or null. */
 export function refusedEncoding(encoding: string | undefined): string | null {
   const value = (encoding ?? '').trim().toLowerCase();
-  return value === '' || value === 'identity' ? null : `Content-Encoding ${encoding} is not accepted: send the body uncompressed`;
+  return value === '' || value === 'identity'
+    ? null
+    : `Content-Encoding ${encoding} is not accepted: send the body uncompressed`;
 }
 
 /**
@@ -54,9 +56,14 @@ export function refusedEncoding(encoding: string | undefined): string | null {
 export function refusedType(type: string | undefined): string | null {
   if (type === undefined) return null;
   const [media = '', ...params] = type.split(';').map((p) => p.trim().toLowerCase());
-  if (media !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(media)) return `Content-Type ${type} is not JSON: send the body as Content-Type: application/json`;
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return `Content-Type ${type}: JSON is read as UTF-8 only`;
+  if (media !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(media))
+    return `Content-Type ${type} is not JSON: send the body as Content-Type: application/json`;
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    return `Content-Type ${type}: JSON is read as UTF-8 only`;
   return null;
 }
 
@@ -91,7 +98,11 @@ const lingering = new WeakSet<Socket>();
 function lingerThenClose(req: IncomingMessage, res: ServerResponse, reply: VerbReply): void {
   const socket = req.socket;
   const text = `${reply.body}\n`;
-  res.writeHead(reply.status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), Connection: 'close' });
+  res.writeHead(reply.status, {
+    'Content-Type': JSON_TYPE,
+    'Content-Length': Buffer.byteLength(text),
+    Connection: 'close',
+  });
   res.write(text);
   socket.end();
   lingering.add(socket);
@@ -143,9 +154,12 @@ interface BodyError {
 }
 
 function bodyErrorReply(err: BodyError, limit: number): VerbReply {
-  if (err.type === 'entity.too.large') return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`, 'too_large');
-  if (err.type === 'request.size.invalid') return errorReply(400, `request body length does not match its Content-Length: ${err.message}`, 'length_mismatch');
-  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500) return errorReply(err.status, err.message ?? 'bad request', 'unreadable');
+  if (err.type === 'entity.too.large')
+    return errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`, 'too_large');
+  if (err.type === 'request.size.invalid')
+    return errorReply(400, `request body length does not match its Content-Length: ${err.message}`, 'length_mismatch');
+  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500)
+    return errorReply(err.status, err.message ?? 'bad request', 'unreadable');
   return errorReply(400, `request body could not be read: ${err.message ?? String(err)}`, 'unreadable');
 }
 
@@ -175,16 +189,34 @@ function readBody(req: IncomingMessage, options: VerbEdgeOptions, declared: numb
       reject(new BoundsError(exceeded));
     };
     req.on('data', onData); // before raw-body's own listener: each piece is checked before it is kept
-    getRawBody(req, { limit: options.maxRequestBodyBytes, encoding: 'utf8', ...(Number.isInteger(declared) && declared >= 0 ? { length: declared } : {}) })
+    getRawBody(req, {
+      limit: options.maxRequestBodyBytes,
+      encoding: 'utf8',
+      ...(Number.isInteger(declared) && declared >= 0 ? { length: declared } : {}),
+    })
       .then(resolve, reject)
       .finally(() => req.removeListener('data', onData));
   });
 }
 
 function boundsReply(err: BoundsError, options: VerbEdgeOptions): VerbReply {
-  if (err.bound === 'depth') return errorReply(400, `request body nests arrays and objects deeper than ${options.maxRequestDepth} levels (server.maxRequestDepth)`, 'too_deep');
-  if (err.bound === 'members') return errorReply(413, `request body has an object with more than ${options.maxObjectMembers} members (server.maxObjectMembers)`, 'too_many_members');
-  return errorReply(413, `request body has more than ${options.maxRequestElements} array elements and object members (server.maxRequestElements)`, 'too_many_elements');
+  if (err.bound === 'depth')
+    return errorReply(
+      400,
+      `request body nests arrays and objects deeper than ${options.maxRequestDepth} levels (server.maxRequestDepth)`,
+      'too_deep',
+    );
+  if (err.bound === 'members')
+    return errorReply(
+      413,
+      `request body has an object with more than ${options.maxObjectMembers} members (server.maxObjectMembers)`,
+      'too_many_members',
+    );
+  return errorReply(
+    413,
+    `request body has more than ${options.maxRequestElements} array elements and object members (server.maxRequestElements)`,
+    'too_many_elements',
+  );
 }
 
 /**
@@ -201,9 +233,16 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
    * lingerThenClose, unless all of it had come); `close`: refused while its body arrived (the request is paused,
    * raw-body still reading it: the connection is closed after a linger).
    */
-  const answer = async (verb: VerbName, req: IncomingMessage): Promise<VerbReply & { unread?: boolean; close?: boolean }> => {
+  const answer = async (
+    verb: VerbName,
+    req: IncomingMessage,
+  ): Promise<VerbReply & { unread?: boolean; close?: boolean }> => {
     const declared = Number(req.headers['content-length']);
-    if (declared > limit) return { ...errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`, 'too_large'), unread: true };
+    if (declared > limit)
+      return {
+        ...errorReply(413, `request body larger than ${limit} bytes (server.maxRequestBodyBytes)`, 'too_large'),
+        unread: true,
+      };
     const encoding = refusedEncoding(req.headers['content-encoding']);
     if (encoding) return { ...errorReply(415, encoding, 'content_encoding'), unread: true };
     const type = refusedType(req.headers['content-type']);
@@ -247,7 +286,8 @@ export function verbEdge(deps: VerbDeps, options: VerbEdgeOptions, next: Request
     // Taken now: once the connection has gone (a body the client abandoned), the socket no longer knows its peer.
     const client = req.socket.remoteAddress;
     const logProblem = (reply: VerbReply) => {
-      if (reply.problem) options.requestLog?.note(reply.problem, client, { method: req.method, path: req.url, status: reply.status });
+      if (reply.problem)
+        options.requestLog?.note(reply.problem, client, { method: req.method, path: req.url, status: reply.status });
     };
     if (req.method !== 'POST') {
       req.resume(); // whatever body came is not read

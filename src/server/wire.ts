@@ -29,20 +29,42 @@ export const MAX_CANDIDATES = 100_000;
 export const MAX_NAMESPACE_LENGTH = 63;
 export const MAX_UID_LENGTH = 128;
 
-const objectName = z.string().min(1, 'must not be empty').max(MAX_NAME_LENGTH, `longer than ${MAX_NAME_LENGTH} characters (Kubernetes' limit for a name)`);
+const objectName = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(MAX_NAME_LENGTH, `longer than ${MAX_NAME_LENGTH} characters (Kubernetes' limit for a name)`);
 
 const metadata = z.looseObject({
   name: objectName,
-  namespace: z.string().max(MAX_NAMESPACE_LENGTH, `longer than ${MAX_NAMESPACE_LENGTH} characters (Kubernetes' limit for a namespace)`).optional(),
-  uid: z.string().min(1, 'must not be empty').max(MAX_UID_LENGTH, `longer than ${MAX_UID_LENGTH} characters (no API server makes such a UID)`),
+  namespace: z
+    .string()
+    .max(MAX_NAMESPACE_LENGTH, `longer than ${MAX_NAMESPACE_LENGTH} characters (Kubernetes' limit for a namespace)`)
+    .optional(),
+  uid: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(MAX_UID_LENGTH, `longer than ${MAX_UID_LENGTH} characters (no API server makes such a UID)`),
   labels: z.record(z.string(), z.string()).nullish(),
 });
 
 const resourceList = z.record(z.string(), z.unknown()).nullish();
 const resourceRequirements = z.looseObject({ requests: resourceList, limits: resourceList }).nullish();
-const container = z.looseObject({ name: z.string().optional(), resources: resourceRequirements, restartPolicy: z.string().nullish() });
-const containerStatus = z.looseObject({ name: z.string().optional(), resources: resourceRequirements, allocatedResources: resourceList });
-const condition = z.looseObject({ type: z.string().nullish(), status: z.string().nullish(), reason: z.string().nullish(), message: z.string().nullish() });
+const container = z.looseObject({
+  name: z.string().optional(),
+  resources: resourceRequirements,
+  restartPolicy: z.string().nullish(),
+});
+const containerStatus = z.looseObject({
+  name: z.string().optional(),
+  resources: resourceRequirements,
+  allocatedResources: resourceList,
+});
+const condition = z.looseObject({
+  type: z.string().nullish(),
+  status: z.string().nullish(),
+  reason: z.string().nullish(),
+  message: z.string().nullish(),
+});
 
 /** Every field of a Pod the core reads, with its type (so a type-confused pod is refused with its path, never half-read). */
 const pod = z.looseObject({
@@ -72,7 +94,8 @@ const isNullish = (v: unknown) => v === null || v === undefined;
 const nullishString = (v: unknown) => isNullish(v) || typeof v === 'string';
 const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
 const nullishRecord = (v: unknown) => isNullish(v) || isObject(v);
-const requirementsOk = (v: unknown) => isNullish(v) || (isObject(v) && nullishRecord(v.requests) && nullishRecord(v.limits));
+const requirementsOk = (v: unknown) =>
+  isNullish(v) || (isObject(v) && nullishRecord(v.requests) && nullishRecord(v.limits));
 
 function nullishArrayOf(v: unknown, ok: (item: unknown) => boolean): boolean {
   if (isNullish(v)) return true;
@@ -81,9 +104,16 @@ function nullishArrayOf(v: unknown, ok: (item: unknown) => boolean): boolean {
   return true;
 }
 
-const containerOk = (c: unknown) => isObject(c) && optionalString(c.name) && requirementsOk(c.resources) && nullishString(c.restartPolicy);
-const containerStatusOk = (c: unknown) => isObject(c) && optionalString(c.name) && requirementsOk(c.resources) && nullishRecord(c.allocatedResources);
-const conditionOk = (c: unknown) => isObject(c) && nullishString(c.type) && nullishString(c.status) && nullishString(c.reason) && nullishString(c.message);
+const containerOk = (c: unknown) =>
+  isObject(c) && optionalString(c.name) && requirementsOk(c.resources) && nullishString(c.restartPolicy);
+const containerStatusOk = (c: unknown) =>
+  isObject(c) && optionalString(c.name) && requirementsOk(c.resources) && nullishRecord(c.allocatedResources);
+const conditionOk = (c: unknown) =>
+  isObject(c) &&
+  nullishString(c.type) &&
+  nullishString(c.status) &&
+  nullishString(c.reason) &&
+  nullishString(c.message);
 
 /**
  * The Pod schema above checked by hand, in one pass without allocating (a verb's request carries one Pod,
@@ -96,7 +126,8 @@ export function podLooksValid(value: unknown): boolean {
   if (!isObject(meta)) return false;
   const { name, namespace, uid, labels } = meta;
   if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
-  if (namespace !== undefined && (typeof namespace !== 'string' || namespace.length > MAX_NAMESPACE_LENGTH)) return false;
+  if (namespace !== undefined && (typeof namespace !== 'string' || namespace.length > MAX_NAMESPACE_LENGTH))
+    return false;
   if (typeof uid !== 'string' || uid.length === 0 || uid.length > MAX_UID_LENGTH) return false;
   if (!isNullish(labels)) {
     if (!isObject(labels)) return false;
@@ -218,8 +249,14 @@ export class WireError extends Error {
  * @throws WireError with `shape` when the body is not a JSON object; naming the keys (under `root`) when two or more
  *   name one field.
  */
-function canonicalKeys(body: unknown, keys: ReadonlyMap<string, string>, shape: string, root: string): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WireError(`request body must be a JSON object with ${shape}`);
+function canonicalKeys(
+  body: unknown,
+  keys: ReadonlyMap<string, string>,
+  shape: string,
+  root: string,
+): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new WireError(`request body must be a JSON object with ${shape}`);
   const normalised: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   let repeated: Set<string> | undefined; // the canonical keys given more than once
   for (const key in body) {
@@ -234,7 +271,10 @@ function canonicalKeys(body: unknown, keys: ReadonlyMap<string, string>, shape: 
       const canonical = keys.get(key.toLowerCase());
       if (canonical && repeated.has(canonical)) given.set(canonical, [...(given.get(canonical) ?? []), key]);
     }
-    const each = [...given].map(([canonical, names]) => `${root}: ${listed(names.map((key) => JSON.stringify(key)))} name one field, ${canonical}`);
+    const each = [...given].map(
+      ([canonical, names]) =>
+        `${root}: ${listed(names.map((key) => JSON.stringify(key)))} name one field, ${canonical}`,
+    );
     throw new WireError(
       `${each.join('; ')} (keys are matched case-insensitively, as Go's encoding/json reads the protocol's types; it would decode each into that field, the later over the earlier, so which value is meant is ambiguous): send each field once`,
     );
@@ -289,7 +329,15 @@ function nodesLookValid(args: Record<string, unknown>): boolean {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
     const { metadata, status } = item as { metadata?: unknown; status?: unknown };
     const name = (metadata as { name?: unknown } | null | undefined)?.name;
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata) || typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
+    if (
+      typeof metadata !== 'object' ||
+      metadata === null ||
+      Array.isArray(metadata) ||
+      typeof name !== 'string' ||
+      name.length === 0 ||
+      name.length > MAX_NAME_LENGTH
+    )
+      return false;
     if (status != null) {
       if (typeof status !== 'object' || Array.isArray(status)) return false;
       const allocatable = (status as { allocatable?: unknown }).allocatable;
@@ -311,10 +359,15 @@ export function parseExtenderArgs(body: unknown): ExtenderArgs {
   // Said before any per-node work: a list this long would cost seconds even to explain.
   const names = normalised.NodeNames;
   const items = (normalised.Nodes as { items?: unknown } | null | undefined)?.items;
-  for (const [key, list] of [['NodeNames', names], ['Nodes.items', items]] as const) {
-    if (Array.isArray(list) && list.length > MAX_CANDIDATES) throw new WireError(`${key}: ${list.length} candidates, more than the ${MAX_CANDIDATES} one request may carry`);
+  for (const [key, list] of [
+    ['NodeNames', names],
+    ['Nodes.items', items],
+  ] as const) {
+    if (Array.isArray(list) && list.length > MAX_CANDIDATES)
+      throw new WireError(`${key}: ${list.length} candidates, more than the ${MAX_CANDIDATES} one request may carry`);
   }
-  if (!podLooksValid(normalised.Pod) || !nodesLookValid(normalised)) validated(extenderArgs.safeParse(normalised), 'ExtenderArgs');
+  if (!podLooksValid(normalised.Pod) || !nodesLookValid(normalised))
+    validated(extenderArgs.safeParse(normalised), 'ExtenderArgs');
   // Valid; hand back the caller's own objects (zod's copies reorder keys), so Node objects are echoed as sent.
   const input = normalised as { Pod: Pod; Nodes?: { items: Node[] } | null; NodeNames?: string[] | null };
   return { Pod: input.Pod, Nodes: input.Nodes ?? null, NodeNames: input.NodeNames ?? null };
@@ -330,8 +383,14 @@ export interface ExtenderBindingArgs {
 
 const bindingArgs = z.object({
   PodName: objectName,
-  PodNamespace: z.string().min(1, 'must not be empty').max(MAX_NAMESPACE_LENGTH, `longer than ${MAX_NAMESPACE_LENGTH} characters (Kubernetes' limit for a namespace)`),
-  PodUID: z.string().min(1, 'must not be empty').max(MAX_UID_LENGTH, `longer than ${MAX_UID_LENGTH} characters (no API server makes such a UID)`),
+  PodNamespace: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(MAX_NAMESPACE_LENGTH, `longer than ${MAX_NAMESPACE_LENGTH} characters (Kubernetes' limit for a namespace)`),
+  PodUID: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(MAX_UID_LENGTH, `longer than ${MAX_UID_LENGTH} characters (no API server makes such a UID)`),
   Node: objectName,
 });
 
@@ -343,5 +402,15 @@ const bindingArgs = z.object({
 const BINDING_KEYS = keyMap(['PodName', 'PodNamespace', 'PodUID', 'Node']);
 
 export function parseBindingArgs(body: unknown): ExtenderBindingArgs {
-  return validated(bindingArgs.safeParse(canonicalKeys(body, BINDING_KEYS, 'PodName, PodNamespace, PodUID, Node (ExtenderBindingArgs)', 'ExtenderBindingArgs')), 'ExtenderBindingArgs');
+  return validated(
+    bindingArgs.safeParse(
+      canonicalKeys(
+        body,
+        BINDING_KEYS,
+        'PodName, PodNamespace, PodUID, Node (ExtenderBindingArgs)',
+        'ExtenderBindingArgs',
+      ),
+    ),
+    'ExtenderBindingArgs',
+  );
 }

@@ -36,7 +36,9 @@ export class SnapshotError extends Error {
 export const MAX_SNAPSHOT_DEPTH = 100;
 
 function tooDeep(source: string): SnapshotError {
-  return new SnapshotError(`${source}: nests arrays and objects deeper than ${MAX_SNAPSHOT_DEPTH} levels, the most a snapshot may (a Node or a Pod nests about 15); not read`);
+  return new SnapshotError(
+    `${source}: nests arrays and objects deeper than ${MAX_SNAPSHOT_DEPTH} levels, the most a snapshot may (a Node or a Pod nests about 15); not read`,
+  );
 }
 
 /** Whether YAML text nests flow collections deeper than MAX_SNAPSHOT_DEPTH (yaml's own lexer: brackets in strings and comments do not count). */
@@ -58,7 +60,8 @@ export function parseSnapshot(text: string, source: string): Snapshot {
   const listing = parseListing(text, source);
   // A cluster always has nodes: a listing without any (say `kubectl get pods -o json` written over
   // the file) would silently empty the model, so it is refused and the previous state kept.
-  if (listing.nodes.length === 0) throw new SnapshotError(`${source}: no Node objects (expected kubectl get nodes,pods -A -o json); not applied`);
+  if (listing.nodes.length === 0)
+    throw new SnapshotError(`${source}: no Node objects (expected kubectl get nodes,pods -A -o json); not applied`);
   return listing;
 }
 
@@ -78,12 +81,16 @@ function parseListing(text: string, source: string): Snapshot {
     throw new SnapshotError(`${source}: not valid JSON or YAML: ${(err as Error).message}`);
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-    throw new SnapshotError(`${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${Array.isArray(doc) ? 'an array' : typeof doc === 'string' ? 'plain text' : String(doc)}`);
+    throw new SnapshotError(
+      `${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${Array.isArray(doc) ? 'an array' : typeof doc === 'string' ? 'plain text' : String(doc)}`,
+    );
   }
   const items = (doc as { items?: unknown }).items;
   const kind = (doc as { kind?: unknown } | null)?.kind;
   if (!Array.isArray(items) || !['List', 'NodeList', 'PodList'].includes(String(kind))) {
-    throw new SnapshotError(`${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${JSON.stringify(kind ?? null)}`);
+    throw new SnapshotError(
+      `${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${JSON.stringify(kind ?? null)}`,
+    );
   }
   const itemKind = kind === 'NodeList' ? 'Node' : kind === 'PodList' ? 'Pod' : undefined;
   const nodes: Node[] = [];
@@ -130,8 +137,18 @@ function regularFile(path: string): void {
     throw new SnapshotError(`${path}: cannot read: ${(err as Error).message}`);
   }
   if (stats.isFile()) return;
-  const kind = stats.isFIFO() ? 'a pipe' : stats.isDirectory() ? 'a directory' : stats.isCharacterDevice() || stats.isBlockDevice() ? 'a device' : stats.isSocket() ? 'a socket' : 'not a file';
-  throw new SnapshotError(`${path}: ${kind}; serve re-reads its snapshot when the file changes, so it must be a regular file (kubectl get nodes,pods -A -o json > FILE)`);
+  const kind = stats.isFIFO()
+    ? 'a pipe'
+    : stats.isDirectory()
+      ? 'a directory'
+      : stats.isCharacterDevice() || stats.isBlockDevice()
+        ? 'a device'
+        : stats.isSocket()
+          ? 'a socket'
+          : 'not a file';
+  throw new SnapshotError(
+    `${path}: ${kind}; serve re-reads its snapshot when the file changes, so it must be a regular file (kubectl get nodes,pods -A -o json > FILE)`,
+  );
 }
 
 /** The first bytes of a file: whether it starts with a UTF-8 byte-order mark, and whether it is JSON. */
@@ -159,7 +176,11 @@ function sniff(path: string): { bom: boolean; json: boolean } {
  * @throws SnapshotError when the file cannot be read, nests deeper than MAX_SNAPSHOT_DEPTH, is not valid JSON/YAML, is not a v1 List, or holds no Node
  *   that can be read (every Node object skipped).
  */
-export async function readSnapshotRecords(path: string, dims: Dimensions, options: PodRecordOptions): Promise<ListingReader> {
+export async function readSnapshotRecords(
+  path: string,
+  dims: Dimensions,
+  options: PodRecordOptions,
+): Promise<ListingReader> {
   const reader = new ListingReader(dims, options);
   regularFile(path);
   const { bom, json } = sniff(path);
@@ -182,7 +203,10 @@ export async function readSnapshotRecords(path: string, dims: Dimensions, option
     const input = createReadStream(path, { start: bom ? 3 : 0, highWaterMark: 1 << 20 });
     // Each piece is checked before the parser sees it: nesting costs the parser far more than its bytes.
     const bounds = new JsonBounds(MAX_SNAPSHOT_DEPTH);
-    const guard = new Transform({ transform: (chunk: Buffer, _encoding, done) => (bounds.push(chunk) === null ? done(null, chunk) : done(tooDeep(path))) });
+    const guard = new Transform({
+      transform: (chunk: Buffer, _encoding, done) =>
+        bounds.push(chunk) === null ? done(null, chunk) : done(tooDeep(path)),
+    });
     const fail = (err: Error) => {
       input.destroy();
       guard.destroy();
@@ -205,12 +229,20 @@ export async function readSnapshotRecords(path: string, dims: Dimensions, option
     parser.on('end', () => resolve());
     input.pipe(guard).pipe(parser);
   });
-  if (!itemsInArray || !LIST_KINDS.includes(String(kind))) throw new SnapshotError(`${path}: ${EXPECTED}, got kind ${JSON.stringify(kind ?? null)}`);
+  if (!itemsInArray || !LIST_KINDS.includes(String(kind)))
+    throw new SnapshotError(`${path}: ${EXPECTED}, got kind ${JSON.stringify(kind ?? null)}`);
   const listKind = kind === 'NodeList' ? 'Node' : kind === 'PodList' ? 'Pod' : undefined;
   for (const item of untyped) add(item, listKind);
-  if (reader.nodes.length + reader.keptNodes.size === 0) throw new SnapshotError(`${path}: no Node objects (${EXPECTED}); not applied`);
+  if (reader.nodes.length + reader.keptNodes.size === 0)
+    throw new SnapshotError(`${path}: no Node objects (${EXPECTED}); not applied`);
   // Nodes that could not be read are "kept as they are" in a relist, but a file in which no Node is
   // usable would replace the model with none: refused, as a file without nodes is.
-  if (reader.nodes.length === 0) throw new SnapshotError(`${path}: no usable Node object (${reader.errors.filter((e) => e.startsWith('node ')).slice(0, 3).join('; ')}); not applied`);
+  if (reader.nodes.length === 0)
+    throw new SnapshotError(
+      `${path}: no usable Node object (${reader.errors
+        .filter((e) => e.startsWith('node '))
+        .slice(0, 3)
+        .join('; ')}); not applied`,
+    );
   return reader;
 }

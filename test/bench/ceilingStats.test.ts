@@ -2,7 +2,21 @@ import { ceilingOf, DEFAULT_SEARCH, nextRate, parseStep, sustained, type Step } 
 
 /** A step at `rate` with p99 `p99` ms whose replies kept up (or `throughput`). */
 function step(rate: number, p99: number, extra: Partial<Step> = {}): Step {
-  return { rate, durationSeconds: 15, requests: rate * 15, throughput: rate, sentRate: rate, placed: rate * 15, notPlaced: 0, failed: 0, statusCodes: { '200': rate * 15 }, errors: [], sampleBodies: [], latencyMs: { mean: p99 / 2, p50: p99 / 2, p90: p99, p95: p99, p99, max: p99 * 2 }, ...extra };
+  return {
+    rate,
+    durationSeconds: 15,
+    requests: rate * 15,
+    throughput: rate,
+    sentRate: rate,
+    placed: rate * 15,
+    notPlaced: 0,
+    failed: 0,
+    statusCodes: { '200': rate * 15 },
+    errors: [],
+    sampleBodies: [],
+    latencyMs: { mean: p99 / 2, p50: p99 / 2, p90: p99, p95: p99, p99, max: p99 * 2 },
+    ...extra,
+  };
 }
 
 describe('sustained', () => {
@@ -10,7 +24,10 @@ describe('sustained', () => {
     expect(sustained(step(100, 4), 2)).toEqual({ ok: true, why: '' });
     expect(sustained(step(100, 4.01), 2)).toEqual({ ok: false, why: 'p99 4.01 ms > 2 × baseline 2.00 ms' });
     expect(sustained(step(100, 1, { sentRate: 95 }), 2).ok).toBe(true);
-    expect(sustained(step(100, 1, { sentRate: 94.9 }), 2)).toEqual({ ok: false, why: 'the generator sent 95/s < 0.95 × 100/s' });
+    expect(sustained(step(100, 1, { sentRate: 94.9 }), 2)).toEqual({
+      ok: false,
+      why: 'the generator sent 95/s < 0.95 × 100/s',
+    });
     expect(sustained(step(100, 1, { throughput: 50 }), 2).ok).toBe(true);
     expect(sustained(step(100, 1, { failed: 1 }), 2)).toEqual({ ok: false, why: '1 requests failed' });
   });
@@ -21,7 +38,8 @@ describe('nextRate: the step-up search', () => {
   /** Runs the search against a server whose p99 is 1 ms up to `capacity` and 10 ms above it. */
   function search(capacity: number) {
     const steps: Step[] = [];
-    for (let r = nextRate(steps, 1, o); r !== null; r = nextRate(steps, 1, o)) steps.push(step(r, r <= capacity ? 1 : 10));
+    for (let r = nextRate(steps, 1, o); r !== null; r = nextRate(steps, 1, o))
+      steps.push(step(r, r <= capacity ? 1 : 10));
     return { rates: steps.map((s) => s.rate), ...ceilingOf(steps, 1, o) };
   }
 

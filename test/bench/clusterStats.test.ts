@@ -51,8 +51,16 @@ describe('parsePrometheusText', () => {
 
   it('reads names, labels (unescaped), values and skips comments and timestamps', () => {
     expect(samples).toHaveLength(13);
-    expect(samples[2]).toEqual({ name: 'scheduler_pod_scheduling_sli_duration_seconds_bucket', labels: { attempts: '1', le: '+Inf' }, value: 7 });
-    expect(samples[10]).toEqual({ name: 'scheduler_schedule_attempts_total', labels: { profile: 'sandbox-scheduler', result: 'scheduled' }, value: 10 });
+    expect(samples[2]).toEqual({
+      name: 'scheduler_pod_scheduling_sli_duration_seconds_bucket',
+      labels: { attempts: '1', le: '+Inf' },
+      value: 7,
+    });
+    expect(samples[10]).toEqual({
+      name: 'scheduler_schedule_attempts_total',
+      labels: { profile: 'sandbox-scheduler', result: 'scheduled' },
+      value: 10,
+    });
     expect(samples[12]).toEqual({ name: 'weird', labels: { path: 'C:\\DIR"x"', msg: 'a\nb' }, value: -Infinity });
   });
 
@@ -93,7 +101,10 @@ describe('histograms', () => {
       count: 10,
     });
     expect(histogram(samples, 'scheduler_pod_scheduling_sli_duration_seconds', { attempts: '2' }).count).toBe(3);
-    expect([...histogramsBy(samples, 'scheduler_pod_scheduling_sli_duration_seconds', 'attempts').keys()]).toEqual(['1', '2']);
+    expect([...histogramsBy(samples, 'scheduler_pod_scheduling_sli_duration_seconds', 'attempts').keys()]).toEqual([
+      '1',
+      '2',
+    ]);
   });
 
   it('interpolates quantiles as histogram_quantile does', () => {
@@ -106,10 +117,38 @@ describe('histograms', () => {
   });
 
   it('subtracts an earlier scrape bucket by bucket, and keeps the later one after a restart', () => {
-    const before = { buckets: [{ le: 0.1, count: 1 }, { le: Infinity, count: 2 }], sum: 0.5, count: 2 };
-    const after = { buckets: [{ le: 0.1, count: 4 }, { le: Infinity, count: 7 }], sum: 2, count: 7 };
-    expect(histogramDelta(after, before)).toEqual({ buckets: [{ le: 0.1, count: 3 }, { le: Infinity, count: 5 }], sum: 1.5, count: 5 });
-    const restarted = { buckets: [{ le: 0.1, count: 1 }, { le: Infinity, count: 1 }], sum: 0.05, count: 1 };
+    const before = {
+      buckets: [
+        { le: 0.1, count: 1 },
+        { le: Infinity, count: 2 },
+      ],
+      sum: 0.5,
+      count: 2,
+    };
+    const after = {
+      buckets: [
+        { le: 0.1, count: 4 },
+        { le: Infinity, count: 7 },
+      ],
+      sum: 2,
+      count: 7,
+    };
+    expect(histogramDelta(after, before)).toEqual({
+      buckets: [
+        { le: 0.1, count: 3 },
+        { le: Infinity, count: 5 },
+      ],
+      sum: 1.5,
+      count: 5,
+    });
+    const restarted = {
+      buckets: [
+        { le: 0.1, count: 1 },
+        { le: Infinity, count: 1 },
+      ],
+      sum: 0.05,
+      count: 1,
+    };
     expect(histogramDelta(restarted, before)).toBe(restarted);
     expect(histogramDelta(after, undefined)).toBe(after);
   });
@@ -175,7 +214,10 @@ describe('selfTimeTable', () => {
     nodes: [
       { id: 1, callFrame: { functionName: '(root)', url: '', lineNumber: -1 } },
       { id: 2, callFrame: { functionName: '(idle)', url: '', lineNumber: -1 } },
-      { id: 3, callFrame: { functionName: 'evaluate', url: 'file:///repo/dist/src/core/fit/placer.js', lineNumber: 9 } },
+      {
+        id: 3,
+        callFrame: { functionName: 'evaluate', url: 'file:///repo/dist/src/core/fit/placer.js', lineNumber: 9 },
+      },
       { id: 4, callFrame: { functionName: '', url: 'node:internal/streams/readable', lineNumber: 0 } },
       { id: 5, callFrame: { functionName: '(garbage collector)', url: '', lineNumber: -1 } },
     ],
@@ -210,28 +252,55 @@ describe('selfTimeTable', () => {
     const t = selfTimeTable(profile, { fromUs: 100, toUs: 320, top: 1 });
     expect(t.totalMs).toBeCloseTo(0.3, 12); // the samples at 110, 210 and 310
     // evaluate and the anonymous function have 0.1 ms each: ties go by name
-    expect(t.top).toEqual([{ functionName: '(anonymous)', location: 'node:internal/streams/readable:1', selfMs: 0.1, share: 0.5 }]);
+    expect(t.top).toEqual([
+      { functionName: '(anonymous)', location: 'node:internal/streams/readable:1', selfMs: 0.1, share: 0.5 },
+    ]);
     const u = selfTimeTable(profile, { fromUs: 100, toUs: 220 });
-    expect(u.top).toEqual([{ functionName: 'evaluate', location: '/repo/dist/src/core/fit/placer.js:10', selfMs: 0.1, share: 1 }]);
+    expect(u.top).toEqual([
+      { functionName: 'evaluate', location: '/repo/dist/src/core/fit/placer.js:10', selfMs: 0.1, share: 1 },
+    ]);
   });
 });
 
 describe('placementSoundness', () => {
-  const node = (name: string): Node => ({ metadata: { name }, status: { allocatable: { cpu: '1', memory: '1Gi', pods: '110' } } });
+  const node = (name: string): Node => ({
+    metadata: { name },
+    status: { allocatable: { cpu: '1', memory: '1Gi', pods: '110' } },
+  });
   const pod = (name: string, nodeName: string | undefined, cpu = '500m', phase = 'Running'): Pod => ({
     metadata: { name, namespace: 'bench', uid: name },
-    spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', resources: { requests: { cpu, memory: '256Mi' } } }] },
+    spec: {
+      ...(nodeName ? { nodeName } : {}),
+      containers: [{ name: 'c', resources: { requests: { cpu, memory: '256Mi' } } }],
+    },
     status: { phase },
   });
   const nodes = [node('a'), node('b')];
 
   it('accepts a placement within allocatable at the optimum', () => {
-    const s = placementSoundness(nodes, [pod('p1', 'a'), pod('p2', 'a'), pod('p3', 'b'), pod('pending', undefined), pod('done', 'b', '500m', 'Succeeded')]);
-    expect(s).toEqual({ boundPods: 3, overAllocatable: [], peakPressure: 1, peakNode: 'a', optimum: 1, onePodStep: 0.5, withinOnePodOfOptimum: true });
+    const s = placementSoundness(nodes, [
+      pod('p1', 'a'),
+      pod('p2', 'a'),
+      pod('p3', 'b'),
+      pod('pending', undefined),
+      pod('done', 'b', '500m', 'Succeeded'),
+    ]);
+    expect(s).toEqual({
+      boundPods: 3,
+      overAllocatable: [],
+      peakPressure: 1,
+      peakNode: 'a',
+      optimum: 1,
+      onePodStep: 0.5,
+      withinOnePodOfOptimum: true,
+    });
   });
 
   it('reports nodes over allocatable and a peak more than one pod above the optimum', () => {
-    const s = placementSoundness(nodes, ['p1', 'p2', 'p3', 'p4'].map((n) => pod(n, 'a')));
+    const s = placementSoundness(
+      nodes,
+      ['p1', 'p2', 'p3', 'p4'].map((n) => pod(n, 'a')),
+    );
     expect(s.overAllocatable).toEqual([{ node: 'a', resource: 'cpu', requested: 2000, allocatable: 1000 }]);
     expect(s.peakPressure).toBe(2);
     expect(s.optimum).toBe(1); // 2 + 2
@@ -289,13 +358,16 @@ describe('CPU per 1,000 pods, quiet-run checks, spread and warm-up', () => {
   });
 
   it('pools runs of several sessions into a median, a spread and a median per session', () => {
-    const s = spreadOf([
-      { session: 1, value: 10 },
-      { session: 1, value: 12 },
-      { session: 2, value: 20 },
-      { session: 3, value: null },
-      { session: 2, value: Number.NaN },
-    ], 3);
+    const s = spreadOf(
+      [
+        { session: 1, value: 10 },
+        { session: 1, value: 12 },
+        { session: 2, value: 20 },
+        { session: 3, value: null },
+        { session: 2, value: Number.NaN },
+      ],
+      3,
+    );
     expect(s).toEqual({ median: 12, min: 10, max: 20, n: 3, sessions: [11, 20, null] });
   });
 
@@ -308,11 +380,17 @@ describe('CPU per 1,000 pods, quiet-run checks, spread and warm-up', () => {
 });
 
 describe('schedulerColumns', () => {
-  const settings = (sandbox: unknown, stock: unknown) => ({ sandbox: { percentageOfNodesToScore: sandbox }, default: { percentageOfNodesToScore: stock } });
+  const settings = (sandbox: unknown, stock: unknown) => ({
+    sandbox: { percentageOfNodesToScore: sandbox },
+    default: { percentageOfNodesToScore: stock },
+  });
 
   it('names stock as shipped when /configz reports 0 (the v1 default for unset) or nothing', () => {
     expect(schedulerColumns(settings(100, 0))).toEqual(['sandbox-scheduler (100 %)', 'stock as shipped (adaptive)']);
-    expect(schedulerColumns(settings(0, undefined))).toEqual(['sandbox-scheduler (adaptive)', 'stock as shipped (adaptive)']);
+    expect(schedulerColumns(settings(0, undefined))).toEqual([
+      'sandbox-scheduler (adaptive)',
+      'stock as shipped (adaptive)',
+    ]);
   });
 
   it('labels stock with a percentage set as not shipped', () => {

@@ -55,8 +55,16 @@ describe('startFloorExtender', () => {
       expect(floor.url).toBe(url);
       expect(alive(floor.pid)).toBe(true);
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
-      const reply = await fetch(`${url}/filter`, { method: 'POST', body: JSON.stringify({ Pod: {}, NodeNames: ['node-a', 'node-b'] }) });
-      expect(await reply.json()).toEqual({ NodeNames: ['node-a'], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+      const reply = await fetch(`${url}/filter`, {
+        method: 'POST',
+        body: JSON.stringify({ Pod: {}, NodeNames: ['node-a', 'node-b'] }),
+      });
+      expect(await reply.json()).toEqual({
+        NodeNames: ['node-a'],
+        FailedNodes: {},
+        FailedAndUnresolvableNodes: {},
+        Error: '',
+      });
     } finally {
       await floor.stop();
     }
@@ -67,7 +75,9 @@ describe('startFloorExtender', () => {
   it('rejects, naming the script, when the floor ends before it is ready (its port taken by a listener that never answers)', async () => {
     const taken = await listen();
     try {
-      await expect(startFloorExtender(`http://127.0.0.1:${portOf(taken)}`, { stderr: 'ignore', script: SCRIPT })).rejects.toThrow(/the floor extender \(.*floorExtender\.js\) ended before it was ready \(exit code 1/);
+      await expect(
+        startFloorExtender(`http://127.0.0.1:${portOf(taken)}`, { stderr: 'ignore', script: SCRIPT }),
+      ).rejects.toThrow(/the floor extender \(.*floorExtender\.js\) ended before it was ready \(exit code 1/);
     } finally {
       await close(taken);
     }

@@ -2,13 +2,21 @@ import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec } from '../../be
 
 const MiB = 1024 ** 2;
 const model = { bandwidthBytesPerSecond: 100 * MiB, warmStartMs: 1000, slopeMsPerStarting: 250, maxImages: 2 };
-const image = (name: string, mib: number): ImageSpec => ({ name: `reg/${name}:v1`, digestName: `reg/${name}@sha256:${name}`, sizeBytes: mib * MiB });
+const image = (name: string, mib: number): ImageSpec => ({
+  name: `reg/${name}:v1`,
+  digestName: `reg/${name}@sha256:${name}`,
+  sizeBytes: mib * MiB,
+});
 
 describe('the simulated kubelet image cache', () => {
   it('warm: the image is on the node; the start is warm + slope × sandboxes already starting', () => {
     const cache = new SimulatedImageCache(model);
     cache.seed('n1', image('a', 500));
-    expect(cache.bind('n1', image('a', 500), 10_000, 3)).toEqual({ delayMs: 1000 + 3 * 250, kind: 'warm', pullWaitMs: 0 });
+    expect(cache.bind('n1', image('a', 500), 10_000, 3)).toEqual({
+      delayMs: 1000 + 3 * 250,
+      kind: 'warm',
+      pullWaitMs: 0,
+    });
   });
 
   it('cold: a pull of size / bandwidth, one at a time per node (serializeImagePulls); the same image in flight is joined', () => {
@@ -16,9 +24,17 @@ describe('the simulated kubelet image cache', () => {
     // 500 MiB at 100 MiB/s = 5 s
     expect(cache.bind('n1', image('a', 500), 0, 0)).toEqual({ delayMs: 5000 + 1000, kind: 'pulled', pullWaitMs: 5000 });
     // another image queues behind it: 200 MiB → 2 s after 5 s
-    expect(cache.bind('n1', image('b', 200), 1000, 1)).toEqual({ delayMs: 6000 + 1000 + 250, kind: 'pulled', pullWaitMs: 6000 });
+    expect(cache.bind('n1', image('b', 200), 1000, 1)).toEqual({
+      delayMs: 6000 + 1000 + 250,
+      kind: 'pulled',
+      pullWaitMs: 6000,
+    });
     // a pod of the first image joins its pull
-    expect(cache.bind('n1', image('a', 500), 2000, 2)).toEqual({ delayMs: 3000 + 1000 + 500, kind: 'joined', pullWaitMs: 3000 });
+    expect(cache.bind('n1', image('a', 500), 2000, 2)).toEqual({
+      delayMs: 3000 + 1000 + 500,
+      kind: 'joined',
+      pullWaitMs: 3000,
+    });
     // another node pulls on its own
     expect(cache.bind('n2', image('b', 200), 2000, 0).pullWaitMs).toBe(2000);
   });

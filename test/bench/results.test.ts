@@ -5,7 +5,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { RENDERED_FILES, SCENARIOS, fillRegions, formatDate, loadResults, regionsOf, renderRegion, resultSchema, type Result } from '../../bench/results.js';
+import {
+  RENDERED_FILES,
+  SCENARIOS,
+  fillRegions,
+  formatDate,
+  loadResults,
+  regionsOf,
+  renderRegion,
+  resultSchema,
+  type Result,
+} from '../../bench/results.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (file: string) => readFileSync(`${ROOT}${file}`, 'utf8');
@@ -23,7 +33,9 @@ const minimal = (): Result => ({
       { side: 'sandbox', scheduler: 'sandbox-scheduler', percentageOfNodesToScore: 100 },
     ],
   },
-  tables: [{ id: 't', title: 'T', columns: ['figure', { name: 'sandbox/stock', decimals: 2 }], rows: [['drain', 0.5]] }],
+  tables: [
+    { id: 't', title: 'T', columns: ['figure', { name: 'sandbox/stock', decimals: 2 }], rows: [['drain', 0.5]] },
+  ],
 });
 
 describe('the result schema', () => {
@@ -37,7 +49,9 @@ describe('the result schema', () => {
     expect(resultSchema.safeParse(wide).success).toBe(false);
     const noSide = minimal();
     noSide.tables[0]!.columns = ['figure', 'sandbox/floor'];
-    expect(resultSchema.safeParse(noSide).error?.issues[0]?.message).toBe('the ratio\'s side "floor" has no sampling in conditions.sampling');
+    expect(resultSchema.safeParse(noSide).error?.issues[0]?.message).toBe(
+      'the ratio\'s side "floor" has no sampling in conditions.sampling',
+    );
     expect(resultSchema.safeParse({ ...minimal(), figures: 1 }).success).toBe(false);
     expect(resultSchema.safeParse({ ...minimal(), date: '4 December' }).success).toBe(false);
   });
@@ -48,7 +62,10 @@ describe('the rendering', () => {
     expect(formatDate('2026-12-04')).toBe('4 December 2026');
     expect(formatDate('2026-12-04', '2026-12-03')).toBe('3–4 December 2026');
     const r = minimal();
-    r.tables[0]!.rows = [['drain', 0.5], ['burst', null]];
+    r.tables[0]!.rows = [
+      ['drain', 0.5],
+      ['burst', null],
+    ];
     const text = renderRegion('cluster/t', new Map([['cluster', r]]));
     expect(text).toContain('| drain | 0.50 |\n| burst | – |');
     expect(text).toContain('sampling: stock as shipped (percentageOfNodesToScore unset), sandbox at 100 %');
@@ -61,7 +78,9 @@ describe('the rendering', () => {
     expect(filled.startsWith('before\n<!-- results: cluster/t -->\n')).toBe(true);
     expect(filled.endsWith('\n<!-- /results -->\nafter\n')).toBe(true);
     expect(fillRegions(filled, new Map(results), 'x.md')).toBe(filled);
-    expect(() => regionsOf('<!-- results: cluster -->\n', 'x.md')).toThrow('x.md:1: results region "cluster" has no <!-- /results -->');
+    expect(() => regionsOf('<!-- results: cluster -->\n', 'x.md')).toThrow(
+      'x.md:1: results region "cluster" has no <!-- /results -->',
+    );
   });
 });
 
@@ -73,14 +92,21 @@ describe('the published figures', () => {
   });
 
   it('docs/benchmarks.md shows every scenario, and README.md its measured table from the cluster result', () => {
-    expect(regionsOf(read('docs/benchmarks.md'), 'docs/benchmarks.md').map((r) => r.name).sort()).toEqual([...SCENARIOS].sort());
+    expect(
+      regionsOf(read('docs/benchmarks.md'), 'docs/benchmarks.md')
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual([...SCENARIOS].sort());
     expect(regionsOf(read('README.md'), 'README.md').map((r) => r.name)).toEqual(['cluster/readme']);
   });
 
   it.each(RENDERED_FILES)('%s: every results region is what its result file renders', (file) => {
     const stale = regionsOf(read(file), file)
       .filter((region) => region.body !== renderRegion(region.name, results))
-      .map((region) => `${file}:${region.line}: the region "${region.name}" differs from bench/results/${region.name.split('/')[0]}.json: run \`npm run bench:render\``);
+      .map(
+        (region) =>
+          `${file}:${region.line}: the region "${region.name}" differs from bench/results/${region.name.split('/')[0]}.json: run \`npm run bench:render\``,
+      );
     expect(stale).toEqual([]);
   });
 });

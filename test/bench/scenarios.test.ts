@@ -11,7 +11,17 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCENARIOS } from '../../bench/results.js';
-import { ROOT, ScenarioError, commandLine, flatten, loadScenario, parseScenario, resolve, scenarioNames, type Invocation } from '../../bench/run.js';
+import {
+  ROOT,
+  ScenarioError,
+  commandLine,
+  flatten,
+  loadScenario,
+  parseScenario,
+  resolve,
+  scenarioNames,
+  type Invocation,
+} from '../../bench/run.js';
 
 const names = scenarioNames();
 const source = (program: string) => readFileSync(join(ROOT, program), 'utf8');
@@ -24,9 +34,14 @@ interface Ran {
 
 function run(args: readonly string[], env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((done) => {
-    execFile(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 50_000 }, (err, stdout, stderr) => {
-      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      args,
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 50_000 },
+      (err, stdout, stderr) => {
+        done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -47,7 +62,8 @@ async function refusals(inv: Invocation): Promise<string[]> {
     const arg = inv.args[i]!;
     if (!arg.startsWith('--')) continue;
     if (!known.has(arg)) wrong.push(`${arg}: not an option of the program`);
-    else if (known.get(arg) !== (inv.args[i + 1] !== undefined && !inv.args[i + 1]!.startsWith('--'))) wrong.push(`${arg}: ${known.get(arg) ? 'takes a value' : 'is a flag'}`);
+    else if (known.get(arg) !== (inv.args[i + 1] !== undefined && !inv.args[i + 1]!.startsWith('--')))
+      wrong.push(`${arg}: ${known.get(arg) ? 'takes a value' : 'is a flag'}`);
   }
   return wrong;
 }
@@ -65,7 +81,7 @@ describe('the scenario files', () => {
     expect(Object.keys(flatten(s)).length).toBeGreaterThan(0);
   });
 
-  it.each(names)("%s: the command of the scenario and of each variant is one its program accepts", async (name) => {
+  it.each(names)('%s: the command of the scenario and of each variant is one its program accepts', async (name) => {
     const s = loadScenario(name);
     const invocations = [undefined, ...Object.keys(s.variants ?? {})].map((v) => resolve(name, s, v));
     const text = source(s.program);
@@ -78,14 +94,18 @@ describe('the scenario files', () => {
       return;
     }
     expect(existsSync(join(ROOT, invocations[0]!.script))).toBe(true);
-    const found = await Promise.all(invocations.map(async (inv) => ({ command: commandLine(inv), wrong: await refusals(inv) })));
+    const found = await Promise.all(
+      invocations.map(async (inv) => ({ command: commandLine(inv), wrong: await refusals(inv) })),
+    );
     expect(found.filter((f) => f.wrong.length > 0)).toEqual([]);
   });
 
   it('the check above fails for an option the program lacks, a bad value and a flag given a value', async () => {
     const s = loadScenario('cluster');
     const inv = resolve('cluster', s, undefined);
-    expect(await refusals({ ...inv, args: [...inv.args, '--no-such-option', '1'] })).toEqual(['--no-such-option: not an option of the program']);
+    expect(await refusals({ ...inv, args: [...inv.args, '--no-such-option', '1'] })).toEqual([
+      '--no-such-option: not an option of the program',
+    ]);
     expect((await refusals(resolve('cluster', s, undefined, ['pods=zero'])))[0]).toMatch(/^exit 1: .*--pods/);
     expect(await refusals({ ...inv, args: ['--floor', 'yes'] })).toEqual(['--floor: is a flag']);
   });
@@ -93,8 +113,13 @@ describe('the scenario files', () => {
 
 describe('the commands the published figures name', () => {
   const commands = SCENARIOS.flatMap((name) => {
-    const r = JSON.parse(readFileSync(join(ROOT, 'bench/results', `${name}.json`), 'utf8')) as { command: string; tables: { command?: string }[] };
-    return [r.command, ...r.tables.flatMap((t) => (t.command ? [t.command] : []))].map((command) => [name, command] as const);
+    const r = JSON.parse(readFileSync(join(ROOT, 'bench/results', `${name}.json`), 'utf8')) as {
+      command: string;
+      tables: { command?: string }[];
+    };
+    return [r.command, ...r.tables.flatMap((t) => (t.command ? [t.command] : []))].map(
+      (command) => [name, command] as const,
+    );
   });
 
   it.each(commands)('%s: %s is a scenario, a variant of it and parameters it has', (_, command) => {
@@ -107,7 +132,16 @@ describe('the commands the published figures name', () => {
   });
 
   it('the documentation names no per-program bench script and only scenarios that exist', () => {
-    const docs = ['README.md', 'docs/benchmarks.md', 'docs/development.md', 'docs/cluster-mode.md', 'docs/agent-sandbox.md', 'docs/configuration.md'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    const docs = [
+      'README.md',
+      'docs/benchmarks.md',
+      'docs/development.md',
+      'docs/cluster-mode.md',
+      'docs/agent-sandbox.md',
+      'docs/configuration.md',
+    ]
+      .map((f) => readFileSync(join(ROOT, f), 'utf8'))
+      .join('\n');
     expect(docs.match(/npm run bench:(?!render)[a-z-]+/g)).toBeNull();
     const named = [...docs.matchAll(/npm run bench -- ([a-z][\w-]*)/g)].map((m) => m[1]!);
     expect(named.length).toBeGreaterThan(10);
@@ -143,14 +177,24 @@ describe('a scenario file that does not validate', () => {
     expect(() => parseScenario(minimal, 'x.yaml')).not.toThrow();
     expect(error(`${minimal}runz: 2\n`)).toBe('bench/scenarios/x.yaml: (top level): Unrecognized key: "runz"');
     expect(error(minimal.replace('program: bench/cluster.ts\n', ''))).toMatch(/^bench\/scenarios\/x\.yaml: program: /);
-    expect(error(minimal.replace('nodes: 1000', 'Nodes: 1000'))).toMatch(/^bench\/scenarios\/x\.yaml: nodes\.Nodes: a parameter is the program's option name/);
-    expect(error(minimal.replace('  floor: true', '  floor: true\n  extra: { a: 1 }'))).toMatch(/^bench\/scenarios\/x\.yaml: schedulers\.extra: /);
+    expect(error(minimal.replace('nodes: 1000', 'Nodes: 1000'))).toMatch(
+      /^bench\/scenarios\/x\.yaml: nodes\.Nodes: a parameter is the program's option name/,
+    );
+    expect(error(minimal.replace('  floor: true', '  floor: true\n  extra: { a: 1 }'))).toMatch(
+      /^bench\/scenarios\/x\.yaml: schedulers\.extra: /,
+    );
   });
 
   it('is refused for a parameter declared twice, a variant setting an undeclared one or a flag given a value', () => {
-    expect(error(minimal.replace('  floor: true', '  floor: true\n  nodes: 5'))).toBe('bench/scenarios/x.yaml: schedulers.nodes: declared twice (also in nodes)');
-    expect(error(minimal.replace('{ nodes: 5000 }', '{ node: 5000 }'))).toMatch(/^bench\/scenarios\/x\.yaml: variants\.big\.set\.node: not a parameter of the scenario/);
-    expect(error(minimal.replace('{ nodes: 5000 }', '{ floor: 1 }'))).toBe('bench/scenarios/x.yaml: variants.big.set.floor: a flag takes true or false');
+    expect(error(minimal.replace('  floor: true', '  floor: true\n  nodes: 5'))).toBe(
+      'bench/scenarios/x.yaml: schedulers.nodes: declared twice (also in nodes)',
+    );
+    expect(error(minimal.replace('{ nodes: 5000 }', '{ node: 5000 }'))).toMatch(
+      /^bench\/scenarios\/x\.yaml: variants\.big\.set\.node: not a parameter of the scenario/,
+    );
+    expect(error(minimal.replace('{ nodes: 5000 }', '{ floor: 1 }'))).toBe(
+      'bench/scenarios/x.yaml: variants.big.set.floor: a flag takes true or false',
+    );
   });
 
   it('is refused when it is not YAML', () => {
@@ -165,13 +209,19 @@ describe('the command of a scenario', () => {
     expect(resolve('x', s, undefined).args).toEqual(['--nodes', '1000', '--floor']);
     expect(resolve('x', s, 'big').args).toEqual(['--nodes', '5000', '--floor']);
     expect(resolve('x', s, 'big', ['nodes=7', 'floor=false']).args).toEqual(['--nodes', '7']);
-    expect(resolve('x', s, undefined, ['nodes='], ['--print', 'f.json']).args).toEqual(['--floor', '--print', 'f.json']);
+    expect(resolve('x', s, undefined, ['nodes='], ['--print', 'f.json']).args).toEqual([
+      '--floor',
+      '--print',
+      'f.json',
+    ]);
     expect(resolve('x', s, undefined).script).toBe('dist/bench/cluster.js');
   });
 
   it('refuses an unknown variant, an undeclared --set and a flag set to a value', () => {
     expect(() => resolve('x', s, 'small')).toThrow('x has no variant small (big)');
-    expect(() => resolve('x', s, undefined, ['pods=1'])).toThrow('--set pods=1: x has no parameter pods (its parameters: nodes, floor)');
+    expect(() => resolve('x', s, undefined, ['pods=1'])).toThrow(
+      '--set pods=1: x has no parameter pods (its parameters: nodes, floor)',
+    );
     expect(() => resolve('x', s, undefined, ['floor=yes'])).toThrow('--set floor=yes: floor is a flag, true or false');
     expect(() => resolve('x', s, undefined, ['floor'])).toThrow('--set floor: expected NAME=VALUE');
   });
@@ -181,7 +231,9 @@ describe('the command of a scenario', () => {
     const inv = resolve('verbs', verbs, 'http', [], [], { BENCH_SIZES: '1000' });
     expect(inv.env).toMatchObject({ BENCH_SIZES: '1000', BENCH_PARTS: 'http', BENCH_ITERATIONS: '200' });
     expect(inv.overridden).toEqual(['BENCH_SIZES']);
-    expect(commandLine(inv)).toBe('BENCH_SIZES=1000 BENCH_LOCALITY=off BENCH_ITERATIONS=200 BENCH_PARTS=http node --expose-gc dist/bench/bench.js');
+    expect(commandLine(inv)).toBe(
+      'BENCH_SIZES=1000 BENCH_LOCALITY=off BENCH_ITERATIONS=200 BENCH_PARTS=http node --expose-gc dist/bench/bench.js',
+    );
   });
 });
 

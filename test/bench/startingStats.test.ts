@@ -36,7 +36,17 @@ describe('StartingTracker: concurrent starting pods per node from a pod watch', 
 describe('distribution of per-node peaks', () => {
   it('nearest-rank percentiles and the counts per value', () => {
     const d = distribution([4, 3, 4, 4, 2, 4, 4, 4, 4, 4]);
-    expect(d).toEqual({ min: 2, p50: 4, p90: 4, max: 4, counts: [[2, 1], [3, 1], [4, 8]] });
+    expect(d).toEqual({
+      min: 2,
+      p50: 4,
+      p90: 4,
+      max: 4,
+      counts: [
+        [2, 1],
+        [3, 1],
+        [4, 8],
+      ],
+    });
     expect(formatCounts(d)).toBe('2×1 3×1 4×8');
     expect(distribution([1, 2, 3, 4])).toMatchObject({ p50: 2, p90: 4 });
     expect(distribution([])).toEqual({ min: null, p50: null, p90: null, max: null, counts: [] });

@@ -1,6 +1,22 @@
-import { burstFigures, goDurationMs, modelRatio, nodePullRates, parsePulledMessage, pullThroughput, readyTable, type PodTiming, type RunRow } from '../../bench/timeToReadyStats.js';
+import {
+  burstFigures,
+  goDurationMs,
+  modelRatio,
+  nodePullRates,
+  parsePulledMessage,
+  pullThroughput,
+  readyTable,
+  type PodTiming,
+  type RunRow,
+} from '../../bench/timeToReadyStats.js';
 
-const pod = (name: string, template: number, node: string | null, createdMs: number, readyMs: number | null): PodTiming => ({ name, template, node, createdMs, readyMs });
+const pod = (
+  name: string,
+  template: number,
+  node: string | null,
+  createdMs: number,
+  readyMs: number | null,
+): PodTiming => ({ name, template, node, createdMs, readyMs });
 
 describe('burstFigures: the figures of one burst on real nodes', () => {
   const pods = [
@@ -39,7 +55,15 @@ describe('burstFigures: the figures of one burst on real nodes', () => {
   });
 
   it('no pods: no figures', () => {
-    expect(burstFigures([], () => false)).toEqual({ pods: 0, ready: 0, createToReadyMs: { p50: null, p99: null, max: null }, allReadyMs: null, warmHits: 0, pulls: 0, podsPerNode: {} });
+    expect(burstFigures([], () => false)).toEqual({
+      pods: 0,
+      ready: 0,
+      createToReadyMs: { p50: null, p99: null, max: null },
+      allReadyMs: null,
+      warmHits: 0,
+      pulls: 0,
+      podsPerNode: {},
+    });
   });
 });
 
@@ -54,12 +78,18 @@ describe("goDurationMs: time.Duration's String", () => {
     ['0s', 0],
   ])('%s = %d ms', (text, ms) => expect(goDurationMs(text)).toBeCloseTo(ms, 9));
 
-  it.each(['', '5', 's', '1.5 s', '1.5sx', '-1s', '1d'])('%j is refused', (text) => expect(() => goDurationMs(text)).toThrow(/not a Go duration/));
+  it.each(['', '5', 's', '1.5 s', '1.5sx', '-1s', '1d'])('%j is refused', (text) =>
+    expect(() => goDurationMs(text)).toThrow(/not a Go duration/),
+  );
 });
 
 describe("parsePulledMessage: kubelet's Pulled Event", () => {
   it('reads the image, both durations and the size', () => {
-    expect(parsePulledMessage('Successfully pulled image "127.0.0.1:5000/sandbox-bench/tmpl-0:abc" in 7.254s (9.1s including waiting). Image size: 262144000 bytes.')).toEqual({
+    expect(
+      parsePulledMessage(
+        'Successfully pulled image "127.0.0.1:5000/sandbox-bench/tmpl-0:abc" in 7.254s (9.1s including waiting). Image size: 262144000 bytes.',
+      ),
+    ).toEqual({
       image: '127.0.0.1:5000/sandbox-bench/tmpl-0:abc',
       pullMs: 7254,
       withWaitingMs: 9100,
@@ -73,7 +103,9 @@ describe("parsePulledMessage: kubelet's Pulled Event", () => {
   });
 
   it('throws on a Pulled message whose duration is not one', () => {
-    expect(() => parsePulledMessage('Successfully pulled image "x:1" in soon (7s including waiting). Image size: 1 bytes.')).toThrow(/not a Go duration/);
+    expect(() =>
+      parsePulledMessage('Successfully pulled image "x:1" in soon (7s including waiting). Image size: 1 bytes.'),
+    ).toThrow(/not a Go duration/);
   });
 });
 
@@ -91,7 +123,7 @@ describe('pullThroughput', () => {
   });
 });
 
-describe('nodePullRates: a node\'s pulls as one serial queue', () => {
+describe("nodePullRates: a node's pulls as one serial queue", () => {
   it('distinct images per node over its longest pull, waiting included', () => {
     const MiB = 1024 ** 2;
     const rates = nodePullRates([
@@ -107,7 +139,9 @@ describe('nodePullRates: a node\'s pulls as one serial queue', () => {
   });
 
   it('leaves out pulls read from a result file written before their node was kept (no node key at all)', () => {
-    const old = [{ image: 'a', pullMs: 1000, withWaitingMs: 1000, sizeBytes: 1024 ** 2 }] as unknown as Parameters<typeof nodePullRates>[0];
+    const old = [{ image: 'a', pullMs: 1000, withWaitingMs: 1000, sizeBytes: 1024 ** 2 }] as unknown as Parameters<
+      typeof nodePullRates
+    >[0];
     expect(nodePullRates(old).size).toBe(0);
   });
 });
@@ -115,15 +149,42 @@ describe('nodePullRates: a node\'s pulls as one serial queue', () => {
 describe('readyTable', () => {
   type S = 'stock' | 'on';
   type C = 'cold' | 'warm';
-  const row = (setup: S, cache: C, p50: number, p99: number, all: number | null, pulls: number, peakStarting = 3): RunRow<S, C> => ({
+  const row = (
+    setup: S,
+    cache: C,
+    p50: number,
+    p99: number,
+    all: number | null,
+    pulls: number,
+    peakStarting = 3,
+  ): RunRow<S, C> => ({
     setup,
     cache,
     peakStarting,
-    figures: { pods: 10, ready: 10, createToReadyMs: { p50, p99, max: p99 }, allReadyMs: all, warmHits: 0, pulls, podsPerNode: { n1: 6, n2: 4 } },
+    figures: {
+      pods: 10,
+      ready: 10,
+      createToReadyMs: { p50, p99, max: p99 },
+      allReadyMs: all,
+      warmHits: 0,
+      pulls,
+      podsPerNode: { n1: 6, n2: 4 },
+    },
   });
 
   it('medians per setup and cache state, times with the ratio to the baseline', () => {
-    const text = readyTable([row('stock', 'cold', 10_000, 20_000, 21_000, 6), row('on', 'cold', 5_000, 10_000, 12_000, 3), row('on', 'cold', 7_000, 14_000, 16_000, 5), row('stock', 'warm', 2_000, 4_000, 4_000, 0)], ['stock', 'on'], ['cold', 'warm'], { stock: 'stock', on: 'locality on' }, 'stock');
+    const text = readyTable(
+      [
+        row('stock', 'cold', 10_000, 20_000, 21_000, 6),
+        row('on', 'cold', 5_000, 10_000, 12_000, 3),
+        row('on', 'cold', 7_000, 14_000, 16_000, 5),
+        row('stock', 'warm', 2_000, 4_000, 4_000, 0),
+      ],
+      ['stock', 'on'],
+      ['cold', 'warm'],
+      { stock: 'stock', on: 'locality on' },
+      'stock',
+    );
     const lines = text.split('\n');
     expect(lines[0]).toMatch(/^median of runs\s+stock\s+locality on$/);
     expect(lines.find((l) => l.startsWith('cold: creation → Ready p50 s'))).toMatch(/10\.0\s+6\.0 \(0\.60×\)$/);
@@ -137,7 +198,15 @@ describe('readyTable', () => {
   });
 
   it('a cache state without runs has no rows', () => {
-    expect(readyTable([row('stock', 'cold', 1, 1, 1, 1)], ['stock', 'on'], ['cold', 'warm'], { stock: 'stock', on: 'on' }, 'stock')).not.toMatch(/^warm/m);
+    expect(
+      readyTable(
+        [row('stock', 'cold', 1, 1, 1, 1)],
+        ['stock', 'on'],
+        ['cold', 'warm'],
+        { stock: 'stock', on: 'on' },
+        'stock',
+      ),
+    ).not.toMatch(/^warm/m);
   });
 });
 

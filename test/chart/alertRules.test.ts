@@ -9,11 +9,21 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { parseConfig } from '../../src/config/load.js';
 import { CHART, MANIFESTS, REPO, readYaml, exposedNames } from './chartFiles.js';
 
-interface Rule { alert: string; expr: string; for: string; labels: Record<string, string>; annotations: Record<string, string> }
+interface Rule {
+  alert: string;
+  expr: string;
+  for: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
 const file = readYaml<{ groups: { name: string; rules: Rule[] }[] }>(`${MANIFESTS}prometheus-rules.yaml`);
 const rules = file.groups.flatMap((g) => g.rules);
 const byName = new Map(rules.map((r) => [r.alert, r]));
-const values = readYaml<{ schedulerName: string; schedulerExtender: { httpTimeout: string }; prometheusRule: { alerts: { verbLatency: { timeoutShare: number } } } }>(`${CHART}values.yaml`);
+const values = readYaml<{
+  schedulerName: string;
+  schedulerExtender: { httpTimeout: string };
+  prometheusRule: { alerts: { verbLatency: { timeoutShare: number } } };
+}>(`${CHART}values.yaml`);
 
 /** The number an expression compares against at its end (`... > 30`). */
 const threshold = (alert: string) => Number(/[<>]=? *([0-9.]+)\s*$/.exec(byName.get(alert)!.expr)?.[1]);
@@ -21,9 +31,16 @@ const threshold = (alert: string) => Number(/[<>]=? *([0-9.]+)\s*$/.exec(byName.
 describe('alerting rules (manifests/prometheus-rules.yaml)', () => {
   it('has the alerts an operator must be woken for, each with a severity, a summary and a description', () => {
     expect(rules.map((r) => r.alert)).toEqual([
-      'SandboxExtenderDown', 'SandboxExtenderNotSynced', 'SandboxExtenderModelStale', 'SandboxExtenderWatchSilent',
-      'SandboxExtenderPlacementErrors', 'SandboxExtenderBindErrors', 'SandboxExtenderReservationsPilingUp',
-      'SandboxExtenderReservationsExpiring', 'SandboxExtenderVerbSlow', 'SandboxSchedulerAttemptErrors',
+      'SandboxExtenderDown',
+      'SandboxExtenderNotSynced',
+      'SandboxExtenderModelStale',
+      'SandboxExtenderWatchSilent',
+      'SandboxExtenderPlacementErrors',
+      'SandboxExtenderBindErrors',
+      'SandboxExtenderReservationsPilingUp',
+      'SandboxExtenderReservationsExpiring',
+      'SandboxExtenderVerbSlow',
+      'SandboxSchedulerAttemptErrors',
     ]);
     for (const r of rules) {
       expect([r.alert, r.labels.severity]).toEqual([r.alert, expect.stringMatching(/^(critical|warning)$/)]);
@@ -46,11 +63,18 @@ describe('alerting rules (manifests/prometheus-rules.yaml)', () => {
   it("thresholds: stale past the extender's default watch.maxBrokenSeconds, slow past a share of httpTimeout", () => {
     expect(threshold('SandboxExtenderModelStale')).toBe(parseConfig({}).watch.maxBrokenSeconds);
     const timeoutSeconds = Number(/^(\d+)s$/.exec(values.schedulerExtender.httpTimeout)![1]);
-    expect(threshold('SandboxExtenderVerbSlow')).toBe(timeoutSeconds * values.prometheusRule.alerts.verbLatency.timeoutShare);
+    expect(threshold('SandboxExtenderVerbSlow')).toBe(
+      timeoutSeconds * values.prometheusRule.alerts.verbLatency.timeoutShare,
+    );
   });
 
   it('every alert has promtool unit tests', () => {
-    const tests = readdirSync(`${REPO}test/alerts`).filter((f) => f.endsWith('.test.yaml')).map((f) => readFileSync(`${REPO}test/alerts/${f}`, 'utf8')).join('\n');
-    expect(rules.filter((r) => !new RegExp(`alertname: ${r.alert}[,}\\s]`).test(tests)).map((r) => r.alert)).toEqual([]);
+    const tests = readdirSync(`${REPO}test/alerts`)
+      .filter((f) => f.endsWith('.test.yaml'))
+      .map((f) => readFileSync(`${REPO}test/alerts/${f}`, 'utf8'))
+      .join('\n');
+    expect(rules.filter((r) => !new RegExp(`alertname: ${r.alert}[,}\\s]`).test(tests)).map((r) => r.alert)).toEqual(
+      [],
+    );
   });
 });

@@ -21,10 +21,12 @@ export function readYaml<T = unknown>(path: string): T {
 
 /** Every document of a multi-document YAML file, failing on any parse error. */
 export function readYamlDocuments<T = Record<string, unknown>>(path: string): T[] {
-  return parseAllDocuments(readText(path)).map((doc, i) => {
-    if (doc.errors.length) throw new Error(`${path} document ${i}: ${doc.errors.map((e) => e.message).join('; ')}`);
-    return doc.toJS() as T;
-  }).filter((o) => o !== null && o !== undefined);
+  return parseAllDocuments(readText(path))
+    .map((doc, i) => {
+      if (doc.errors.length) throw new Error(`${path} document ${i}: ${doc.errors.map((e) => e.message).join('; ')}`);
+      return doc.toJS() as T;
+    })
+    .filter((o) => o !== null && o !== undefined);
 }
 
 export interface K8sObject {

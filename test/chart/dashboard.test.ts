@@ -22,8 +22,12 @@ interface Dashboard {
 
 const dashboard = JSON.parse(readText(`${CHART}dashboards/sandbox-extender.json`)) as Dashboard;
 const queries = [
-  ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}" ${t.refId}`, expr: t.expr }))),
-  ...dashboard.templating.list.filter((v) => v.definition).map((v) => ({ where: `variable ${v.name}`, expr: v.definition! })),
+  ...dashboard.panels.flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ where: `panel "${p.title}" ${t.refId}`, expr: t.expr })),
+  ),
+  ...dashboard.templating.list
+    .filter((v) => v.definition)
+    .map((v) => ({ where: `variable ${v.name}`, expr: v.definition! })),
 ];
 
 describe('Grafana dashboard', () => {
@@ -38,21 +42,32 @@ describe('Grafana dashboard', () => {
   it('shows placement decisions, latency per verb and per-node pressure', () => {
     const all = queries.map((q) => q.expr).join('\n');
     expect(all).toMatch(/sandbox_extender_placements_total/);
-    expect(all).toMatch(/histogram_quantile\(0\.99, sum by \(verb, le\) \(rate\(sandbox_extender_http_request_duration_seconds_bucket/);
+    expect(all).toMatch(
+      /histogram_quantile\(0\.99, sum by \(verb, le\) \(rate\(sandbox_extender_http_request_duration_seconds_bucket/,
+    );
     expect(all).toMatch(/max by \(node\) \(sandbox_extender_node_pressure_ratio/);
   });
 
   it("shows kube-scheduler's scheduling SLI of the profile, from the jobs that schedule for it", () => {
     const all = queries.map((q) => q.expr).join('\n');
-    expect(all).toMatch(/histogram_quantile\(0\.99, sum by \(le\) \(rate\(scheduler_pod_scheduling_sli_duration_seconds_bucket\{job=~"\$scheduler_job"\}/);
+    expect(all).toMatch(
+      /histogram_quantile\(0\.99, sum by \(le\) \(rate\(scheduler_pod_scheduling_sli_duration_seconds_bucket\{job=~"\$scheduler_job"\}/,
+    );
     const vars = new Map(dashboard.templating.list.map((v) => [v.name, v]));
     expect(vars.get('profile')).toMatchObject({ type: 'textbox', query: 'sandbox-scheduler' });
-    expect(vars.get('scheduler_job')?.definition).toBe('label_values(scheduler_schedule_attempts_total{profile="$profile"}, job)');
+    expect(vars.get('scheduler_job')?.definition).toBe(
+      'label_values(scheduler_schedule_attempts_total{profile="$profile"}, job)',
+    );
   });
 
   it('queries only metrics the extender defines', async () => {
     const exposed = await exposedNames();
-    const unknown = queries.flatMap((q) => [...q.expr.matchAll(/\bsandbox_extender_[a-z_]+/g)].map((m) => m[0]).filter((n) => !exposed.has(n)).map((n) => `${q.where}: ${n}`));
+    const unknown = queries.flatMap((q) =>
+      [...q.expr.matchAll(/\bsandbox_extender_[a-z_]+/g)]
+        .map((m) => m[0])
+        .filter((n) => !exposed.has(n))
+        .map((n) => `${q.where}: ${n}`),
+    );
     expect(queries.length).toBeGreaterThan(10);
     expect(unknown).toEqual([]);
   });

@@ -29,21 +29,29 @@ beforeAll(async () => {
   upstream = createServer((req, res) => {
     upstreamHits.push(`${req.method} ${req.url}`);
     if (req.url === '/readyz') res.writeHead(503, { 'content-type': 'text/plain' }).end('not ready');
-    else if (req.url === '/metrics') res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end('sandbox_extender_http_requests_total{verb="filter",code="200"} 3\n');
+    else if (req.url === '/metrics')
+      res
+        .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
+        .end('sandbox_extender_http_requests_total{verb="filter",code="200"} 3\n');
     else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
   });
   const upstreamPort = await listen(upstream);
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   gateway = spawn(process.execPath, [`${CHART}files/metrics-gateway.mjs`], {
-    env: { PATH: process.env.PATH, GATEWAY_LISTEN: `127.0.0.1:${port}`, GATEWAY_UPSTREAM: `http://127.0.0.1:${upstreamPort}` },
+    env: {
+      PATH: process.env.PATH,
+      GATEWAY_LISTEN: `127.0.0.1:${port}`,
+      GATEWAY_UPSTREAM: `http://127.0.0.1:${upstreamPort}`,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   gateway.stdout!.on('data', (d) => (gatewayLog += d));
   gateway.stderr!.on('data', (d) => (gatewayLog += d));
   const deadline = Date.now() + 10_000;
   while (!/listening/.test(gatewayLog)) {
-    if (gateway.exitCode !== null || Date.now() > deadline) throw new Error(`the gateway did not start:\n${gatewayLog}`);
+    if (gateway.exitCode !== null || Date.now() > deadline)
+      throw new Error(`the gateway did not start:\n${gatewayLog}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 });
@@ -72,7 +80,13 @@ describe('metrics gateway', () => {
   });
 
   it('never forwards the verbs or other paths', async () => {
-    for (const [method, path, status] of [['POST', '/filter', 405], ['POST', '/bind', 405], ['GET', '/debug/nodes', 404], ['GET', '/filter', 404], ['GET', '/metrics/../bind', 404]] as const) {
+    for (const [method, path, status] of [
+      ['POST', '/filter', 405],
+      ['POST', '/bind', 405],
+      ['GET', '/debug/nodes', 404],
+      ['GET', '/filter', 404],
+      ['GET', '/metrics/../bind', 404],
+    ] as const) {
       const res = await fetch(`${base}${path}`, { method, body: method === 'POST' ? '{}' : undefined });
       expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} ${status}`);
     }
@@ -82,7 +96,10 @@ describe('metrics gateway', () => {
   it('answers its own /livez, and 503 when the extender is unreachable', async () => {
     expect((await fetch(`${base}/livez`)).status).toBe(200);
     const port = await freePort();
-    const lonely = spawn(process.execPath, [`${CHART}files/metrics-gateway.mjs`], { env: { PATH: process.env.PATH, GATEWAY_LISTEN: `127.0.0.1:${port}`, GATEWAY_UPSTREAM: 'http://127.0.0.1:1' }, stdio: 'ignore' });
+    const lonely = spawn(process.execPath, [`${CHART}files/metrics-gateway.mjs`], {
+      env: { PATH: process.env.PATH, GATEWAY_LISTEN: `127.0.0.1:${port}`, GATEWAY_UPSTREAM: 'http://127.0.0.1:1' },
+      stdio: 'ignore',
+    });
     try {
       let res: Response | undefined;
       for (let i = 0; i < 100 && !res; i++) {

@@ -12,22 +12,42 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/server/app.js';
 import { buildExtender } from '../../src/runtime/extender.js';
-import { CHART, MANIFESTS, readText, readYaml, readYamlDocuments, type ExtenderBlock, type K8sObject, type KubeSchedulerConfiguration } from './chartFiles.js';
+import {
+  CHART,
+  MANIFESTS,
+  readText,
+  readYaml,
+  readYamlDocuments,
+  type ExtenderBlock,
+  type K8sObject,
+  type KubeSchedulerConfiguration,
+} from './chartFiles.js';
 
 const DEFAULTS = parseConfig({});
 const objects = readYamlDocuments<K8sObject>(`${MANIFESTS}sandbox-extender.yaml`);
-const byKindName = (kind: string, suffix: string) => objects.find((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
+const byKindName = (kind: string, suffix: string) =>
+  objects.find((o) => o.kind === kind && o.metadata.name.endsWith(suffix));
 
 /** POSTs to each verb of `block` on an in-process extender and returns the HTTP statuses (404: no such route). */
 async function verbStatuses(block: ExtenderBlock, config: Config): Promise<Record<string, number>> {
   const { service, metrics } = buildExtender(config);
-  const app = createApp({ service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 }, { maxRequestBodyBytes: 1e6, maxRequestDepth: config.server.maxRequestDepth, maxRequestElements: config.server.maxRequestElements });
+  const app = createApp(
+    { service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 },
+    {
+      maxRequestBodyBytes: 1e6,
+      maxRequestDepth: config.server.maxRequestDepth,
+      maxRequestElements: config.server.maxRequestElements,
+    },
+  );
   const base = new URL(block.urlPrefix).pathname.replace(/\/$/, '');
   const out: Record<string, number> = {};
   for (const field of ['filterVerb', 'prioritizeVerb', 'bindVerb'] as const) {
     const verb = block[field];
     if (!verb) continue;
-    const body = field === 'bindVerb' ? { PodName: 'p', PodNamespace: 'n', PodUID: 'u', Node: 'x' } : { Pod: { metadata: { name: 'p', uid: 'u' }, spec: {} }, NodeNames: [] };
+    const body =
+      field === 'bindVerb'
+        ? { PodName: 'p', PodNamespace: 'n', PodUID: 'u', Node: 'x' }
+        : { Pod: { metadata: { name: 'p', uid: 'u' }, spec: {} }, NodeNames: [] };
     out[verb] = (await request(app).post(`${base}/${verb}`).send(body)).status;
   }
   return out;
@@ -37,10 +57,27 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
   it('is a set of objects in kube-system with the standard labels', () => {
     expect(objects.length).toBeGreaterThanOrEqual(10);
     for (const o of objects) {
-      expect(o.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': 'sandbox-extender', 'app.kubernetes.io/instance': 'sandbox-extender', 'app.kubernetes.io/managed-by': 'Helm' });
-      if (!['ClusterRole', 'ClusterRoleBinding'].includes(o.kind)) expect(`${o.kind}/${o.metadata.name} ${o.metadata.namespace}`).toBe(`${o.kind}/${o.metadata.name} kube-system`);
+      expect(o.metadata.labels).toMatchObject({
+        'app.kubernetes.io/name': 'sandbox-extender',
+        'app.kubernetes.io/instance': 'sandbox-extender',
+        'app.kubernetes.io/managed-by': 'Helm',
+      });
+      if (!['ClusterRole', 'ClusterRoleBinding'].includes(o.kind))
+        expect(`${o.kind}/${o.metadata.name} ${o.metadata.namespace}`).toBe(`${o.kind}/${o.metadata.name} kube-system`);
     }
-    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'Deployment', 'Service', 'PodDisruptionBudget']));
+    expect(objects.map((o) => o.kind)).toEqual(
+      expect.arrayContaining([
+        'ServiceAccount',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'Role',
+        'RoleBinding',
+        'ConfigMap',
+        'Deployment',
+        'Service',
+        'PodDisruptionBudget',
+      ]),
+    );
   });
 
   const config = parseConfig(parseYaml(byKindName('ConfigMap', '-extender')!.data!['config.yaml']!));
@@ -67,23 +104,44 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
   });
 
   it("tells the extender the profile's percentageOfNodesToScore (100 by default: never a sampled window)", () => {
-    const values = readYaml<{ scheduler: { percentageOfNodesToScore: number }; extender: { config: Record<string, unknown> } }>(`${CHART}values.yaml`);
+    const values = readYaml<{
+      scheduler: { percentageOfNodesToScore: number };
+      extender: { config: Record<string, unknown> };
+    }>(`${CHART}values.yaml`);
     expect(values.extender.config.kubeScheduler).toBeUndefined(); // the chart sets it, from scheduler.percentageOfNodesToScore
     expect(config.kubeScheduler.percentageOfNodesToScore).toBe(values.scheduler.percentageOfNodesToScore);
     expect(config.kubeScheduler.percentageOfNodesToScore).toBe(ksc.percentageOfNodesToScore);
-    expect(byKindName('ConfigMap', '-extender')!.data!['config.yaml']).toMatch(/^kubeScheduler:\n {2}percentageOfNodesToScore: 100$/m);
+    expect(byKindName('ConfigMap', '-extender')!.data!['config.yaml']).toMatch(
+      /^kubeScheduler:\n {2}percentageOfNodesToScore: 100$/m,
+    );
   });
 
   it('holds a KubeSchedulerConfiguration for that extender: one profile, no score plugins, its own lease', () => {
-    expect(ksc).toMatchObject({ apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration', percentageOfNodesToScore: 100 });
-    expect(ksc.profiles).toEqual([{ schedulerName: config.schedulerName, plugins: { score: { disabled: [{ name: '*' }] } } }]);
-    expect(ksc.leaderElection).toMatchObject({ leaderElect: true, resourceLock: 'leases', resourceName: config.schedulerName, resourceNamespace: 'kube-system' });
+    expect(ksc).toMatchObject({
+      apiVersion: 'kubescheduler.config.k8s.io/v1',
+      kind: 'KubeSchedulerConfiguration',
+      percentageOfNodesToScore: 100,
+    });
+    expect(ksc.profiles).toEqual([
+      { schedulerName: config.schedulerName, plugins: { score: { disabled: [{ name: '*' }] } } },
+    ]);
+    expect(ksc.leaderElection).toMatchObject({
+      leaderElect: true,
+      resourceLock: 'leases',
+      resourceName: config.schedulerName,
+      resourceNamespace: 'kube-system',
+    });
     expect(ksc.clientConnection?.kubeconfig).toBeUndefined();
     const [extender] = ksc.extenders;
     expect(ksc.extenders).toHaveLength(1);
     const url = new URL(extender!.urlPrefix);
     expect([url.protocol, url.hostname, Number(url.port)]).toEqual(['http:', config.server.host, config.server.port]);
-    expect(extender).toMatchObject({ filterVerb: 'filter', prioritizeVerb: 'prioritize', nodeCacheCapable: true, ignorable: false });
+    expect(extender).toMatchObject({
+      filterVerb: 'filter',
+      prioritizeVerb: 'prioritize',
+      nodeCacheCapable: true,
+      ignorable: false,
+    });
     // kube-scheduler binds by default: with one call per pod the extender knows the chosen node already.
     expect(extender!.bindVerb).toBeUndefined();
     expect(extender!.weight).toBeGreaterThan(0);
@@ -106,11 +164,20 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
       livenessProbe?: { httpGet?: { path: string; port: number | string } };
       readinessProbe?: { httpGet?: { path: string; port: number | string } };
     }
-    const pod = (byKindName('Deployment', 'sandbox-extender')!.spec as { template: { spec: { securityContext: Record<string, unknown>; containers: Container[] } } }).template.spec;
+    const pod = (
+      byKindName('Deployment', 'sandbox-extender')!.spec as {
+        template: { spec: { securityContext: Record<string, unknown>; containers: Container[] } };
+      }
+    ).template.spec;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
     expect(pod.containers.map((c) => c.name)).toEqual(['kube-scheduler', 'extender', 'metrics-gateway']);
     for (const c of pod.containers) {
-      expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, privileged: false, capabilities: { drop: ['ALL'] } });
+      expect(c.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        privileged: false,
+        capabilities: { drop: ['ALL'] },
+      });
       expect(c.livenessProbe).toBeDefined();
       expect(c.resources.requests).toBeDefined();
     }
@@ -121,22 +188,31 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
     expect(extender.ports).toBeUndefined();
     // A kubelet looks a probe's port name up among the probe's own container's ports: the extender's probes go to
     // the gateway's port by number (a name of the gateway's port failed them on a real node).
-    const gatewayPort = pod.containers.find((c) => c.name === 'metrics-gateway')!.ports!.find((p) => p.name === 'metrics')!.containerPort;
-    expect([extender.startupProbe, extender.livenessProbe, extender.readinessProbe].map((p) => p?.httpGet?.port)).toEqual([gatewayPort, gatewayPort, gatewayPort]);
+    const gatewayPort = pod.containers
+      .find((c) => c.name === 'metrics-gateway')!
+      .ports!.find((p) => p.name === 'metrics')!.containerPort;
+    expect(
+      [extender.startupProbe, extender.livenessProbe, extender.readinessProbe].map((p) => p?.httpGet?.port),
+    ).toEqual([gatewayPort, gatewayPort, gatewayPort]);
     for (const c of pod.containers) {
       for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) {
         const port = probe?.httpGet?.port;
-        if (typeof port === 'string') expect(`${c.name}: ${port}`).toBe(`${c.name}: ${(c.ports ?? []).find((p) => p.name === port)?.name}`);
+        if (typeof port === 'string')
+          expect(`${c.name}: ${port}`).toBe(`${c.name}: ${(c.ports ?? []).find((p) => p.name === port)?.name}`);
       }
     }
   });
 
   it('ships the chart’s metrics gateway unchanged', () => {
-    expect(byKindName('ConfigMap', '-extender')!.data!['metrics-gateway.mjs']).toBe(readText(`${CHART}files/metrics-gateway.mjs`));
+    expect(byKindName('ConfigMap', '-extender')!.data!['metrics-gateway.mjs']).toBe(
+      readText(`${CHART}files/metrics-gateway.mjs`),
+    );
   });
 
   it('grants the extender exactly its own calls (no Bindings: kube-scheduler binds by default)', () => {
-    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'sandbox-extender-extender') as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
+    const role = objects.find(
+      (o) => o.kind === 'ClusterRole' && o.metadata.name === 'sandbox-extender-extender',
+    ) as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
     expect(role.rules).toEqual([
       { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
@@ -144,12 +220,27 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
   });
 
   it('creates the requeue object and lets the extender patch that one object, nothing else of its kind', () => {
-    const config = parseYaml(byKindName('ConfigMap', '-extender')!.data!['config.yaml']!) as { requeue: { namespace: string; name: string } };
+    const config = parseYaml(byKindName('ConfigMap', '-extender')!.data!['config.yaml']!) as {
+      requeue: { namespace: string; name: string };
+    };
     expect(config.requeue).toEqual({ namespace: 'kube-system', name: 'sandbox-extender-requeue' });
-    expect(objects.filter((o) => o.kind === 'CSIStorageCapacity').map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['kube-system/sandbox-extender-requeue']);
-    const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'sandbox-extender-requeue') as unknown as { rules: unknown[] };
-    expect(role.rules).toEqual([{ apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], resourceNames: ['sandbox-extender-requeue'], verbs: ['patch'] }]);
-    const binding = objects.find((o) => o.kind === 'RoleBinding' && o.metadata.name === 'sandbox-extender-requeue') as unknown as { roleRef: { name: string }; subjects: { kind: string; name: string }[] };
+    expect(
+      objects.filter((o) => o.kind === 'CSIStorageCapacity').map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+    ).toEqual(['kube-system/sandbox-extender-requeue']);
+    const role = objects.find(
+      (o) => o.kind === 'Role' && o.metadata.name === 'sandbox-extender-requeue',
+    ) as unknown as { rules: unknown[] };
+    expect(role.rules).toEqual([
+      {
+        apiGroups: ['storage.k8s.io'],
+        resources: ['csistoragecapacities'],
+        resourceNames: ['sandbox-extender-requeue'],
+        verbs: ['patch'],
+      },
+    ]);
+    const binding = objects.find(
+      (o) => o.kind === 'RoleBinding' && o.metadata.name === 'sandbox-extender-requeue',
+    ) as unknown as { roleRef: { name: string }; subjects: { kind: string; name: string }[] };
     expect(binding.roleRef.name).toBe('sandbox-extender-requeue');
     expect(binding.subjects.map((x) => `${x.kind}/${x.name}`)).toEqual(['ServiceAccount/sandbox-extender']);
   });
@@ -157,30 +248,56 @@ describe('manifests/sandbox-extender.yaml (the default install)', () => {
 
 describe('manifests/examples', () => {
   const values = readYaml<{ extenderService: { service: { port: number } } }>(`${CHART}values.yaml`);
-  const examples = ['kube-scheduler-extender-node-names.yaml', 'kube-scheduler-extender-full-nodes.yaml'].map((file) => ({ file, ksc: readYaml<KubeSchedulerConfiguration>(`${MANIFESTS}examples/${file}`) }));
+  const examples = ['kube-scheduler-extender-node-names.yaml', 'kube-scheduler-extender-full-nodes.yaml'].map(
+    (file) => ({ file, ksc: readYaml<KubeSchedulerConfiguration>(`${MANIFESTS}examples/${file}`) }),
+  );
 
-  it.each(examples)('$file adds the extender to a kube-scheduler over HTTPS, verifying it with a CA', async ({ ksc }) => {
-    expect(ksc).toMatchObject({ apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration', percentageOfNodesToScore: 100 });
-    expect(ksc.profiles.map((p) => p.schedulerName)).toEqual(['default-scheduler', DEFAULTS.schedulerName]);
-    expect(ksc.profiles[1]!.plugins?.score?.disabled).toEqual([{ name: '*' }]);
-    const [extender] = ksc.extenders;
-    const url = new URL(extender!.urlPrefix);
-    // The Service of `helm install sandbox-extender charts/sandbox-extender -n sandbox-system --set mode=extender`.
-    expect([url.protocol, url.hostname, Number(url.port || 443)]).toEqual(['https:', 'sandbox-extender.sandbox-system.svc', values.extenderService.service.port]);
-    expect(extender!.enableHTTPS).toBe(true);
-    expect(extender!.tlsConfig).toMatchObject({ serverName: url.hostname, caFile: expect.any(String), certFile: expect.any(String), keyFile: expect.any(String) });
-    expect(extender!.weight).toBeGreaterThan(0);
-    for (const status of Object.values(await verbStatuses(extender!, DEFAULTS))) expect(status).toBe(200);
-  });
+  it.each(examples)(
+    '$file adds the extender to a kube-scheduler over HTTPS, verifying it with a CA',
+    async ({ ksc }) => {
+      expect(ksc).toMatchObject({
+        apiVersion: 'kubescheduler.config.k8s.io/v1',
+        kind: 'KubeSchedulerConfiguration',
+        percentageOfNodesToScore: 100,
+      });
+      expect(ksc.profiles.map((p) => p.schedulerName)).toEqual(['default-scheduler', DEFAULTS.schedulerName]);
+      expect(ksc.profiles[1]!.plugins?.score?.disabled).toEqual([{ name: '*' }]);
+      const [extender] = ksc.extenders;
+      const url = new URL(extender!.urlPrefix);
+      // The Service of `helm install sandbox-extender charts/sandbox-extender -n sandbox-system --set mode=extender`.
+      expect([url.protocol, url.hostname, Number(url.port || 443)]).toEqual([
+        'https:',
+        'sandbox-extender.sandbox-system.svc',
+        values.extenderService.service.port,
+      ]);
+      expect(extender!.enableHTTPS).toBe(true);
+      expect(extender!.tlsConfig).toMatchObject({
+        serverName: url.hostname,
+        caFile: expect.any(String),
+        certFile: expect.any(String),
+        keyFile: expect.any(String),
+      });
+      expect(extender!.weight).toBeGreaterThan(0);
+      for (const status of Object.values(await verbStatuses(extender!, DEFAULTS))) expect(status).toBe(200);
+    },
+  );
 
   it('cover both nodeCacheCapable modes', () => {
     expect(examples.map((e) => e.ksc.extenders[0]!.nodeCacheCapable).sort()).toEqual([false, true]);
   });
 
   it('include a sandbox Deployment for the sandbox scheduler, with requests', () => {
-    const deployment = readYaml<{ kind: string; spec: { template: { spec: { schedulerName: string; containers: { resources: { requests: Record<string, string> } }[] } } } }>(`${MANIFESTS}examples/sandbox-deployment.yaml`);
+    const deployment = readYaml<{
+      kind: string;
+      spec: {
+        template: {
+          spec: { schedulerName: string; containers: { resources: { requests: Record<string, string> } }[] };
+        };
+      };
+    }>(`${MANIFESTS}examples/sandbox-deployment.yaml`);
     expect(deployment.kind).toBe('Deployment');
     expect(deployment.spec.template.spec.schedulerName).toBe(DEFAULTS.schedulerName);
-    for (const c of deployment.spec.template.spec.containers) expect(Object.keys(c.resources.requests)).toEqual(expect.arrayContaining(DEFAULTS.dimensions as string[]));
+    for (const c of deployment.spec.template.spec.containers)
+      expect(Object.keys(c.resources.requests)).toEqual(expect.arrayContaining(DEFAULTS.dimensions as string[]));
   });
 });

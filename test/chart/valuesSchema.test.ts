@@ -4,7 +4,12 @@
  */
 import { readdirSync } from 'node:fs';
 import { configJsonSchema, parseConfig } from '../../src/config/load.js';
-import { CHART_OWNED, chartConfigSchema, formatSchema, withConfigSchema } from '../../scripts/lib/chart-values-schema.mjs';
+import {
+  CHART_OWNED,
+  chartConfigSchema,
+  formatSchema,
+  withConfigSchema,
+} from '../../scripts/lib/chart-values-schema.mjs';
 import { CHART, REPO, readText, readYaml } from './chartFiles.js';
 
 interface Values {
@@ -22,9 +27,19 @@ const ciFiles = readdirSync(`${CHART}ci`).filter((f) => f.endsWith('-values.yaml
  * What the chart renders into the config file: the values' extender.config plus the keys it owns (in scheduler mode
  * also kubeScheduler.percentageOfNodesToScore, the profile's; test/e2e/helm-check.sh checks the real rendering).
  */
-function renderedConfig(config: Record<string, unknown>, schedulerName: string, port: number, percentageOfNodesToScore?: number): unknown {
+function renderedConfig(
+  config: Record<string, unknown>,
+  schedulerName: string,
+  port: number,
+  percentageOfNodesToScore?: number,
+): unknown {
   const owned = percentageOfNodesToScore === undefined ? {} : { kubeScheduler: { percentageOfNodesToScore } };
-  return { ...config, schedulerName, server: { ...(config.server as object | undefined), host: '127.0.0.1', port }, ...owned };
+  return {
+    ...config,
+    schedulerName,
+    server: { ...(config.server as object | undefined), host: '127.0.0.1', port },
+    ...owned,
+  };
 }
 
 describe('values.schema.json', () => {
@@ -35,7 +50,10 @@ describe('values.schema.json', () => {
 
   it('leaves out exactly the keys the chart sets, and those keys exist in the extender schema', () => {
     const full = configJsonSchema() as { properties: Record<string, { properties?: Record<string, unknown> }> };
-    const chart = chartConfigSchema(full) as { properties: Record<string, { properties?: Record<string, unknown> }>; additionalProperties: boolean };
+    const chart = chartConfigSchema(full) as {
+      properties: Record<string, { properties?: Record<string, unknown> }>;
+      additionalProperties: boolean;
+    };
     for (const key of CHART_OWNED.root) {
       expect(full.properties).toHaveProperty([key]);
       expect(chart.properties).not.toHaveProperty([key]);
@@ -46,21 +64,43 @@ describe('values.schema.json', () => {
         expect(chart.properties[group]!.properties).not.toHaveProperty([key]);
       }
     }
-    expect(Object.keys(chart.properties).sort()).toEqual(Object.keys(full.properties).filter((k) => !CHART_OWNED.root.includes(k)).sort());
+    expect(Object.keys(chart.properties).sort()).toEqual(
+      Object.keys(full.properties)
+        .filter((k) => !CHART_OWNED.root.includes(k))
+        .sort(),
+    );
     expect(chart.additionalProperties).toBe(false);
   });
 
   it('keeps kubeScheduler.percentageOfNodesToScore, 0–100: extender mode sets it to the user’s kube-scheduler’s (scheduler mode refuses it at render)', () => {
-    const chart = chartConfigSchema(configJsonSchema()) as { properties: Record<string, { properties?: Record<string, unknown> }> };
-    expect(chart.properties.kubeScheduler!.properties!.percentageOfNodesToScore).toEqual({ default: 100, type: 'integer', minimum: 0, maximum: 100 });
+    const chart = chartConfigSchema(configJsonSchema()) as {
+      properties: Record<string, { properties?: Record<string, unknown> }>;
+    };
+    expect(chart.properties.kubeScheduler!.properties!.percentageOfNodesToScore).toEqual({
+      default: 100,
+      type: 'integer',
+      minimum: 0,
+      maximum: 100,
+    });
   });
 });
 
 describe('the extender config the chart renders', () => {
   it("parses with the default values, to the documented defaults: the extender's, with template locality on (ADR 0009)", () => {
-    const config = parseConfig(renderedConfig(values.extender.config, values.schedulerName, values.extender.port, values.scheduler.percentageOfNodesToScore));
+    const config = parseConfig(
+      renderedConfig(
+        values.extender.config,
+        values.schedulerName,
+        values.extender.port,
+        values.scheduler.percentageOfNodesToScore,
+      ),
+    );
     const defaults = parseConfig({});
-    expect(config).toEqual({ ...defaults, server: { ...defaults.server, port: values.extender.port }, locality: { ...defaults.locality, enabled: true } });
+    expect(config).toEqual({
+      ...defaults,
+      server: { ...defaults.server, port: values.extender.port },
+      locality: { ...defaults.locality, enabled: true },
+    });
     // The profile's 100 is the extender's default: every node searched, never a sampled window.
     expect(values.scheduler.percentageOfNodesToScore).toBe(defaults.kubeScheduler.percentageOfNodesToScore);
     expect(values.schedulerName).toBe(defaults.schedulerName);
@@ -70,8 +110,16 @@ describe('the extender config the chart renders', () => {
   it.each(ciFiles)('parses with ci/%s', (file) => {
     const ci = readYaml<Partial<Values>>(`${CHART}ci/${file}`);
     const config = { ...values.extender.config, ...(ci.extender?.config ?? {}) };
-    const percentage = (ci.mode ?? values.mode) === 'scheduler' ? (ci.scheduler?.percentageOfNodesToScore ?? values.scheduler.percentageOfNodesToScore) : undefined;
-    expect(() => parseConfig(renderedConfig(config, ci.schedulerName ?? values.schedulerName, values.extender.port, percentage), `ci/${file}`)).not.toThrow();
+    const percentage =
+      (ci.mode ?? values.mode) === 'scheduler'
+        ? (ci.scheduler?.percentageOfNodesToScore ?? values.scheduler.percentageOfNodesToScore)
+        : undefined;
+    expect(() =>
+      parseConfig(
+        renderedConfig(config, ci.schedulerName ?? values.schedulerName, values.extender.port, percentage),
+        `ci/${file}`,
+      ),
+    ).not.toThrow();
   });
 });
 

@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
-import { DEFAULT_REPLAY_STRATEGIES, formatTable, parseNodeCpus, rankCommand, replayCommand, replaySpec, type ReplayOptions } from '../../src/cli/commands.js';
+import {
+  DEFAULT_REPLAY_STRATEGIES,
+  formatTable,
+  parseNodeCpus,
+  rankCommand,
+  replayCommand,
+  replaySpec,
+  type ReplayOptions,
+} from '../../src/cli/commands.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -44,10 +52,17 @@ function cells(table: string): string[][] {
 }
 
 /** The rows of the replay table, keyed by strategy. */
-function replayRows(output: string): Record<string, { peak: string; placed: number; unplaced: number; perNode: number[] }> {
+function replayRows(
+  output: string,
+): Record<string, { peak: string; placed: number; unplaced: number; perNode: number[] }> {
   const lines = output.split('\n');
   const rows = cells(lines.slice(2, -1).join('\n'));
-  return Object.fromEntries(rows.map(([strategy, peak, placed, unplaced, ...perNode]) => [strategy, { peak: peak!, placed: Number(placed), unplaced: Number(unplaced), perNode: perNode.map(Number) }]));
+  return Object.fromEntries(
+    rows.map(([strategy, peak, placed, unplaced, ...perNode]) => [
+      strategy,
+      { peak: peak!, placed: Number(placed), unplaced: Number(unplaced), perNode: perNode.map(Number) },
+    ]),
+  );
 }
 
 describe('parseNodeCpus', () => {
@@ -125,9 +140,19 @@ describe('replayCommand', () => {
     // random (seed 1): 108/96/96 → 108 × 2/16 = 13.5 (a seeded regression value, see the row check below).
     // optimum: the least P with Σ floor(P × C/2) ≥ 300: at P = 2.21875, 17 + 71 + 213 = 301 ≥ 300;
     //   at the next lower breakpoint 212/96 = 2.2083, 17 + 70 + 212 = 299 < 300 → 2.21875.
-    expect(lines[lines.length - 1]).toBe('peak allocation pressure: round_robin=12.5000 least_loaded=2.2188 most_loaded=37.5000 random=13.5000 optimum=2.2188');
+    expect(lines[lines.length - 1]).toBe(
+      'peak allocation pressure: round_robin=12.5000 least_loaded=2.2188 most_loaded=37.5000 random=13.5000 optimum=2.2188',
+    );
     expect(lines[0]).toMatch(/^replay: .*16\/64\/192.*300 pods of 2 CPU \/ 4Gi, capacity ignored \(overcommit\)$/);
-    expect(cells(lines[1]!)[0]).toEqual(['STRATEGY', 'PEAK PRESSURE', 'PLACED', 'UNPLACED', 'PODS node-0000-16cpu', 'PODS node-0001-64cpu', 'PODS node-0002-192cpu']);
+    expect(cells(lines[1]!)[0]).toEqual([
+      'STRATEGY',
+      'PEAK PRESSURE',
+      'PLACED',
+      'UNPLACED',
+      'PODS node-0000-16cpu',
+      'PODS node-0001-64cpu',
+      'PODS node-0002-192cpu',
+    ]);
   });
 
   it('default options: per-strategy rows, each peak consistent with its pod counts', () => {
@@ -154,7 +179,12 @@ describe('replayCommand', () => {
   });
 
   it('honouring capacity with 100 pods: least_loaded 6/23/71 reaches the optimum 0.75', () => {
-    const output = replayCommand({ ...DEFAULTS, pods: 100, honourCapacity: true, strategies: ['least_loaded', 'round_robin'] });
+    const output = replayCommand({
+      ...DEFAULTS,
+      pods: 100,
+      honourCapacity: true,
+      strategies: ['least_loaded', 'round_robin'],
+    });
     // Capacity: 16/2 = 8, 64/2 = 32, 192/2 = 96 pods. least_loaded: 6 × 2/16 = 0.75, 23 × 2/64 = 0.71875,
     // 71 × 2/192 = 0.7396. Below 0.75 at most 5 + 23 + 71 = 99 pods fit (P = 0.7396), so 0.75 is optimal.
     // round_robin fills node-16 (8) and node-64 (32) to 1.0, node-192 takes the other 60.
@@ -162,14 +192,18 @@ describe('replayCommand', () => {
       least_loaded: { peak: '0.7500', placed: 100, unplaced: 0, perNode: [6, 23, 71] },
       round_robin: { peak: '1.0000', placed: 100, unplaced: 0, perNode: [8, 32, 60] },
     });
-    expect(output.split('\n').at(-1)).toBe('peak allocation pressure: least_loaded=0.7500 round_robin=1.0000 optimum=0.7500');
+    expect(output.split('\n').at(-1)).toBe(
+      'peak allocation pressure: least_loaded=0.7500 round_robin=1.0000 optimum=0.7500',
+    );
     expect(output.split('\n')[0]).toMatch(/capacity honoured$/);
   });
 
   it('honouring capacity with more pods than fit: 136 placed, 164 unplaced, optimum n/a', () => {
     const output = replayCommand({ ...DEFAULTS, honourCapacity: true, strategies: ['least_loaded'] });
     // 8 + 32 + 96 = 136 pods fit in all.
-    expect(replayRows(output)).toEqual({ least_loaded: { peak: '1.0000', placed: 136, unplaced: 164, perNode: [8, 32, 96] } });
+    expect(replayRows(output)).toEqual({
+      least_loaded: { peak: '1.0000', placed: 136, unplaced: 164, perNode: [8, 32, 96] },
+    });
     expect(output.split('\n').at(-1)).toBe('peak allocation pressure: least_loaded=1.0000 optimum=n/a');
   });
 
@@ -177,13 +211,21 @@ describe('replayCommand', () => {
     const output = replayCommand({ ...DEFAULTS, nodes: '1000x32', strategies: ['least_loaded', 'most_loaded'] });
     // 300 pods over 1000 equal nodes: at most one each → 2/32 = 0.0625; most_loaded stacks 300 × 2/32 = 18.75.
     expect(cells(output.split('\n')[1]!)[0]).toEqual(['STRATEGY', 'PEAK PRESSURE', 'PLACED', 'UNPLACED']);
-    expect(output.split('\n').at(-1)).toBe('peak allocation pressure: least_loaded=0.0625 most_loaded=18.7500 optimum=0.0625');
+    expect(output.split('\n').at(-1)).toBe(
+      'peak allocation pressure: least_loaded=0.0625 most_loaded=18.7500 optimum=0.0625',
+    );
   });
 });
 
 describe("replay under kube-scheduler's sampling (--percentage-of-nodes-to-score, --zones)", () => {
   // 900 nodes of 16 CPUs listed before 100 of 192 (pools in blocks, as when each pool joined the running scheduler at once); 3,000 pods of 2 CPU / 4 GiB.
-  const blocks: ReplayOptions = { ...DEFAULTS, nodes: '900x16,100x192', pods: 3000, honourCapacity: true, strategies: ['least_loaded'] };
+  const blocks: ReplayOptions = {
+    ...DEFAULTS,
+    nodes: '900x16,100x192',
+    pods: 3000,
+    honourCapacity: true,
+    strategies: ['least_loaded'],
+  };
 
   it('the spec carries the sampling, node i in zone i mod zones', () => {
     const spec = replaySpec({ ...blocks, percentageOfNodesToScore: 0, zones: 3 });
@@ -210,10 +252,12 @@ describe("replay under kube-scheduler's sampling (--percentage-of-nodes-to-score
 
 describe('formatTable', () => {
   it('left-aligns columns with two spaces between them and no padding after the last', () => {
-    expect(formatTable([
-      ['A', 'BB', 'C'],
-      ['longer', 'x', ''],
-    ])).toBe('A       BB  C\nlonger  x   ');
+    expect(
+      formatTable([
+        ['A', 'BB', 'C'],
+        ['longer', 'x', ''],
+      ]),
+    ).toBe('A       BB  C\nlonger  x   ');
   });
 });
 
@@ -223,7 +267,9 @@ describe('rankCommand', () => {
   it('examples/snapshot.json + examples/pod.json: rows in least_loaded order with the numbers', () => {
     const output = rankCommand(config, SNAPSHOT, POD);
     const [title, ...rest] = output.split('\n');
-    expect(title).toBe('pod sandboxes/sandbox-new-0 requests cpu=2000m memory=4Gi; projected pressure = (allocated + paused + reserved + requested) / allocatable');
+    expect(title).toBe(
+      'pod sandboxes/sandbox-new-0 requests cpu=2000m memory=4Gi; projected pressure = (allocated + paused + reserved + requested) / allocatable',
+    );
     // Every node is Ready, untainted and not cordoned, and the pod has no node constraints.
     expect(rest.at(-1)).toBe('3 nodes: 3 fit');
     expect(cells(rest.slice(0, -1).join('\n'))).toEqual([
@@ -247,10 +293,31 @@ describe('rankCommand', () => {
       // (24000 + 60000)/192000 = 0.4375
       ['1', 'sandbox-node-192', 'yes', '0.4375', '0.4375', '0.0677', '0', '10', '1'],
       // (14000 + 60000)/64000 = 1.1563 (does not fit: lower pressure first among the rest)
-      ['2', 'sandbox-node-64', 'no', '1.1563', '1.1563', '0.1250', '1', '6', '0',
-        'Insufficient cpu: requested 60000m + in use 14000m (allocated 14000m, paused 0m, reserved 0m) > allocatable 64000m'],
+      [
+        '2',
+        'sandbox-node-64',
+        'no',
+        '1.1563',
+        '1.1563',
+        '0.1250',
+        '1',
+        '6',
+        '0',
+        'Insufficient cpu: requested 60000m + in use 14000m (allocated 14000m, paused 0m, reserved 0m) > allocatable 64000m',
+      ],
       // (4000 + 60000)/16000 = 4.0
-      ['3', 'sandbox-node-16', 'no', '4.0000', '4.0000', '0.1875', '0', '2', '0', "cpu request 60000m exceeds the node's allocatable 16000m"],
+      [
+        '3',
+        'sandbox-node-16',
+        'no',
+        '4.0000',
+        '4.0000',
+        '0.1875',
+        '0',
+        '2',
+        '0',
+        "cpu request 60000m exceeds the node's allocatable 16000m",
+      ],
     ]);
   });
 
@@ -262,15 +329,46 @@ describe('rankCommand', () => {
     writeFileSync(snapshotPath, JSON.stringify(list));
     const lines = rankCommand(config, snapshotPath, POD).split('\n');
     const table = cells(lines.slice(1, -2).join('\n'));
-    expect(table.map((r) => r[1])).toEqual(['NODE', 'sandbox-node-192', 'sandbox-node-64', 'sandbox-node-16', 'edge-no-status']);
-    expect(table[4]).toEqual(['4', 'edge-no-status', 'yes', 'unknown', '-', '-', '0', '0', '0', 'capacity unknown (no allocatable): ranked last']);
-    expect(lines.at(-1)).toMatch(/^skipped 1 snapshot object\(s\): pod sandboxes\/broken: spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "2x"/);
+    expect(table.map((r) => r[1])).toEqual([
+      'NODE',
+      'sandbox-node-192',
+      'sandbox-node-64',
+      'sandbox-node-16',
+      'edge-no-status',
+    ]);
+    expect(table[4]).toEqual([
+      '4',
+      'edge-no-status',
+      'yes',
+      'unknown',
+      '-',
+      '-',
+      '0',
+      '0',
+      '0',
+      'capacity unknown (no allocatable): ranked last',
+    ]);
+    expect(lines.at(-1)).toMatch(
+      /^skipped 1 snapshot object\(s\): pod sandboxes\/broken: spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "2x"/,
+    );
   });
 
   it('extra dimensions from the config become columns', () => {
     const output = rankCommand(parseConfig({ dimensions: ['cpu', 'memory', 'pods'] }), SNAPSHOT, POD);
     const table = cells(output.split('\n').slice(1, -1).join('\n'));
-    expect(table[0]).toEqual(['#', 'NODE', 'FITS', 'PRESSURE', 'CPU', 'MEMORY', 'PODS', 'STARTING', 'RUNNING', 'PAUSED', 'REASON']);
+    expect(table[0]).toEqual([
+      '#',
+      'NODE',
+      'FITS',
+      'PRESSURE',
+      'CPU',
+      'MEMORY',
+      'PODS',
+      'STARTING',
+      'RUNNING',
+      'PAUSED',
+      'REASON',
+    ]);
     // pods on node-192: 10 running + 1 paused + this one = 12 of 110 → 0.1091
     expect(table[1]!.slice(1, 7)).toEqual(['sandbox-node-192', 'yes', '0.1354', '0.1354', '0.0677', '0.1091']);
     expect(output.split('\n')[0]).toContain('requests cpu=2000m memory=4Gi pods=1;');
@@ -311,7 +409,8 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     });
     return;
   }
-  const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
 
   it('replay with the defaults prints the summary line and exits 0', () => {
     const result = run('replay');
@@ -325,7 +424,11 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
   it('rank on the examples prints node-192, node-64, node-16 and exits 0', () => {
     const result = run('rank', '--snapshot', 'examples/snapshot.json', '--pod', 'examples/pod.json');
     expect(result.status).toBe(0);
-    expect(cells(result.stdout.trimEnd().split('\n').slice(2, -1).join('\n')).map((r) => r[1])).toEqual(['sandbox-node-192', 'sandbox-node-64', 'sandbox-node-16']);
+    expect(cells(result.stdout.trimEnd().split('\n').slice(2, -1).join('\n')).map((r) => r[1])).toEqual([
+      'sandbox-node-192',
+      'sandbox-node-64',
+      'sandbox-node-16',
+    ]);
   });
 
   it('an invalid config file exits 2 with every issue on stderr', () => {
@@ -348,8 +451,16 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
 
   // Regression (hostile-input trial): these never returned, reading /dev/zero to the end.
   it.each([
-    ['--config', ['rank', '--snapshot', 'examples/snapshot.json', '--pod', 'examples/pod.json', '--config', '/dev/zero'], /invalid configuration \(\/dev\/zero\):\n {2}- cannot read the file: larger than 1 MiB/],
-    ['--pod', ['rank', '--snapshot', 'examples/snapshot.json', '--pod', '/dev/zero'], /--pod \/dev\/zero: larger than 16 MiB/],
+    [
+      '--config',
+      ['rank', '--snapshot', 'examples/snapshot.json', '--pod', 'examples/pod.json', '--config', '/dev/zero'],
+      /invalid configuration \(\/dev\/zero\):\n {2}- cannot read the file: larger than 1 MiB/,
+    ],
+    [
+      '--pod',
+      ['rank', '--snapshot', 'examples/snapshot.json', '--pod', '/dev/zero'],
+      /--pod \/dev\/zero: larger than 16 MiB/,
+    ],
   ])('%s /dev/zero exits 2: the file is larger than its bound', (_name, args, message) => {
     const result = run(...args);
     expect(result.status).toBe(2);
@@ -384,13 +495,17 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     spawnSync('mkfifo', [fifo]);
     const result = run('serve', '--snapshot', fifo, '--port', '0');
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain(`sandbox-extender: cannot start: the snapshot ${fifo} could not be loaded: ${fifo}: a pipe; serve re-reads its snapshot when the file changes, so it must be a regular file`);
+    expect(result.stderr).toContain(
+      `sandbox-extender: cannot start: the snapshot ${fifo} could not be loaded: ${fifo}: a pipe; serve re-reads its snapshot when the file changes, so it must be a regular file`,
+    );
   });
 
   it('a replay too large to finish exits 2 before it starts', () => {
     const result = run('replay', '--nodes', '5000x32', '--pods', '1000000');
     expect(result.status).toBe(2);
-    expect(result.stderr).toBe('sandbox-extender: --pods 1000000 over 5000 nodes ranks 5000000000 nodes per strategy, more than 500,000,000 (about a minute each); use fewer pods or nodes\n');
+    expect(result.stderr).toBe(
+      'sandbox-extender: --pods 1000000 over 5000 nodes ranks 5000000000 nodes per strategy, more than 500,000,000 (about a minute each); use fewer pods or nodes\n',
+    );
   });
 
   // Regression: invalid arguments used to exit 1 (commander's default); usage errors exit 2.

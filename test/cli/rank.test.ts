@@ -50,7 +50,9 @@ describe('rank on the merged dump (nodes and pods in two files)', () => {
   it('a sandbox pod (1 cpu, 1Gi): the six candidates that fit by projected pressure, then the six nodes that are not candidates', () => {
     const path = writePod('burst.json', makePod('burst-0').req({ cpu: '1', memory: '1Gi' }).obj());
     const { title, notes, rows, summary } = parse(rankCommand(config, [NODES, PODS], path));
-    expect(title).toBe('pod sandboxes/burst-0 requests cpu=1000m memory=1Gi; projected pressure = (allocated + paused + reserved + requested) / allocatable');
+    expect(title).toBe(
+      'pod sandboxes/burst-0 requests cpu=1000m memory=1Gi; projected pressure = (allocated + paused + reserved + requested) / allocatable',
+    );
     expect(notes).toEqual([]);
     // Candidates (Ready, untainted, not cordoned), projected cpu or memory pressure worked out from the fixtures:
     //   huge r7i: memory (400129000001 + 1Gi) / 1612985061376 = 0.2487 (cpu 13260/191450 = 0.0693)
@@ -77,32 +79,54 @@ describe('rank on the merged dump (nodes and pods in two files)', () => {
       ['edge-node-17', 'no', 'unknown'],
     ]);
     const reason = (node: string) => rows.find((r) => r[1] === node)!.at(-1);
-    expect(reason('aks-nodepool1-31415926-vmss000005')).toBe('node is cordoned (spec.unschedulable); untolerated taint node.kubernetes.io/unschedulable:NoSchedule');
+    expect(reason('aks-nodepool1-31415926-vmss000005')).toBe(
+      'node is cordoned (spec.unschedulable); untolerated taint node.kubernetes.io/unschedulable:NoSchedule',
+    );
     expect(reason('kind-control-plane')).toBe('untolerated taint node-role.kubernetes.io/control-plane:NoSchedule');
     expect(reason('dgx-h100-07')).toBe('untolerated taint nvidia.com/gpu=present:NoSchedule');
     // The builder's pod has no tolerations at all, so the NoExecute taints count too.
     expect(reason('ip-10-0-44-201.us-west-2.compute.internal')).toBe(
       'node not ready: Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.); untolerated taints node.kubernetes.io/unreachable:NoSchedule, node.kubernetes.io/unreachable:NoExecute',
     );
-    expect(reason('edge-node-17')).toMatch(/^node not ready: no Ready condition .*; untolerated taint node\.kubernetes\.io\/not-ready:NoSchedule; capacity unknown \(no allocatable\): ranked last$/);
-    expect(summary).toBe('12 nodes: 6 fit, 6 are not candidates (3 not ready, 1 cordoned, 6 untolerated taints); merged 2 files');
+    expect(reason('edge-node-17')).toMatch(
+      /^node not ready: no Ready condition .*; untolerated taint node\.kubernetes\.io\/not-ready:NoSchedule; capacity unknown \(no allocatable\): ranked last$/,
+    );
+    expect(summary).toBe(
+      '12 nodes: 6 fit, 6 are not candidates (3 not ready, 1 cordoned, 6 untolerated taints); merged 2 files',
+    );
   });
 
   // Regression: with the candidacy rules missing, the cordoned node came first for 9 of the 14 pods.
-  it.each(podsList().map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p] as const))('%s: no excluded node is offered, the cordoned one never fits', (_key, pod) => {
-    const { rows } = parse(rankCommand(config, [NODES, PODS], writePod('from-dump.json', pod)));
-    const offered = rows.filter((r) => r[2] === 'yes').map((r) => r[1]);
-    // A pod of this dump tolerates none of the NoSchedule taints except its own (CoreDNS and the
-    // analytics worker: control-plane; the GPU worker: nvidia.com/gpu; the static pod: NoExecute only).
-    for (const name of ['aks-nodepool1-31415926-vmss000005', 'worker-3', 'ip-10-0-44-201.us-west-2.compute.internal', 'edge-node-17']) expect(offered).not.toContain(name);
-    expect(rows.find((r) => r[1] === 'aks-nodepool1-31415926-vmss000005')![2]).toBe('no');
-    if (rows[0]![2] === 'yes') expect(['aks-nodepool1-31415926-vmss000005', 'worker-3', 'ip-10-0-44-201.us-west-2.compute.internal']).not.toContain(rows[0]![1]);
-  });
+  it.each(podsList().map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p] as const))(
+    '%s: no excluded node is offered, the cordoned one never fits',
+    (_key, pod) => {
+      const { rows } = parse(rankCommand(config, [NODES, PODS], writePod('from-dump.json', pod)));
+      const offered = rows.filter((r) => r[2] === 'yes').map((r) => r[1]);
+      // A pod of this dump tolerates none of the NoSchedule taints except its own (CoreDNS and the
+      // analytics worker: control-plane; the GPU worker: nvidia.com/gpu; the static pod: NoExecute only).
+      for (const name of [
+        'aks-nodepool1-31415926-vmss000005',
+        'worker-3',
+        'ip-10-0-44-201.us-west-2.compute.internal',
+        'edge-node-17',
+      ])
+        expect(offered).not.toContain(name);
+      expect(rows.find((r) => r[1] === 'aks-nodepool1-31415926-vmss000005')![2]).toBe('no');
+      if (rows[0]![2] === 'yes')
+        expect([
+          'aks-nodepool1-31415926-vmss000005',
+          'worker-3',
+          'ip-10-0-44-201.us-west-2.compute.internal',
+        ]).not.toContain(rows[0]![1]);
+    },
+  );
 
-  it("a pod already in the dump is not counted against itself: its own record is left out (by uid)", () => {
+  it('a pod already in the dump is not counted against itself: its own record is left out (by uid)', () => {
     const payments = podsList().find((p) => p.metadata!.name!.startsWith('payments-api'))!;
     const { notes, rows } = parse(rankCommand(config, [NODES, PODS], writePod('payments.json', payments)));
-    expect(notes[0]).toBe("note: the pod's own record in the snapshot (bound to ip-10-0-12-34.us-west-2.compute.internal) is left out; the pod is ranked as if it were pending");
+    expect(notes[0]).toBe(
+      "note: the pod's own record in the snapshot (bound to ip-10-0-12-34.us-west-2.compute.internal) is left out; the pod is ranked as if it were pending",
+    );
     // On its own node only web-frontend remains (200m, starting): (200 + 600) / 3920 = 0.2041, 1 starting and 0 running.
     // Counted twice it would have been (800 + 600) / 3920 = 0.3571 with 1 running.
     const own = rows.find((r) => r[1] === 'ip-10-0-12-34.us-west-2.compute.internal')!;
@@ -121,13 +145,15 @@ describe('rank on the merged dump (nodes and pods in two files)', () => {
     const other = { ...payments, metadata: { ...payments.metadata, uid: 'another-uid' } };
     const { notes, rows } = parse(rankCommand(config, [NODES, PODS], writePod('payments-other.json', other)));
     expect(notes.filter((n) => n.includes('own record'))).toEqual([]);
-    expect(notes).toContain('note: the pod file is bound to ip-10-0-12-34.us-west-2.compute.internal (spec.nodeName); ranked as if it were pending');
+    expect(notes).toContain(
+      'note: the pod file is bound to ip-10-0-12-34.us-west-2.compute.internal (spec.nodeName); ranked as if it were pending',
+    );
     // (600 + 200 + 600) / 3920 = 0.3571, with the recorded pod running there.
     const row = rows.find((r) => r[1] === 'ip-10-0-12-34.us-west-2.compute.internal')!;
     expect([row[3], row[7]]).toEqual(['0.3571', '1']);
   });
 
-  it("says so when the pod belongs to another scheduler (the extender would pass it through)", () => {
+  it('says so when the pod belongs to another scheduler (the extender would pass it through)', () => {
     const pending = podsList().find((p) => p.metadata!.name!.startsWith('checkout'))!;
     const { notes } = parse(rankCommand(config, [NODES, PODS], writePod('checkout.json', pending)));
     expect(notes).toContain(
@@ -137,21 +163,31 @@ describe('rank on the merged dump (nodes and pods in two files)', () => {
     // A pod without spec.schedulerName is default-scheduler's too.
     const unnamed = makePod('plain').req({ cpu: '1' }).obj();
     const bare = { ...unnamed, spec: { ...unnamed.spec, schedulerName: undefined } };
-    expect(parse(rankCommand(config, [NODES, PODS], writePod('plain.json', bare))).notes[0]).toMatch(/^note: the pod's schedulerName is default-scheduler, not sandbox-scheduler/);
+    expect(parse(rankCommand(config, [NODES, PODS], writePod('plain.json', bare))).notes[0]).toMatch(
+      /^note: the pod's schedulerName is default-scheduler, not sandbox-scheduler/,
+    );
   });
 
   it('says so when the pod is ranked as zero requests: no containers, or none that requests cpu or memory', () => {
     const empty = parse(rankCommand(config, [NODES, PODS], writePod('empty.json', makePod('empty').obj())));
-    expect(empty.title).toBe('pod sandboxes/empty requests cpu=0m memory=0; projected pressure = (allocated + paused + reserved + requested) / allocatable');
-    expect(empty.notes).toEqual(['note: the pod has no containers: ranked as zero requests (the API server refuses a pod without containers)']);
+    expect(empty.title).toBe(
+      'pod sandboxes/empty requests cpu=0m memory=0; projected pressure = (allocated + paused + reserved + requested) / allocatable',
+    );
+    expect(empty.notes).toEqual([
+      'note: the pod has no containers: ranked as zero requests (the API server refuses a pod without containers)',
+    ]);
     const bestEffort = makePod('best-effort').obj();
     (bestEffort.spec!.containers as unknown[]).push({ name: 'c', image: 'busybox' });
     const noRequests = parse(rankCommand(config, [NODES, PODS], writePod('best-effort.json', bestEffort)));
     expect(noRequests.notes).toEqual(['note: the pod requests no cpu or memory: ranked as zero requests']);
     // Nothing requested: all six candidates fit, the one at 1.0204 with a 2 CPU pod (2000m in use of 3920m) too.
-    expect(noRequests.summary).toBe('12 nodes: 6 fit, 6 are not candidates (3 not ready, 1 cordoned, 6 untolerated taints); merged 2 files');
+    expect(noRequests.summary).toBe(
+      '12 nodes: 6 fit, 6 are not candidates (3 not ready, 1 cordoned, 6 untolerated taints); merged 2 files',
+    );
     // A pod that requests anything of a dimension gets no such note.
-    expect(parse(rankCommand(config, [NODES, PODS], writePod('tiny.json', makePod('tiny').req({ cpu: '1m' }).obj()))).notes).toEqual([]);
+    expect(
+      parse(rankCommand(config, [NODES, PODS], writePod('tiny.json', makePod('tiny').req({ cpu: '1m' }).obj()))).notes,
+    ).toEqual([]);
   });
 
   it('warns about requests outside the configured dimensions and holds them against allocatable (a GPU pod)', () => {
@@ -167,8 +203,14 @@ describe('rank on the merged dump (nodes and pods in two files)', () => {
       "hugepages-1Gi request 16Gi exceeds the node's allocatable 0; nvidia.com/gpu request 4 exceeds the node's allocatable 0; rdma/rdma_shared_device_a request 1 exceeds the node's allocatable 0",
     );
     // With them as dimensions there is no warning.
-    const withGpu = parseConfig({ dimensions: ['cpu', 'memory', 'nvidia.com/gpu', 'hugepages-1Gi', 'rdma/rdma_shared_device_a'] });
-    expect(parse(rankCommand(withGpu, [NODES, PODS], writePod('gpu.json', gpu))).notes.filter((n) => n.startsWith('warning'))).toEqual([]);
+    const withGpu = parseConfig({
+      dimensions: ['cpu', 'memory', 'nvidia.com/gpu', 'hugepages-1Gi', 'rdma/rdma_shared_device_a'],
+    });
+    expect(
+      parse(rankCommand(withGpu, [NODES, PODS], writePod('gpu.json', gpu))).notes.filter((n) =>
+        n.startsWith('warning'),
+      ),
+    ).toEqual([]);
   });
 
   // Regression: the reason mixed `512Gi` with `65544140Ki`.
@@ -195,8 +237,15 @@ describe('rank with control characters in names', () => {
   it('escapes them JSON-style (\\n, \\t, \\u001b, \\u0085; a backslash as \\\\) wherever a name is printed; every row stays one line', () => {
     const snapshot = join(dir, 'hostile.json');
     const evil = 'evil\n2    forged-node  yes';
-    const ready = (node: Node): Node => ({ ...node, status: { ...node.status, conditions: [{ type: 'Ready', status: 'True' }] } });
-    const nodes = [makeNode('plain', { cpu: '4', memory: '8Gi', pods: '110' }), makeNode(evil, { cpu: '8', memory: '16Gi', pods: '110' }), makeNode('tab\there\u001b[31m\u0085\\x', { cpu: '2', memory: '4Gi', pods: '110' })].map(ready);
+    const ready = (node: Node): Node => ({
+      ...node,
+      status: { ...node.status, conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    const nodes = [
+      makeNode('plain', { cpu: '4', memory: '8Gi', pods: '110' }),
+      makeNode(evil, { cpu: '8', memory: '16Gi', pods: '110' }),
+      makeNode('tab\there\u001b[31m\u0085\\x', { cpu: '2', memory: '4Gi', pods: '110' }),
+    ].map(ready);
     writeFileSync(snapshot, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodes }));
     const built = makePod('p\tq').req({ cpu: '1', memory: '1Gi' }).obj();
     const pod = { ...built, spec: { ...built.spec, nodeName: 'bound\rthere' } };
@@ -219,18 +268,32 @@ describe('rank of an agent-sandbox pod (examples/agent-sandbox)', () => {
 
   it('a line names it (template and kind); the table is the one of the same pod without its Sandbox', () => {
     const ranked = parse(rankCommand(config, SNAPSHOT, POOL_POD));
-    expect(ranked.notes).toEqual(['note: agent-sandbox pod of template 7c7dd1d6, warm pool; ranked like any other pod']);
+    expect(ranked.notes).toEqual([
+      'note: agent-sandbox pod of template 7c7dd1d6, warm pool; ranked like any other pod',
+    ]);
     // agent-node-64: (3 pool + 2 claimed + 4 standalone + 1) / 64 = 0.1563; agent-node-32: (2 pool + 4 CI job + 1) / 32 = 0.2188
-    expect(ranked.rows.map((r) => [r[1], r[3]])).toEqual([['agent-node-64', '0.1563'], ['agent-node-32', '0.2188']]);
+    expect(ranked.rows.map((r) => [r[1], r[3]])).toEqual([
+      ['agent-node-64', '0.1563'],
+      ['agent-node-32', '0.2188'],
+    ]);
     const pod = loadFixture<Pod>('../../examples/agent-sandbox/pool-pod.json');
-    const plain = parse(rankCommand(config, SNAPSHOT, writePod('no-sandbox.json', { ...pod, metadata: { ...pod.metadata, ownerReferences: [] } })));
+    const plain = parse(
+      rankCommand(
+        config,
+        SNAPSHOT,
+        writePod('no-sandbox.json', { ...pod, metadata: { ...pod.metadata, ownerReferences: [] } }),
+      ),
+    );
     expect(plain.notes).toEqual([]);
     expect(plain.rows).toEqual(ranked.rows);
   });
 
   it('a Sandbox pod without requests: a line says it is ranked as zero requests, and where to set them', () => {
     const pod = loadFixture<Pod>('../../examples/agent-sandbox/pool-pod.json');
-    const bare = { ...pod, spec: { ...pod.spec, containers: [{ name: 'python-runtime', image: 'registry.example/python-runtime:3.12' }] } };
+    const bare = {
+      ...pod,
+      spec: { ...pod.spec, containers: [{ name: 'python-runtime', image: 'registry.example/python-runtime:3.12' }] },
+    };
     expect(parse(rankCommand(config, SNAPSHOT, writePod('no-requests.json', bare))).notes).toEqual([
       'note: agent-sandbox pod of template 7c7dd1d6, warm pool; ranked like any other pod',
       'note: the pod requests no cpu or memory: ranked as zero requests (set requests in its SandboxTemplate)',
@@ -241,8 +304,18 @@ describe('rank of an agent-sandbox pod (examples/agent-sandbox)', () => {
 describe('mergeListings', () => {
   const node = (name: string, cpu: string) => ({ kind: 'Node', metadata: { name }, status: { allocatable: { cpu } } });
   it('merges nodes by name and pods by uid (namespace/name without one), the later copy winning', () => {
-    const a = { nodes: [node('n1', '1'), node('n2', '2')], pods: [{ metadata: { name: 'p', namespace: 'x', uid: 'u1' } }, { metadata: { name: 'q', namespace: 'x' } }] };
-    const b = { nodes: [node('n2', '4')], pods: [{ metadata: { name: 'p', namespace: 'x', uid: 'u1' }, spec: { nodeName: 'n2' } }, { metadata: { name: 'q', namespace: 'x' }, spec: { nodeName: 'n1' } }, { metadata: { name: 'p', namespace: 'x', uid: 'u2' } }] };
+    const a = {
+      nodes: [node('n1', '1'), node('n2', '2')],
+      pods: [{ metadata: { name: 'p', namespace: 'x', uid: 'u1' } }, { metadata: { name: 'q', namespace: 'x' } }],
+    };
+    const b = {
+      nodes: [node('n2', '4')],
+      pods: [
+        { metadata: { name: 'p', namespace: 'x', uid: 'u1' }, spec: { nodeName: 'n2' } },
+        { metadata: { name: 'q', namespace: 'x' }, spec: { nodeName: 'n1' } },
+        { metadata: { name: 'p', namespace: 'x', uid: 'u2' } },
+      ],
+    };
     const merged = mergeListings([a, b]);
     expect(merged.nodes).toEqual([node('n1', '1'), node('n2', '4')]);
     expect(merged.pods).toEqual([b.pods[0], b.pods[1], b.pods[2]]);
@@ -252,7 +325,9 @@ describe('mergeListings', () => {
 
 describe('untrackedRequests', () => {
   it('lists non-zero requests outside the dimensions, sorted, in scheduler units', () => {
-    const pod = makePod('p').req({ cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '2', 'ephemeral-storage': '1G', 'example.com/zero': '0' }).obj();
+    const pod = makePod('p')
+      .req({ cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '2', 'ephemeral-storage': '1G', 'example.com/zero': '0' })
+      .obj();
     expect([...untrackedRequests(pod, ['cpu', 'memory'])]).toEqual([
       ['ephemeral-storage', 1e9],
       ['nvidia.com/gpu', 2],
@@ -273,7 +348,9 @@ describe('packageVersion', () => {
     writeFileSync(join(nested, 'package.json'), JSON.stringify({ name: 'other', version: '9.9.9' }));
     writeFileSync(join(dir, 'pkg', 'package.json'), JSON.stringify({ name: 'sandbox-extender', version: '1.2.3' }));
     expect(packageVersion(pathToFileURL(join(nested, 'lib', 'x.js')).href)).toBe('1.2.3');
-    expect(() => packageVersion(pathToFileURL(join(tmpdir(), 'nowhere', 'x.js')).href)).toThrow(/no package\.json of sandbox-extender above/);
+    expect(() => packageVersion(pathToFileURL(join(tmpdir(), 'nowhere', 'x.js')).href)).toThrow(
+      /no package\.json of sandbox-extender above/,
+    );
   });
 });
 
@@ -285,22 +362,45 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     });
     return;
   }
-  const run = (args: string[], env: NodeJS.ProcessEnv = process.env) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env });
+  const run = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
+    spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env });
   const pod = () => writePod('cli-pod.json', makePod('cli').req({ cpu: '1', memory: '1Gi' }).obj());
 
   it('two --snapshot files are merged; exit 0', () => {
     const result = run(['rank', '--snapshot', NODES, '--snapshot', PODS, '--pod', pod()]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
-    expect(parse(result.stdout.trimEnd()).summary).toBe('12 nodes: 6 fit, 6 are not candidates (3 not ready, 1 cordoned, 6 untolerated taints); merged 2 files');
+    expect(parse(result.stdout.trimEnd()).summary).toBe(
+      '12 nodes: 6 fit, 6 are not candidates (3 not ready, 1 cordoned, 6 untolerated taints); merged 2 files',
+    );
   });
 
   it.each<[string, () => string[], RegExp]>([
-    ['a missing --snapshot file', () => ['--snapshot', join(dir, 'missing.json')], /^sandbox-extender: .*missing\.json: cannot read: ENOENT/],
-    ['a snapshot without nodes (pods only)', () => ['--snapshot', PODS], /^sandbox-extender: .*kubectl-get-pods-all-namespaces\.json: no Node objects/],
-    ['a second snapshot file missing', () => ['--snapshot', NODES, '--snapshot', join(dir, 'missing-2.json')], /missing-2\.json: cannot read: ENOENT/],
-    ['a snapshot that is not a List', () => ['--snapshot', writePod('not-a-list.json', { kind: 'Pod' })], /expected a v1 List of Nodes and Pods/],
-    ['a snapshot whose Nodes cannot be read', () => ['--snapshot', writePod('unusable-nodes.json', { kind: 'List', items: [null, 5, { kind: 'Node' }] })], /unusable-nodes\.json: no usable Node object \(node <unnamed>: /],
+    [
+      'a missing --snapshot file',
+      () => ['--snapshot', join(dir, 'missing.json')],
+      /^sandbox-extender: .*missing\.json: cannot read: ENOENT/,
+    ],
+    [
+      'a snapshot without nodes (pods only)',
+      () => ['--snapshot', PODS],
+      /^sandbox-extender: .*kubectl-get-pods-all-namespaces\.json: no Node objects/,
+    ],
+    [
+      'a second snapshot file missing',
+      () => ['--snapshot', NODES, '--snapshot', join(dir, 'missing-2.json')],
+      /missing-2\.json: cannot read: ENOENT/,
+    ],
+    [
+      'a snapshot that is not a List',
+      () => ['--snapshot', writePod('not-a-list.json', { kind: 'Pod' })],
+      /expected a v1 List of Nodes and Pods/,
+    ],
+    [
+      'a snapshot whose Nodes cannot be read',
+      () => ['--snapshot', writePod('unusable-nodes.json', { kind: 'List', items: [null, 5, { kind: 'Node' }] })],
+      /unusable-nodes\.json: no usable Node object \(node <unnamed>: /,
+    ],
   ])('%s exits 2', (_name, snapshotArgs, message) => {
     const result = run(['rank', ...snapshotArgs(), '--pod', pod()]);
     expect(result.stdout).toBe('');
@@ -310,14 +410,26 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
 
   it.each<[string, () => string, RegExp]>([
     ['a missing pod file', () => join(dir, 'no-pod.json'), /--pod .*no-pod\.json: ENOENT/],
-    ['a pod file that is not JSON or YAML', () => {
-      const p = join(dir, 'garbage.json');
-      writeFileSync(p, '{"kind": "Pod",');
-      return p;
-    }, /--pod .*garbage\.json: /],
+    [
+      'a pod file that is not JSON or YAML',
+      () => {
+        const p = join(dir, 'garbage.json');
+        writeFileSync(p, '{"kind": "Pod",');
+        return p;
+      },
+      /--pod .*garbage\.json: /,
+    ],
     ['a pod file holding a list', () => writePod('list-as-pod.json', []), /expected a Pod object/],
-    ['a pod with an invalid quantity', () => writePod('bad-q.json', makePod('q').req({ cpu: 'lots' }).obj()), /invalid quantity "lots"/],
-    ['a pod without a name', () => writePod('no-name.json', { kind: 'Pod', metadata: { namespace: 'x' }, spec: { containers: [] } }), /pod has no metadata\.name/],
+    [
+      'a pod with an invalid quantity',
+      () => writePod('bad-q.json', makePod('q').req({ cpu: 'lots' }).obj()),
+      /invalid quantity "lots"/,
+    ],
+    [
+      'a pod without a name',
+      () => writePod('no-name.json', { kind: 'Pod', metadata: { namespace: 'x' }, spec: { containers: [] } }),
+      /pod has no metadata\.name/,
+    ],
   ])('%s exits 2', (_name, podPath, message) => {
     const result = run(['rank', '--snapshot', NODES, '--snapshot', PODS, '--pod', podPath()]);
     expect(result.stdout).toBe('');
@@ -358,7 +470,11 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     const result = run(['serve', '--port', '0', '--kubeconfig', missing]);
     expect(result.error).toBeUndefined();
     expect(result.status).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`^sandbox-extender: cannot read the kubeconfig ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^sandbox-extender: cannot read the kubeconfig ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`,
+      ),
+    );
   });
 
   it('rank loads only what it uses: not the HTTP edge, the Kubernetes client, the metrics, the logger or the streaming JSON parser', () => {
@@ -377,19 +493,39 @@ export async function resolve(specifier, context, next) {
 `,
     );
     const register = join(dir, 'register.mjs');
-    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-    const result = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, CLI, 'rank', '--snapshot', NODES, '--snapshot', PODS, '--pod', pod()], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    writeFileSync(
+      register,
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    );
+    const result = spawnSync(
+      process.execPath,
+      ['--import', pathToFileURL(register).href, CLI, 'rank', '--snapshot', NODES, '--snapshot', PODS, '--pod', pod()],
+      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+    );
     expect(result.status).toBe(0);
     const packages = new Set(readFileSync(loaded, 'utf8').trim().split('\n'));
     expect(packages.has('commander') && packages.has('zod')).toBe(true); // the hook saw the command's own packages
-    for (const unused of ['express', '@kubernetes/client-node', 'prom-client', 'pino', '@streamparser/json-node', 'p-retry', 'p-throttle']) expect({ unused, loaded: packages.has(unused) }).toEqual({ unused, loaded: false });
+    for (const unused of [
+      'express',
+      '@kubernetes/client-node',
+      'prom-client',
+      'pino',
+      '@streamparser/json-node',
+      'p-retry',
+      'p-throttle',
+    ])
+      expect({ unused, loaded: packages.has(unused) }).toEqual({ unused, loaded: false });
   });
 
   it('--version prints the package version from dist/ and from the bin entry point', () => {
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     const fromDist = run(['--version']);
     expect([fromDist.status, fromDist.stdout]).toEqual([0, `${version}\n`]);
-    const fromBin = spawnSync(process.execPath, [BIN, '--version'], { cwd: tmpdir(), encoding: 'utf8', timeout: 60_000 });
+    const fromBin = spawnSync(process.execPath, [BIN, '--version'], {
+      cwd: tmpdir(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect([fromBin.status, fromBin.stdout]).toEqual([0, `${version}\n`]);
   });
 });

@@ -1,4 +1,11 @@
-import { discreteOptimum, nodeTreeOrder, podsAbove, pressureWith, replay, type ReplaySpec } from '../../src/cli/replay.js';
+import {
+  discreteOptimum,
+  nodeTreeOrder,
+  podsAbove,
+  pressureWith,
+  replay,
+  type ReplaySpec,
+} from '../../src/cli/replay.js';
 import { STRATEGIES } from '../../src/core/fit/strategies/index.js';
 
 const Gi = 1024 ** 3;
@@ -94,9 +101,16 @@ describe("kube-scheduler's node tree order", () => {
 
 describe('replay under sampling', () => {
   /** 100 nodes of 16 CPUs listed before 100 of 192 CPUs (pools in blocks, as names sort), pods of 2 CPU / 4 GiB. */
-  const blocks = (podCount: number, sampling?: ReplaySpec['sampling']): ReplaySpec => ({ ...spec([...Array(100).fill(16), ...Array(100).fill(192)], podCount, true), ...(sampling ? { sampling } : {}) });
+  const blocks = (podCount: number, sampling?: ReplaySpec['sampling']): ReplaySpec => ({
+    ...spec([...Array(100).fill(16), ...Array(100).fill(192)], podCount, true),
+    ...(sampling ? { sampling } : {}),
+  });
   const interleaved = (podCount: number, sampling?: ReplaySpec['sampling']): ReplaySpec => ({
-    ...spec(Array.from({ length: 200 }, (_, i) => (i % 2 ? 192 : 16)), podCount, true),
+    ...spec(
+      Array.from({ length: 200 }, (_, i) => (i % 2 ? 192 : 16)),
+      podCount,
+      true,
+    ),
     ...(sampling ? { sampling } : {}),
   });
 
@@ -149,15 +163,26 @@ describe('replay under sampling', () => {
 
   // Regression (new-user trial): round_robin took the name after its last pick; with windows of 500 of 1,000 nodes
   // alternating, that found the same two nodes again and again: 1,000 pods each, peak 62.5 (10 % gave 12.5).
-  it.each([50, 10])('round_robin at %i %% (windows that tile the nodes) spreads the pods evenly: two 2-CPU pods per 32-CPU node', (percentage) => {
-    const r = replay({ ...spec(Array(1000).fill(32), 2000), sampling: { percentageOfNodesToScore: percentage } }, 'round_robin', never);
-    expect(r.placed).toBe(2000);
-    expect(new Set(r.podsPerNode)).toEqual(new Set([2]));
-    expect(r.peakPressure).toBe(4 / 32);
-  });
+  it.each([50, 10])(
+    'round_robin at %i %% (windows that tile the nodes) spreads the pods evenly: two 2-CPU pods per 32-CPU node',
+    (percentage) => {
+      const r = replay(
+        { ...spec(Array(1000).fill(32), 2000), sampling: { percentageOfNodesToScore: percentage } },
+        'round_robin',
+        never,
+      );
+      expect(r.placed).toBe(2000);
+      expect(new Set(r.podsPerNode)).toEqual(new Set([2]));
+      expect(r.peakPressure).toBe(4 / 32);
+    },
+  );
 
   it('round_robin at the adaptive window (420 of 1,000, overlapping from pod to pod) stays within one pod of the even spread', () => {
-    const r = replay({ ...spec(Array(1000).fill(32), 2000), sampling: { percentageOfNodesToScore: 0 } }, 'round_robin', never);
+    const r = replay(
+      { ...spec(Array(1000).fill(32), 2000), sampling: { percentageOfNodesToScore: 0 } },
+      'round_robin',
+      never,
+    );
     expect(r.placed).toBe(2000);
     expect(r.offered).toEqual({ min: 420, max: 420 });
     expect(Math.max(...r.podsPerNode)).toBe(3);
@@ -170,7 +195,9 @@ describe('replay under sampling', () => {
   });
 
   it('refuses zones that do not match the nodes', () => {
-    expect(() => replay(blocks(10, { percentageOfNodesToScore: 0, zones: ['a'] }), 'least_loaded', never)).toThrow(/1 entries for 200 nodes/);
+    expect(() => replay(blocks(10, { percentageOfNodesToScore: 0, zones: ['a'] }), 'least_loaded', never)).toThrow(
+      /1 entries for 200 nodes/,
+    );
   });
 });
 

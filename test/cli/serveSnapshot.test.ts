@@ -44,7 +44,8 @@ class ServeProcess {
     for (;;) {
       const found = this.lines.slice(after).find((l) => l.msg === msg);
       if (found) return found;
-      if (Date.now() > deadline) throw new Error(`no "${msg}" logged within 30 s; logged: ${this.lines.map((l) => l.msg).join(' | ')}`);
+      if (Date.now() > deadline)
+        throw new Error(`no "${msg}" logged within 30 s; logged: ${this.lines.map((l) => l.msg).join(' | ')}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -75,7 +76,13 @@ function replaceFile(path: string, text: string): void {
 
 const filterBody = (uid: string) =>
   JSON.stringify({
-    Pod: { metadata: { name: uid, namespace: 'default', uid }, spec: { schedulerName: 'sandbox-scheduler', containers: [{ name: 'c', resources: { requests: { cpu: '1', memory: '1Gi' } } }] } },
+    Pod: {
+      metadata: { name: uid, namespace: 'default', uid },
+      spec: {
+        schedulerName: 'sandbox-scheduler',
+        containers: [{ name: 'c', resources: { requests: { cpu: '1', memory: '1Gi' } } }],
+      },
+    },
     NodeNames: EXAMPLE_NODES,
   });
 
@@ -98,17 +105,29 @@ describe('serve --snapshot, the file rewritten under it', () => {
     try {
       const url = (await serve.line('sandbox-extender serving')).url as string;
       // The Node objects in the model (a node whose pods stay in the file is still listed, without one).
-      const nodesServed = async () => ((await (await fetch(`${url}/debug/nodes`)).json()) as { name: string; hasNode: boolean }[]).filter((n) => n.hasNode).map((n) => n.name).sort();
+      const nodesServed = async () =>
+        ((await (await fetch(`${url}/debug/nodes`)).json()) as { name: string; hasNode: boolean }[])
+          .filter((n) => n.hasNode)
+          .map((n) => n.name)
+          .sort();
       expect(await nodesServed()).toEqual([...EXAMPLE_NODES].sort());
 
       const seen = serve.lines.length;
       replaceFile(path, `${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`);
       const refused = await serve.line('snapshot not loaded; keeping the previous state', seen);
-      expect(refused).toMatchObject({ level: 50, snapshot: path, err: `${path}: nests arrays and objects deeper than 100 levels, the most a snapshot may (a Node or a Pod nests about 15); not read` });
+      expect(refused).toMatchObject({
+        level: 50,
+        snapshot: path,
+        err: `${path}: nests arrays and objects deeper than 100 levels, the most a snapshot may (a Node or a Pod nests about 15); not read`,
+      });
 
       // Still answering, on the last good snapshot.
       expect(await (await fetch(`${url}/readyz`)).text()).toBe('ok');
-      const filter = await fetch(`${url}/filter`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: filterBody('after-deep-file') });
+      const filter = await fetch(`${url}/filter`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: filterBody('after-deep-file'),
+      });
       expect(filter.status).toBe(200);
       expect(((await filter.json()) as { NodeNames: string[] }).NodeNames).toEqual(EXAMPLE_NODES);
       expect(await nodesServed()).toEqual([...EXAMPLE_NODES].sort());

@@ -55,7 +55,15 @@ function kubeconfig(token: string, extra: { proxyUrl?: string } = {}): KubeConfi
   return kc;
 }
 
-const event = { apiVersion: 'v1', kind: 'Event', metadata: { generateName: 'p.', namespace: 'ns 1' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'ns 1', uid: 'u' }, reason: 'ProjectedPlacement', message: 'm', type: 'Normal' };
+const event = {
+  apiVersion: 'v1',
+  kind: 'Event',
+  metadata: { generateName: 'p.', namespace: 'ns 1' },
+  involvedObject: { kind: 'Pod', name: 'p', namespace: 'ns 1', uid: 'u' },
+  reason: 'ProjectedPlacement',
+  message: 'm',
+  type: 'Normal',
+};
 
 describe('ApiWrites', () => {
   it('POSTs an Event as JSON to its namespace, with the kubeconfig bearer token', async () => {
@@ -71,12 +79,24 @@ describe('ApiWrites', () => {
   });
 
   it('creates a Binding, reads a pod back and merge-patches the requeue object on their paths', async () => {
-    reply = (req) => (req.method === 'GET' ? { status: 200, body: { metadata: { name: 'p', uid: 'u1' }, spec: { nodeName: 'n1' } } } : { status: 201, body: {} });
+    reply = (req) =>
+      req.method === 'GET'
+        ? { status: 200, body: { metadata: { name: 'p', uid: 'u1' }, spec: { nodeName: 'n1' } } }
+        : { status: 201, body: {} };
     const writes = (await ApiWrites.create(kubeconfig('t')))!;
-    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, target: { apiVersion: 'v1', kind: 'Node', name: 'n1' } };
+    const binding = {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name: 'p', namespace: 'ns', uid: 'u1' },
+      target: { apiVersion: 'v1', kind: 'Node', name: 'n1' },
+    };
     await writes.createNamespacedPodBinding({ name: 'p', namespace: 'ns', body: binding });
     const pod = await writes.readNamespacedPod({ name: 'p', namespace: 'ns' });
-    await writes.mergePatchCSIStorageCapacity({ namespace: 'kube-system', name: 'q', body: { metadata: { annotations: { a: 'b' } } } });
+    await writes.mergePatchCSIStorageCapacity({
+      namespace: 'kube-system',
+      name: 'q',
+      body: { metadata: { annotations: { a: 'b' } } },
+    });
     await writes.close();
     expect(seen.map((s) => `${s.method} ${s.url} ${s.headers['content-type'] ?? '-'}`)).toEqual([
       'POST /api/v1/namespaces/ns/pods/p/binding application/json',
@@ -88,17 +108,27 @@ describe('ApiWrites', () => {
   });
 
   it('a refusal is an ApiWriteError with the HTTP status (statusOf reads it) and the Status message', async () => {
-    reply = () => ({ status: 409, body: { kind: 'Status', code: 409, message: 'pod p is already assigned to node n2' } });
+    reply = () => ({
+      status: 409,
+      body: { kind: 'Status', code: 409, message: 'pod p is already assigned to node n2' },
+    });
     const writes = (await ApiWrites.create(kubeconfig('t')))!;
-    const err = await writes.createNamespacedPodBinding({ name: 'p', namespace: 'ns', body: {} as never }).catch((e: unknown) => e);
+    const err = await writes
+      .createNamespacedPodBinding({ name: 'p', namespace: 'ns', body: {} as never })
+      .catch((e: unknown) => e);
     await writes.close();
     expect(err).toBeInstanceOf(ApiWriteError);
     expect(statusOf(err)).toBe(409);
-    expect((err as Error).message).toBe('POST /api/v1/namespaces/ns/pods/p/binding: HTTP 409: pod p is already assigned to node n2');
+    expect((err as Error).message).toBe(
+      'POST /api/v1/namespaces/ns/pods/p/binding: HTTP 409: pod p is already assigned to node n2',
+    );
   });
 
   it('the Binder decides from the status ApiWrites reports: a 409 for the same node is success', async () => {
-    reply = (req) => (req.method === 'GET' ? { status: 200, body: { metadata: { name: 'p', uid: 'u1' }, spec: { nodeName: 'n1' } } } : { status: 409, body: { message: 'already assigned' } });
+    reply = (req) =>
+      req.method === 'GET'
+        ? { status: 200, body: { metadata: { name: 'p', uid: 'u1' }, spec: { nodeName: 'n1' } } }
+        : { status: 409, body: { message: 'already assigned' } };
     const writes = (await ApiWrites.create(kubeconfig('t')))!;
     const outcome = await new Binder(writes).bind({ podName: 'p', podNamespace: 'ns', podUid: 'u1', node: 'n1' });
     await writes.close();
@@ -117,11 +147,19 @@ describe('ApiWrites', () => {
     await writes.createNamespacedEvent({ namespace: 'ns', body: event });
     (kc.getCurrentUser() as { token: string }).token = 'newer';
     reply = () => ({ status: 401, body: { message: 'Unauthorized' } });
-    await expect(writes.createNamespacedEvent({ namespace: 'ns', body: event })).rejects.toThrow('HTTP 401: Unauthorized');
+    await expect(writes.createNamespacedEvent({ namespace: 'ns', body: event })).rejects.toThrow(
+      'HTTP 401: Unauthorized',
+    );
     reply = () => ({ status: 201, body: {} });
     await writes.createNamespacedEvent({ namespace: 'ns', body: event });
     await writes.close();
-    expect(seen.map((s) => s.headers.authorization)).toEqual(['Bearer old', 'Bearer old', 'Bearer new', 'Bearer new', 'Bearer newer']);
+    expect(seen.map((s) => s.headers.authorization)).toEqual([
+      'Bearer old',
+      'Bearer old',
+      'Bearer new',
+      'Bearer new',
+      'Bearer newer',
+    ]);
   });
 
   it('gives no writer for a kubeconfig with a proxy (client-node, which honours it, stays in charge)', async () => {

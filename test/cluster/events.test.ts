@@ -1,7 +1,12 @@
 import { pino } from 'pino';
 import { EventRecorder, type CreateEventApi, type PodEvent } from '../../src/cluster/events.js';
 
-const EVENT: PodEvent = { pod: { namespace: 'sandboxes', name: 'sb-1', uid: 'uid-1' }, type: 'Normal', reason: 'ProjectedPlacement', message: 'placed on n192' };
+const EVENT: PodEvent = {
+  pod: { namespace: 'sandboxes', name: 'sb-1', uid: 'uid-1' },
+  type: 'Normal',
+  reason: 'ProjectedPlacement',
+  message: 'placed on n192',
+};
 
 function recorder(options: { maxQueued?: number; fail?: boolean } = {}) {
   let now = 1_000_000;
@@ -17,7 +22,17 @@ function recorder(options: { maxQueued?: number; fail?: boolean } = {}) {
       return {};
     }) as unknown as CreateEventApi['createNamespacedEvent'],
   };
-  const r = new EventRecorder(api, { eventsPerSecond: 1000, maxQueued: options.maxQueued ?? 100, dedupeWindowMs: 60_000, now: () => now, onOutcome: (o) => outcomes.push(o) }, pino({ level: 'silent' }));
+  const r = new EventRecorder(
+    api,
+    {
+      eventsPerSecond: 1000,
+      maxQueued: options.maxQueued ?? 100,
+      dedupeWindowMs: 60_000,
+      now: () => now,
+      onOutcome: (o) => outcomes.push(o),
+    },
+    pino({ level: 'silent' }),
+  );
   return { r, bodies, outcomes, release, advance: (ms: number) => (now += ms) };
 }
 

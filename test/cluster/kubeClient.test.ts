@@ -34,10 +34,15 @@ afterEach(() => {
 const inCluster = existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
 
 describe('loadKubeConfig', () => {
-  (inCluster ? it.skip : it)('no $KUBECONFIG, no ~/.kube/config, not in a pod → NoKubeConfigError (not localhost:8080)', () => {
-    expect(() => loadKubeConfig()).toThrow(NoKubeConfigError);
-    expect(() => loadKubeConfig()).toThrow(/^no kubeconfig found: \$KUBECONFIG is not set, ~\/\.kube\/config does not exist/);
-  });
+  (inCluster ? it.skip : it)(
+    'no $KUBECONFIG, no ~/.kube/config, not in a pod → NoKubeConfigError (not localhost:8080)',
+    () => {
+      expect(() => loadKubeConfig()).toThrow(NoKubeConfigError);
+      expect(() => loadKubeConfig()).toThrow(
+        /^no kubeconfig found: \$KUBECONFIG is not set, ~\/\.kube\/config does not exist/,
+      );
+    },
+  );
 
   (inCluster ? it.skip : it)('an empty $KUBECONFIG counts as unset', () => {
     process.env.KUBECONFIG = '';
@@ -50,7 +55,9 @@ describe('loadKubeConfig', () => {
     expect(() => loadKubeConfig(missing)).toThrow(`cannot read the kubeconfig ${missing}: ENOENT`);
     const empty = join(dir, 'empty-kubeconfig');
     writeFileSync(empty, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
-    expect(() => loadKubeConfig(empty)).toThrow(new NoKubeConfigError(`no cluster in the kubeconfig ${empty} (or in-cluster environment)`));
+    expect(() => loadKubeConfig(empty)).toThrow(
+      new NoKubeConfigError(`no cluster in the kubeconfig ${empty} (or in-cluster environment)`),
+    );
   });
 
   it('~/.kube/config is used when present', () => {

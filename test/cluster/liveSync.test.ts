@@ -16,7 +16,13 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const OPTIONS = { dims: { names: ['cpu', 'memory'] }, pausedLabel: 'sandbox-extender.io/paused', pageSize: 100, minBackoffMs: 1, maxBackoffMs: 5 };
+const OPTIONS = {
+  dims: { names: ['cpu', 'memory'] },
+  pausedLabel: 'sandbox-extender.io/paused',
+  pageSize: 100,
+  minBackoffMs: 1,
+  maxBackoffMs: 5,
+};
 /** watch.maxBrokenSeconds of these tests. */
 const MAX_BROKEN_SECONDS = 30;
 
@@ -29,16 +35,29 @@ const MAX_BROKEN_SECONDS = 30;
 function setup() {
   const clock = { now: 5_000_000 };
   const released: string[] = [];
-  const cache = new SchedulerCache({ names: ['cpu', 'memory'] }, { ttlMs: 600_000 }, { released: (r) => released.push(`${r.reservation.uid}:${r.reason}`) });
+  const cache = new SchedulerCache(
+    { names: ['cpu', 'memory'] },
+    { ttlMs: 600_000 },
+    { released: (r) => released.push(`${r.reservation.uid}:${r.reason}`) },
+  );
   // The watch gauges read the watches' health when scraped, as buildExtender hands it in.
-  const metrics = new Metrics(() => cache.size.reservations, { defaultMetrics: false, watchHealth: () => live.health() });
+  const metrics = new Metrics(() => cache.size.reservations, {
+    defaultMetrics: false,
+    watchHealth: () => live.health(),
+  });
   const nodes = scriptedDriver<Node>();
   nodes.queueLists({ items: [makeNode('n1', { cpu: '16', memory: '64Gi' })], resourceVersion: '1' });
   const pods = scriptedDriver<Pod>();
   const main = { updates: cacheUpdates(cache), observer: metricsObserver(metrics) };
   const updates = encodingUpdates((update) => applyUpdates(main.updates, structuredClone([update])));
   const observer = encodingObserver((message) => applyObserved(main.observer, structuredClone(message)));
-  const live = new LiveSync(updates, { nodes: nodes.source, pods: pods.source }, { ...OPTIONS, now: () => clock.now }, observer, pino({ level: 'silent' }));
+  const live = new LiveSync(
+    updates,
+    { nodes: nodes.source, pods: pods.source },
+    { ...OPTIONS, now: () => clock.now },
+    observer,
+    pino({ level: 'silent' }),
+  );
   const notReady = () => staleness(live.health(), MAX_BROKEN_SECONDS);
   const describe = () => describeHealth(live.health());
   const gauge = async (name: string) => {
@@ -48,7 +67,10 @@ function setup() {
   return { clock, cache, released, metrics, nodes, pods, live, gauge, notReady, describe };
 }
 
-const watching = (driver: { watches: unknown[] }, n = 1) => () => driver.watches.length >= n;
+const watching =
+  (driver: { watches: unknown[] }, n = 1) =>
+  () =>
+    driver.watches.length >= n;
 
 describe('LiveSync', () => {
   it('is ready only once both initial lists are applied', async () => {
@@ -61,7 +83,9 @@ describe('LiveSync', () => {
     await until(() => t.live.ready, 'readiness');
     expect(t.notReady()).toBeNull();
     expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
-    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_cache_synced')).toMatch(/resource="pods"} 1/);
+    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_cache_synced')).toMatch(
+      /resource="pods"} 1/,
+    );
     await t.live.stop();
   });
 
@@ -71,25 +95,37 @@ describe('LiveSync', () => {
     t.live.start();
     await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
     t.cache.assume({ uid: 'uid-p', key: 'sandboxes/p', request: [2000, 0] }, 'n1', 0);
-    t.pods.watches[0]!.send('MODIFIED', { ...makePod('p').req({ cpu: '2' }).node('n1').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '4' } });
+    t.pods.watches[0]!.send('MODIFIED', {
+      ...makePod('p').req({ cpu: '2' }).node('n1').obj(),
+      metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '4' },
+    });
     expect(t.cache.size.reservations).toBe(0);
     expect(t.cache.nodeInfo('n1')!.allocated[0]).toBe(2000);
     expect(t.released).toEqual(['uid-p:bound']);
     await t.live.stop();
   });
 
-  it('the cache knows the pods\' resourceVersion it reflects: the list\'s, then each event\'s (also one it could not read)', async () => {
+  it("the cache knows the pods' resourceVersion it reflects: the list's, then each event's (also one it could not read)", async () => {
     const t = setup();
     expect(t.cache.podsResourceVersion).toBe('');
     t.pods.queueLists({ items: [makePod('p').req({ cpu: '2' }).obj()], resourceVersion: '3' });
     t.live.start();
     await until(() => t.live.ready && t.pods.watches.length === 1, 'sync');
     expect(t.cache.podsResourceVersion).toBe('3');
-    t.pods.watches[0]!.send('MODIFIED', { ...makePod('p').req({ cpu: '2' }).node('n1').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '8' } });
+    t.pods.watches[0]!.send('MODIFIED', {
+      ...makePod('p').req({ cpu: '2' }).node('n1').obj(),
+      metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '8' },
+    });
     expect(t.cache.podsResourceVersion).toBe('8');
-    t.pods.watches[0]!.send('ADDED', { ...makePod('bad').req({ cpu: 'lots' }).obj(), metadata: { name: 'bad', namespace: 'sandboxes', uid: 'uid-bad', resourceVersion: '9' } });
+    t.pods.watches[0]!.send('ADDED', {
+      ...makePod('bad').req({ cpu: 'lots' }).obj(),
+      metadata: { name: 'bad', namespace: 'sandboxes', uid: 'uid-bad', resourceVersion: '9' },
+    });
     expect(t.cache.podsResourceVersion).toBe('9');
-    t.pods.watches[0]!.send('DELETED', { ...makePod('p').obj(), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '12' } });
+    t.pods.watches[0]!.send('DELETED', {
+      ...makePod('p').obj(),
+      metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', resourceVersion: '12' },
+    });
     expect(t.cache.podsResourceVersion).toBe('12');
     expect(t.cache.pod('uid-p')).toBeUndefined();
     await t.live.stop();
@@ -98,7 +134,10 @@ describe('LiveSync', () => {
   it('a 410 in the stream relists: pods that vanished meanwhile are deleted and their reservations released', async () => {
     const t = setup();
     t.pods.queueLists(
-      { items: [makePod('gone').req({ cpu: '2' }).obj(), makePod('stays').req({ cpu: '1' }).node('n1').obj()], resourceVersion: '3' },
+      {
+        items: [makePod('gone').req({ cpu: '2' }).obj(), makePod('stays').req({ cpu: '1' }).node('n1').obj()],
+        resourceVersion: '3',
+      },
       { items: [makePod('stays').req({ cpu: '1' }).node('n1').obj()], resourceVersion: '90' },
     );
     t.live.start();
@@ -109,9 +148,13 @@ describe('LiveSync', () => {
     expect(t.pods.watches[1]!.fromVersion).toBe('90');
     expect(t.released).toEqual(['uid-gone:deleted']);
     expect([...t.cache.podUids()]).toEqual(['uid-stays']);
-    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_lists_total')).toMatch(/resource="pods",kind="relist"} 1/);
+    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_lists_total')).toMatch(
+      /resource="pods",kind="relist"} 1/,
+    );
     // A relist is not a restart: the counter (exported at 0 from the start) stays at 0.
-    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_restarts_total')).toMatch(/resource="pods"} 0$/m);
+    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_restarts_total')).toMatch(
+      /resource="pods"} 0$/m,
+    );
     await t.live.stop();
   });
 
@@ -134,10 +177,12 @@ describe('LiveSync', () => {
     expect(t.notReady()).toBeNull();
     expect(await t.gauge('sandbox_extender_watch_last_event_age_seconds')).toEqual({ nodes: 600, pods: 600 });
     expect(await t.gauge('sandbox_extender_watch_broken_seconds')).toEqual({ nodes: 0, pods: 0 });
-    expect(t.describe()).toBe([
-      'nodes: synced; watch open; last event or bookmark 600.0 s ago; not failing',
-      'pods: synced; watch open; last event or bookmark 600.0 s ago; not failing',
-    ].join('\n'));
+    expect(t.describe()).toBe(
+      [
+        'nodes: synced; watch open; last event or bookmark 600.0 s ago; not failing',
+        'pods: synced; watch open; last event or bookmark 600.0 s ago; not failing',
+      ].join('\n'),
+    );
     await t.live.stop();
   });
 
@@ -162,8 +207,12 @@ describe('LiveSync', () => {
       'the scheduler cache is stale: the pods list/watch has been failing for 31.5 s (last error: HTTP 503: scripted refusal; last event 41.5 s ago), longer than watch.maxBrokenSeconds (30 s)',
     );
     expect(await t.gauge('sandbox_extender_watch_broken_seconds')).toEqual({ nodes: 0, pods: 31.5 });
-    expect(t.describe().split('\n')[1]).toBe('pods: synced; no watch open; last event or bookmark 41.5 s ago; failing for 31.5 s (last error: HTTP 503: scripted refusal)');
-    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_restarts_total')).toMatch(/resource="pods"} 4/);
+    expect(t.describe().split('\n')[1]).toBe(
+      'pods: synced; no watch open; last event or bookmark 41.5 s ago; failing for 31.5 s (last error: HTTP 503: scripted refusal)',
+    );
+    expect(await t.metrics.registry.getSingleMetricAsString('sandbox_extender_watch_restarts_total')).toMatch(
+      /resource="pods"} 4/,
+    );
     t.pods.queueLists({ items: [], resourceVersion: '50' });
     await until(watching(t.pods, 5), 'the watch after the relist');
     expect(t.notReady()).toBeNull();

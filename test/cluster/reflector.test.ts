@@ -79,11 +79,17 @@ describe.each([
   };
 
   it('lists page by page, hands over the whole list once, watches from its resourceVersion with a timeout, and stop() aborts the watch', async () => {
-    driver.queueLists({ items: [obj('a'), obj('b')], resourceVersion: '10', continueToken: 'page2' }, { items: [obj('c')], resourceVersion: '11' });
+    driver.queueLists(
+      { items: [obj('a'), obj('b')], resourceVersion: '10', continueToken: 'page2' },
+      { items: [obj('c')], resourceVersion: '11' },
+    );
     const { r, c, lists } = start();
     expect(r.synced).toBe(false);
     await until(() => driver.watches.length === 1, 'the watch');
-    expect(driver.listCalls).toEqual([{ limit: 2, continueToken: undefined }, { limit: 2, continueToken: 'page2' }]);
+    expect(driver.listCalls).toEqual([
+      { limit: 2, continueToken: undefined },
+      { limit: 2, continueToken: 'page2' },
+    ]);
     expect(c.log).toEqual(['replace a,b,c']);
     expect(lists).toEqual([[3, false]]);
     expect([driver.watches[0]!.fromVersion, driver.watches[0]!.timeoutSeconds]).toEqual(['11', 300]);
@@ -117,8 +123,16 @@ describe.each([
     reflector.start();
     await until(() => driver.listCalls.length === 2, 'the second page asked for');
     expect(pages).toEqual(['a,b']); // page 1 is the consumer's before page 2 is fetched
-    driver.queueLists({ status: 500 }, { items: [obj('a'), obj('b')], resourceVersion: '12', continueToken: 'p2' }, { items: [obj('c')], resourceVersion: '12' });
-    await until(() => completed.length === 1, 'a listing completed', () => ({ pages, completed }));
+    driver.queueLists(
+      { status: 500 },
+      { items: [obj('a'), obj('b')], resourceVersion: '12', continueToken: 'p2' },
+      { items: [obj('c')], resourceVersion: '12' },
+    );
+    await until(
+      () => completed.length === 1,
+      'a listing completed',
+      () => ({ pages, completed }),
+    );
     expect(pages).toEqual(['a,b', 'a,b', 'c']);
     expect(completed).toEqual(['a,b,c@12']); // the listing refused at page 2 was dropped
   });
@@ -142,17 +156,29 @@ describe.each([
   });
 
   it('a 410 ERROR event in the stream relists at once; the relist drops what was deleted meanwhile', async () => {
-    driver.queueLists({ items: [obj('a'), obj('b')], resourceVersion: '5' }, { items: [obj('a'), obj('c')], resourceVersion: '50' });
+    driver.queueLists(
+      { items: [obj('a'), obj('b')], resourceVersion: '5' },
+      { items: [obj('a'), obj('c')], resourceVersion: '50' },
+    );
     const { c, lists, restarts, expiries } = start();
     await until(() => driver.watches.length === 1, 'the watch');
     driver.watches[0]!.send('ERROR', EXPIRED);
-    await until(() => driver.watches.length === 2, 'the watch after the relist', () => ({ lists, restarts, watches: watchesFrom(driver) }));
+    await until(
+      () => driver.watches.length === 2,
+      'the watch after the relist',
+      () => ({ lists, restarts, watches: watchesFrom(driver) }),
+    );
     expect(c.log).toEqual(['replace a,b', 'replace a,c']);
     expect([...c.state.keys()]).toEqual(['a', 'c']);
-    expect(lists).toEqual([[2, false], [2, true]]);
+    expect(lists).toEqual([
+      [2, false],
+      [2, true],
+    ]);
     expect(watchesFrom(driver)).toEqual(['5', '50']);
     expect(restarts).toEqual([]); // an expiry is no failure
-    expect(expiries).toEqual(['ERROR event with a Status of code 410 (Expired) in the stream: too old resource version: 5 (90)']);
+    expect(expiries).toEqual([
+      'ERROR event with a Status of code 410 (Expired) in the stream: too old resource version: 5 (90)',
+    ]);
     await until(() => driver.watches[0]!.aborted, 'the expired watch closed');
   });
 
@@ -160,9 +186,16 @@ describe.each([
     driver.queueLists({ items: [obj('a')], resourceVersion: '5' }, { items: [obj('b')], resourceVersion: '60' });
     driver.refuseNextWatch(410);
     const { c, lists, restarts, expiries } = start();
-    await until(() => driver.watches.length === 2, 'the watch after the relist', () => ({ lists, restarts }));
+    await until(
+      () => driver.watches.length === 2,
+      'the watch after the relist',
+      () => ({ lists, restarts }),
+    );
     expect(c.log).toEqual(['replace a', 'replace b']);
-    expect(lists).toEqual([[1, false], [1, true]]);
+    expect(lists).toEqual([
+      [1, false],
+      [1, true],
+    ]);
     expect(watchesFrom(driver)).toEqual(['5', '60']);
     expect(restarts).toEqual([]);
     expect(expiries).toEqual(['HTTP 410 on the watch request']);
@@ -183,7 +216,11 @@ describe.each([
   });
 
   it('a resume refused with 410 (in the stream or on the request) relists', async () => {
-    driver.queueLists({ items: [obj('a')], resourceVersion: '5' }, { items: [obj('a')], resourceVersion: '70' }, { items: [obj('a')], resourceVersion: '80' });
+    driver.queueLists(
+      { items: [obj('a')], resourceVersion: '5' },
+      { items: [obj('a')], resourceVersion: '70' },
+      { items: [obj('a')], resourceVersion: '80' },
+    );
     const { c, lists, restarts } = start();
     await until(() => driver.watches.length === 1, 'the watch');
     driver.watches[0]!.send('MODIFIED', obj('a', '6'));
@@ -196,9 +233,17 @@ describe.each([
     await until(() => c.log.length === 4, 'the event');
     driver.watches[2]!.breakConnection();
     driver.refuseNextWatch(410);
-    await until(() => driver.watches.length === 5, 'the watch after the second relist', () => ({ lists, restarts, watches: watchesFrom(driver) }));
+    await until(
+      () => driver.watches.length === 5,
+      'the watch after the second relist',
+      () => ({ lists, restarts, watches: watchesFrom(driver) }),
+    );
     expect(watchesFrom(driver)).toEqual(['5', '6', '70', '71', '80']);
-    expect(lists).toEqual([[1, false], [1, true], [1, true]]);
+    expect(lists).toEqual([
+      [1, false],
+      [1, true],
+      [1, true],
+    ]);
     expect(restarts).toEqual(['Premature close', 'Premature close']);
   });
 
@@ -208,7 +253,9 @@ describe.each([
     await until(() => driver.watches.length === 1, 'the watch');
     driver.watches[0]!.send('ERROR', status(500, 'InternalError', 'etcdserver: request timed out'));
     await until(() => driver.watches.length === 2, 'the restarted watch');
-    expect(restarts).toEqual(['watch things: ERROR event with a Status of code 500 (InternalError): etcdserver: request timed out']);
+    expect(restarts).toEqual([
+      'watch things: ERROR event with a Status of code 500 (InternalError): etcdserver: request timed out',
+    ]);
     expect(watchesFrom(driver)).toEqual(['1', '1']);
     await until(() => driver.watches[0]!.aborted, 'the failed watch closed');
   });
@@ -228,18 +275,34 @@ describe.each([
     await until(() => driver.watches.length === 1, 'the watch');
     driver.watches[0]!.close();
     await until(() => driver.watches.length === 2, 'the next watch');
-    expect(restarts).toEqual(['watch things: the API server ended the watch within 1 s without an event (a very short watch)']);
+    expect(restarts).toEqual([
+      'watch things: the API server ended the watch within 1 s without an event (a very short watch)',
+    ]);
     expect(watchesFrom(driver)).toEqual(['4', '4']);
   });
 
   it('a second 410 in a row on a watch right after a fresh list backs off before relisting (no tight loop)', async () => {
-    driver.queueLists({ items: [], resourceVersion: '4' }, { items: [], resourceVersion: '5' }, { items: [], resourceVersion: '6' });
+    driver.queueLists(
+      { items: [], resourceVersion: '4' },
+      { items: [], resourceVersion: '5' },
+      { items: [], resourceVersion: '6' },
+    );
     driver.refuseNextWatch(410);
     driver.refuseNextWatch(410);
     const { lists, restarts } = start();
-    await until(() => driver.watches.length === 3, 'the third watch', () => ({ lists, restarts }));
-    expect(lists).toEqual([[0, false], [0, true], [0, true]]);
-    expect(restarts).toEqual(['watch things: 410 Gone again for the resourceVersion of a list just made (HTTP 410 on the watch request)']);
+    await until(
+      () => driver.watches.length === 3,
+      'the third watch',
+      () => ({ lists, restarts }),
+    );
+    expect(lists).toEqual([
+      [0, false],
+      [0, true],
+      [0, true],
+    ]);
+    expect(restarts).toEqual([
+      'watch things: 410 Gone again for the resourceVersion of a list just made (HTTP 410 on the watch request)',
+    ]);
     expect(watchesFrom(driver)).toEqual(['4', '5', '6']);
   });
 });
@@ -266,7 +329,14 @@ describe('Reflector health (for staleness)', () => {
     driver.queueLists({ items: [obj('a')], resourceVersion: '5' });
     start();
     await until(() => driver.watches.length === 1, 'the watch');
-    expect(reflector.health()).toEqual({ resource: 'things', synced: true, watching: true, lastDeliveryAgeMs: 0, brokenMs: 0, lastError: null });
+    expect(reflector.health()).toEqual({
+      resource: 'things',
+      synced: true,
+      watching: true,
+      lastDeliveryAgeMs: 0,
+      brokenMs: 0,
+      lastError: null,
+    });
     clock.now += 59_000; // no event for a minute: quiet, not broken
     expect(reflector.health()).toMatchObject({ watching: true, lastDeliveryAgeMs: 59_000, brokenMs: 0 });
     driver.watches[0]!.send('BOOKMARK', { metadata: { resourceVersion: '9' } });
@@ -274,7 +344,12 @@ describe('Reflector health (for staleness)', () => {
     clock.now += 240_000;
     driver.watches[0]!.close(); // timeoutSeconds reached
     await until(() => driver.watches.length === 2, 'the next watch');
-    expect(reflector.health()).toMatchObject({ watching: true, lastDeliveryAgeMs: 240_000, brokenMs: 0, lastError: null });
+    expect(reflector.health()).toMatchObject({
+      watching: true,
+      lastDeliveryAgeMs: 240_000,
+      brokenMs: 0,
+      lastError: null,
+    });
   });
 
   it('is broken from the first failure until a list, an event, or a watch that stays open; a watch failing right after it opens stays broken', async () => {
@@ -289,7 +364,12 @@ describe('Reflector health (for staleness)', () => {
     driver.watches[1]!.send('ERROR', status(500, 'InternalError', 'boom'));
     await until(() => driver.watches.length === 3, 'the third watch');
     clock.now += 1_000;
-    expect(reflector.health()).toMatchObject({ synced: true, watching: true, brokenMs: 2_000, lastError: 'watch things: ERROR event with a Status of code 500 (InternalError): boom' });
+    expect(reflector.health()).toMatchObject({
+      synced: true,
+      watching: true,
+      brokenMs: 2_000,
+      lastError: 'watch things: ERROR event with a Status of code 500 (InternalError): boom',
+    });
     clock.now += 5_000; // the third watch has stayed open 5 s: the session is healthy again
     expect(reflector.health()).toMatchObject({ watching: true, brokenMs: 0, lastError: null });
     driver.watches[2]!.breakConnection();
@@ -306,7 +386,12 @@ describe('Reflector health (for staleness)', () => {
     start({ minBackoffMs: 20, maxBackoffMs: 20 });
     await until(() => driver.listCalls.length === 2, 'two lists');
     clock.now += 4_000;
-    expect(reflector.health()).toMatchObject({ synced: false, watching: false, brokenMs: 4_000, lastError: 'HTTP 403: scripted refusal' });
+    expect(reflector.health()).toMatchObject({
+      synced: false,
+      watching: false,
+      brokenMs: 4_000,
+      lastError: 'HTTP 403: scripted refusal',
+    });
     driver.queueLists({ items: [], resourceVersion: '8' });
     await until(() => driver.watches.length === 1, 'the watch');
     expect(reflector.health()).toMatchObject({ synced: true, brokenMs: 0 });
@@ -317,7 +402,9 @@ describe('Reflector health (for staleness)', () => {
     const { restarts } = start({ watchDeadlineMs: 30 });
     await until(() => driver.watches.length === 2, 'the watch after the deadline');
     expect(driver.watches[0]!.aborted).toBe(true);
-    expect(restarts[0]).toBe('watch things: not ended by the API server 0.03 s after it opened (timeoutSeconds 300): the connection is presumed dead');
+    expect(restarts[0]).toBe(
+      'watch things: not ended by the API server 0.03 s after it opened (timeoutSeconds 300): the connection is presumed dead',
+    );
     expect(watchesFrom(driver).slice(0, 2)).toEqual(['4', '4']);
   });
 });

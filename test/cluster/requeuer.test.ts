@@ -34,14 +34,25 @@ beforeEach(async () => {
     let text = '';
     req.on('data', (c: Buffer) => (text += c.toString()));
     req.on('end', () => {
-      received.push({ method: req.method!, url: req.url!, contentType: req.headers['content-type'] ?? '', body: JSON.parse(text) as Received['body'], atMs: Date.now() });
+      received.push({
+        method: req.method!,
+        url: req.url!,
+        contentType: req.headers['content-type'] ?? '',
+        body: JSON.parse(text) as Received['body'],
+        atMs: Date.now(),
+      });
       const status = statuses.shift() ?? 200;
       const answer = () => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify(
             status === 200
-              ? { apiVersion: 'storage.k8s.io/v1', kind: 'CSIStorageCapacity', metadata: { name: 'sandbox-extender-requeue', namespace: 'kube-system' }, storageClassName: 'sandbox-extender.io-requeue' }
+              ? {
+                  apiVersion: 'storage.k8s.io/v1',
+                  kind: 'CSIStorageCapacity',
+                  metadata: { name: 'sandbox-extender-requeue', namespace: 'kube-system' },
+                  storageClassName: 'sandbox-extender.io-requeue',
+                }
               : { apiVersion: 'v1', kind: 'Status', status: 'Failure', code: status, message: `status ${status}` },
           ),
         );
@@ -54,7 +65,9 @@ beforeEach(async () => {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     // client-node refuses plain HTTP unless TLS verification is off.
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    clusters: [
+      { name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
+    ],
     users: [{ name: 'u' }],
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
@@ -75,7 +88,10 @@ function requeuer(options: { perSecond?: number; take?: () => readonly NudgeTarg
   const warnings: string[] = [];
   let taken = 0;
   let next = 0;
-  const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) });
+  const logger = pino(
+    { level: 'warn' },
+    { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) },
+  );
   const r = new Requeuer(
     requeueObjectWrite(api, 'kube-system', 'sandbox-extender-requeue'),
     {
@@ -134,7 +150,10 @@ describe('Requeuer', () => {
     release();
     await t.r.idle();
     expect(t.taken()).toBe(2);
-    expect(received.map((r) => r.body.metadata.annotations[REQUEUE_ANNOTATION])).toEqual(['2026-01-02T03:04:05.678Z #1', '2026-01-02T03:04:05.678Z #2']);
+    expect(received.map((r) => r.body.metadata.annotations[REQUEUE_ANNOTATION])).toEqual([
+      '2026-01-02T03:04:05.678Z #1',
+      '2026-01-02T03:04:05.678Z #2',
+    ]);
   });
 
   it('at most perSecond writes per second: the second round waits for the next second', async () => {
@@ -160,16 +179,19 @@ describe('Requeuer', () => {
   it.each([
     [404, /the requeue object CSIStorageCapacity kube-system\/sandbox-extender-requeue does not exist/],
     [403, /the extender may not patch CSIStorageCapacity kube-system\/sandbox-extender-requeue \(RBAC\)/],
-  ])('HTTP %i is not retried: the pods are counted failed and handed back, with a warning that says why', async (status, why) => {
-    statuses = [status];
-    const t = requeuer({ take: () => [target(1), target(2)] });
-    t.r.wake();
-    await t.r.idle();
-    expect(received).toHaveLength(1);
-    expect(t.nudged).toEqual([['failed', 2]]);
-    expect(t.failed).toEqual([[target(1), target(2)]]);
-    expect(t.warnings.join('\n')).toMatch(why);
-  });
+  ])(
+    'HTTP %i is not retried: the pods are counted failed and handed back, with a warning that says why',
+    async (status, why) => {
+      statuses = [status];
+      const t = requeuer({ take: () => [target(1), target(2)] });
+      t.r.wake();
+      await t.r.idle();
+      expect(received).toHaveLength(1);
+      expect(t.nudged).toEqual([['failed', 2]]);
+      expect(t.failed).toEqual([[target(1), target(2)]]);
+      expect(t.warnings.join('\n')).toMatch(why);
+    },
+  );
 
   it('retries give up after `retries`: the pods are counted failed and handed back', async () => {
     statuses = [500, 500, 500, 500];

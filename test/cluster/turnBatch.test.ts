@@ -37,5 +37,4 @@ describe('TurnBatch (the messages between the main thread and the API worker)', 
       jest.useRealTimers();
     }
   });
-
 });

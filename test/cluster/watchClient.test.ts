@@ -26,7 +26,9 @@ async function open(driver: WatchDriver, onEvent?: (type: string, object: unknow
   const abort = await driver.source.watch(
     { resourceVersion: '7', timeoutSeconds: 300 },
     (type, object) => {
-      seen.events.push(`${type} ${(object as { metadata?: { name?: string } })?.metadata?.name ?? (object as { code?: number })?.code}`);
+      seen.events.push(
+        `${type} ${(object as { metadata?: { name?: string } })?.metadata?.name ?? (object as { code?: number })?.code}`,
+      );
       onEvent?.(type, object, seen);
     },
     (err) => seen.done.push(err),
@@ -36,7 +38,14 @@ async function open(driver: WatchDriver, onEvent?: (type: string, object: unknow
   return seen;
 }
 
-const describeErr = (err: unknown) => (err === null ? null : { name: (err as Error).name, message: (err as Error).message, statusCode: (err as { statusCode?: number }).statusCode });
+const describeErr = (err: unknown) =>
+  err === null
+    ? null
+    : {
+        name: (err as Error).name,
+        message: (err as Error).message,
+        statusCode: (err as { statusCode?: number }).statusCode,
+      };
 
 describe.each([
   ['scripted', async () => scriptedDriver()],
@@ -87,14 +96,18 @@ describe.each([
     await new Promise((r) => setTimeout(r, 20));
     expect(seen.events).toEqual(['ERROR 410']);
     expect(doneDuringAbort).toEqual([1]); // synchronously: the 410 is lost unless recorded before abort()
-    expect(seen.done.map(describeErr)).toEqual([{ name: 'AbortError', message: 'The user aborted a request.', statusCode: undefined }]);
+    expect(seen.done.map(describeErr)).toEqual([
+      { name: 'AbortError', message: 'The user aborted a request.', statusCode: undefined },
+    ]);
   });
 
   it('an abort of an open, idle watch: done(AbortError) at once', async () => {
     const seen = await open(driver);
     await until(() => driver.watches.length === 1, 'the watch request');
     seen.abort();
-    expect(seen.done.map(describeErr)).toEqual([{ name: 'AbortError', message: 'The user aborted a request.', statusCode: undefined }]);
+    expect(seen.done.map(describeErr)).toEqual([
+      { name: 'AbortError', message: 'The user aborted a request.', statusCode: undefined },
+    ]);
     await until(() => driver.watches[0]!.aborted, 'the request aborted');
     seen.abort(); // a second abort changes nothing
     expect(seen.done).toHaveLength(1);
@@ -125,7 +138,10 @@ describe.each([
 
   it('a refused list is an error with the HTTP status in `code` and the Status in `body`', async () => {
     driver.queueLists({ status: 403 });
-    const err = await driver.source.list({ limit: 10 }).then(() => null, (e: unknown) => e);
+    const err = await driver.source.list({ limit: 10 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((err as { code?: number }).code).toBe(403);
     expect(describeFailure(err)).toBe('HTTP 403: scripted refusal');
   });

@@ -25,10 +25,20 @@ export interface Obj {
   metadata: { name: string; resourceVersion?: string };
 }
 
-export const obj = (name: string, resourceVersion?: string): Obj => ({ metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) } });
+export const obj = (name: string, resourceVersion?: string): Obj => ({
+  metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) },
+});
 
 /** A Status as the API server sends it in an ERROR event or as the body of a refused request. */
-export const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code, reason, message });
+export const status = (code: number, reason: string, message: string) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  code,
+  reason,
+  message,
+});
 export const EXPIRED = status(410, 'Expired', 'too old resource version: 5 (90)');
 
 /** One watch request as the server sees it. */
@@ -79,8 +89,12 @@ class ListQueue<T> {
   }
 }
 
-const STATUS_TEXT: Record<number, string> = { 403: 'Forbidden', 410: 'Gone', 500: 'Internal Server Error', 503: 'Service Unavailable' };
-
+const STATUS_TEXT: Record<number, string> = {
+  403: 'Forbidden',
+  410: 'Gone',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
 
 export function scriptedDriver<T = Obj>(): WatchDriver<T> {
   const lists = new ListQueue<T>();
@@ -92,7 +106,13 @@ export function scriptedDriver<T = Obj>(): WatchDriver<T> {
       listCalls.push(options);
       const next = await lists.next();
       // CoreV1Api's refusal: an ApiException with the code and the Status body as text
-      if ('status' in next) throw new ApiException(next.status, 'Unknown API Status Code!', JSON.stringify(status(next.status, STATUS_TEXT[next.status] ?? 'Error', 'scripted refusal')), {});
+      if ('status' in next)
+        throw new ApiException(
+          next.status,
+          'Unknown API Status Code!',
+          JSON.stringify(status(next.status, STATUS_TEXT[next.status] ?? 'Error', 'scripted refusal')),
+          {},
+        );
       return next;
     },
     async watch(options, onEvent, onDone) {
@@ -115,7 +135,8 @@ export function scriptedDriver<T = Obj>(): WatchDriver<T> {
           }
         },
         close: () => doneOnce(null),
-        breakConnection: () => doneOnce(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })),
+        breakConnection: () =>
+          doneOnce(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })),
         get aborted() {
           return aborted;
         },
@@ -160,8 +181,17 @@ export async function endpointDriver(): Promise<WatchDriver> {
       const continueToken = url.searchParams.get('continue') ?? undefined;
       listCalls.push({ limit: Number(url.searchParams.get('limit')), continueToken });
       const next = await lists.next();
-      if ('status' in next) return json(res, next.status, status(next.status, STATUS_TEXT[next.status] ?? 'Error', 'scripted refusal'));
-      return json(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: next.resourceVersion, ...(next.continueToken ? { continue: next.continueToken } : {}) }, items: next.items });
+      if ('status' in next)
+        return json(res, next.status, status(next.status, STATUS_TEXT[next.status] ?? 'Error', 'scripted refusal'));
+      return json(res, 200, {
+        kind: 'NodeList',
+        apiVersion: 'v1',
+        metadata: {
+          resourceVersion: next.resourceVersion,
+          ...(next.continueToken ? { continue: next.continueToken } : {}),
+        },
+        items: next.items,
+      });
     }
     const timeout = url.searchParams.get('timeoutSeconds');
     let aborted = false;

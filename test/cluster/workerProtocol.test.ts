@@ -1,4 +1,13 @@
-import { agedHealth, applyObserved, applyUpdates, encodingObserver, encodingUpdates, onlyLastPodsVersion, type FromWorker, type Update } from '../../src/cluster/workerProtocol.js';
+import {
+  agedHealth,
+  applyObserved,
+  applyUpdates,
+  encodingObserver,
+  encodingUpdates,
+  onlyLastPodsVersion,
+  type FromWorker,
+  type Update,
+} from '../../src/cluster/workerProtocol.js';
 import type { WatchHealth } from '../../src/cluster/reflector.js';
 import type { SyncObserver } from '../../src/cluster/liveSync.js';
 import { SchedulerCache } from '../../src/core/cache/schedulerCache.js';
@@ -6,7 +15,16 @@ import { ListingReader, cacheUpdates } from '../../src/core/cache/sync.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 
 const DIMS = { names: ['cpu', 'memory'] };
-const pod = (uid: string, nodeName: string | null) => ({ uid, key: `ns/${uid}`, nodeName, schedulerName: 's', request: [1000, 0], state: nodeName ? ('running' as const) : ('pending' as const), terminal: false, schedulingFailure: null });
+const pod = (uid: string, nodeName: string | null) => ({
+  uid,
+  key: `ns/${uid}`,
+  nodeName,
+  schedulerName: 's',
+  request: [1000, 0],
+  state: nodeName ? ('running' as const) : ('pending' as const),
+  terminal: false,
+  schedulingFailure: null,
+});
 
 describe('the worker protocol: updates and health as the main thread reads them', () => {
   it('applies a batch of updates to the cache in the order they came (a listing, then events)', () => {
@@ -40,7 +58,10 @@ describe('the worker protocol: updates and health as the main thread reads them'
     updates.podsAppliedAt('12');
     expect(sent.map(([method]) => method)).toEqual(['replaceNodes', 'replacePods', 'deletePod', 'podsAppliedAt']);
     expect(Object.keys(sent[0]![1] as object)).toEqual(['nodes', 'keptNodes']); // no errors, no reader state
-    expect(sent[0]![1]).toEqual({ nodes: [expect.objectContaining({ name: 'n1', allocatable: [4000, 8 * 2 ** 30] })], keptNodes: new Set(['bad']) });
+    expect(sent[0]![1]).toEqual({
+      nodes: [expect.objectContaining({ name: 'n1', allocatable: [4000, 8 * 2 ** 30] })],
+      keptNodes: new Set(['bad']),
+    });
     const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 });
     applyUpdates(cacheUpdates(cache), structuredClone(sent.slice(0, 2)));
     expect([...cache.nodeNames()]).toEqual(['n1']);
@@ -58,7 +79,11 @@ describe('the worker protocol: updates and health as the main thread reads them'
     worker.listed('pods', true);
     worker.listed('nodes', false);
     const calls: string[] = [];
-    const main: SyncObserver = { started: (r) => calls.push(`started ${r}`), restarted: (r) => calls.push(`restarted ${r}`), listed: (r, relist) => calls.push(`listed ${r} ${relist}`) };
+    const main: SyncObserver = {
+      started: (r) => calls.push(`started ${r}`),
+      restarted: (r) => calls.push(`restarted ${r}`),
+      listed: (r, relist) => calls.push(`listed ${r} ${relist}`),
+    };
     for (const m of structuredClone(messages)) if (m.t === 'observer') applyObserved(main, m);
     expect(calls).toEqual(['started nodes', 'restarted pods', 'listed pods true', 'listed nodes false']);
   });
@@ -66,7 +91,14 @@ describe('the worker protocol: updates and health as the main thread reads them'
   it('ages the worker’s last health report by the time since it was read: a silent worker looks stale', () => {
     const health: WatchHealth[] = [
       { resource: 'nodes', synced: true, watching: true, lastDeliveryAgeMs: 1_000, brokenMs: 0, lastError: null },
-      { resource: 'pods', synced: true, watching: false, lastDeliveryAgeMs: 4_000, brokenMs: 2_000, lastError: 'HTTP 500' },
+      {
+        resource: 'pods',
+        synced: true,
+        watching: false,
+        lastDeliveryAgeMs: 4_000,
+        brokenMs: 2_000,
+        lastError: 'HTTP 500',
+      },
     ];
     expect(agedHealth(health, 10_000, 13_500).map((h) => [h.lastDeliveryAgeMs, h.brokenMs])).toEqual([
       [4_500, 0], // not failing stays not failing
@@ -81,8 +113,19 @@ describe('onlyLastPodsVersion (one pods resourceVersion per batch of watch updat
   const deletePod = ['deletePod', 'uid-1'] as const satisfies Update;
 
   it('keeps the last podsAppliedAt only, after every change of the batch', () => {
-    const batch: Update[] = [deletePod, ['podsAppliedAt', '10'], deleteNode, ['podsAppliedAt', '11'], ['deletePod', 'uid-2']];
-    expect(onlyLastPodsVersion(batch)).toEqual([deletePod, deleteNode, ['deletePod', 'uid-2'], ['podsAppliedAt', '11']]);
+    const batch: Update[] = [
+      deletePod,
+      ['podsAppliedAt', '10'],
+      deleteNode,
+      ['podsAppliedAt', '11'],
+      ['deletePod', 'uid-2'],
+    ];
+    expect(onlyLastPodsVersion(batch)).toEqual([
+      deletePod,
+      deleteNode,
+      ['deletePod', 'uid-2'],
+      ['podsAppliedAt', '11'],
+    ]);
   });
 
   it('returns a batch with none, or with one already last, unchanged (the same array)', () => {

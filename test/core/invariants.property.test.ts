@@ -13,7 +13,9 @@ const amount = fc.integer({ min: 0, max: 1_000_000 });
 const vector = fc.tuple(amount, amount);
 
 const infoArb = fc.record({
-  allocatable: fc.option(fc.tuple(fc.integer({ min: 0, max: 2_000_000 }), fc.integer({ min: 1, max: 2_000_000 })), { nil: null }),
+  allocatable: fc.option(fc.tuple(fc.integer({ min: 0, max: 2_000_000 }), fc.integer({ min: 1, max: 2_000_000 })), {
+    nil: null,
+  }),
   hasNode: fc.boolean(),
   allocated: vector,
   paused: vector,
@@ -55,15 +57,22 @@ function infosOf(specs: readonly InfoSpec[]): NodeInfo[] {
 
 function scanOver(infos: readonly NodeInfo[], request: readonly number[], own?: OwnReservation): CandidateScan {
   const byName = new Map(infos.map((i) => [i.name, i]));
-  return new CandidateScan((name) => byName.get(name), DIMS).run(request, [...infos.map((i) => i.name), 'ghost'], { own });
+  return new CandidateScan((name) => byName.get(name), DIMS).run(request, [...infos.map((i) => i.name), 'ghost'], {
+    own,
+  });
 }
 
 /** The pod's own reservation on one of the nodes (index `at`), or none. */
 const ownArb = fc.option(fc.record({ at: fc.nat(7), request: vector }), { nil: undefined });
-const ownOf = (infos: readonly NodeInfo[], spec: { at: number; request: [number, number] } | undefined): OwnReservation | undefined => {
+const ownOf = (
+  infos: readonly NodeInfo[],
+  spec: { at: number; request: [number, number] } | undefined,
+): OwnReservation | undefined => {
   const info = spec === undefined ? undefined : infos[spec.at % infos.length]!;
   // Only a reservation the node really holds can be left out: at most its reserved amounts and count.
-  return info && info.reservedCount > 0 ? { nodeName: info.name, request: spec!.request.map((q, r) => Math.min(q, info.reserved[r]!)) } : undefined;
+  return info && info.reservedCount > 0
+    ? { nodeName: info.name, request: spec!.request.map((q, r) => Math.min(q, info.reserved[r]!)) }
+    : undefined;
 };
 
 describe('placement invariants', () => {
@@ -76,7 +85,9 @@ describe('placement invariants', () => {
         for (let i = 0; i < scan.count; i++) {
           const e = evaluateCandidate(scan.names[i]!, infos[i], undefined, request, own, DIMS);
           expect(scan.fits(i)).toBe(e.failures.length === 0);
-          expect(e.failures.some((f) => f.code === 'StartingLimit')).toBe(infos[i] !== undefined && infos[i]!.hasNode && e.starting >= (infos[i]!.startingLimit ?? Infinity));
+          expect(e.failures.some((f) => f.code === 'StartingLimit')).toBe(
+            infos[i] !== undefined && infos[i]!.hasNode && e.starting >= (infos[i]!.startingLimit ?? Infinity),
+          );
           expect(scan.capacityKnown(i)).toBe(e.capacityKnown);
           if (e.capacityKnown) expect(scan.pressure[i]).toBe(e.pressure);
           expect([scan.starting[i], scan.running[i], scan.paused[i]]).toEqual([e.starting, e.running, e.paused]);
@@ -87,30 +98,40 @@ describe('placement invariants', () => {
 
   it('a starting limit that no node has reached changes nothing: same fit, pressure and choice as without a limit', () => {
     fc.assert(
-      fc.property(fc.array(infoArb, { minLength: 1, maxLength: 8 }), vector, fc.constantFrom(...STRATEGIES), (specs, request, strategy) => {
-        const unlimited = infosOf(specs.map((s) => ({ ...s, startingLimit: undefined })));
-        const limited = unlimited.map((info) => ({ ...info, startingLimit: info.starting + info.reservedCount + 1 }));
-        const a = scanOver(unlimited, request);
-        const b = scanOver(limited, request);
-        expect([...b.status.subarray(0, b.count)]).toEqual([...a.status.subarray(0, a.count)]);
-        expect([...b.pressure.subarray(0, b.count)]).toEqual([...a.pressure.subarray(0, a.count)]);
-        expect(new Placer(strategy, () => 0.3).choose(b)).toEqual(new Placer(strategy, () => 0.3).choose(a));
-      }),
+      fc.property(
+        fc.array(infoArb, { minLength: 1, maxLength: 8 }),
+        vector,
+        fc.constantFrom(...STRATEGIES),
+        (specs, request, strategy) => {
+          const unlimited = infosOf(specs.map((s) => ({ ...s, startingLimit: undefined })));
+          const limited = unlimited.map((info) => ({ ...info, startingLimit: info.starting + info.reservedCount + 1 }));
+          const a = scanOver(unlimited, request);
+          const b = scanOver(limited, request);
+          expect([...b.status.subarray(0, b.count)]).toEqual([...a.status.subarray(0, a.count)]);
+          expect([...b.pressure.subarray(0, b.count)]).toEqual([...a.pressure.subarray(0, a.count)]);
+          expect(new Placer(strategy, () => 0.3).choose(b)).toEqual(new Placer(strategy, () => 0.3).choose(a));
+        },
+      ),
     );
   });
 
   it('scores are integers in 0..10, exactly one 10 when something fits, none otherwise', () => {
     fc.assert(
-      fc.property(fc.array(infoArb, { minLength: 1, maxLength: 8 }), vector, fc.constantFrom(...STRATEGIES), (specs, request, strategy) => {
-        const scan = scanOver(infosOf(specs), request);
-        const placer = new Placer(strategy, () => 0.3);
-        const { chosen } = placer.choose(scan);
-        const scores = Array.from({ length: scan.count }, (_, i) => placer.score(scan, i, chosen));
-        expect(scores.every((s) => Number.isInteger(s) && s >= 0 && s <= 10)).toBe(true);
-        expect(scores.filter((s) => s === 10).length).toBe(chosen >= 0 ? 1 : 0);
-        expect(chosen >= 0).toBe(scan.feasible > 0);
-        if (chosen >= 0) expect(scan.fits(chosen)).toBe(true);
-      }),
+      fc.property(
+        fc.array(infoArb, { minLength: 1, maxLength: 8 }),
+        vector,
+        fc.constantFrom(...STRATEGIES),
+        (specs, request, strategy) => {
+          const scan = scanOver(infosOf(specs), request);
+          const placer = new Placer(strategy, () => 0.3);
+          const { chosen } = placer.choose(scan);
+          const scores = Array.from({ length: scan.count }, (_, i) => placer.score(scan, i, chosen));
+          expect(scores.every((s) => Number.isInteger(s) && s >= 0 && s <= 10)).toBe(true);
+          expect(scores.filter((s) => s === 10).length).toBe(chosen >= 0 ? 1 : 0);
+          expect(chosen >= 0).toBe(scan.feasible > 0);
+          if (chosen >= 0) expect(scan.fits(chosen)).toBe(true);
+        },
+      ),
     );
   });
 
@@ -119,7 +140,12 @@ describe('placement invariants', () => {
       fc.property(infoArb, fc.nat(500_000), vector, (spec, extra, request) => {
         fc.pre(spec.allocatable !== null && spec.hasNode);
         const [light] = infosOf([spec]);
-        const heavy: NodeInfo = { ...light!, name: 'heavy', id: 1, allocated: [light!.allocated[0]! + extra, light!.allocated[1]!] };
+        const heavy: NodeInfo = {
+          ...light!,
+          name: 'heavy',
+          id: 1,
+          allocated: [light!.allocated[0]! + extra, light!.allocated[1]!],
+        };
         const byName = new Map([light!, heavy].map((i) => [i.name, i]));
         const scan = new CandidateScan((name) => byName.get(name), DIMS).run(request, ['n0', 'heavy']);
         const placer = new Placer('least_loaded', () => 0);
@@ -130,12 +156,18 @@ describe('placement invariants', () => {
 
   it('the window of a decision: only a sampled one (exactly the cap offered), and it agrees with evaluateCandidate over every node of the model', () => {
     const nodeArb = fc.record({
-      allocatable: fc.option(fc.tuple(fc.integer({ min: 1, max: 2_000_000 }), fc.integer({ min: 1, max: 2_000_000 })), { nil: null }),
+      allocatable: fc.option(fc.tuple(fc.integer({ min: 1, max: 2_000_000 }), fc.integer({ min: 1, max: 2_000_000 })), {
+        nil: null,
+      }),
       used: vector,
       starting: fc.nat(3),
       offered: fc.boolean(),
     });
-    const strategyArb = fc.constantFrom<'least_loaded' | 'most_loaded' | 'round_robin'>('least_loaded', 'most_loaded', 'round_robin');
+    const strategyArb = fc.constantFrom<'least_loaded' | 'most_loaded' | 'round_robin'>(
+      'least_loaded',
+      'most_loaded',
+      'round_robin',
+    );
     // At 50 % kube-scheduler looks for 100 feasible nodes in a cluster of 101 to 201: fillers of 1 CPU-unit make the
     // window 100 nodes (a sample) or 99 (its own filters narrowed it), beside up to 8 arbitrary nodes.
     const windowArb = fc.record({ sampled: fc.boolean(), extraOutside: fc.nat(2) });
@@ -147,11 +179,24 @@ describe('placement invariants', () => {
         fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
         windowArb,
         (specs, request, strategy, perNode, window) => {
-          const cache = new SchedulerCache(DIMS, { ttlMs: 1000, ...(perNode === undefined ? {} : { startingLimit: { perNode } }) });
+          const cache = new SchedulerCache(DIMS, {
+            ttlMs: 1000,
+            ...(perNode === undefined ? {} : { startingLimit: { perNode } }),
+          });
           specs.forEach((s, i) => {
             cache.upsertNode({ name: `n${i}`, allocatable: s.allocatable });
-            cache.upsertPod({ uid: `used-${i}`, key: `ns/used-${i}`, nodeName: `n${i}`, schedulerName: 'other', request: s.used, state: 'running', terminal: false, schedulingFailure: null });
-            for (let k = 0; k < s.starting; k++) cache.assume({ uid: `r-${i}-${k}`, key: `ns/r-${i}-${k}`, request: [1, 1] }, `n${i}`, 0);
+            cache.upsertPod({
+              uid: `used-${i}`,
+              key: `ns/used-${i}`,
+              nodeName: `n${i}`,
+              schedulerName: 'other',
+              request: s.used,
+              state: 'running',
+              terminal: false,
+              schedulingFailure: null,
+            });
+            for (let k = 0; k < s.starting; k++)
+              cache.assume({ uid: `r-${i}-${k}`, key: `ns/r-${i}-${k}`, request: [1, 1] }, `n${i}`, 0);
           });
           const target = window.sampled ? 100 : 99;
           const offeredSpecs = specs.map((_, i) => `n${i}`).filter((_, i) => specs[i]!.offered);
@@ -180,8 +225,23 @@ describe('placement invariants', () => {
             if (better(fitting(name), bestOut)) [bestOut, bestOutName] = [fitting(name), name];
           }
 
-          const service = new PlacementService(cache, new Placer(strategy, () => 0.3), { schedulerName: 's', chooseInFilter: true, recordOffers: false, offerTtlMs: 1000, percentageOfNodesToScore: 50 });
-          const pod: PodRecord = { uid: 'p', key: 'ns/p', nodeName: null, schedulerName: 's', request, state: 'pending', terminal: false, schedulingFailure: null };
+          const service = new PlacementService(cache, new Placer(strategy, () => 0.3), {
+            schedulerName: 's',
+            chooseInFilter: true,
+            recordOffers: false,
+            offerTtlMs: 1000,
+            percentageOfNodesToScore: 50,
+          });
+          const pod: PodRecord = {
+            uid: 'p',
+            key: 'ns/p',
+            nodeName: null,
+            schedulerName: 's',
+            request,
+            state: 'pending',
+            terminal: false,
+            schedulingFailure: null,
+          };
           const out = service.filter(pod, { names: offered }, 0);
           if (out.chosen < 0 || !window.sampled) {
             expect(out.window).toBeNull();
@@ -194,7 +254,9 @@ describe('placement invariants', () => {
           }
           const named = better(bestOut, bestOffered);
           expect(out.window!.clusterBest).toEqual(named ? { name: bestOutName, projectedPressure: bestOut } : null);
-          expect(out.window!.pressureGap).toBe(Math.max(0, sign * (out.scan.pressure[out.chosen]! - (named ? bestOut : bestOffered))));
+          expect(out.window!.pressureGap).toBe(
+            Math.max(0, sign * (out.scan.pressure[out.chosen]! - (named ? bestOut : bestOffered))),
+          );
           expect(out.window!.pressureGap < 0).toBe(false);
         },
       ),
@@ -203,18 +265,39 @@ describe('placement invariants', () => {
 
   it('filter (two calls) keeps only nodes it was given; every input node is either feasible or failing', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.constantFrom<string>('a', 'b', 'c', 'ghost'), { minLength: 1 }), vector, (names, request) => {
-        const cache = new SchedulerCache(DIMS, { ttlMs: 1000 });
-        for (const n of ['a', 'b', 'c']) cache.upsertNode({ name: n, allocatable: [500_000, 500_000] });
-        const service = new PlacementService(cache, new Placer('least_loaded', () => 0), { schedulerName: 's', chooseInFilter: false, recordOffers: false, offerTtlMs: 1000 });
-        const pod: PodRecord = { uid: 'u', key: 'ns/p', nodeName: null, schedulerName: 's', request, state: 'pending', terminal: false, schedulingFailure: null };
-        const out = service.filter(pod, { names }, 0);
-        expect(out.scan.names).toEqual(names);
-        // The reported failures are those of the decision, taken before its own reservation (if any) was made.
-        expect(out.failed.map(([name]) => name)).toEqual(names.filter((_, i) => !out.scan.fits(i)));
-        for (const [, failures] of out.failed) expect(failures.length).toBeGreaterThan(0);
-        if (names.includes('ghost')) expect(out.failed.find(([name]) => name === 'ghost')?.[1]).toEqual([{ code: 'NodeNotInSnapshot', node: 'ghost' }]);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.constantFrom<string>('a', 'b', 'c', 'ghost'), { minLength: 1 }),
+        vector,
+        (names, request) => {
+          const cache = new SchedulerCache(DIMS, { ttlMs: 1000 });
+          for (const n of ['a', 'b', 'c']) cache.upsertNode({ name: n, allocatable: [500_000, 500_000] });
+          const service = new PlacementService(cache, new Placer('least_loaded', () => 0), {
+            schedulerName: 's',
+            chooseInFilter: false,
+            recordOffers: false,
+            offerTtlMs: 1000,
+          });
+          const pod: PodRecord = {
+            uid: 'u',
+            key: 'ns/p',
+            nodeName: null,
+            schedulerName: 's',
+            request,
+            state: 'pending',
+            terminal: false,
+            schedulingFailure: null,
+          };
+          const out = service.filter(pod, { names }, 0);
+          expect(out.scan.names).toEqual(names);
+          // The reported failures are those of the decision, taken before its own reservation (if any) was made.
+          expect(out.failed.map(([name]) => name)).toEqual(names.filter((_, i) => !out.scan.fits(i)));
+          for (const [, failures] of out.failed) expect(failures.length).toBeGreaterThan(0);
+          if (names.includes('ghost'))
+            expect(out.failed.find(([name]) => name === 'ghost')?.[1]).toEqual([
+              { code: 'NodeNotInSnapshot', node: 'ghost' },
+            ]);
+        },
+      ),
     );
   });
 });
@@ -226,13 +309,24 @@ function cacheOps({ withNodes }: { withNodes: boolean }) {
   const state = fc.constantFrom<SandboxState>('pending', 'starting', 'running', 'paused', 'inactive');
   const ops = [
     fc.record({ kind: fc.constant('assume' as const), uid, node, request: vector }),
-    fc.record({ kind: fc.constant('upsertPod' as const), uid, node: fc.option(node, { nil: null }), request: vector, state, terminal: fc.boolean(), failure: fc.constantFrom(null, 'Unschedulable: a', 'Unschedulable: b') }),
+    fc.record({
+      kind: fc.constant('upsertPod' as const),
+      uid,
+      node: fc.option(node, { nil: null }),
+      request: vector,
+      state,
+      terminal: fc.boolean(),
+      failure: fc.constantFrom(null, 'Unschedulable: a', 'Unschedulable: b'),
+    }),
     fc.record({ kind: fc.constant('deletePod' as const), uid: fc.constantFrom('u1', 'u2', 'u3', 'u9') }),
     fc.record({ kind: fc.constant('forget' as const), uid: fc.constantFrom('u1', 'u2', 'u3', 'u9') }),
     fc.record({ kind: fc.constant('finishBinding' as const), uid, node }),
     fc.record({ kind: fc.constant('expire' as const), at: fc.nat(2_000) }),
   ];
-  const nodeOps = [fc.record({ kind: fc.constant('upsertNode' as const), node }), fc.record({ kind: fc.constant('deleteNode' as const), node })];
+  const nodeOps = [
+    fc.record({ kind: fc.constant('upsertNode' as const), node }),
+    fc.record({ kind: fc.constant('deleteNode' as const), node }),
+  ];
   return withNodes ? fc.oneof(...ops, ...nodeOps) : fc.oneof(...ops);
 }
 type CacheOp = ReturnType<typeof cacheOps> extends fc.Arbitrary<infer T> ? T : never;
@@ -242,7 +336,16 @@ function applyCacheOp(c: SchedulerCache, o: CacheOp, now: number): void {
   if (o.kind === 'assume') c.assume({ uid: o.uid, key: o.uid, request: o.request }, o.node, now);
   else if (o.kind === 'upsertPod') {
     const nodeName = o.state === 'pending' ? null : o.node;
-    c.upsertPod({ uid: o.uid, key: o.uid, nodeName, schedulerName: 's', request: o.request, state: nodeName ? o.state : 'pending', terminal: o.terminal, schedulingFailure: nodeName ? null : o.failure });
+    c.upsertPod({
+      uid: o.uid,
+      key: o.uid,
+      nodeName,
+      schedulerName: 's',
+      request: o.request,
+      state: nodeName ? o.state : 'pending',
+      terminal: o.terminal,
+      schedulingFailure: nodeName ? null : o.failure,
+    });
   } else if (o.kind === 'deletePod') c.deletePod(o.uid);
   else if (o.kind === 'forget') c.forget(o.uid);
   else if (o.kind === 'finishBinding') c.finishBinding(o.uid, o.node, now);
@@ -268,12 +371,19 @@ describe('scheduler cache invariants', () => {
             const bound = pods.filter((p) => p.nodeName === name && (p.state === 'starting' || p.state === 'running'));
             const pausedPods = pods.filter((p) => p.nodeName === name && p.state === 'paused');
             const held = reservations.filter((r) => r.nodeName === name);
-            const sum = (list: readonly { request: readonly number[] }[]) => [0, 1].map((r) => list.reduce((s, x) => s + x.request[r]!, 0));
+            const sum = (list: readonly { request: readonly number[] }[]) =>
+              [0, 1].map((r) => list.reduce((s, x) => s + x.request[r]!, 0));
             const info = c.nodeInfo(name);
             const says = bound.length + pausedPods.length + held.length > 0 || (info?.hasNode ?? false);
             expect(info !== undefined).toBe(says);
             if (!info) continue;
-            expect({ allocated: [...info.allocated], paused: [...info.paused], reserved: [...info.reserved], reservedCount: info.reservedCount, counted: info.starting + info.running + info.pausedCount }).toEqual({
+            expect({
+              allocated: [...info.allocated],
+              paused: [...info.paused],
+              reserved: [...info.reserved],
+              reservedCount: info.reservedCount,
+              counted: info.starting + info.running + info.pausedCount,
+            }).toEqual({
               allocated: sum(bound),
               paused: sum(pausedPods),
               reserved: sum(held),
@@ -310,14 +420,23 @@ describe('capacity freed', () => {
   const inUse = (c: SchedulerCache, name: string) => {
     const info = c.nodeInfo(name);
     // Each dimension in use, then the sandboxes starting (a start slot for the starting limit).
-    return info ? [...[0, 1].map((r) => info.allocated[r]! + info.paused[r]! + info.reserved[r]!), info.starting + info.reservedCount] : [0, 0, 0];
+    return info
+      ? [
+          ...[0, 1].map((r) => info.allocated[r]! + info.paused[r]! + info.reserved[r]!),
+          info.starting + info.reservedCount,
+        ]
+      : [0, 0, 0];
   };
 
   it('whenever a node holds less in some dimension, or starts fewer sandboxes, after a change, the capacityFreed listener named it during that change', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
         let freed: string[] = [];
-        const c = new SchedulerCache(DIMS, { ttlMs: 500, unconfirmedTtlMs: 100 }, { capacityFreed: (f) => freed.push(f.nodeName) });
+        const c = new SchedulerCache(
+          DIMS,
+          { ttlMs: 500, unconfirmedTtlMs: 100 },
+          { capacityFreed: (f) => freed.push(f.nodeName) },
+        );
         for (const n of ['n1', 'n2', 'n3']) c.upsertNode({ name: n, allocatable: [1000, 1000] });
         let now = 0;
         for (const o of ops) {
@@ -327,7 +446,12 @@ describe('capacity freed', () => {
           applyCacheOp(c, o, now);
           ['n1', 'n2', 'n3'].forEach((n, i) => {
             const after = inUse(c, n);
-            if (after.some((v, r) => v < before[i]![r]!)) expect({ op: o.kind, node: n, reported: freed.includes(n) }).toEqual({ op: o.kind, node: n, reported: true });
+            if (after.some((v, r) => v < before[i]![r]!))
+              expect({ op: o.kind, node: n, reported: freed.includes(n) }).toEqual({
+                op: o.kind,
+                node: n,
+                reported: true,
+              });
           });
         }
       }),

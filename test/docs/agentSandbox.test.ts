@@ -10,7 +10,9 @@ import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from '../../bench/agen
 import { parseConfig } from '../../src/config/load.js';
 
 const page = readFileSync(new URL('../../docs/agent-sandbox.md', import.meta.url), 'utf8');
-const chartValues = parseYaml(readFileSync(new URL('../../charts/sandbox-extender/values.yaml', import.meta.url), 'utf8')) as Record<string, unknown>;
+const chartValues = parseYaml(
+  readFileSync(new URL('../../charts/sandbox-extender/values.yaml', import.meta.url), 'utf8'),
+) as Record<string, unknown>;
 const yamlBlocks = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
 type Json = Record<string, unknown>;
@@ -37,13 +39,23 @@ describe('docs/agent-sandbox.md', () => {
   it('shows a SandboxTemplate, a SandboxWarmPool and a SandboxClaim using only the fields the e2e scenarios create', () => {
     expect(objects.map((o) => o.kind)).toEqual(['SandboxTemplate', 'SandboxWarmPool', 'SandboxClaim']);
     const known = {
-      SandboxTemplate: sandboxTemplate({ name: 't', namespace: 'n', schedulerName: 's', cpu: '1', memory: '1Gi', labels: { app: 'a' }, readyDelay: '1s' }),
+      SandboxTemplate: sandboxTemplate({
+        name: 't',
+        namespace: 'n',
+        schedulerName: 's',
+        cpu: '1',
+        memory: '1Gi',
+        labels: { app: 'a' },
+        readyDelay: '1s',
+      }),
       SandboxWarmPool: sandboxWarmPool('p', 'n', 't', 1),
       SandboxClaim: sandboxClaim('c', 'n', 'p'),
     };
     for (const [kind, built] of Object.entries(known)) {
       const allowed = new Set(paths(built).map((p) => p.replace(/\.labels\.[^.[]+/, '.labels.*')));
-      const unknown = paths(byKind(kind)).map((p) => p.replace(/\.labels\.[^.[]+/, '.labels.*')).filter((p) => !allowed.has(p));
+      const unknown = paths(byKind(kind))
+        .map((p) => p.replace(/\.labels\.[^.[]+/, '.labels.*'))
+        .filter((p) => !allowed.has(p));
       expect([kind, unknown]).toEqual([kind, []]);
       expect(byKind(kind).apiVersion).toBe((built as Json).apiVersion);
     }

@@ -37,7 +37,8 @@ function documentedKeys(): Map<string, string> {
     const section = names[0]!.includes('.') ? names[0]!.slice(0, names[0]!.lastIndexOf('.') + 1) : '';
     const paths = names.map((name) => (name.includes('.') ? name : `${section}${name}`));
     const defaults = defaultCell!.split(' / ');
-    if (defaults.length !== 1 && defaults.length !== paths.length) throw new Error(`docs/configuration.md: ${keyCell} has ${paths.length} keys but ${defaults.length} defaults`);
+    if (defaults.length !== 1 && defaults.length !== paths.length)
+      throw new Error(`docs/configuration.md: ${keyCell} has ${paths.length} keys but ${defaults.length} defaults`);
     paths.forEach((path, i) => {
       if (keys.has(path)) throw new Error(`docs/configuration.md: ${path} is in the table twice`);
       keys.set(path, (defaults.length === 1 ? defaults[0] : defaults[i])!);
@@ -69,7 +70,11 @@ describe('docs/configuration.md: the table is the schema', () => {
   });
 
   it('gives each key the schema’s default', () => {
-    const mismatches = [...documented].map(([key, cell]) => ({ key, documented: documentedValue(cell), schema: schema.get(key) }));
+    const mismatches = [...documented].map(([key, cell]) => ({
+      key,
+      documented: documentedValue(cell),
+      schema: schema.get(key),
+    }));
     expect(mismatches.filter((m) => JSON.stringify(m.documented) !== JSON.stringify(m.schema))).toEqual([]);
   });
 });

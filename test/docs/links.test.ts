@@ -20,7 +20,10 @@ export function headingAnchors(markdown: string): Set<string> {
     const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!h) continue;
     const text = h[1]!.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
-    const base = text.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     anchors.add(n === 0 ? base : `${base}-${n}`);
@@ -43,16 +46,17 @@ export function relativeLinks(markdown: string): string[] {
 
 describe('anchors and links (the checker itself)', () => {
   it('computes GitHub anchors', () => {
-    expect([...headingAnchors('# A b\n## `rank`: where would this pod go?\n```\n# not a heading\n```\n## A b\n### Accounting (`x.e2e.test.ts`)\n')]).toEqual([
-      'a-b',
-      'rank-where-would-this-pod-go',
-      'a-b-1',
-      'accounting-xe2etestts',
-    ]);
+    expect([
+      ...headingAnchors(
+        '# A b\n## `rank`: where would this pod go?\n```\n# not a heading\n```\n## A b\n### Accounting (`x.e2e.test.ts`)\n',
+      ),
+    ]).toEqual(['a-b', 'rank-where-would-this-pod-go', 'a-b-1', 'accounting-xe2etestts']);
   });
 
   it('finds relative links outside code only', () => {
-    expect(relativeLinks('see [a](docs/a.md#x) and [b](https://e.x) `[c](no.md)`\n```\n[d](no.md)\n```\n[e](../f.md)')).toEqual(['docs/a.md#x', '../f.md']);
+    expect(
+      relativeLinks('see [a](docs/a.md#x) and [b](https://e.x) `[c](no.md)`\n```\n[d](no.md)\n```\n[e](../f.md)'),
+    ).toEqual(['docs/a.md#x', '../f.md']);
   });
 });
 
@@ -70,7 +74,12 @@ describe('the repository documentation', () => {
       const [path, fragment] = link.split('#') as [string, string | undefined];
       const target = path === '' ? file : resolve(dirname(file), decodeURIComponent(path));
       if (!existsSync(target)) broken.push(`${link}: no such file`);
-      else if (fragment !== undefined && statSync(target).isFile() && target.endsWith('.md') && !anchors(target).has(fragment))
+      else if (
+        fragment !== undefined &&
+        statSync(target).isFile() &&
+        target.endsWith('.md') &&
+        !anchors(target).has(fragment)
+      )
         broken.push(`${link}: no heading with that anchor in ${relative(ROOT, target)}`);
     }
     expect(broken).toEqual([]);
@@ -89,9 +98,14 @@ describe('the repository documentation', () => {
         const path = join(dir, entry.name);
         if (entry.isDirectory()) {
           if (!skip.has(entry.name)) walk(path);
-        } else if (path !== fileURLToPath(import.meta.url) && /\.(ts|mts|mjs|js|json|ya?ml|sh|md|txt|tpl)$|^run$|^Dockerfile$/.test(entry.name) && statSync(path).size < 2_000_000) {
+        } else if (
+          path !== fileURLToPath(import.meta.url) &&
+          /\.(ts|mts|mjs|js|json|ya?ml|sh|md|txt|tpl)$|^run$|^Dockerfile$/.test(entry.name) &&
+          statSync(path).size < 2_000_000
+        ) {
           for (const m of readFileSync(path, 'utf8').matchAll(/README[:,] ([A-Z][\w`'-]*(?: [\w`'-]+)*)/g)) {
-            if (![...headings].some((h) => m[1]!.startsWith(h))) missing.push(`${relative(ROOT, path)}: README: ${m[1]}`);
+            if (![...headings].some((h) => m[1]!.startsWith(h)))
+              missing.push(`${relative(ROOT, path)}: README: ${m[1]}`);
           }
         }
       }

@@ -41,7 +41,8 @@ async function registered(): Promise<Registered[]> {
       }
     }
     // Label names declared but with no series yet (e.g. verb, code) come from the metric's own definition.
-    const declared = (metrics.registry.getSingleMetric(metric.name) as unknown as { labelNames?: readonly string[] }).labelNames ?? [];
+    const declared =
+      (metrics.registry.getSingleMetric(metric.name) as unknown as { labelNames?: readonly string[] }).labelNames ?? [];
     for (const label of declared) labels.add(label);
     out.push({ name: metric.name, labels: [...labels].sort(), values });
   }
@@ -56,7 +57,9 @@ describe('docs/metrics.md against the registry', () => {
 
   it("names each metric's labels in its row", async () => {
     const rows = documentedRows();
-    const missing = (await registered()).flatMap((m) => m.labels.filter((label) => !rows.get(m.name)?.includes(`\`${label}\``)).map((label) => `${m.name}: ${label}`));
+    const missing = (await registered()).flatMap((m) =>
+      m.labels.filter((label) => !rows.get(m.name)?.includes(`\`${label}\``)).map((label) => `${m.name}: ${label}`),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -64,12 +67,21 @@ describe('docs/metrics.md against the registry', () => {
     const rows = documentedRows();
     const missing: string[] = [];
     for (const m of await registered()) {
-      for (const [label, values] of m.values) for (const value of values) if (!new RegExp(`\\b${value}\\b`).test(rows.get(m.name) ?? '')) missing.push(`${m.name}{${label}="${value}"}`);
+      for (const [label, values] of m.values)
+        for (const value of values)
+          if (!new RegExp(`\\b${value}\\b`).test(rows.get(m.name) ?? ''))
+            missing.push(`${m.name}{${label}="${value}"}`);
     }
     expect(missing).toEqual([]);
     // The check reads what it should: the bind results and the requeue metrics are among the rows it compared.
     const binds = (await registered()).find((m) => m.name === 'sandbox_extender_binds_total')!;
     expect([...binds.values.get('result')!]).toContain('does_not_fit');
-    expect([...rows.keys()]).toEqual(expect.arrayContaining(['sandbox_extender_requeue_writes_total', 'sandbox_extender_rejected_pods', 'sandbox_extender_rejected_pods_dropped_total']));
+    expect([...rows.keys()]).toEqual(
+      expect.arrayContaining([
+        'sandbox_extender_requeue_writes_total',
+        'sandbox_extender_rejected_pods',
+        'sandbox_extender_rejected_pods_dropped_total',
+      ]),
+    );
   });
 });

@@ -9,7 +9,9 @@ import { buildExtender } from '../../src/runtime/extender.js';
 // The README's KubeSchedulerConfiguration must match the server: same address, verbs that exist,
 // the protocol's required fields, and the extender's default schedulerName as the profile.
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const block = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('KubeSchedulerConfiguration'));
+const block = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)]
+  .map((m) => m[1]!)
+  .find((b) => b.includes('KubeSchedulerConfiguration'));
 
 interface Extender {
   urlPrefix: string;
@@ -20,7 +22,11 @@ interface Extender {
 }
 
 describe('README extender configuration', () => {
-  const doc = parseYaml(block ?? '') as { apiVersion: string; profiles: { schedulerName: string }[]; extenders: Extender[] };
+  const doc = parseYaml(block ?? '') as {
+    apiVersion: string;
+    profiles: { schedulerName: string }[];
+    extenders: Extender[];
+  };
   const config = parseConfig({});
   const extender = doc.extenders[0]!;
 
@@ -38,9 +44,18 @@ describe('README extender configuration', () => {
 
   it.each(['filterVerb', 'prioritizeVerb'] as const)('%s names a route the server answers', async (field) => {
     const { service, metrics } = buildExtender(config);
-    const app = createApp({ service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 }, { maxRequestBodyBytes: 1e6, maxRequestDepth: config.server.maxRequestDepth, maxRequestElements: config.server.maxRequestElements });
+    const app = createApp(
+      { service, metrics, pausedLabel: config.pausedLabel, logger: pino({ level: 'silent' }), now: () => 0 },
+      {
+        maxRequestBodyBytes: 1e6,
+        maxRequestDepth: config.server.maxRequestDepth,
+        maxRequestElements: config.server.maxRequestElements,
+      },
+    );
     const path = `${new URL(extender.urlPrefix).pathname.replace(/\/$/, '')}/${extender[field]}`;
-    const res = await request(app).post(path).send({ Pod: { metadata: { name: 'p', uid: 'u' }, spec: {} }, NodeNames: [] });
+    const res = await request(app)
+      .post(path)
+      .send({ Pod: { metadata: { name: 'p', uid: 'u' }, spec: {} }, NodeNames: [] });
     expect(res.status).toBe(200);
   });
 });

@@ -12,18 +12,31 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, allRunnableBlocks, isRunning, matchesTranscript, runBlock, runnableBlocks, stepsOf } from './runnable.js';
+import {
+  ROOT,
+  allRunnableBlocks,
+  isRunning,
+  matchesTranscript,
+  runBlock,
+  runnableBlocks,
+  stepsOf,
+} from './runnable.js';
 
 describe('runnable blocks: the markers and the transcript format', () => {
   it('finds a marked block and its tier; a marker without a block, or of an unknown tier, is an error', () => {
-    const md = 'text\n<!-- runnable -->\n\n```sh\necho hi\n```\n<!-- runnable: e2e -->\n```bash\nkubectl get nodes\n```\n```sh\nnot marked\n```\n<!-- runnable: install -->\n```sh\nhelm install x\n```\n';
+    const md =
+      'text\n<!-- runnable -->\n\n```sh\necho hi\n```\n<!-- runnable: e2e -->\n```bash\nkubectl get nodes\n```\n```sh\nnot marked\n```\n<!-- runnable: install -->\n```sh\nhelm install x\n```\n';
     expect(runnableBlocks(md, 'x.md')).toEqual([
       { where: 'x.md:4', tier: 'unit', body: 'echo hi' },
       { where: 'x.md:8', tier: 'e2e', body: 'kubectl get nodes' },
       { where: 'x.md:15', tier: 'install', body: 'helm install x' },
     ]);
-    expect(() => runnableBlocks('<!-- runnable -->\nno block here\n', 'y.md')).toThrow('y.md:1: the runnable marker is not followed by a fenced code block');
-    expect(() => runnableBlocks('<!-- runnable: someday -->\n```sh\ntrue\n```\n', 'z.md')).toThrow('z.md:1: unknown runnable tier "someday"');
+    expect(() => runnableBlocks('<!-- runnable -->\nno block here\n', 'y.md')).toThrow(
+      'y.md:1: the runnable marker is not followed by a fenced code block',
+    );
+    expect(() => runnableBlocks('<!-- runnable: someday -->\n```sh\ntrue\n```\n', 'z.md')).toThrow(
+      'z.md:1: unknown runnable tier "someday"',
+    );
   });
 
   it('a transcript: commands (with continuations) and their expected output; a script otherwise', () => {
@@ -40,7 +53,9 @@ describe('runnable blocks: the markers and the transcript format', () => {
       { command: 'a && b', expected: ['out'] },
       { command: 'x 2>&1', expected: [] },
     ]);
-    expect(() => stepsOf('$ serve &\nsome output')).toThrow('a background command (ending in " &") has no expected output: serve &');
+    expect(() => stepsOf('$ serve &\nsome output')).toThrow(
+      'a background command (ending in " &") has no expected output: serve &',
+    );
   });
 
   it('`...` stands for any number of lines, and only there', () => {
@@ -53,7 +68,15 @@ describe('runnable blocks: the markers and the transcript format', () => {
   });
 
   it('a block runs in a clean environment from the repository root, and a wrong expectation fails', () => {
-    const [ok] = runBlock({ where: 't', tier: 'unit', body: '$ echo "$HOME" | grep -c runnable-home-\n1\n$ test -f package.json && echo root\nroot' }, {}, 10_000).slice(-1);
+    const [ok] = runBlock(
+      {
+        where: 't',
+        tier: 'unit',
+        body: '$ echo "$HOME" | grep -c runnable-home-\n1\n$ test -f package.json && echo root\nroot',
+      },
+      {},
+      10_000,
+    ).slice(-1);
     expect([ok!.status, ok!.matches]).toEqual([0, true]);
     const [wrong] = runBlock({ where: 't', tier: 'unit', body: '$ echo 2\n3' }, {}, 10_000);
     expect([wrong!.status, wrong!.matches]).toEqual([0, false]);
@@ -64,7 +87,10 @@ describe('runnable blocks: the markers and the transcript format', () => {
   it('a background command runs while the next commands do and is stopped when the block ends, also after a failure', () => {
     const dir = mkdtempSync(join(tmpdir(), 'runnable-bg-'));
     try {
-      for (const [last, status] of [['true', 0], ['false', 1]] as const) {
+      for (const [last, status] of [
+        ['true', 0],
+        ['false', 1],
+      ] as const) {
         const pidFile = join(dir, `pid-${status}`);
         const body = [
           `$ bash -c 'echo $$ > ${pidFile}; exec sleep 300' &`,
@@ -88,7 +114,11 @@ describe('runnable blocks: the markers and the transcript format', () => {
   it("the extender's default port in a block's commands is replaced by a free one, not in its expected output", () => {
     const [step] = runBlock({ where: 't', tier: 'unit', body: '$ echo "port 8888"\nport 8888' }, {}, 10_000);
     const port = Number(/^port (\d+)$/.exec(step!.stdout.trim())?.[1]);
-    expect([Number.isInteger(port) && port > 0 && port !== 8888, step!.command, step!.matches]).toEqual([true, `echo "port ${port}"`, false]);
+    expect([Number.isInteger(port) && port > 0 && port !== 8888, step!.command, step!.matches]).toEqual([
+      true,
+      `echo "port ${port}"`,
+      false,
+    ]);
   });
 
   it('a background command that ends before the block does (say its port was taken) fails the block', () => {
@@ -117,10 +147,13 @@ describe('the runnable blocks of the documentation (unit tier)', () => {
   });
 
   it('`npm start` is the build and the serve command of the quick start', () => {
-    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
+    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+      .scripts.start;
     expect(start).toBe('npm run build --silent && node dist/src/cli/main.js serve --snapshot examples/snapshot.json');
     // The bin runs the same compiled CLI (after checking it is built).
-    expect(readFileSync(join(ROOT, 'bin', 'sandbox-extender.js'), 'utf8')).toContain("new URL('../dist/src/cli/main.js', import.meta.url)");
+    expect(readFileSync(join(ROOT, 'bin', 'sandbox-extender.js'), 'utf8')).toContain(
+      "new URL('../dist/src/cli/main.js', import.meta.url)",
+    );
   });
 
   it.each(unit.map((b) => [b.where, b] as const))('%s', (_where, block) => {

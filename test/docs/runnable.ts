@@ -61,7 +61,8 @@ export function runnableBlocks(text: string, file: string): RunnableBlock[] {
     const marker = /^<!--\s*runnable(?::\s*([a-z0-9]+))?\s*-->\s*$/.exec(lines[i]!);
     if (!marker) continue;
     const tier = marker[1] ?? 'unit';
-    if (tier !== 'unit' && tier !== 'e2e' && tier !== 'install') throw new Error(`${file}:${i + 1}: unknown runnable tier "${tier}" (unit, e2e or install)`);
+    if (tier !== 'unit' && tier !== 'e2e' && tier !== 'install')
+      throw new Error(`${file}:${i + 1}: unknown runnable tier "${tier}" (unit, e2e or install)`);
     let open = i + 1;
     while (open < lines.length && lines[open]!.trim() === '') open++;
     const fence = /^(```+)[\w-]*\s*$/.exec(lines[open] ?? '');
@@ -95,7 +96,8 @@ const BACKGROUND = /^(.*?\S)\s+&\s*(?:#[^'"]*)?$/;
 export function stepsOf(body: string): Step[] {
   const lines = body.split('\n');
   if (!lines.some((l) => l.startsWith('$ '))) return [{ command: body, expected: null }];
-  if (!lines[0]!.startsWith('$ ')) throw new Error(`a transcript must start with a "$ " command line, not: ${lines[0]}`);
+  if (!lines[0]!.startsWith('$ '))
+    throw new Error(`a transcript must start with a "$ " command line, not: ${lines[0]}`);
   const steps: { command: string; expected: string[] }[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
@@ -109,7 +111,8 @@ export function stepsOf(body: string): Step[] {
     const expected = trimEnd(s.expected);
     const background = BACKGROUND.exec(s.command);
     if (!background || s.command.endsWith('&&')) return { command: s.command, expected };
-    if (expected.length > 0) throw new Error(`a background command (ending in " &") has no expected output: ${s.command}`);
+    if (expected.length > 0)
+      throw new Error(`a background command (ending in " &") has no expected output: ${s.command}`);
     return { command: background[1]!, expected, background: true };
   });
 }
@@ -160,14 +163,30 @@ export function runBlock(block: RunnableBlock, extraEnv: NodeJS.ProcessEnv = {},
       const step = { ...written, command: written.command.replaceAll(DEFAULT_PORT, port) };
       if (step.background) {
         // Its own process group (detached), so that stopping it stops what it started too.
-        const child = spawn('bash', ['-euo', 'pipefail', '-c', step.command], { cwd: ROOT, env, stdio: 'ignore', detached: true });
+        const child = spawn('bash', ['-euo', 'pipefail', '-c', step.command], {
+          cwd: ROOT,
+          env,
+          stdio: 'ignore',
+          detached: true,
+        });
         child.unref();
         if (child.pid !== undefined) background.push({ pid: child.pid, command: step.command });
-        results.push({ command: step.command, status: child.pid === undefined ? null : 0, stdout: '', stderr: '', matches: null });
+        results.push({
+          command: step.command,
+          status: child.pid === undefined ? null : 0,
+          stdout: '',
+          stderr: '',
+          matches: null,
+        });
         if (child.pid === undefined) break;
         continue;
       }
-      const r = spawnSync('bash', ['-euo', 'pipefail', '-c', step.command], { cwd: ROOT, env, encoding: 'utf8', timeout: timeoutMs });
+      const r = spawnSync('bash', ['-euo', 'pipefail', '-c', step.command], {
+        cwd: ROOT,
+        env,
+        encoding: 'utf8',
+        timeout: timeoutMs,
+      });
       const matches = step.expected === null ? null : matchesTranscript(step.expected, trimEnd(r.stdout.split('\n')));
       results.push({ command: step.command, status: r.status, stdout: r.stdout, stderr: r.stderr, matches });
       if (r.status !== 0 || matches === false) break;
@@ -176,7 +195,14 @@ export function runBlock(block: RunnableBlock, extraEnv: NodeJS.ProcessEnv = {},
     for (const { pid, command } of background) {
       const endedEarly = !isRunning(pid);
       stopGroup(pid);
-      if (endedEarly) results.push({ command, status: null, stdout: '', stderr: 'the background command ended before the block did', matches: null });
+      if (endedEarly)
+        results.push({
+          command,
+          status: null,
+          stdout: '',
+          stderr: 'the background command ended before the block did',
+          matches: null,
+        });
     }
     rmSync(home, { recursive: true, force: true });
   }
@@ -188,7 +214,8 @@ const DEFAULT_PORT = '8888';
 
 /** A loopback TCP port that is free now (the kernel's pick for port 0, asked of a child process). */
 export function freePort(): number {
-  const script = "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); });";
+  const script =
+    "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); });";
   const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
   const port = Number(r.stdout.trim());
   if (r.status !== 0 || !Number.isInteger(port) || port <= 0) throw new Error(`no free port: ${r.stderr}`);

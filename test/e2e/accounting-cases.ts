@@ -62,29 +62,86 @@ export const DECIMAL_SUFFIXES = ['', 'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E'
 export const BINARY_SUFFIXES = ['Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'] as const;
 
 const REALISTIC = [
-  '4', '3920m', '15991868Ki', '47060071478', '98831908Ki', '14082Mi', '1k', '129e6', '400G', '0', '0.5', '.5', '1.5',
-  '100m', '250m', '500m', '1', '2', '8', '64', '110', '1Gi', '512Mi', '70Mi', '128Mi', '2Gi', '1.5Gi', '2000000000n',
-  '128974848000m', '1.2e3', '1.3E+6', '1m', '1500u', '3.001n', '1e-10', '128m', '1E3', '1e+3', '+1', '1.', '1.G', '350M',
-  '110G', '32880776Ki', '129550072Ki', '63770m', '1900m', '0.000000000001Ki', '100.035Ki', '5000m',
+  '4',
+  '3920m',
+  '15991868Ki',
+  '47060071478',
+  '98831908Ki',
+  '14082Mi',
+  '1k',
+  '129e6',
+  '400G',
+  '0',
+  '0.5',
+  '.5',
+  '1.5',
+  '100m',
+  '250m',
+  '500m',
+  '1',
+  '2',
+  '8',
+  '64',
+  '110',
+  '1Gi',
+  '512Mi',
+  '70Mi',
+  '128Mi',
+  '2Gi',
+  '1.5Gi',
+  '2000000000n',
+  '128974848000m',
+  '1.2e3',
+  '1.3E+6',
+  '1m',
+  '1500u',
+  '3.001n',
+  '1e-10',
+  '128m',
+  '1E3',
+  '1e+3',
+  '+1',
+  '1.',
+  '1.G',
+  '350M',
+  '110G',
+  '32880776Ki',
+  '129550072Ki',
+  '63770m',
+  '1900m',
+  '0.000000000001Ki',
+  '100.035Ki',
+  '5000m',
 ];
 
 /** Exponent digits: mostly small, sometimes large, rarely wrapping int32 (2^32 + k → k) or at int64's edge. */
 function exponent(r: Rand): string {
   switch (r.weighted({ small: 70, medium: 18, large: 8, wrap: 4 })) {
-    case 'small': return String(r.int(-40, 40));
-    case 'medium': return String(r.int(-400, 400));
-    case 'large': return String(r.pick([r.int(-4200, 4200), r.int(4080, 4100), -r.int(4080, 4100)]));
-    case 'wrap': return r.pick([
-      String(2 ** 32 + r.int(-40, 40)), String(-(2 ** 32) + r.int(-40, 40)), String(2 ** 33 + r.int(-9, 9)),
-      '9223372036854775807', '-9223372036854775808', '9223372036854775808', '-9223372036854775809',
-    ]);
+    case 'small':
+      return String(r.int(-40, 40));
+    case 'medium':
+      return String(r.int(-400, 400));
+    case 'large':
+      return String(r.pick([r.int(-4200, 4200), r.int(4080, 4100), -r.int(4080, 4100)]));
+    case 'wrap':
+      return r.pick([
+        String(2 ** 32 + r.int(-40, 40)),
+        String(-(2 ** 32) + r.int(-40, 40)),
+        String(2 ** 33 + r.int(-9, 9)),
+        '9223372036854775807',
+        '-9223372036854775808',
+        '9223372036854775808',
+        '-9223372036854775809',
+      ]);
   }
 }
 
 function suffix(r: Rand, allowLargeExponent = true): string {
   switch (r.weighted({ decimal: 45, binary: 30, exponent: 25 })) {
-    case 'decimal': return r.pick(DECIMAL_SUFFIXES);
-    case 'binary': return r.pick(BINARY_SUFFIXES);
+    case 'decimal':
+      return r.pick(DECIMAL_SUFFIXES);
+    case 'binary':
+      return r.pick(BINARY_SUFFIXES);
     case 'exponent': {
       const e = allowLargeExponent ? exponent(r) : String(r.int(-30, 30));
       const signed = e.startsWith('-') ? e : r.pick(['', '', '+']) + e;
@@ -114,19 +171,38 @@ const TWO_63 = 2n ** 63n;
 function huge(r: Rand, negative: boolean): string {
   const sign = negative && r.chance(0.15) ? '-' : '';
   switch (r.weighted({ digits: 30, boundary: 30, binary: 20, exponent: 20 })) {
-    case 'digits': return sign + r.digits(r.int(18, 45), true) + r.pick(['', '', 'k', 'E', 'm', 'Ki', 'Ei', 'n']);
+    case 'digits':
+      return sign + r.digits(r.int(18, 45), true) + r.pick(['', '', 'k', 'E', 'm', 'Ki', 'Ei', 'n']);
     case 'boundary': {
       const base = r.pick([TWO_53, TWO_63, 2n * TWO_63, TWO_53 * 1000n, TWO_63 / 1000n, TWO_63 / 1_000_000_000n]);
       return sign + String(base + BigInt(r.int(-3, 3))) + r.pick(['', '', 'm', 'n', 'k', 'Ki']);
     }
-    case 'binary': return sign + r.pick(['7Ei', '8Ei', '9Ei', '16Ei', '8191Pi', '8192Pi', '9Pi', '1023Ei', '0.5Ei', '7.99Ei', `${r.int(1, 99999)}Ti`]);
-    case 'exponent': return `${sign}${r.digits(r.int(1, 5), true)}${r.pick(['', `.${r.digits(r.int(1, 4))}`])}e${r.int(15, 60)}`;
+    case 'binary':
+      return (
+        sign +
+        r.pick([
+          '7Ei',
+          '8Ei',
+          '9Ei',
+          '16Ei',
+          '8191Pi',
+          '8192Pi',
+          '9Pi',
+          '1023Ei',
+          '0.5Ei',
+          '7.99Ei',
+          `${r.int(1, 99999)}Ti`,
+        ])
+      );
+    case 'exponent':
+      return `${sign}${r.digits(r.int(1, 5), true)}${r.pick(['', `.${r.digits(r.int(1, 4))}`])}e${r.int(15, 60)}`;
   }
 }
 
 function tiny(r: Rand, negative: boolean): string {
   const sign = negative && r.chance(0.2) ? '-' : '';
-  if (r.chance(0.5)) return `${sign}0.${'0'.repeat(r.int(6, 60))}${r.digits(r.int(1, 5), true)}${r.pick(['', 'n', 'u', 'm', 'k', 'Ki', 'G'])}`;
+  if (r.chance(0.5))
+    return `${sign}0.${'0'.repeat(r.int(6, 60))}${r.digits(r.int(1, 5), true)}${r.pick(['', 'n', 'u', 'm', 'k', 'Ki', 'G'])}`;
   return `${sign}${r.digits(r.int(1, 4), true)}e-${r.int(8, 420)}`;
 }
 
@@ -137,20 +213,86 @@ function long(r: Rand, negative: boolean): string {
   const tail = r.pick(['', 'm', 'Ki', 'e3', 'E-5', 'n']);
   const room = Math.max(2, length - sign.length - tail.length);
   switch (r.pick(['zeros', 'fraction', 'digits'] as const)) {
-    case 'zeros': return sign + '0'.repeat(room - 3) + r.digits(3, true) + tail;
-    case 'fraction': return `${sign}${r.digits(1, true)}.${r.digits(room - 2)}${tail}`;
-    case 'digits': return sign + r.digits(room, true) + tail;
+    case 'zeros':
+      return sign + '0'.repeat(room - 3) + r.digits(3, true) + tail;
+    case 'fraction':
+      return `${sign}${r.digits(1, true)}.${r.digits(room - 2)}${tail}`;
+    case 'digits':
+      return sign + r.digits(room, true) + tail;
   }
 }
 
-const DIGITLESS = ['Mi', 'Pi', 'Ei', 'Ki', 'Ti', 'Gi', 'm', 'k', 'E', 'e3', 'e-10', 'E+5', '+', '-', '.', '-.', '+.e5', '-Ki', '.Ei', 'n', 'u', '+Pi', '-e-3', '0Pi'];
-const MALFORMED = ['', ' 1', '1 ', '1 Gi', '1e', 'e', '1.5.5', '--1', '1E3i', '1K', '1KB', '1kb', '1gi', '1mi', '1i', '1Kii', '1mm', '1ee3', '1e-3m',
-  '0x10', '1,5', 'NaN', '1.1.M', '1+1.0M', '１', '1e+', '1e-', 'Infinity', '1_000', '٣', '\t1', '1\n', 'e+', '++1', '1.-5', '1e3.5', '1Mi5'];
+const DIGITLESS = [
+  'Mi',
+  'Pi',
+  'Ei',
+  'Ki',
+  'Ti',
+  'Gi',
+  'm',
+  'k',
+  'E',
+  'e3',
+  'e-10',
+  'E+5',
+  '+',
+  '-',
+  '.',
+  '-.',
+  '+.e5',
+  '-Ki',
+  '.Ei',
+  'n',
+  'u',
+  '+Pi',
+  '-e-3',
+  '0Pi',
+];
+const MALFORMED = [
+  '',
+  ' 1',
+  '1 ',
+  '1 Gi',
+  '1e',
+  'e',
+  '1.5.5',
+  '--1',
+  '1E3i',
+  '1K',
+  '1KB',
+  '1kb',
+  '1gi',
+  '1mi',
+  '1i',
+  '1Kii',
+  '1mm',
+  '1ee3',
+  '1e-3m',
+  '0x10',
+  '1,5',
+  'NaN',
+  '1.1.M',
+  '1+1.0M',
+  '１',
+  '1e+',
+  '1e-',
+  'Infinity',
+  '1_000',
+  '٣',
+  '\t1',
+  '1\n',
+  'e+',
+  '++1',
+  '1.-5',
+  '1e3.5',
+  '1Mi5',
+];
 const SOUP = '0123456789.+-eEinumkKMGTP x,_';
 
 function malformed(r: Rand): string {
   switch (r.weighted({ listed: 20, soup: 35, mutated: 45 })) {
-    case 'listed': return r.pick(MALFORMED);
+    case 'listed':
+      return r.pick(MALFORMED);
     case 'soup': {
       let out = '';
       for (let i = r.int(1, 12); i > 0; i--) out += SOUP[r.int(0, SOUP.length - 1)];
@@ -161,9 +303,12 @@ function malformed(r: Rand): string {
       const at = r.int(0, base.length);
       const ch = SOUP[r.int(0, SOUP.length - 1)]!;
       switch (r.pick(['insert', 'delete', 'replace'] as const)) {
-        case 'insert': return base.slice(0, at) + ch + base.slice(at);
-        case 'delete': return base.slice(0, at) + base.slice(at + 1);
-        case 'replace': return base.slice(0, at) + ch + base.slice(at + 1);
+        case 'insert':
+          return base.slice(0, at) + ch + base.slice(at);
+        case 'delete':
+          return base.slice(0, at) + base.slice(at + 1);
+        case 'replace':
+          return base.slice(0, at) + ch + base.slice(at + 1);
       }
     }
   }
@@ -173,15 +318,24 @@ export type QuantityClass = 'realistic' | 'decimal' | 'huge' | 'tiny' | 'long' |
 
 /** One quantity string of the given (or a weighted random) class; `negative: false` keeps it unsigned or `+`. */
 export function quantityString(r: Rand, cls?: QuantityClass, negative = true): string {
-  const c = cls ?? r.weighted<QuantityClass>({ realistic: 12, decimal: 38, huge: 10, tiny: 6, long: 5, digitless: 4, malformed: 25 });
+  const c =
+    cls ??
+    r.weighted<QuantityClass>({ realistic: 12, decimal: 38, huge: 10, tiny: 6, long: 5, digitless: 4, malformed: 25 });
   switch (c) {
-    case 'realistic': return r.chance(0.5) ? r.pick(REALISTIC) : String(r.int(0, 100000)) + suffix(r, false);
-    case 'decimal': return numberPart(r, { negative }) + suffix(r);
-    case 'huge': return huge(r, negative);
-    case 'tiny': return tiny(r, negative);
-    case 'long': return long(r, negative);
-    case 'digitless': return r.pick(DIGITLESS).replace(/^-/, negative ? '-' : '');
-    case 'malformed': return malformed(r);
+    case 'realistic':
+      return r.chance(0.5) ? r.pick(REALISTIC) : String(r.int(0, 100000)) + suffix(r, false);
+    case 'decimal':
+      return numberPart(r, { negative }) + suffix(r);
+    case 'huge':
+      return huge(r, negative);
+    case 'tiny':
+      return tiny(r, negative);
+    case 'long':
+      return long(r, negative);
+    case 'digitless':
+      return r.pick(DIGITLESS).replace(/^-/, negative ? '-' : '');
+    case 'malformed':
+      return malformed(r);
   }
 }
 
@@ -189,24 +343,63 @@ export function quantityString(r: Rand, cls?: QuantityClass, negative = true): s
 
 type Json = Record<string, unknown>;
 
-const CONTAINER_RESOURCES = ['cpu', 'memory', 'ephemeral-storage', 'hugepages-2Mi', 'hugepages-1Gi', 'nvidia.com/gpu', 'example.com/widget'] as const;
+const CONTAINER_RESOURCES = [
+  'cpu',
+  'memory',
+  'ephemeral-storage',
+  'hugepages-2Mi',
+  'hugepages-1Gi',
+  'nvidia.com/gpu',
+  'example.com/widget',
+] as const;
 const POD_LEVEL_RESOURCES = ['cpu', 'memory', 'hugepages-2Mi', 'ephemeral-storage', 'nvidia.com/gpu'] as const;
 
 function realisticFor(r: Rand, resource: string): string {
   switch (resource) {
-    case 'cpu': return r.pick(['100m', '250m', '500m', '1', '2', '4', '1.5', '3920m', `${r.int(1, 64000)}m`, String(r.int(0, 96))]);
-    case 'memory': return r.pick(['64Mi', '128Mi', '512Mi', '1Gi', '4Gi', '1.5Gi', '512M', '2G', `${r.int(1, 65536)}Mi`, `${r.int(1, 99999999)}Ki`, '128m']);
-    case 'ephemeral-storage': return r.pick(['1Gi', '10Gi', '2G', `${r.int(1, 999)}Mi`, '47060071478']);
-    case 'hugepages-2Mi': return `${2 * r.int(0, 512)}Mi`;
-    case 'hugepages-1Gi': return `${r.int(0, 16)}Gi`;
-    default: return String(r.int(0, 8));
+    case 'cpu':
+      return r.pick([
+        '100m',
+        '250m',
+        '500m',
+        '1',
+        '2',
+        '4',
+        '1.5',
+        '3920m',
+        `${r.int(1, 64000)}m`,
+        String(r.int(0, 96)),
+      ]);
+    case 'memory':
+      return r.pick([
+        '64Mi',
+        '128Mi',
+        '512Mi',
+        '1Gi',
+        '4Gi',
+        '1.5Gi',
+        '512M',
+        '2G',
+        `${r.int(1, 65536)}Mi`,
+        `${r.int(1, 99999999)}Ki`,
+        '128m',
+      ]);
+    case 'ephemeral-storage':
+      return r.pick(['1Gi', '10Gi', '2G', `${r.int(1, 999)}Mi`, '47060071478']);
+    case 'hugepages-2Mi':
+      return `${2 * r.int(0, 512)}Mi`;
+    case 'hugepages-1Gi':
+      return `${r.int(0, 16)}Gi`;
+    default:
+      return String(r.int(0, 8));
   }
 }
 
 /** Digits, an optional fraction and a valid suffix: always a valid quantity for Go (maybe a huge one). */
 function validExotic(r: Rand): string {
   const fraction = r.chance(0.5) ? `.${r.digits(r.int(1, 40))}` : '';
-  const sfx = r.chance(0.3) ? `e${r.pick([String(r.int(-40, 40)), String(r.int(-400, 400)), String(r.int(-4200, 4200))])}` : suffix(r, false);
+  const sfx = r.chance(0.3)
+    ? `e${r.pick([String(r.int(-40, 40)), String(r.int(-400, 400)), String(r.int(-4200, 4200))])}`
+    : suffix(r, false);
   return r.digits(r.int(1, 25), true) + fraction + sfx;
 }
 
@@ -218,25 +411,35 @@ function validExotic(r: Rand): string {
  */
 function podQuantity(r: Rand, resource: string, list: 'spec' | 'status'): unknown {
   switch (r.weighted({ realistic: 70, exotic: 19, long: 1, number: 5, padded: 3, huge: 2 })) {
-    case 'realistic': return realisticFor(r, resource);
+    case 'realistic':
+      return realisticFor(r, resource);
     case 'exotic': {
       if (list === 'status') return validExotic(r);
       const cls = r.weighted({ valid: 34, decimal: 4, tiny: 2, digitless: 1 });
       return cls === 'valid' ? validExotic(r) : quantityString(r, cls, false);
     }
-    case 'long': return quantityString(r, 'long', false);
-    case 'number': return r.pick([0, 1, 2, 4, 0.5, 0.25, 1e3, 1e-7, 123456789, 0.1 + 0.2, 1e21, 3.5]);
+    case 'long':
+      return quantityString(r, 'long', false);
+    case 'number':
+      return r.pick([0, 1, 2, 4, 0.5, 0.25, 1e3, 1e-7, 123456789, 0.1 + 0.2, 1e21, 3.5]);
     case 'padded': {
       // JSON carries \t and \n only escaped, which Go's Quantity.UnmarshalJSON rejects: spec lists only
       const raw = [' ', '\u00a0', '\u3000', '\u0085', '\u2028'];
       const pads = list === 'spec' && r.chance(0.1) ? ['\t', '\n'] : raw;
       return r.pick(pads) + realisticFor(r, resource) + r.pick(['', ...raw]);
     }
-    case 'huge': return quantityString(r, 'huge', false);
+    case 'huge':
+      return quantityString(r, 'huge', false);
   }
 }
 
-function resourceList(r: Rand, names: readonly string[], min: number, max: number, value: (name: string) => unknown = (n) => podQuantity(r, n, 'spec')): Json {
+function resourceList(
+  r: Rand,
+  names: readonly string[],
+  min: number,
+  max: number,
+  value: (name: string) => unknown = (n) => podQuantity(r, n, 'spec'),
+): Json {
   const out: Json = {};
   const count = r.int(min, Math.min(max, names.length));
   const pool = [...names];
@@ -266,16 +469,25 @@ function statusList(r: Rand, spec: Json, names: readonly string[]): Json {
     if (r.chance(0.2)) continue;
     out[name] = r.chance(0.5) ? v : podQuantity(r, name, 'status');
   }
-  if (r.chance(0.25)) Object.assign(out, resourceList(r, names, 1, 2, (n) => podQuantity(r, n, 'status')));
+  if (r.chance(0.25))
+    Object.assign(
+      out,
+      resourceList(r, names, 1, 2, (n) => podQuantity(r, n, 'status')),
+    );
   return out;
 }
 
 function containerStatus(r: Rand, name: string, spec: Json): Json {
   const status: Json = { name };
   switch (r.weighted({ none: 25, empty: 10, requests: 65 })) {
-    case 'none': break;
-    case 'empty': status['resources'] = {}; break;
-    case 'requests': status['resources'] = r.chance(0.1) ? { requests: {} } : { requests: statusList(r, spec, CONTAINER_RESOURCES) }; break;
+    case 'none':
+      break;
+    case 'empty':
+      status['resources'] = {};
+      break;
+    case 'requests':
+      status['resources'] = r.chance(0.1) ? { requests: {} } : { requests: statusList(r, spec, CONTAINER_RESOURCES) };
+      break;
   }
   if (r.chance(0.7)) status['allocatedResources'] = statusList(r, spec, CONTAINER_RESOURCES);
   return status;
@@ -284,9 +496,15 @@ function containerStatus(r: Rand, name: string, spec: Json): Json {
 function conditions(r: Rand): Json[] {
   const out: Json[] = [];
   if (r.chance(0.3)) out.push({ type: 'Ready', status: r.pick(['True', 'False']) });
-  if (r.chance(0.4)) out.push({ type: 'PodResizePending', status: 'True', reason: r.weighted({ Infeasible: 60, Deferred: 35, Other: 5 }) });
+  if (r.chance(0.4))
+    out.push({
+      type: 'PodResizePending',
+      status: 'True',
+      reason: r.weighted({ Infeasible: 60, Deferred: 35, Other: 5 }),
+    });
   if (r.chance(0.15)) out.push({ type: 'PodResizeInProgress', status: 'True' });
-  if (r.chance(0.05)) out.push({ type: 'PodResizePending', status: 'True', reason: r.pick(['Infeasible', 'Deferred']) }); // only the first counts
+  if (r.chance(0.05))
+    out.push({ type: 'PodResizePending', status: 'True', reason: r.pick(['Infeasible', 'Deferred']) }); // only the first counts
   for (let i = out.length - 1; i > 0; i--) {
     const j = r.int(0, i);
     [out[i], out[j]] = [out[j]!, out[i]!];
@@ -335,7 +553,8 @@ export function generatePod(r: Rand, index: number): { pod: Json; traits: PodTra
   if (initContainers.length > 0) spec['initContainers'] = initContainers;
   if (assigned) spec['nodeName'] = `node-${r.int(0, 9)}`;
   const overhead = r.chance(0.2);
-  if (overhead) spec['overhead'] = resourceList(r, ['cpu', 'memory', 'example.com/widget'], 1, 2, (n) => realisticFor(r, n));
+  if (overhead)
+    spec['overhead'] = resourceList(r, ['cpu', 'memory', 'example.com/widget'], 1, 2, (n) => realisticFor(r, n));
 
   const status: Json = { phase: assigned ? 'Running' : 'Pending' };
   let podLevel = false;
@@ -361,7 +580,20 @@ export function generatePod(r: Rand, index: number): { pod: Json; traits: PodTra
 
   const firstResize = conds.find((c) => c['type'] === 'PodResizePending');
   return {
-    pod: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${index}`, namespace: 'default', uid: `uid-${index}` }, spec, status },
-    traits: { assigned, podLevel, podLevelStatus, infeasible: firstResize?.['reason'] === 'Infeasible', sidecars, overhead },
+    pod: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `p${index}`, namespace: 'default', uid: `uid-${index}` },
+      spec,
+      status,
+    },
+    traits: {
+      assigned,
+      podLevel,
+      podLevelStatus,
+      infeasible: firstResize?.['reason'] === 'Infeasible',
+      sidecars,
+      overhead,
+    },
   };
 }

@@ -27,11 +27,23 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ASSIGNED_POD_OPTIONS, INCOMING_POD_OPTIONS, podRequestsExact, type PodRequestsOptions } from '../../src/core/objects/podRequests.js';
+import {
+  ASSIGNED_POD_OPTIONS,
+  INCOMING_POD_OPTIONS,
+  podRequestsExact,
+  type PodRequestsOptions,
+} from '../../src/core/objects/podRequests.js';
 import { QuantityError, milliValue, parseQuantity, value, type Quantity } from '../../src/core/objects/quantity.js';
 import { requestVector } from '../../src/core/objects/records.js';
 import type { Pod } from '../../src/core/objects/kubeObjects.js';
-import { BINARY_SUFFIXES, DECIMAL_SUFFIXES, Rand, generatePod, quantityString, type PodTraits } from './accounting-cases.js';
+import {
+  BINARY_SUFFIXES,
+  DECIMAL_SUFFIXES,
+  Rand,
+  generatePod,
+  quantityString,
+  type PodTraits,
+} from './accounting-cases.js';
 import { E2E_DIR, STATE_DIR, run } from './kit/controlPlane.js';
 
 const SEED = Number(process.env.ACCOUNTING_SEED ?? 20260512);
@@ -67,7 +79,10 @@ interface GoQuantity {
   readonly dec?: boolean;
   readonly format?: string;
 }
-interface GoAmount { readonly nanos: string | null; readonly scaled: string }
+interface GoAmount {
+  readonly nanos: string | null;
+  readonly scaled: string;
+}
 interface GoPod {
   readonly ok: boolean;
   readonly err?: string;
@@ -79,7 +94,17 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const MAGNITUDE_NANOS = 10n ** 4096n;
-const DIMS = { names: ['cpu', 'memory', 'ephemeral-storage', 'hugepages-2Mi', 'hugepages-1Gi', 'nvidia.com/gpu', 'example.com/widget'] };
+const DIMS = {
+  names: [
+    'cpu',
+    'memory',
+    'ephemeral-storage',
+    'hugepages-2Mi',
+    'hugepages-1Gi',
+    'nvidia.com/gpu',
+    'example.com/widget',
+  ],
+};
 
 const fitsInt64 = (v: bigint) => v >= INT64_MIN && v <= INT64_MAX;
 const abs = (v: bigint) => (v < 0n ? -v : v);
@@ -141,11 +166,13 @@ function compareQuantity(input: string, go: GoQuantity, t: Tally): void {
       return;
     }
     if (kind === 'length' && input.length > 128) return t.deviate('length');
-    if (kind === 'magnitude' && (go.nanos === undefined || abs(BigInt(go.nanos)) > MAGNITUDE_NANOS)) return t.deviate('magnitude');
+    if (kind === 'magnitude' && (go.nanos === undefined || abs(BigInt(go.nanos)) > MAGNITUDE_NANOS))
+      return t.deviate('magnitude');
     return t.differ(`${show}: Go accepts (nanos ${go.nanos?.slice(0, 40)}), here ${ts.message}`);
   }
   if (!go.ok) return t.differ(`${show}: Go ${go.err}, here accepted as ${ts.nanos} nanos`);
-  if (go.nanos === undefined || BigInt(go.nanos) !== ts.nanos) return t.differ(`${show}: nanos Go ${go.nanos?.slice(0, 40)}, here ${ts.nanos}`);
+  if (go.nanos === undefined || BigInt(go.nanos) !== ts.nanos)
+    return t.differ(`${show}: nanos Go ${go.nanos?.slice(0, 40)}, here ${ts.nanos}`);
   if (go.format !== ts.format) t.differ(`${show}: format Go ${go.format}, here ${ts.format}`);
   for (const [name, goText, exact, divisor] of [
     ['MilliValue', go.milli, milliValue(ts), 1_000_000n],
@@ -156,7 +183,8 @@ function compareQuantity(input: string, go: GoQuantity, t: Tally): void {
       t.deviate('int64Overflow');
     } else if (ts.nanos < 0n && go.dec === true) {
       const rule = goDecNegative(ts.nanos, divisor);
-      if (goValue !== rule) t.differ(`${show}: ${name} Go ${goValue} does not follow the documented inf.Dec rule (${rule})`);
+      if (goValue !== rule)
+        t.differ(`${show}: ${name} Go ${goValue} does not follow the documented inf.Dec rule (${rule})`);
       else if (rule !== exact) t.deviate('negativeDec');
     } else if (goValue !== exact) {
       t.differ(`${show}: ${name} Go ${goValue}, here ${exact}`);
@@ -169,7 +197,14 @@ function scaled(resource: string, nanos: bigint): bigint {
   return resource === 'cpu' ? milliValue(q) : value(q);
 }
 
-function comparePodOptions(name: string, pod: Pod, options: PodRequestsOptions, go: GoPod, goList: Record<string, GoAmount> | undefined, t: Tally): boolean {
+function comparePodOptions(
+  name: string,
+  pod: Pod,
+  options: PodRequestsOptions,
+  go: GoPod,
+  goList: Record<string, GoAmount> | undefined,
+  t: Tally,
+): boolean {
   t.compared++;
   let ts: Map<string, bigint>;
   try {
@@ -189,7 +224,8 @@ function comparePodOptions(name: string, pod: Pod, options: PodRequestsOptions, 
   }
   const goNames = Object.keys(goList).sort();
   const tsNames = [...ts.keys()].sort();
-  if (goNames.join() !== tsNames.join()) t.differ(`${name}: resources Go [${goNames.join()}], here [${tsNames.join()}]`);
+  if (goNames.join() !== tsNames.join())
+    t.differ(`${name}: resources Go [${goNames.join()}], here [${tsNames.join()}]`);
   for (const resource of goNames) {
     const g = goList[resource]!;
     const mine = ts.get(resource);
@@ -220,7 +256,8 @@ function comparePod(pod: Pod, go: GoPod, t: Tally): { assignedDiffers: boolean; 
     const exact = g?.nanos ? scaled(resource, BigInt(g.nanos)) : 0n;
     if (exact > MAX_SAFE) t.deviate('saturation');
     const expected = Number(exact > MAX_SAFE ? MAX_SAFE : exact);
-    if (vector[i] !== expected) t.differ(`${name}: requestVector ${resource} ${vector[i]}, Go ${g?.scaled ?? 'absent'}`);
+    if (vector[i] !== expected)
+      t.differ(`${name}: requestVector ${resource} ${vector[i]}, Go ${g?.scaled ?? 'absent'}`);
   });
   return { assignedDiffers, full: true };
 }
@@ -265,21 +302,28 @@ describe('accounting: differential test against k8s.io/apimachinery and componen
     const reach = {
       'accepted by Go': goQ.filter((g) => g.ok).length,
       'rejected by Go': goQ.filter((g) => !g.ok).length,
-      'ErrFormatWrong / ErrSuffix / ErrNumeric': ['ErrFormatWrong', 'ErrSuffix', 'ErrNumeric'].map((e) => goQ.filter((g) => g.err === e).length).join(' / '),
+      'ErrFormatWrong / ErrSuffix / ErrNumeric': ['ErrFormatWrong', 'ErrSuffix', 'ErrNumeric']
+        .map((e) => goQ.filter((g) => g.err === e).length)
+        .join(' / '),
       'inf.Dec (Go slow path)': goQ.filter((g) => g.dec).length,
       negative: goQ.filter((g) => g.ok && g.nanos?.startsWith('-')).length,
-      'Value() beyond int64': goQ.filter((g) => g.ok && (g.nanos === undefined || abs(BigInt(g.nanos)) > INT64_MAX * 1_000_000_000n)).length,
+      'Value() beyond int64': goQ.filter(
+        (g) => g.ok && (g.nanos === undefined || abs(BigInt(g.nanos)) > INT64_MAX * 1_000_000_000n),
+      ).length,
       'over 10 fractional digits': quantities.filter((q) => /\.\d{11}/.test(q)).length,
       'with an exponent': quantities.filter((q) => /^[+-]?[\d.]*[eE][+-]?\d+$/.test(q)).length,
       'longer than 128': quantities.filter((q) => q.length > 128).length,
     };
     const suffixesSeen = [...DECIMAL_SUFFIXES.filter((s) => s !== ''), ...BINARY_SUFFIXES].filter((s) =>
-      quantities.some((q, i) => goQ[i]!.ok && /\d$/.test(q.slice(0, q.length - s.length)) && q.endsWith(s)));
+      quantities.some((q, i) => goQ[i]!.ok && /\d$/.test(q.slice(0, q.length - s.length)) && q.endsWith(s)),
+    );
     const traits = generated.map((g) => g.traits);
     const count = (f: (t: PodTraits) => boolean) => traits.filter(f).length;
     const podReach = {
       'accepted by both sides, compared in full (both option sets and the request vector)': fullyCompared,
-      'rejected by Go (an invalid quantity; rejected here too)': answers.slice(QUANTITIES).filter((a) => a.startsWith('{"ok":false')).length,
+      'rejected by Go (an invalid quantity; rejected here too)': answers
+        .slice(QUANTITIES)
+        .filter((a) => a.startsWith('{"ok":false')).length,
       assigned: count((t) => t.assigned),
       'with sidecars': count((t) => t.sidecars > 0),
       'with overhead': count((t) => t.overhead),
@@ -297,12 +341,17 @@ describe('accounting: differential test against k8s.io/apimachinery and componen
       `pod computations compared (assigned + incoming): ${tp.compared}, differences: ${tp.total}`,
       ...Object.entries(podReach).map(([k, v]) => `  ${k}: ${v}`),
       'intended deviations (quantities / pods):',
-      ...(Object.keys(DEVIATIONS) as Deviation[]).map((k) => `  ${k}: ${tq.deviations.get(k) ?? 0} / ${tp.deviations.get(k) ?? 0}  (${DEVIATIONS[k]})`),
+      ...(Object.keys(DEVIATIONS) as Deviation[]).map(
+        (k) => `  ${k}: ${tq.deviations.get(k) ?? 0} / ${tp.deviations.get(k) ?? 0}  (${DEVIATIONS[k]})`,
+      ),
       ...[...tq.differences, ...tp.differences].map((d) => `DIFFERENCE ${d}`),
     ].join('\n');
     mkdirSync(join(STATE_DIR, 'logs'), { recursive: true });
     writeFileSync(join(STATE_DIR, 'logs', 'accounting.txt'), `${report}\n`);
-    writeFileSync(join(STATE_DIR, 'logs', 'accounting-differences.jsonl'), [...tq.cases, ...tp.cases].map((c) => `${JSON.stringify(c)}\n`).join(''));
+    writeFileSync(
+      join(STATE_DIR, 'logs', 'accounting-differences.jsonl'),
+      [...tq.cases, ...tp.cases].map((c) => `${JSON.stringify(c)}\n`).join(''),
+    );
     console.log(report);
 
     expect([...tq.differences, ...tp.differences]).toEqual([]);

@@ -28,9 +28,11 @@ const SERVED = 'v1beta1';
  * CustomResourceDefinition or has no v1beta1 version.
  */
 function servedAtOneVersion(crd, file) {
-  if (crd?.kind !== 'CustomResourceDefinition') throw new Error(`${file}: not a CustomResourceDefinition (kind ${crd?.kind})`);
+  if (crd?.kind !== 'CustomResourceDefinition')
+    throw new Error(`${file}: not a CustomResourceDefinition (kind ${crd?.kind})`);
   const version = (crd.spec?.versions ?? []).find((v) => v.name === SERVED);
-  if (!version) throw new Error(`${file}: no version ${SERVED} (has ${(crd.spec?.versions ?? []).map((v) => v.name).join(', ')})`);
+  if (!version)
+    throw new Error(`${file}: no version ${SERVED} (has ${(crd.spec?.versions ?? []).map((v) => v.name).join(', ')})`);
   return {
     ...crd,
     spec: { ...crd.spec, versions: [{ ...version, served: true, storage: true }], conversion: { strategy: 'None' } },

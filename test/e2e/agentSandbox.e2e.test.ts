@@ -42,11 +42,33 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from '../../bench/agentSandboxObjects.js';
 import {
-  SETUP_TIMEOUT_MS, STATE_DIR, component, fetchText, metricValue, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
+  SETUP_TIMEOUT_MS,
+  STATE_DIR,
+  component,
+  fetchText,
+  metricValue,
+  setUpCluster,
+  tearDownCluster,
+  waitExtenderSettled,
+  waitFor,
+  type ClusterEnv,
 } from './kit/controlPlane.js';
 import {
-  Kubectl, allocatableOf, bytes, columns, createNamespace, deleteNamespace, heterogeneousNodes, milliCpu, optimumPeak, pressureOf, watchObjects,
-  type Amounts, type NodeView, type ObjectWatch, type WatchEvent,
+  Kubectl,
+  allocatableOf,
+  bytes,
+  columns,
+  createNamespace,
+  deleteNamespace,
+  heterogeneousNodes,
+  milliCpu,
+  optimumPeak,
+  pressureOf,
+  watchObjects,
+  type Amounts,
+  type NodeView,
+  type ObjectWatch,
+  type WatchEvent,
 } from './kit/kubectl.js';
 
 const NAMESPACE = 'e2e-agent-sandbox';
@@ -96,8 +118,17 @@ const nodeAllocatable = (name: string) => allocatableOf(nodes.find((n) => n.meta
 
 /** The templates of the scenarios: one container of 0.5 CPU / 1 GiB, Ready READY_DELAY after binding; no `schedulerName`: default-scheduler. */
 const template = (name: string, schedulerName?: string) =>
-  sandboxTemplate({ name, namespace: NAMESPACE, cpu: POD_CPU, memory: POD_MEMORY, labels: { app: 'e2e-agent-sandbox' }, readyDelay: READY_DELAY, ...(schedulerName ? { schedulerName } : {}) });
-const warmPool = (name: string, templateName: string, replicas: number) => sandboxWarmPool(name, NAMESPACE, templateName, replicas);
+  sandboxTemplate({
+    name,
+    namespace: NAMESPACE,
+    cpu: POD_CPU,
+    memory: POD_MEMORY,
+    labels: { app: 'e2e-agent-sandbox' },
+    readyDelay: READY_DELAY,
+    ...(schedulerName ? { schedulerName } : {}),
+  });
+const warmPool = (name: string, templateName: string, replicas: number) =>
+  sandboxWarmPool(name, NAMESPACE, templateName, replicas);
 const claim = (name: string, pool: string, env?: Record<string, string>) => sandboxClaim(name, NAMESPACE, pool, env);
 
 /** A pod bound directly to a node (no scheduler), optionally labelled paused. */
@@ -106,8 +137,22 @@ function boundPod(name: string, nodeName: string, cpu: string, memory: string, p
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: NAMESPACE, labels: { app: 'e2e-background', ...(paused ? { [PAUSED]: 'true' } : {}) } },
-    spec: { nodeName, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'registry.invalid/e2e/background:1', resources: { requests: resources, limits: resources } }] },
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      labels: { app: 'e2e-background', ...(paused ? { [PAUSED]: 'true' } : {}) },
+    },
+    spec: {
+      nodeName,
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'c',
+          image: 'registry.invalid/e2e/background:1',
+          resources: { requests: resources, limits: resources },
+        },
+      ],
+    },
   };
 }
 
@@ -134,10 +179,19 @@ interface PodState {
 }
 
 const POD_FIELDS = [
-  '.metadata.name', '.metadata.uid', '.spec.nodeName', '.status.conditions[?(@.type=="Ready")].status', '.spec.schedulerName',
-  `.metadata.labels.${WARM_POOL_LABEL.replaceAll('.', '\\.')}`, `.metadata.labels.${TEMPLATE_HASH_LABEL.replaceAll('.', '\\.')}`,
-  '.metadata.ownerReferences[0].kind', `.metadata.labels.${PAUSED.replaceAll('.', '\\.')}`, '.status.phase',
-  '.spec.containers[0].resources.requests.cpu', '.spec.containers[0].resources.requests.memory', '.metadata.deletionTimestamp',
+  '.metadata.name',
+  '.metadata.uid',
+  '.spec.nodeName',
+  '.status.conditions[?(@.type=="Ready")].status',
+  '.spec.schedulerName',
+  `.metadata.labels.${WARM_POOL_LABEL.replaceAll('.', '\\.')}`,
+  `.metadata.labels.${TEMPLATE_HASH_LABEL.replaceAll('.', '\\.')}`,
+  '.metadata.ownerReferences[0].kind',
+  `.metadata.labels.${PAUSED.replaceAll('.', '\\.')}`,
+  '.status.phase',
+  '.spec.containers[0].resources.requests.cpu',
+  '.spec.containers[0].resources.requests.memory',
+  '.metadata.deletionTimestamp',
   `.metadata.labels.${CLAIM_UID_LABEL.replaceAll('.', '\\.')}`,
 ];
 
@@ -162,12 +216,37 @@ class Pods {
       this.byUid.clear();
       return;
     }
-    const [name = '', uid = '', node = '', ready, scheduler = '', pool = '', templateHash = '', owner = '', paused, phase = '', cpu = '0', memory = '0', deleting = '', claimUid = ''] = e.fields;
+    const [
+      name = '',
+      uid = '',
+      node = '',
+      ready,
+      scheduler = '',
+      pool = '',
+      templateHash = '',
+      owner = '',
+      paused,
+      phase = '',
+      cpu = '0',
+      memory = '0',
+      deleting = '',
+      claimUid = '',
+    ] = e.fields;
     if (e.type === 'DELETED') this.byUid.delete(uid);
     else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
       const before = this.byUid.get(uid);
       const state: PodState = {
-        name, uid, node, ready: ready === 'True', scheduler, pool, templateHash, claimUid, owner, paused: paused === 'true', phase: deleting ? 'Terminating' : phase,
+        name,
+        uid,
+        node,
+        ready: ready === 'True',
+        scheduler,
+        pool,
+        templateHash,
+        claimUid,
+        owner,
+        paused: paused === 'true',
+        phase: deleting ? 'Terminating' : phase,
         request: { cpu: milliCpu(cpu || '0'), memory: bytes(memory || '0') },
       };
       state.boundAt = before?.boundAt ?? this.boundAt.get(uid) ?? (node ? e.at : undefined);
@@ -223,8 +302,15 @@ let pods: Pods;
 
 /** Holds resources on its node: bound and not finished (a paused pod holds them whatever its phase). */
 const holds = (p: PodState) => p.node !== '' && (p.paused || (p.phase !== 'Succeeded' && p.phase !== 'Failed'));
-const isStarting = (p: PodState) => p.node !== '' && !p.ready && !p.paused && p.phase !== 'Succeeded' && p.phase !== 'Failed' && p.phase !== 'Terminating';
-const poolPods = (all: PodState[], poolName: string) => all.filter((p) => p.name.startsWith(`${poolName}-`) && p.pool !== '');
+const isStarting = (p: PodState) =>
+  p.node !== '' &&
+  !p.ready &&
+  !p.paused &&
+  p.phase !== 'Succeeded' &&
+  p.phase !== 'Failed' &&
+  p.phase !== 'Terminating';
+const poolPods = (all: PodState[], poolName: string) =>
+  all.filter((p) => p.name.startsWith(`${poolName}-`) && p.pool !== '');
 
 /** Requests held per node, as the extender should count them (allocated + paused), from the pods the API shows. */
 function heldPerNode(all: readonly PodState[]): Map<string, { allocated: Amounts; paused: Amounts }> {
@@ -241,7 +327,8 @@ function heldPerNode(all: readonly PodState[]): Map<string, { allocated: Amounts
 }
 
 const sum = (a: Amounts, b: Amounts): Amounts => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory });
-const totalPerNode = (all: readonly PodState[]) => new Map([...heldPerNode(all)].map(([n, h]) => [n, sum(h.allocated, h.paused)]));
+const totalPerNode = (all: readonly PodState[]) =>
+  new Map([...heldPerNode(all)].map(([n, h]) => [n, sum(h.allocated, h.paused)]));
 
 // ------------------------------------------------------------------------------------------ the extender's model
 
@@ -269,7 +356,8 @@ function modelDiff(model: readonly DebugNode[], all: readonly PodState[]): strin
       continue;
     }
     for (const r of ['cpu', 'memory'] as const) {
-      if (m.allocated[r] !== h.allocated[r]) diffs.push(`${name} allocated ${r}: model ${m.allocated[r]}, pods ${h.allocated[r]}`);
+      if (m.allocated[r] !== h.allocated[r])
+        diffs.push(`${name} allocated ${r}: model ${m.allocated[r]}, pods ${h.allocated[r]}`);
       if (m.paused[r] !== h.paused[r]) diffs.push(`${name} paused ${r}: model ${m.paused[r]}, pods ${h.paused[r]}`);
     }
   }
@@ -304,7 +392,16 @@ interface Bounds {
  * function is called, recording each moment a node is beyond what `bounds` asks.
  */
 function sample(bounds: Bounds): { stop: () => Promise<Samples> } {
-  const s: Samples = { modelStarting: new Map(), apiStarting: new Map(), modelPressure: new Map(), apiPressure: new Map(), overLimit: [], overAllocatable: [], modelSamples: 0, apiSamples: 0 };
+  const s: Samples = {
+    modelStarting: new Map(),
+    apiStarting: new Map(),
+    modelPressure: new Map(),
+    apiPressure: new Map(),
+    overLimit: [],
+    overAllocatable: [],
+    modelSamples: 0,
+    apiSamples: 0,
+  };
   const peak = (m: Map<string, number>, k: string, v: number) => m.set(k, Math.max(m.get(k) ?? 0, v));
   let done = false;
   const model = (async () => {
@@ -313,8 +410,10 @@ function sample(bounds: Bounds): { stop: () => Promise<Samples> } {
         const starting = n.sandboxes.starting + n.sandboxes.reserved;
         peak(s.modelStarting, n.name, starting);
         peak(s.modelPressure, n.name, n.maxPressure);
-        if (bounds.startingLimit && starting > LIMITS[n.name]!) s.overLimit.push(`model: ${n.name} ${starting} starting > ${LIMITS[n.name]}`);
-        if (bounds.allocatable && n.maxPressure > 1 + 1e-9) s.overAllocatable.push(`model: ${n.name} at ${f3(n.maxPressure)}`);
+        if (bounds.startingLimit && starting > LIMITS[n.name]!)
+          s.overLimit.push(`model: ${n.name} ${starting} starting > ${LIMITS[n.name]}`);
+        if (bounds.allocatable && n.maxPressure > 1 + 1e-9)
+          s.overAllocatable.push(`model: ${n.name} at ${f3(n.maxPressure)}`);
       }
       s.modelSamples++;
       await sleep(100);
@@ -326,7 +425,8 @@ function sample(bounds: Bounds): { stop: () => Promise<Samples> } {
     for (const p of all) if (isStarting(p)) starting.set(p.node, (starting.get(p.node) ?? 0) + 1);
     for (const [node, count] of starting) {
       peak(s.apiStarting, node, count);
-      if (bounds.startingLimit && count > LIMITS[node]!) s.overLimit.push(`API: ${node} ${count} starting > ${LIMITS[node]}`);
+      if (bounds.startingLimit && count > LIMITS[node]!)
+        s.overLimit.push(`API: ${node} ${count} starting > ${LIMITS[node]}`);
     }
     for (const [node, used] of totalPerNode(all)) {
       const p = pressureOf(used, nodeAllocatable(node));
@@ -349,7 +449,11 @@ function sample(bounds: Bounds): { stop: () => Promise<Samples> } {
 // ------------------------------------------------------------------------------------------ helpers
 
 const eventsFor = async (reason: string) =>
-  (await kubectl.json<{ items: { reason: string; message: string; involvedObject: { uid: string; name: string } }[] }>(['-n', NAMESPACE, 'get', 'events', '--field-selector', `reason=${reason}`])).items;
+  (
+    await kubectl.json<{ items: { reason: string; message: string; involvedObject: { uid: string; name: string } }[] }>(
+      ['-n', NAMESPACE, 'get', 'events', '--field-selector', `reason=${reason}`],
+    )
+  ).items;
 
 /** Waits until every UID has a ProjectedPlacement Event (the extender sends them rate-limited, after the decisions). */
 async function expectPlacementEvents(uids: readonly string[]): Promise<void> {
@@ -372,7 +476,8 @@ const percentileOf = (xs: readonly number[], q: number) => {
 };
 
 /** The base load of the run: the requests held per node by pods other than the pool's (background, claims). */
-const baseOf = (all: readonly PodState[], poolName: string) => totalPerNode(all.filter((p) => !p.name.startsWith(`${poolName}-`)));
+const baseOf = (all: readonly PodState[], poolName: string) =>
+  totalPerNode(all.filter((p) => !p.name.startsWith(`${poolName}-`)));
 
 interface PoolRun {
   readonly label: string;
@@ -406,10 +511,22 @@ async function fillPool(label: string, poolName: string, templateName: string, b
   const used = totalPerNode(pods.all());
   for (const n of nodes) {
     const name = n.metadata.name;
-    perNode.set(name, { pods: ready.filter((p) => p.node === name).length, pressure: pressureOf(used.get(name) ?? { cpu: 0, memory: 0 }, allocatableOf(n)) });
+    perNode.set(name, {
+      pods: ready.filter((p) => p.node === name).length,
+      pressure: pressureOf(used.get(name) ?? { cpu: 0, memory: 0 }, allocatableOf(n)),
+    });
   }
   const [peakNode, top] = [...perNode].reduce((a, b) => (b[1].pressure > a[1].pressure ? b : a));
-  return { label, perNode, peak: top.pressure, peakNode, optimum: optimumPeak(nodes, POD, POOL_SIZE, base), samples, seconds: took / 1000, uids: ready.map((p) => p.uid) };
+  return {
+    label,
+    perNode,
+    peak: top.pressure,
+    peakNode,
+    optimum: optimumPeak(nodes, POD, POOL_SIZE, base),
+    samples,
+    seconds: took / 1000,
+    uids: ready.map((p) => p.uid),
+  };
 }
 
 /**
@@ -420,17 +537,29 @@ async function fillPool(label: string, poolName: string, templateName: string, b
 async function deleteSandboxes(): Promise<void> {
   await kubectl.run(['-n', NAMESPACE, 'delete', 'sandboxwarmpools,sandboxclaims', '--all', '--wait=false']);
   await kubectl.run(['delete', '--raw', `/apis/agents.x-k8s.io/v1beta1/namespaces/${NAMESPACE}/sandboxes`]);
-  await kubectl.run(['delete', '--raw', `/api/v1/namespaces/${NAMESPACE}/pods?labelSelector=${encodeURIComponent(NAME_HASH_LABEL)}`]);
-  await pods.until('no sandbox pod left', 180_000, (all) => (all.some((p) => p.owner === 'Sandbox') ? undefined : true));
+  await kubectl.run([
+    'delete',
+    '--raw',
+    `/api/v1/namespaces/${NAMESPACE}/pods?labelSelector=${encodeURIComponent(NAME_HASH_LABEL)}`,
+  ]);
+  await pods.until('no sandbox pod left', 180_000, (all) =>
+    all.some((p) => p.owner === 'Sandbox') ? undefined : true,
+  );
   // The controller may still hold the deleted pool (its deletion is asynchronous) and make a sandbox for it: the next
   // case's pool of the same name would then meet pods and sandboxes of this one. Wait until none is left.
   const deadline = Date.now() + 180_000;
   for (;;) {
-    const left = (await kubectl.run(['-n', NAMESPACE, 'get', 'sandboxwarmpools,sandboxclaims,sandboxes', '-o', 'name'])).trim();
+    const left = (
+      await kubectl.run(['-n', NAMESPACE, 'get', 'sandboxwarmpools,sandboxclaims,sandboxes', '-o', 'name'])
+    ).trim();
     const podsLeft = (await kubectl.run(['-n', NAMESPACE, 'get', 'pods', '-l', NAME_HASH_LABEL, '-o', 'name'])).trim();
     if (left === '' && podsLeft === '' && !pods.all().some((p) => p.owner === 'Sandbox')) return;
-    if (Date.now() > deadline) throw new Error(`agent-sandbox objects left 180 s after their deletion: ${left.split('\n').slice(0, 5).join(', ')}`);
-    if (left !== '') await kubectl.run(['delete', '--raw', `/apis/agents.x-k8s.io/v1beta1/namespaces/${NAMESPACE}/sandboxes`]);
+    if (Date.now() > deadline)
+      throw new Error(
+        `agent-sandbox objects left 180 s after their deletion: ${left.split('\n').slice(0, 5).join(', ')}`,
+      );
+    if (left !== '')
+      await kubectl.run(['delete', '--raw', `/apis/agents.x-k8s.io/v1beta1/namespaces/${NAMESPACE}/sandboxes`]);
     await sleep(500);
   }
 }
@@ -442,8 +571,12 @@ const sandboxRuns: PoolRun[] = [];
 
 beforeAll(async () => {
   env = await setUpCluster();
-  if (env.EXTENDER_MODE !== 'cluster') throw new Error(`agentSandbox.e2e needs the extender in cluster mode, not ${env.EXTENDER_MODE}`);
-  if (env.AGENT_SANDBOX !== '1') throw new Error('agentSandbox.e2e needs agent-sandbox-controller (cluster-up.sh with AGENT_SANDBOX=1, the default)');
+  if (env.EXTENDER_MODE !== 'cluster')
+    throw new Error(`agentSandbox.e2e needs the extender in cluster mode, not ${env.EXTENDER_MODE}`);
+  if (env.AGENT_SANDBOX !== '1')
+    throw new Error(
+      'agentSandbox.e2e needs agent-sandbox-controller (cluster-up.sh with AGENT_SANDBOX=1, the default)',
+    );
   kubectl = new Kubectl(env);
   nodes = (await heterogeneousNodes(kubectl)).sort((a, b) => allocatableOf(a).cpu - allocatableOf(b).cpu);
   await deleteNamespace(kubectl, NAMESPACE); // left by an interrupted run
@@ -454,13 +587,32 @@ beforeAll(async () => {
   const paused = Array.from({ length: 10 }, (_, i) => boundPod(`paused-${i}`, 'cpu192-0', '8', '8Gi', true));
   const heavy = Array.from({ length: 4 }, (_, i) => boundPod(`memory-${i}`, 'cpu64-0', '2', '32Gi', false));
   await kubectl.apply([...paused, ...heavy]);
-  await pods.until('the background pods Running', 60_000, (all) => (all.filter((p) => p.phase === 'Running').length === 14 ? true : undefined));
+  await pods.until('the background pods Running', 60_000, (all) =>
+    all.filter((p) => p.phase === 'Running').length === 14 ? true : undefined,
+  );
   for (const p of paused) {
     const name = (p as { metadata: { name: string } }).metadata.name;
-    await kubectl.run(['-n', NAMESPACE, 'patch', 'pod', name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { phase: 'Succeeded' } })]);
+    await kubectl.run([
+      '-n',
+      NAMESPACE,
+      'patch',
+      'pod',
+      name,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { phase: 'Succeeded' } }),
+    ]);
   }
-  await pods.until('the paused pods Succeeded', 30_000, (all) => (all.filter((p) => p.paused && p.phase === 'Succeeded').length === 10 ? true : undefined));
-  await waitFor("the background in the extender's model", 30_000, async () => (modelDiff(await debugNodes(), pods.all()) === '' ? true : undefined), async () => modelDiff(await debugNodes(), pods.all()));
+  await pods.until('the paused pods Succeeded', 30_000, (all) =>
+    all.filter((p) => p.paused && p.phase === 'Succeeded').length === 10 ? true : undefined,
+  );
+  await waitFor(
+    "the background in the extender's model",
+    30_000,
+    async () => (modelDiff(await debugNodes(), pods.all()) === '' ? true : undefined),
+    async () => modelDiff(await debugNodes(), pods.all()),
+  );
   await kubectl.apply([template(TEMPLATE, SCHEDULER), template(STOCK_TEMPLATE)]);
 }, SETUP_TIMEOUT_MS);
 
@@ -491,17 +643,24 @@ describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paus
     const run = await fillPool(label, POOL, TEMPLATE, bounds);
     sandboxRuns.push(run);
     const after = await waitExtenderSettled(env);
-    const delta = (metric: string, labels: Record<string, string> = {}) => metricValue(after, metric, labels) - metricValue(before, metric, labels);
-    say([
-      `a. SandboxWarmPool of ${POOL_SIZE} (${POD_CPU} CPU / ${POD_MEMORY}, Ready ${READY_DELAY} after binding) through ${SCHEDULER}, ${description}:`,
-      '',
-      ...runTable([run]),
-      '',
-      `filter requests +${delta('sandbox_extender_http_requests_total', { verb: 'filter' })}, placements placed +${delta('sandbox_extender_placements_total', { result: 'placed' })}, ` +
-        `binds bound +${delta('sandbox_extender_binds_total', { result: 'bound' })}, Filter calls held by the starting limit +${delta('sandbox_extender_starting_limit_held_total')}; ` +
-        `${run.samples.modelSamples} model samples, ${run.samples.apiSamples} API samples`,
-    ].join('\n'));
-    expect(poolPods(pods.all(), POOL).every((p) => p.scheduler === SCHEDULER && p.owner === 'Sandbox' && p.templateHash !== '' && p.claimUid === '')).toBe(true);
+    const delta = (metric: string, labels: Record<string, string> = {}) =>
+      metricValue(after, metric, labels) - metricValue(before, metric, labels);
+    say(
+      [
+        `a. SandboxWarmPool of ${POOL_SIZE} (${POD_CPU} CPU / ${POD_MEMORY}, Ready ${READY_DELAY} after binding) through ${SCHEDULER}, ${description}:`,
+        '',
+        ...runTable([run]),
+        '',
+        `filter requests +${delta('sandbox_extender_http_requests_total', { verb: 'filter' })}, placements placed +${delta('sandbox_extender_placements_total', { result: 'placed' })}, ` +
+          `binds bound +${delta('sandbox_extender_binds_total', { result: 'bound' })}, Filter calls held by the starting limit +${delta('sandbox_extender_starting_limit_held_total')}; ` +
+          `${run.samples.modelSamples} model samples, ${run.samples.apiSamples} API samples`,
+      ].join('\n'),
+    );
+    expect(
+      poolPods(pods.all(), POOL).every(
+        (p) => p.scheduler === SCHEDULER && p.owner === 'Sandbox' && p.templateHash !== '' && p.claimUid === '',
+      ),
+    ).toBe(true);
     expect(delta('sandbox_extender_http_requests_total', { verb: 'filter' })).toBeGreaterThanOrEqual(POOL_SIZE);
     expect(delta('sandbox_extender_placements_total', { result: 'placed' })).toBeGreaterThanOrEqual(POOL_SIZE);
     // One bind per pod bound in this run: the pool's 300, and any pod the controller replaced after it was bound
@@ -516,209 +675,385 @@ describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paus
     return run;
   }
 
-  test(`a1. a SandboxWarmPool of ${POOL_SIZE}: each pod placed through the extender (filter, bind, an Event each), the peak within one pod of the optimum, no node over allocatable`, async () => {
-    const run = await sandboxPool('sandbox-scheduler', 'no starting limit', { startingLimit: false, allocatable: true });
-    // The optimum over the pods the API shows (background included), and one pod of the peak node as tolerance.
-    expect(run.peak).toBeLessThanOrEqual(run.optimum + pressureOf(POD, nodeAllocatable(run.peakNode)) + 1e-9);
-    await deleteSandboxes();
-  }, TEST_TIMEOUT_MS);
+  test(
+    `a1. a SandboxWarmPool of ${POOL_SIZE}: each pod placed through the extender (filter, bind, an Event each), the peak within one pod of the optimum, no node over allocatable`,
+    async () => {
+      const run = await sandboxPool('sandbox-scheduler', 'no starting limit', {
+        startingLimit: false,
+        allocatable: true,
+      });
+      // The optimum over the pods the API shows (background included), and one pod of the peak node as tolerance.
+      expect(run.peak).toBeLessThanOrEqual(run.optimum + pressureOf(POD, nodeAllocatable(run.peakNode)) + 1e-9);
+      await deleteSandboxes();
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  test(`a2. the same pool with the starting limit set (${PER_CORE} per core): no node above its limit (nor allocatable) at any sample, the limit reached`, async () => {
-    const config = join(STATE_DIR, 'extender-agent-sandbox.yaml');
-    writeFileSync(config, `startingLimit: {perCore: ${PER_CORE}}\n`);
-    configChanged = true;
-    await component(['restart', 'sandbox-extender', '--config', config]);
-    expect(Object.fromEntries((await debugNodes()).map((n) => [n.name, n.sandboxes.startingLimit]))).toEqual(LIMITS);
-    const run = await sandboxPool('sandbox-scheduler, limit', `starting limit ${PER_CORE} per core (${Object.entries(LIMITS).map(([n, l]) => `${n} ${l}`).join(', ')})`, { startingLimit: true, allocatable: true });
-    // The limit was in play: some node reached it.
-    expect(nodes.some((n) => run.samples.modelStarting.get(n.metadata.name) === LIMITS[n.metadata.name])).toBe(true);
-  }, TEST_TIMEOUT_MS);
+  test(
+    `a2. the same pool with the starting limit set (${PER_CORE} per core): no node above its limit (nor allocatable) at any sample, the limit reached`,
+    async () => {
+      const config = join(STATE_DIR, 'extender-agent-sandbox.yaml');
+      writeFileSync(config, `startingLimit: {perCore: ${PER_CORE}}\n`);
+      configChanged = true;
+      await component(['restart', 'sandbox-extender', '--config', config]);
+      expect(Object.fromEntries((await debugNodes()).map((n) => [n.name, n.sandboxes.startingLimit]))).toEqual(LIMITS);
+      const run = await sandboxPool(
+        'sandbox-scheduler, limit',
+        `starting limit ${PER_CORE} per core (${Object.entries(LIMITS)
+          .map(([n, l]) => `${n} ${l}`)
+          .join(', ')})`,
+        { startingLimit: true, allocatable: true },
+      );
+      // The limit was in play: some node reached it.
+      expect(nodes.some((n) => run.samples.modelStarting.get(n.metadata.name) === LIMITS[n.metadata.name])).toBe(true);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  test(`b. SandboxClaims: ${WARM_CLAIMS} warm claims adopt pool sandboxes (no scheduling) and the refill is placed; ${COLD_CLAIMS} cold claims (env) are placed; claim-to-bound times`, async () => {
-    const poolBefore = new Map(poolPods(pods.all(), POOL).map((p) => [p.name, p] as const));
-    expect(poolBefore.size).toBe(POOL_SIZE);
-    const claims = watchObjects(env, ['-n', NAMESPACE, 'sandboxclaims'], ['.metadata.name', '.status.sandbox.name', '.metadata.uid']);
-    try {
-      // Warm: each claim names a pool sandbox whose pod was already bound; that pod keeps its UID and node.
-      const warmNames = Array.from({ length: WARM_CLAIMS }, (_, i) => `warm-${String(i).padStart(2, '0')}`);
-      await kubectl.apply(warmNames.map((n) => claim(n, POOL)));
-      const warm = await Promise.all(warmNames.map(async (n) => {
-        const created = await claims.until(`claim ${n} created`, (e) => e.type === 'ADDED' && e.fields[0] === n, 60_000);
-        const assigned = await claims.until(`claim ${n} assigned a sandbox`, (e) => e.fields[0] === n && e.fields[1] !== '', 60_000);
-        return { name: n, uid: created.fields[2]!, sandbox: assigned.fields[1]!, ms: assigned.at - created.at };
-      }));
-      for (const w of warm) {
-        const adopted = poolBefore.get(w.sandbox);
-        expect(adopted).toBeDefined(); // a pool sandbox, not a new one
-        expect(adopted!.claimUid).toBe('');
-        const now = await pods.until(`${w.sandbox} without its pool label, with its claim's UID`, 60_000, (all) => all.find((p) => p.uid === adopted!.uid && p.pool === '' && p.claimUid !== ''));
-        expect([now.node, now.templateHash, now.claimUid]).toEqual([adopted!.node, adopted!.templateHash, w.uid]);
+  test(
+    `b. SandboxClaims: ${WARM_CLAIMS} warm claims adopt pool sandboxes (no scheduling) and the refill is placed; ${COLD_CLAIMS} cold claims (env) are placed; claim-to-bound times`,
+    async () => {
+      const poolBefore = new Map(poolPods(pods.all(), POOL).map((p) => [p.name, p] as const));
+      expect(poolBefore.size).toBe(POOL_SIZE);
+      const claims = watchObjects(
+        env,
+        ['-n', NAMESPACE, 'sandboxclaims'],
+        ['.metadata.name', '.status.sandbox.name', '.metadata.uid'],
+      );
+      try {
+        // Warm: each claim names a pool sandbox whose pod was already bound; that pod keeps its UID and node.
+        const warmNames = Array.from({ length: WARM_CLAIMS }, (_, i) => `warm-${String(i).padStart(2, '0')}`);
+        await kubectl.apply(warmNames.map((n) => claim(n, POOL)));
+        const warm = await Promise.all(
+          warmNames.map(async (n) => {
+            const created = await claims.until(
+              `claim ${n} created`,
+              (e) => e.type === 'ADDED' && e.fields[0] === n,
+              60_000,
+            );
+            const assigned = await claims.until(
+              `claim ${n} assigned a sandbox`,
+              (e) => e.fields[0] === n && e.fields[1] !== '',
+              60_000,
+            );
+            return { name: n, uid: created.fields[2]!, sandbox: assigned.fields[1]!, ms: assigned.at - created.at };
+          }),
+        );
+        for (const w of warm) {
+          const adopted = poolBefore.get(w.sandbox);
+          expect(adopted).toBeDefined(); // a pool sandbox, not a new one
+          expect(adopted!.claimUid).toBe('');
+          const now = await pods.until(`${w.sandbox} without its pool label, with its claim's UID`, 60_000, (all) =>
+            all.find((p) => p.uid === adopted!.uid && p.pool === '' && p.claimUid !== ''),
+          );
+          expect([now.node, now.templateHash, now.claimUid]).toEqual([adopted!.node, adopted!.templateHash, w.uid]);
+        }
+        // The pool refills: WARM_CLAIMS new pods, placed by the extender.
+        const refill = await pods.until(`the pool refilled to ${POOL_SIZE} Ready`, 120_000, (all) => {
+          const mine = poolPods(all, POOL);
+          return mine.length === POOL_SIZE && mine.every((p) => p.node && p.ready)
+            ? mine.filter((p) => !poolBefore.has(p.name))
+            : undefined;
+        });
+        expect(refill.length).toBe(WARM_CLAIMS);
+        expect(refill.every((p) => p.scheduler === SCHEDULER)).toBe(true);
+
+        // Cold: env set, so a new Sandbox named after the claim, its pod placed by the extender.
+        const coldNames = Array.from({ length: COLD_CLAIMS }, (_, i) => `cold-${String(i).padStart(2, '0')}`);
+        await kubectl.apply(coldNames.map((n, i) => claim(n, POOL, { TASK: String(i) })));
+        const cold = await Promise.all(
+          coldNames.map(async (n) => {
+            const created = await claims.until(
+              `claim ${n} created`,
+              (e) => e.type === 'ADDED' && e.fields[0] === n,
+              60_000,
+            );
+            const pod = await pods.until(`the pod of claim ${n} bound and Ready`, 120_000, (all) =>
+              all.find((p) => p.name === n && p.node && p.ready),
+            );
+            return { name: n, uid: created.fields[2]!, pod, ms: pod.boundAt! - created.at };
+          }),
+        );
+        expect(
+          cold.every(
+            (c) =>
+              c.pod.scheduler === SCHEDULER &&
+              c.pod.pool === '' &&
+              c.pod.owner === 'Sandbox' &&
+              c.pod.templateHash !== '',
+          ),
+        ).toBe(true);
+        expect(cold.map((c) => c.pod.claimUid)).toEqual(cold.map((c) => c.uid));
+        await expectPlacementEvents([...refill.map((p) => p.uid), ...cold.map((c) => c.pod.uid)]);
+        // What the extender made of these pods (src/core/objects/agentSandboxPods.ts), in their ProjectedPlacement Events.
+        const placed = new Map(
+          (await eventsFor('ProjectedPlacement')).map((e) => [e.involvedObject.uid, e.message] as const),
+        );
+        const kindOf = (p: PodState) =>
+          placed
+            .get(p.uid)
+            ?.split('; ')
+            .find((clause) => clause.startsWith('agent-sandbox pod'));
+        expect(refill.map(kindOf)).toEqual(
+          refill.map((p) => `agent-sandbox pod of template ${p.templateHash}, warm pool`),
+        );
+        expect(cold.map((c) => kindOf(c.pod))).toEqual(
+          cold.map((c) => `agent-sandbox pod of template ${c.pod.templateHash}, claimed`),
+        );
+
+        const row = (label: string, ms: number[]) => [
+          label,
+          String(ms.length),
+          seconds(percentileOf(ms, 0.5)),
+          seconds(percentileOf(ms, 0.99)),
+          seconds(Math.max(...ms)),
+        ];
+        say(
+          [
+            `b. Claims against ${POOL} (${POOL_SIZE} warm): ${WARM_CLAIMS} warm claims, then ${COLD_CLAIMS} cold claims (env set):`,
+            '',
+            ...columns([
+              ['claims', 'count', 'claim → bound p50', 'p99', 'max'],
+              row(
+                'warm (adopted; the pod was bound before)',
+                warm.map((w) => w.ms),
+              ),
+              row(
+                'cold (new sandbox, placed by the extender)',
+                cold.map((c) => c.ms),
+              ),
+            ]),
+            '',
+            `refill: ${refill.length} new pool pods placed by the extender (${countByNode(refill)})`,
+          ].join('\n'),
+        );
+      } finally {
+        claims.stop();
       }
-      // The pool refills: WARM_CLAIMS new pods, placed by the extender.
-      const refill = await pods.until(`the pool refilled to ${POOL_SIZE} Ready`, 120_000, (all) => {
-        const mine = poolPods(all, POOL);
-        return mine.length === POOL_SIZE && mine.every((p) => p.node && p.ready) ? mine.filter((p) => !poolBefore.has(p.name)) : undefined;
-      });
-      expect(refill.length).toBe(WARM_CLAIMS);
-      expect(refill.every((p) => p.scheduler === SCHEDULER)).toBe(true);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-      // Cold: env set, so a new Sandbox named after the claim, its pod placed by the extender.
-      const coldNames = Array.from({ length: COLD_CLAIMS }, (_, i) => `cold-${String(i).padStart(2, '0')}`);
-      await kubectl.apply(coldNames.map((n, i) => claim(n, POOL, { TASK: String(i) })));
-      const cold = await Promise.all(coldNames.map(async (n) => {
-        const created = await claims.until(`claim ${n} created`, (e) => e.type === 'ADDED' && e.fields[0] === n, 60_000);
-        const pod = await pods.until(`the pod of claim ${n} bound and Ready`, 120_000, (all) => all.find((p) => p.name === n && p.node && p.ready));
-        return { name: n, uid: created.fields[2]!, pod, ms: pod.boundAt! - created.at };
-      }));
-      expect(cold.every((c) => c.pod.scheduler === SCHEDULER && c.pod.pool === '' && c.pod.owner === 'Sandbox' && c.pod.templateHash !== '')).toBe(true);
-      expect(cold.map((c) => c.pod.claimUid)).toEqual(cold.map((c) => c.uid));
-      await expectPlacementEvents([...refill.map((p) => p.uid), ...cold.map((c) => c.pod.uid)]);
-      // What the extender made of these pods (src/core/objects/agentSandboxPods.ts), in their ProjectedPlacement Events.
-      const placed = new Map((await eventsFor('ProjectedPlacement')).map((e) => [e.involvedObject.uid, e.message] as const));
-      const kindOf = (p: PodState) => placed.get(p.uid)?.split('; ').find((clause) => clause.startsWith('agent-sandbox pod'));
-      expect(refill.map(kindOf)).toEqual(refill.map((p) => `agent-sandbox pod of template ${p.templateHash}, warm pool`));
-      expect(cold.map((c) => kindOf(c.pod))).toEqual(cold.map((c) => `agent-sandbox pod of template ${c.pod.templateHash}, claimed`));
-
-      const row = (label: string, ms: number[]) => [label, String(ms.length), seconds(percentileOf(ms, 0.5)), seconds(percentileOf(ms, 0.99)), seconds(Math.max(...ms))];
-      say([
-        `b. Claims against ${POOL} (${POOL_SIZE} warm): ${WARM_CLAIMS} warm claims, then ${COLD_CLAIMS} cold claims (env set):`,
-        '',
-        ...columns([
-          ['claims', 'count', 'claim → bound p50', 'p99', 'max'],
-          row('warm (adopted; the pod was bound before)', warm.map((w) => w.ms)),
-          row('cold (new sandbox, placed by the extender)', cold.map((c) => c.ms)),
-        ]),
-        '',
-        `refill: ${refill.length} new pool pods placed by the extender (${countByNode(refill)})`,
-      ].join('\n'));
-    } finally {
-      claims.stop();
-    }
-  }, TEST_TIMEOUT_MS);
-
-  test(`c. suspend/resume: ${COLD_CLAIMS} sandboxes × ${SUSPEND_ROUNDS} = ${COLD_CLAIMS * SUSPEND_ROUNDS} cycles: each suspend released at once, each resume placed again; the model equals the pods at the end`, async () => {
-    const names = Array.from({ length: COLD_CLAIMS }, (_, i) => `cold-${String(i).padStart(2, '0')}`);
-    const setMode = (mode: 'Suspended' | 'Running') =>
-      Promise.all(names.map((n) => kubectl.run(['-n', NAMESPACE, 'patch', 'sandbox', n, '--type=merge', '-p', JSON.stringify({ spec: { operatingMode: mode } })])));
-    /** Polls /debug/nodes until it equals the sum of the API's pods; returns the time that took. */
-    const modelAgrees = async (what: string) => {
-      const t0 = Date.now();
-      for (;;) {
-        const diff = modelDiff(await debugNodes(), pods.all());
-        if (diff === '') return Date.now() - t0;
-        if (Date.now() - t0 > 30_000) throw new Error(`after ${what}, the model still differs from the pods: ${diff}`);
-        await sleep(20);
+  test(
+    `c. suspend/resume: ${COLD_CLAIMS} sandboxes × ${SUSPEND_ROUNDS} = ${COLD_CLAIMS * SUSPEND_ROUNDS} cycles: each suspend released at once, each resume placed again; the model equals the pods at the end`,
+    async () => {
+      const names = Array.from({ length: COLD_CLAIMS }, (_, i) => `cold-${String(i).padStart(2, '0')}`);
+      const setMode = (mode: 'Suspended' | 'Running') =>
+        Promise.all(
+          names.map((n) =>
+            kubectl.run([
+              '-n',
+              NAMESPACE,
+              'patch',
+              'sandbox',
+              n,
+              '--type=merge',
+              '-p',
+              JSON.stringify({ spec: { operatingMode: mode } }),
+            ]),
+          ),
+        );
+      /** Polls /debug/nodes until it equals the sum of the API's pods; returns the time that took. */
+      const modelAgrees = async (what: string) => {
+        const t0 = Date.now();
+        for (;;) {
+          const diff = modelDiff(await debugNodes(), pods.all());
+          if (diff === '') return Date.now() - t0;
+          if (Date.now() - t0 > 30_000)
+            throw new Error(`after ${what}, the model still differs from the pods: ${diff}`);
+          await sleep(20);
+        }
+      };
+      const resumed: string[] = [];
+      const rows: string[][] = [
+        [
+          'round',
+          'suspend → pods gone',
+          'last pod gone → model agrees',
+          'resume → pods bound',
+          'nodes of the new pods',
+        ],
+      ];
+      for (let round = 1; round <= SUSPEND_ROUNDS; round++) {
+        const current = new Set(
+          pods
+            .all()
+            .filter((p) => names.includes(p.name))
+            .map((p) => p.uid),
+        );
+        expect(current.size).toBe(COLD_CLAIMS);
+        const t0 = Date.now();
+        await setMode('Suspended');
+        await pods.until(`round ${round}: the ${COLD_CLAIMS} pods deleted`, 60_000, (all) =>
+          all.some((p) => current.has(p.uid)) ? undefined : true,
+        );
+        const goneAt = Date.now();
+        const releaseMs = await modelAgrees(`suspend ${round}`);
+        const t1 = Date.now();
+        await setMode('Running');
+        const back = await pods.until(`round ${round}: ${COLD_CLAIMS} new pods bound and Ready`, 120_000, (all) => {
+          const fresh = all.filter((p) => names.includes(p.name) && !current.has(p.uid));
+          return fresh.length === COLD_CLAIMS && fresh.every((p) => p.node && p.ready) ? fresh : undefined;
+        });
+        await modelAgrees(`resume ${round}`);
+        expect(back.every((p) => p.scheduler === SCHEDULER)).toBe(true);
+        resumed.push(...back.map((p) => p.uid));
+        const lastBound = Math.max(...back.map((p) => p.boundAt!));
+        rows.push([
+          String(round),
+          seconds(goneAt - t0),
+          seconds(releaseMs),
+          seconds(lastBound - t1),
+          countByNode(back),
+        ]);
       }
-    };
-    const resumed: string[] = [];
-    const rows: string[][] = [['round', 'suspend → pods gone', 'last pod gone → model agrees', 'resume → pods bound', 'nodes of the new pods']];
-    for (let round = 1; round <= SUSPEND_ROUNDS; round++) {
-      const current = new Set(pods.all().filter((p) => names.includes(p.name)).map((p) => p.uid));
-      expect(current.size).toBe(COLD_CLAIMS);
+      await expectPlacementEvents(resumed);
+      const settled = await waitExtenderSettled(env);
+      expect(metricValue(settled, 'sandbox_extender_reservations_pending')).toBe(0);
+      const model = await debugNodes();
+      expect(model.every((n) => n.reserved.cpu === 0 && n.reserved.memory === 0)).toBe(true);
+      expect(modelDiff(model, pods.all())).toBe('');
+      say(
+        [
+          `c. Suspend/resume of the ${COLD_CLAIMS} cold-claim sandboxes, ${SUSPEND_ROUNDS} rounds (${COLD_CLAIMS * SUSPEND_ROUNDS} cycles): suspend deletes each pod, resume creates a new one:`,
+          '',
+          ...columns(rows),
+          '',
+          `after the last round: reservations pending 0; /debug/nodes equals the sum of the API's pods on every node (${model.map((n) => `${n.name} ${n.allocated.cpu / 1000} CPU allocated + ${n.paused.cpu / 1000} paused`).join(', ')})`,
+        ].join('\n'),
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    `d. a refill storm: ${STORM} warm pods deleted at once are replaced through the extender, no node over its allocatable or starting limit`,
+    async () => {
+      const victims = poolPods(pods.all(), POOL).slice(0, STORM);
+      expect(victims.length).toBe(STORM);
+      const before = new Set(poolPods(pods.all(), POOL).map((p) => p.uid));
+      const sampler = sample({ startingLimit: true, allocatable: true });
       const t0 = Date.now();
-      await setMode('Suspended');
-      await pods.until(`round ${round}: the ${COLD_CLAIMS} pods deleted`, 60_000, (all) => (all.some((p) => current.has(p.uid)) ? undefined : true));
-      const goneAt = Date.now();
-      const releaseMs = await modelAgrees(`suspend ${round}`);
-      const t1 = Date.now();
-      await setMode('Running');
-      const back = await pods.until(`round ${round}: ${COLD_CLAIMS} new pods bound and Ready`, 120_000, (all) => {
-        const fresh = all.filter((p) => names.includes(p.name) && !current.has(p.uid));
-        return fresh.length === COLD_CLAIMS && fresh.every((p) => p.node && p.ready) ? fresh : undefined;
-      });
-      await modelAgrees(`resume ${round}`);
-      expect(back.every((p) => p.scheduler === SCHEDULER)).toBe(true);
-      resumed.push(...back.map((p) => p.uid));
-      const lastBound = Math.max(...back.map((p) => p.boundAt!));
-      rows.push([String(round), seconds(goneAt - t0), seconds(releaseMs), seconds(lastBound - t1), countByNode(back)]);
-    }
-    await expectPlacementEvents(resumed);
-    const settled = await waitExtenderSettled(env);
-    expect(metricValue(settled, 'sandbox_extender_reservations_pending')).toBe(0);
-    const model = await debugNodes();
-    expect(model.every((n) => n.reserved.cpu === 0 && n.reserved.memory === 0)).toBe(true);
-    expect(modelDiff(model, pods.all())).toBe('');
-    say([
-      `c. Suspend/resume of the ${COLD_CLAIMS} cold-claim sandboxes, ${SUSPEND_ROUNDS} rounds (${COLD_CLAIMS * SUSPEND_ROUNDS} cycles): suspend deletes each pod, resume creates a new one:`,
-      '',
-      ...columns(rows),
-      '',
-      `after the last round: reservations pending 0; /debug/nodes equals the sum of the API's pods on every node (${model.map((n) => `${n.name} ${n.allocated.cpu / 1000} CPU allocated + ${n.paused.cpu / 1000} paused`).join(', ')})`,
-    ].join('\n'));
-  }, TEST_TIMEOUT_MS);
+      let samples: Samples;
+      let fresh: PodState[];
+      try {
+        await kubectl.run(['-n', NAMESPACE, 'delete', 'pods', ...victims.map((p) => p.name), '--wait=false']);
+        fresh = await pods.until(`the pool back to ${POOL_SIZE} Ready`, 180_000, (all) => {
+          const mine = poolPods(all, POOL);
+          return mine.length === POOL_SIZE && mine.every((p) => p.node && p.ready)
+            ? mine.filter((p) => !before.has(p.uid))
+            : undefined;
+        });
+      } finally {
+        samples = await sampler.stop();
+      }
+      const took = Date.now() - t0;
+      expect(fresh.length).toBe(STORM);
+      expect(fresh.every((p) => p.scheduler === SCHEDULER)).toBe(true);
+      await expectPlacementEvents(fresh.map((p) => p.uid));
+      const perNode = new Map<string, number>();
+      for (const p of fresh) perNode.set(p.node, (perNode.get(p.node) ?? 0) + 1);
+      say(
+        [
+          `d. Refill storm: ${STORM} pool pods deleted at once, replaced through the extender in ${seconds(took)}:`,
+          '',
+          ...columns([
+            [
+              'node',
+              'replacements',
+              'peak pressure (model)',
+              'peak pressure (API)',
+              'peak starting (model)',
+              'peak starting (API)',
+            ],
+            ...nodes
+              .map((n) => n.metadata.name)
+              .map((n) => [
+                n,
+                String(perNode.get(n) ?? 0),
+                f3(samples.modelPressure.get(n) ?? 0),
+                f3(samples.apiPressure.get(n) ?? 0),
+                String(samples.modelStarting.get(n) ?? 0),
+                String(samples.apiStarting.get(n) ?? 0),
+              ]),
+          ]),
+        ].join('\n'),
+      );
+      expect(samples.overAllocatable).toEqual([]);
+      expect(samples.overLimit).toEqual([]);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  test(`d. a refill storm: ${STORM} warm pods deleted at once are replaced through the extender, no node over its allocatable or starting limit`, async () => {
-    const victims = poolPods(pods.all(), POOL).slice(0, STORM);
-    expect(victims.length).toBe(STORM);
-    const before = new Set(poolPods(pods.all(), POOL).map((p) => p.uid));
-    const sampler = sample({ startingLimit: true, allocatable: true });
-    const t0 = Date.now();
-    let samples: Samples;
-    let fresh: PodState[];
-    try {
-      await kubectl.run(['-n', NAMESPACE, 'delete', 'pods', ...victims.map((p) => p.name), '--wait=false']);
-      fresh = await pods.until(`the pool back to ${POOL_SIZE} Ready`, 180_000, (all) => {
-        const mine = poolPods(all, POOL);
-        return mine.length === POOL_SIZE && mine.every((p) => p.node && p.ready) ? mine.filter((p) => !before.has(p.uid)) : undefined;
+  test(
+    `e. the same pool under the stock default-scheduler, in the same cluster: the extender is not called, and it overloads where the extender does not`,
+    async () => {
+      expect(sandboxRuns.length).toBe(2);
+      // Empty the cluster of (a)–(d)'s sandboxes; the background and the templates stay.
+      await deleteSandboxes();
+      await waitExtenderSettled(env);
+      const before = await metrics();
+      const run = await fillPool('default-scheduler', STOCK_POOL, STOCK_TEMPLATE, {
+        startingLimit: false,
+        allocatable: false,
       });
-    } finally {
-      samples = await sampler.stop();
-    }
-    const took = Date.now() - t0;
-    expect(fresh.length).toBe(STORM);
-    expect(fresh.every((p) => p.scheduler === SCHEDULER)).toBe(true);
-    await expectPlacementEvents(fresh.map((p) => p.uid));
-    const perNode = new Map<string, number>();
-    for (const p of fresh) perNode.set(p.node, (perNode.get(p.node) ?? 0) + 1);
-    say([
-      `d. Refill storm: ${STORM} pool pods deleted at once, replaced through the extender in ${seconds(took)}:`,
-      '',
-      ...columns([
-        ['node', 'replacements', 'peak pressure (model)', 'peak pressure (API)', 'peak starting (model)', 'peak starting (API)'],
-        ...nodes.map((n) => n.metadata.name).map((n) => [n, String(perNode.get(n) ?? 0), f3(samples.modelPressure.get(n) ?? 0), f3(samples.apiPressure.get(n) ?? 0), String(samples.modelStarting.get(n) ?? 0), String(samples.apiStarting.get(n) ?? 0)]),
-      ]),
-    ].join('\n'));
-    expect(samples.overAllocatable).toEqual([]);
-    expect(samples.overLimit).toEqual([]);
-  }, TEST_TIMEOUT_MS);
-
-  test(`e. the same pool under the stock default-scheduler, in the same cluster: the extender is not called, and it overloads where the extender does not`, async () => {
-    expect(sandboxRuns.length).toBe(2);
-    // Empty the cluster of (a)–(d)'s sandboxes; the background and the templates stay.
-    await deleteSandboxes();
-    await waitExtenderSettled(env);
-    const before = await metrics();
-    const run = await fillPool('default-scheduler', STOCK_POOL, STOCK_TEMPLATE, { startingLimit: false, allocatable: false });
-    const after = await metrics();
-    const mine = poolPods(pods.all(), STOCK_POOL);
-    expect(mine.every((p) => p.scheduler === 'default-scheduler')).toBe(true);
-    expect(metricValue(after, 'sandbox_extender_http_requests_total', { verb: 'filter' })).toBe(metricValue(before, 'sandbox_extender_http_requests_total', { verb: 'filter' }));
-    const [plain, limited] = sandboxRuns as [PoolRun, PoolRun];
-    say([`e. The same pool of ${POOL_SIZE} under each scheduler (same cluster, same background; a1, a2, then e):`, '', ...runTable([plain, limited, run])].join('\n'));
-    const overLimit = (r: PoolRun) => nodes.map((n) => n.metadata.name).filter((n) => (r.samples.apiStarting.get(n) ?? 0) > LIMITS[n]!);
-    // What tells them apart: the stock scheduler does not see the paused sandboxes nor the starting limit.
-    expect(run.peak).toBeGreaterThan(plain.peak + pressureOf(POD, nodeAllocatable(run.peakNode)));
-    expect(overLimit(run).length).toBeGreaterThan(0);
-    expect(overLimit(limited)).toEqual([]);
-    await deleteSandboxes();
-  }, TEST_TIMEOUT_MS);
+      const after = await metrics();
+      const mine = poolPods(pods.all(), STOCK_POOL);
+      expect(mine.every((p) => p.scheduler === 'default-scheduler')).toBe(true);
+      expect(metricValue(after, 'sandbox_extender_http_requests_total', { verb: 'filter' })).toBe(
+        metricValue(before, 'sandbox_extender_http_requests_total', { verb: 'filter' }),
+      );
+      const [plain, limited] = sandboxRuns as [PoolRun, PoolRun];
+      say(
+        [
+          `e. The same pool of ${POOL_SIZE} under each scheduler (same cluster, same background; a1, a2, then e):`,
+          '',
+          ...runTable([plain, limited, run]),
+        ].join('\n'),
+      );
+      const overLimit = (r: PoolRun) =>
+        nodes.map((n) => n.metadata.name).filter((n) => (r.samples.apiStarting.get(n) ?? 0) > LIMITS[n]!);
+      // What tells them apart: the stock scheduler does not see the paused sandboxes nor the starting limit.
+      expect(run.peak).toBeGreaterThan(plain.peak + pressureOf(POD, nodeAllocatable(run.peakNode)));
+      expect(overLimit(run).length).toBeGreaterThan(0);
+      expect(overLimit(limited)).toEqual([]);
+      await deleteSandboxes();
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 /** Rows per node for one or more pool runs side by side: pods, pressure (the extender's accounting, paused included), peak starting. */
 function runTable(runs: readonly PoolRun[]): string[] {
-  const header = ['node', 'CPUs', ...runs.flatMap((r) => [`${r.label}: pods`, 'pressure', 'peak starting (model / API)'])];
+  const header = [
+    'node',
+    'CPUs',
+    ...runs.flatMap((r) => [`${r.label}: pods`, 'pressure', 'peak starting (model / API)']),
+  ];
   const rows = nodes.map((n) => {
     const name = n.metadata.name;
-    return [name, String(allocatableOf(n).cpu / 1000), ...runs.flatMap((r) => {
-      const at = r.perNode.get(name)!;
-      return [String(at.pods), f3(at.pressure), `${r.samples.modelStarting.get(name) ?? 0} / ${r.samples.apiStarting.get(name) ?? 0}`];
-    })];
+    return [
+      name,
+      String(allocatableOf(n).cpu / 1000),
+      ...runs.flatMap((r) => {
+        const at = r.perNode.get(name)!;
+        return [
+          String(at.pods),
+          f3(at.pressure),
+          `${r.samples.modelStarting.get(name) ?? 0} / ${r.samples.apiStarting.get(name) ?? 0}`,
+        ];
+      }),
+    ];
   });
   return columns([
     header,
     ...rows,
     ['peak', '', ...runs.flatMap((r) => ['', `${f3(r.peak)} on ${r.peakNode}`, ''])],
     ['optimum', '', ...runs.flatMap((r) => ['', f3(r.optimum), ''])],
-    ['all Ready', '', ...runs.flatMap((r) => ['', `${r.seconds.toFixed(1)} s`, `${(POOL_SIZE / r.seconds).toFixed(1)} pods/s`])],
+    [
+      'all Ready',
+      '',
+      ...runs.flatMap((r) => ['', `${r.seconds.toFixed(1)} s`, `${(POOL_SIZE / r.seconds).toFixed(1)} pods/s`]),
+    ],
   ]);
 }

@@ -37,7 +37,8 @@ export function parseShorthand(spec) {
 
 function checkQuantities(where, obj) {
   if (obj === undefined) return {};
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) fail(where, 'must be a map of resource name to quantity');
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
+    fail(where, 'must be a map of resource name to quantity');
   const out = {};
   for (const [k, v] of Object.entries(obj)) {
     const s = String(v);
@@ -70,7 +71,8 @@ export function nodesFromDescription(desc, source = 'description') {
       fail(`${where}.namePrefix`, 'required: lower-case letters, digits and "-", at most 56 characters');
     }
     const count = g.count ?? 1;
-    if (!Number.isInteger(count) || count < 1 || count > 100_000) fail(`${where}.count`, 'must be an integer from 1 to 100000');
+    if (!Number.isInteger(count) || count < 1 || count > 100_000)
+      fail(`${where}.count`, 'must be an integer from 1 to 100000');
     const allocatable = { pods: '110', ...checkQuantities(`${where}.allocatable`, g.allocatable) };
     if (!allocatable.cpu || !allocatable.memory) fail(`${where}.allocatable`, 'needs at least cpu and memory');
     const capacity = { ...allocatable, ...checkQuantities(`${where}.capacity`, g.capacity) };
@@ -78,7 +80,9 @@ export function nodesFromDescription(desc, source = 'description') {
       if (!t || typeof t.key !== 'string' || !EFFECTS.has(t.effect)) {
         fail(`${where}.taints[${ti}]`, `needs a key and an effect (${[...EFFECTS].join(', ')})`);
       }
-      return t.value === undefined ? { key: t.key, effect: t.effect } : { key: t.key, value: String(t.value), effect: t.effect };
+      return t.value === undefined
+        ? { key: t.key, effect: t.effect }
+        : { key: t.key, value: String(t.value), effect: t.effect };
     });
     const labels = { ...defLabels, ...checkStringMap(`${where}.labels`, g.labels) };
     const annotations = { ...defAnnotations, ...checkStringMap(`${where}.annotations`, g.annotations) };
@@ -147,7 +151,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.ar
   try {
     process.exitCode = main(process.argv.slice(2));
   } catch (err) {
-    process.stderr.write(`cluster-nodes: ${err instanceof DescriptionError ? '' : 'cannot read the description: '}${err.message}\n`);
+    process.stderr.write(
+      `cluster-nodes: ${err instanceof DescriptionError ? '' : 'cannot read the description: '}${err.message}\n`,
+    );
     process.exitCode = 2;
   }
 }

@@ -23,12 +23,20 @@ describe('runnable documentation blocks (e2e tier)', () => {
     expect(blocks.length).toBeGreaterThan(0);
   });
 
-  it.each(blocks.map((b) => [b.where, b] as const))('%s', (_where, block) => {
-    const results = runBlock(block, { KUBECONFIG: env.KUBECONFIG, PATH: `${join(STATE_DIR, 'bin')}:${process.env.PATH}` }, 120_000);
-    for (const r of results) {
-      const detail = `$ ${r.command}\n--- exit ${r.status}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
-      process.stderr.write(`[docs e2e] ${block.where}: exit ${r.status}\n`);
-      expect([r.status, r.matches === false ? 'output differs' : 'ok', detail]).toEqual([0, 'ok', detail]);
-    }
-  }, 240_000);
+  it.each(blocks.map((b) => [b.where, b] as const))(
+    '%s',
+    (_where, block) => {
+      const results = runBlock(
+        block,
+        { KUBECONFIG: env.KUBECONFIG, PATH: `${join(STATE_DIR, 'bin')}:${process.env.PATH}` },
+        120_000,
+      );
+      for (const r of results) {
+        const detail = `$ ${r.command}\n--- exit ${r.status}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+        process.stderr.write(`[docs e2e] ${block.where}: exit ${r.status}\n`);
+        expect([r.status, r.matches === false ? 'output differs' : 'ok', detail]).toEqual([0, 'ok', detail]);
+      }
+    },
+    240_000,
+  );
 });

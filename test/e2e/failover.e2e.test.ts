@@ -22,10 +22,27 @@ import { join } from 'node:path';
 import { replayOvercommit, type PodChange } from '../../bench/overcommit.js';
 import type { Node } from '../../src/core/objects/kubeObjects.js';
 import {
-  STATE_DIR, component, fetchText, metricValue, readClusterEnv, run, setUpCluster, tearDownCluster, waitFor, type ClusterEnv,
+  STATE_DIR,
+  component,
+  fetchText,
+  metricValue,
+  readClusterEnv,
+  run,
+  setUpCluster,
+  tearDownCluster,
+  waitFor,
+  type ClusterEnv,
 } from './kit/controlPlane.js';
 import {
-  Kubectl, columns, createNamespace, deleteNamespace, heterogeneousNodes, podManifests, watchPodChanges, type NodeView, type PodView,
+  Kubectl,
+  columns,
+  createNamespace,
+  deleteNamespace,
+  heterogeneousNodes,
+  podManifests,
+  watchPodChanges,
+  type NodeView,
+  type PodView,
 } from './kit/kubectl.js';
 
 const SCHEDULER = 'sandbox-scheduler';
@@ -47,7 +64,10 @@ interface ModelNode {
 }
 const modelCpu = async (url: string) => {
   const view = JSON.parse(await fetchText(`${url}/debug/nodes`)) as ModelNode[];
-  return { allocated: view.reduce((s, n) => s + n.allocated.cpu, 0), reserved: view.reduce((s, n) => s + n.reserved.cpu, 0) };
+  return {
+    allocated: view.reduce((s, n) => s + n.allocated.cpu, 0),
+    reserved: view.reduce((s, n) => s + n.reserved.cpu, 0),
+  };
 };
 /**
  * kube-scheduler's own gauge: 1 while it leads the lease. Its /metrics is open without authorization (always-allow
@@ -60,7 +80,8 @@ const leads = async (schedulerUrl: string) => {
 
 beforeAll(async () => {
   env = await setUpCluster();
-  if (env.EXTENDER_MODE !== 'cluster') throw new Error(`failover.e2e needs the extender in cluster mode, not ${env.EXTENDER_MODE}`);
+  if (env.EXTENDER_MODE !== 'cluster')
+    throw new Error(`failover.e2e needs the extender in cluster mode, not ${env.EXTENDER_MODE}`);
   kubectl = new Kubectl(env);
   nodes = await heterogeneousNodes(kubectl);
 }, 45 * 60_000);
@@ -85,7 +106,9 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
   standby = readClusterEnv();
   const standbyExt = standby.STANDBY_EXTENDER_URL!;
   // The primary leads (an earlier file may have restarted it: its lease is taken again within a few retry periods).
-  await waitFor('kube-scheduler-sandbox to hold the lease', 60_000, async () => ((await leads(env.SANDBOX_SCHEDULER_URL!)) ? true : undefined));
+  await waitFor('kube-scheduler-sandbox to hold the lease', 60_000, async () =>
+    (await leads(env.SANDBOX_SCHEDULER_URL!)) ? true : undefined,
+  );
   expect(await leads(standby.STANDBY_SCHEDULER_URL!)).toBe(false);
   const before = await fetchText(`${standbyExt}/metrics`);
   expect(metricValue(before, 'sandbox_extender_watch_lists_total', { resource: 'pods', kind: 'initial' })).toBe(1);
@@ -97,9 +120,21 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
   let killAtMs = 0;
   try {
     await new Promise((r) => setTimeout(r, 1500)); // the watch has listed and is open
-    const bound = () => watch.changes.filter((c) => c.pod.metadata.namespace === NAMESPACE && c.pod.spec.nodeName && c.type !== 'DELETED');
+    const bound = () =>
+      watch.changes.filter(
+        (c) => c.pod.metadata.namespace === NAMESPACE && c.pod.spec.nodeName && c.type !== 'DELETED',
+      );
     const boundNames = () => new Set(bound().map((c) => c.pod.metadata.name));
-    const applying = kubectl.apply(podManifests({ namespace: NAMESPACE, prefix: 'sbx', count: BURST, cpu: '2', memory: '4Gi', schedulerName: SCHEDULER }));
+    const applying = kubectl.apply(
+      podManifests({
+        namespace: NAMESPACE,
+        prefix: 'sbx',
+        count: BURST,
+        cpu: '2',
+        memory: '4Gi',
+        schedulerName: SCHEDULER,
+      }),
+    );
     await watch.until(`${KILL_AFTER_BOUND} pods bound`, () => boundNames().size >= KILL_AFTER_BOUND, 120_000);
     // The standby's model just before the kill: the requests of what the leader bound (its own decisions: none).
     const apiBound = boundNames().size;
@@ -109,7 +144,9 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
       const m = await modelCpu(standbyExt);
       return m.allocated >= KILL_AFTER_BOUND * 2000 ? m : undefined;
     }).catch(() => modelCpu(standbyExt));
-    const holder = (await kubectl.run(['-n', 'kube-system', 'get', 'lease', SCHEDULER, '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
+    const holder = (
+      await kubectl.run(['-n', 'kube-system', 'get', 'lease', SCHEDULER, '-o', 'jsonpath={.spec.holderIdentity}'])
+    ).trim();
     killAtMs = Date.now();
     await component(['kill', 'sandbox-extender', 'kube-scheduler-sandbox']);
     killed = true;
@@ -120,17 +157,36 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
     // leader binds within that time. The dead leader's last bindings land before then (the lease outlives the kill
     // by about leaseDuration), so acquireTime splits the bindings between the two leaders.
     const leadAtMs = await waitFor('the standby to take the lease', 60_000, async () => {
-      const [now, acquired] = (await kubectl.run(['-n', 'kube-system', 'get', 'lease', SCHEDULER, '-o', 'jsonpath={.spec.holderIdentity} {.spec.acquireTime}'])).trim().split(' ');
-      return now !== undefined && now !== '' && now !== holder && acquired !== undefined ? Date.parse(acquired) : undefined;
+      const [now, acquired] = (
+        await kubectl.run([
+          '-n',
+          'kube-system',
+          'get',
+          'lease',
+          SCHEDULER,
+          '-o',
+          'jsonpath={.spec.holderIdentity} {.spec.acquireTime}',
+        ])
+      )
+        .trim()
+        .split(' ');
+      return now !== undefined && now !== '' && now !== holder && acquired !== undefined
+        ? Date.parse(acquired)
+        : undefined;
     });
     expect(Number.isFinite(leadAtMs)).toBe(true);
     expect(warm.reserved).toBe(0);
     expect(warm.allocated).toBeGreaterThanOrEqual(KILL_AFTER_BOUND * 2000);
 
-    const all = await waitFor(`all ${BURST} pods bound after the failover`, 180_000, async () => {
-      const list = await kubectl.json<{ items: PodView[] }>(['-n', NAMESPACE, 'get', 'pods']);
-      return list.items.length === BURST && list.items.every((p) => p.spec.nodeName) ? list.items : undefined;
-    }, async () => kubectl.run(['-n', NAMESPACE, 'get', 'pods', '-o', 'wide']));
+    const all = await waitFor(
+      `all ${BURST} pods bound after the failover`,
+      180_000,
+      async () => {
+        const list = await kubectl.json<{ items: PodView[] }>(['-n', NAMESPACE, 'get', 'pods']);
+        return list.items.length === BURST && list.items.every((p) => p.spec.nodeName) ? list.items : undefined;
+      },
+      async () => kubectl.run(['-n', NAMESPACE, 'get', 'pods', '-o', 'wide']),
+    );
     expect(all).toHaveLength(BURST);
     expect(await leads(standby.STANDBY_SCHEDULER_URL!)).toBe(true);
     await watch.until('the last binding', () => boundNames().size >= BURST, 30_000);
@@ -146,7 +202,10 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
     // Nothing over allocatable at any time; the new leader's reservations all released as bound, none left.
     const changes: PodChange[] = watch.changes.map((c) => ({ type: c.type, pod: c.pod }));
     const replay = replayOvercommit(nodes as unknown as Node[], changes);
-    expect({ nodesEverOver: replay.nodesEverOver, unbound: [...replay.unbound] }).toEqual({ nodesEverOver: 0, unbound: [] });
+    expect({ nodesEverOver: replay.nodesEverOver, unbound: [...replay.unbound] }).toEqual({
+      nodesEverOver: 0,
+      unbound: [],
+    });
     const settled = await waitFor("the new leader's extender to settle (no reservation pending)", 60_000, async () => {
       const m = await fetchText(`${standbyExt}/metrics`);
       return metricValue(m, 'sandbox_extender_reservations_pending') === 0 ? m : undefined;
@@ -163,7 +222,10 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
 
     const rows = [
       ['bound when the leader pair was killed (API)', String(apiBound)],
-      ["standby's model then: CPU allocated / reserved", `${warm.allocated / 1000} / ${warm.reserved / 1000} CPUs (${apiBound} pods of 2 CPUs = ${apiBound * 2})`],
+      [
+        "standby's model then: CPU allocated / reserved",
+        `${warm.allocated / 1000} / ${warm.reserved / 1000} CPUs (${apiBound} pods of 2 CPUs = ${apiBound * 2})`,
+      ],
       ['kill → the standby holds the lease', `${leadSeconds.toFixed(1)} s`],
       ['kill → its first binding', `${nextBindSeconds.toFixed(1)} s`],
       ['kill → its last binding', `${lastBindSeconds.toFixed(1)} s`],

@@ -55,9 +55,15 @@ export function countedRefusals(extenderLog, apiserverLog = '') {
 }
 
 /** The counted refusals in the log files (a missing file has none). */
-export function forbiddenLinesIn(extenderLogFile, apiserverLogFile = join(dirname(extenderLogFile), 'kube-apiserver.log')) {
+export function forbiddenLinesIn(
+  extenderLogFile,
+  apiserverLogFile = join(dirname(extenderLogFile), 'kube-apiserver.log'),
+) {
   if (!existsSync(extenderLogFile)) return [];
-  return countedRefusals(readFileSync(extenderLogFile, 'utf8'), existsSync(apiserverLogFile) ? readFileSync(apiserverLogFile, 'utf8') : '');
+  return countedRefusals(
+    readFileSync(extenderLogFile, 'utf8'),
+    existsSync(apiserverLogFile) ? readFileSync(apiserverLogFile, 'utf8') : '',
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -36,7 +36,16 @@ const BASELINE_ROUNDS = Number(opt('baseline-rounds', opt('rounds', '5')));
 const CONTROL_S = Number(opt('control-seconds', '40'));
 const STALL_S = Number(opt('stall-seconds', '15'));
 const NS = opt('namespace', 'requeue-measure');
-const ALL_OPTIONS = ['kube-scheduler', 'extender', 'none', 'pod-annotation', 'pod-annotation+vap', 'pod-status-condition', 'csistoragecapacity', 'node-annotation'];
+const ALL_OPTIONS = [
+  'kube-scheduler',
+  'extender',
+  'none',
+  'pod-annotation',
+  'pod-annotation+vap',
+  'pod-status-condition',
+  'csistoragecapacity',
+  'node-annotation',
+];
 const OPTIONS = opt('options', ALL_OPTIONS.join(',')).split(',');
 const CASES = opt('cases', 'delete,unpause').split(',');
 const PAUSED = 'sandbox-extender.io/paused';
@@ -45,16 +54,27 @@ const USER = 'sandbox-extender';
 const DOORBELL = { namespace: 'kube-system', name: 'sandbox-extender-requeue-measure' }; // not the extender's own requeue object
 
 const state = resolve(process.env.SANDBOX_E2E_STATE ?? '.e2e');
-const env = Object.fromEntries(readFileSync(join(state, 'cluster.env'), 'utf8').split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const env = Object.fromEntries(
+  readFileSync(join(state, 'cluster.env'), 'utf8')
+    .split('\n')
+    .filter((l) => /^[A-Z_]+=/.test(l))
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+);
 const pki = join(state, 'pki');
-const agent = new https.Agent({ ca: readFileSync(join(pki, 'ca.crt')), cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')), keepAlive: true });
+const agent = new https.Agent({
+  ca: readFileSync(join(pki, 'ca.crt')),
+  cert: readFileSync(join(pki, 'admin.crt')),
+  key: readFileSync(join(pki, 'admin.key')),
+  keepAlive: true,
+});
 const api = new URL(env.APISERVER_URL);
 
 /** One API request as admin (or impersonating `as`); resolves with { status, body }. */
 function request(method, path, body, { type = 'application/json', as } = {}) {
   return new Promise((ok, bad) => {
     const headers = { accept: 'application/json' };
-    const payload = body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+    const payload =
+      body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
     if (payload) Object.assign(headers, { 'content-type': type, 'content-length': payload.length });
     if (as) headers['impersonate-user'] = as;
     const req = https.request({ host: api.hostname, port: api.port, path, method, agent, headers }, (res) => {
@@ -78,7 +98,8 @@ function request(method, path, body, { type = 'application/json', as } = {}) {
 
 async function must(method, path, body, options) {
   const res = await request(method, path, body, options);
-  if (res.status >= 300) throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 400)}`);
+  if (res.status >= 300)
+    throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 400)}`);
   return res.body;
 }
 
@@ -103,26 +124,35 @@ function watchBound(name, rv, timeoutMs) {
       req.destroy();
       ok(null);
     }, timeoutMs);
-    const req = https.request({ host: api.hostname, port: api.port, path, method: 'GET', agent: new https.Agent({ ca: agent.options.ca, cert: agent.options.cert, key: agent.options.key }) }, (res) => {
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        buffer += chunk;
-        let nl;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          if (!line.trim()) continue;
-          const event = JSON.parse(line);
-          if (event.object?.spec?.nodeName) {
-            clearTimeout(timer);
-            const at = Date.now();
-            req.destroy();
-            ok(at);
-            return;
+    const req = https.request(
+      {
+        host: api.hostname,
+        port: api.port,
+        path,
+        method: 'GET',
+        agent: new https.Agent({ ca: agent.options.ca, cert: agent.options.cert, key: agent.options.key }),
+      },
+      (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          buffer += chunk;
+          let nl;
+          while ((nl = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (!line.trim()) continue;
+            const event = JSON.parse(line);
+            if (event.object?.spec?.nodeName) {
+              clearTimeout(timer);
+              const at = Date.now();
+              req.destroy();
+              ok(at);
+              return;
+            }
           }
-        }
-      });
-    });
+        });
+      },
+    );
     req.on('error', (err) => {
       if (err.code !== 'ECONNRESET') bad(err);
     });
@@ -139,7 +169,13 @@ function pod(name, { cpu = '2', memory = '4Gi', nodeName, schedulerName, labels 
       ...(nodeName ? { nodeName } : {}),
       ...(schedulerName ? { schedulerName } : {}),
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'sandbox', image: 'registry.invalid/e2e/sandbox:1', resources: { requests: { cpu, memory }, limits: { cpu, memory } } }],
+      containers: [
+        {
+          name: 'sandbox',
+          image: 'registry.invalid/e2e/sandbox:1',
+          resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+        },
+      ],
     },
   };
 }
@@ -155,17 +191,42 @@ async function extenderNode(node) {
 async function deleteAllPods() {
   const list = await must('GET', `/api/v1/namespaces/${NS}/pods`);
   await Promise.all(list.items.map((p) => request('DELETE', podPath(p.metadata.name), { gracePeriodSeconds: 0 })));
-  await until('no pods left', 60_000, async () => (await must('GET', `/api/v1/namespaces/${NS}/pods`)).items.length === 0);
+  await until(
+    'no pods left',
+    60_000,
+    async () => (await must('GET', `/api/v1/namespaces/${NS}/pods`)).items.length === 0,
+  );
 }
 
 /** Pods of 2 CPU bound to `node` until it is full: paused and Succeeded (held only in the extender's model), or plain and Running. */
 async function fillNode(node, kind) {
   const names = Array.from({ length: nodeCpu / 2 }, (_, i) => `fill-${roundNo}-${i}`);
-  await Promise.all(names.map((n) => must('POST', `/api/v1/namespaces/${NS}/pods`, pod(n, { nodeName: node, labels: kind === 'paused' ? { [PAUSED]: 'true' } : {} }))));
-  await until('the filler pods Running', 60_000, async () => (await Promise.all(names.map(getPod))).every((p) => p.status?.phase === 'Running'));
+  await Promise.all(
+    names.map((n) =>
+      must(
+        'POST',
+        `/api/v1/namespaces/${NS}/pods`,
+        pod(n, { nodeName: node, labels: kind === 'paused' ? { [PAUSED]: 'true' } : {} }),
+      ),
+    ),
+  );
+  await until('the filler pods Running', 60_000, async () =>
+    (await Promise.all(names.map(getPod))).every((p) => p.status?.phase === 'Running'),
+  );
   if (kind === 'paused') {
-    await Promise.all(names.map((n) => must('PATCH', `${podPath(n)}/status`, { status: { phase: 'Succeeded' } }, { type: 'application/merge-patch+json' })));
-    await until('the paused pods Succeeded', 30_000, async () => (await Promise.all(names.map(getPod))).every((p) => p.status?.phase === 'Succeeded'));
+    await Promise.all(
+      names.map((n) =>
+        must(
+          'PATCH',
+          `${podPath(n)}/status`,
+          { status: { phase: 'Succeeded' } },
+          { type: 'application/merge-patch+json' },
+        ),
+      ),
+    );
+    await until('the paused pods Succeeded', 30_000, async () =>
+      (await Promise.all(names.map(getPod))).every((p) => p.status?.phase === 'Succeeded'),
+    );
   }
   await until('the extender to count the node full', 30_000, async () => {
     const v = await extenderNode(node);
@@ -176,7 +237,11 @@ async function fillNode(node, kind) {
 
 /** Creates the waiting pod (or `name`) and waits until kube-scheduler has marked it unschedulable. */
 async function createWaiting(name = waiting()) {
-  await must('POST', `/api/v1/namespaces/${NS}/pods`, pod(name, { schedulerName: env.SANDBOX_SCHEDULER_NAME ?? 'sandbox-scheduler' }));
+  await must(
+    'POST',
+    `/api/v1/namespaces/${NS}/pods`,
+    pod(name, { schedulerName: env.SANDBOX_SCHEDULER_NAME ?? 'sandbox-scheduler' }),
+  );
   const p = await until(`${name} marked unschedulable`, 30_000, async () => {
     const p = await getPod(name);
     return p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False') ? p : undefined;
@@ -192,13 +257,53 @@ let counter = 0;
 let roundNo = 0;
 const waiting = () => `waiting-${roundNo}`;
 const nudges = {
-  'pod-annotation': () => request('PATCH', podPath(waiting()), { metadata: { annotations: { [NUDGE_KEY]: String(++counter) } } }, { type: 'application/merge-patch+json', as: USER }),
-  'pod-annotation+vap': () => request('PATCH', podPath(waiting()), { metadata: { annotations: { [NUDGE_KEY]: String(++counter) } } }, { type: 'application/merge-patch+json', as: USER }),
+  'pod-annotation': () =>
+    request(
+      'PATCH',
+      podPath(waiting()),
+      { metadata: { annotations: { [NUDGE_KEY]: String(++counter) } } },
+      { type: 'application/merge-patch+json', as: USER },
+    ),
+  'pod-annotation+vap': () =>
+    request(
+      'PATCH',
+      podPath(waiting()),
+      { metadata: { annotations: { [NUDGE_KEY]: String(++counter) } } },
+      { type: 'application/merge-patch+json', as: USER },
+    ),
   'pod-status-condition': () =>
-    request('PATCH', `${podPath(waiting())}/status`, { status: { conditions: [{ type: 'sandbox-extender.io/Requeue', status: 'True', reason: 'CapacityFreed', message: `nudge ${++counter}`, lastTransitionTime: new Date().toISOString() }] } }, { type: 'application/strategic-merge-patch+json', as: USER }),
+    request(
+      'PATCH',
+      `${podPath(waiting())}/status`,
+      {
+        status: {
+          conditions: [
+            {
+              type: 'sandbox-extender.io/Requeue',
+              status: 'True',
+              reason: 'CapacityFreed',
+              message: `nudge ${++counter}`,
+              lastTransitionTime: new Date().toISOString(),
+            },
+          ],
+        },
+      },
+      { type: 'application/strategic-merge-patch+json', as: USER },
+    ),
   csistoragecapacity: () =>
-    request('PATCH', `/apis/storage.k8s.io/v1/namespaces/${DOORBELL.namespace}/csistoragecapacities/${DOORBELL.name}`, { metadata: { annotations: { [NUDGE_KEY]: String(++counter) } } }, { type: 'application/merge-patch+json', as: USER }),
-  'node-annotation': (node) => request('PATCH', `/api/v1/nodes/${node}`, { metadata: { annotations: { [NUDGE_KEY]: String(++counter) } } }, { type: 'application/merge-patch+json', as: USER }),
+    request(
+      'PATCH',
+      `/apis/storage.k8s.io/v1/namespaces/${DOORBELL.namespace}/csistoragecapacities/${DOORBELL.name}`,
+      { metadata: { annotations: { [NUDGE_KEY]: String(++counter) } } },
+      { type: 'application/merge-patch+json', as: USER },
+    ),
+  'node-annotation': (node) =>
+    request(
+      'PATCH',
+      `/api/v1/nodes/${node}`,
+      { metadata: { annotations: { [NUDGE_KEY]: String(++counter) } } },
+      { type: 'application/merge-patch+json', as: USER },
+    ),
 };
 
 /** One round; returns seconds to bind (null: not bound within the wait). */
@@ -208,7 +313,8 @@ async function round(option, kase, node) {
   if (option === 'kube-scheduler') {
     const names = await fillNode(node, 'running');
     const { message } = await createWaiting();
-    if (/Insufficient cpu/.test(message) === false) throw new Error(`expected kube-scheduler's own rejection, got: ${message}`);
+    if (/Insufficient cpu/.test(message) === false)
+      throw new Error(`expected kube-scheduler's own rejection, got: ${message}`);
     const rv = (await getPod(waiting())).metadata.resourceVersion;
     const bound = watchBound(waiting(), rv, STALL_S * 1000);
     const t0 = Date.now();
@@ -220,7 +326,14 @@ async function round(option, kase, node) {
   const { message } = await createWaiting();
   if (!/Insufficient cpu: requested/.test(message)) process.stderr.write(`  note: rejection message: ${message}\n`);
   const free = () =>
-    kase === 'delete' ? must('DELETE', podPath(names[0]), { gracePeriodSeconds: 0 }) : must('PATCH', podPath(names[0]), { metadata: { labels: { [PAUSED]: null } } }, { type: 'application/merge-patch+json' });
+    kase === 'delete'
+      ? must('DELETE', podPath(names[0]), { gracePeriodSeconds: 0 })
+      : must(
+          'PATCH',
+          podPath(names[0]),
+          { metadata: { labels: { [PAUSED]: null } } },
+          { type: 'application/merge-patch+json' },
+        );
   if (option === 'extender') {
     // The extender's own requeue (this repository's implementation): from the change to the pod bound.
     const rv = (await getPod(waiting())).metadata.resourceVersion;
@@ -253,19 +366,31 @@ const VAP_NAME = 'sandbox-extender-requeue-annotation';
 /** The temporary permissions of the extender's user for the options measured (removed at the end). */
 async function grant() {
   await request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: MEASURE_ROLE },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: MEASURE_ROLE },
     rules: [
       { apiGroups: [''], resources: ['pods', 'pods/status', 'nodes'], verbs: ['patch'] },
-      { apiGroups: ['storage.k8s.io'], resources: ['csistoragecapacities'], resourceNames: [DOORBELL.name], verbs: ['patch'] },
+      {
+        apiGroups: ['storage.k8s.io'],
+        resources: ['csistoragecapacities'],
+        resourceNames: [DOORBELL.name],
+        verbs: ['patch'],
+      },
     ],
   });
   await request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: MEASURE_ROLE },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: MEASURE_ROLE },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: MEASURE_ROLE },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: USER }],
   });
   await request('POST', `/apis/storage.k8s.io/v1/namespaces/${DOORBELL.namespace}/csistoragecapacities`, {
-    apiVersion: 'storage.k8s.io/v1', kind: 'CSIStorageCapacity', metadata: { name: DOORBELL.name, namespace: DOORBELL.namespace }, storageClassName: 'sandbox-extender.io-requeue',
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'CSIStorageCapacity',
+    metadata: { name: DOORBELL.name, namespace: DOORBELL.namespace },
+    storageClassName: 'sandbox-extender.io-requeue',
   });
 }
 
@@ -274,23 +399,46 @@ async function grant() {
  * labels, finalizers, owner references and every other annotation must stay as they were.
  */
 const VAP = {
-  apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: VAP_NAME },
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'ValidatingAdmissionPolicy',
+  metadata: { name: VAP_NAME },
   spec: {
     failurePolicy: 'Fail',
-    matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods'] }] },
+    matchConstraints: {
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods'] }],
+    },
     matchConditions: [{ name: 'extender-user', expression: `request.userInfo.username == '${USER}'` }],
     variables: [
       { name: 'key', expression: `'${NUDGE_KEY}'` },
-      { name: 'newAnnotations', expression: "has(object.metadata.annotations) ? object.metadata.annotations : {}" },
-      { name: 'oldAnnotations', expression: "has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}" },
+      { name: 'newAnnotations', expression: 'has(object.metadata.annotations) ? object.metadata.annotations : {}' },
+      {
+        name: 'oldAnnotations',
+        expression: 'has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}',
+      },
     ],
     validations: [
-      { expression: 'object.spec == oldObject.spec', message: 'the extender may change only the requeue annotation (spec changed)' },
-      { expression: "(has(object.metadata.labels) ? object.metadata.labels : {}) == (has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})", message: 'the extender may change only the requeue annotation (labels changed)' },
-      { expression: "(has(object.metadata.finalizers) ? object.metadata.finalizers : []) == (has(oldObject.metadata.finalizers) ? oldObject.metadata.finalizers : [])", message: 'the extender may change only the requeue annotation (finalizers changed)' },
-      { expression: "(has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []) == (has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : [])", message: 'the extender may change only the requeue annotation (owner references changed)' },
       {
-        expression: 'variables.newAnnotations.all(k, k == variables.key || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k])) && variables.oldAnnotations.all(k, k == variables.key || k in variables.newAnnotations)',
+        expression: 'object.spec == oldObject.spec',
+        message: 'the extender may change only the requeue annotation (spec changed)',
+      },
+      {
+        expression:
+          '(has(object.metadata.labels) ? object.metadata.labels : {}) == (has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})',
+        message: 'the extender may change only the requeue annotation (labels changed)',
+      },
+      {
+        expression:
+          '(has(object.metadata.finalizers) ? object.metadata.finalizers : []) == (has(oldObject.metadata.finalizers) ? oldObject.metadata.finalizers : [])',
+        message: 'the extender may change only the requeue annotation (finalizers changed)',
+      },
+      {
+        expression:
+          '(has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []) == (has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : [])',
+        message: 'the extender may change only the requeue annotation (owner references changed)',
+      },
+      {
+        expression:
+          'variables.newAnnotations.all(k, k == variables.key || (k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k])) && variables.oldAnnotations.all(k, k == variables.key || k in variables.newAnnotations)',
         message: 'the extender may change only the requeue annotation (another annotation changed)',
       },
     ],
@@ -300,12 +448,26 @@ const VAP = {
 async function installVap() {
   await must('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', VAP);
   await must('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', {
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: VAP_NAME },
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: VAP_NAME },
     spec: { policyName: VAP_NAME, validationActions: ['Deny'] },
   });
   // The policy takes effect once the API server has compiled it: probe with a change it must refuse.
   await must('POST', `/api/v1/namespaces/${NS}/pods`, pod('vap-probe', {}));
-  await until('the policy to refuse a label change by the extender', 30_000, async () => (await request('PATCH', podPath('vap-probe'), { metadata: { labels: { probe: String(Date.now()) } } }, { type: 'application/merge-patch+json', as: USER })).status === 422 || undefined);
+  await until(
+    'the policy to refuse a label change by the extender',
+    30_000,
+    async () =>
+      (
+        await request(
+          'PATCH',
+          podPath('vap-probe'),
+          { metadata: { labels: { probe: String(Date.now()) } } },
+          { type: 'application/merge-patch+json', as: USER },
+        )
+      ).status === 422 || undefined,
+  );
   const checks = [
     ['the requeue annotation', { metadata: { annotations: { [NUDGE_KEY]: 'x' } } }, 200],
     ['a label', { metadata: { labels: { other: 'x' } } }, 422],
@@ -316,7 +478,9 @@ async function installVap() {
   const rows = [];
   for (const [what, patch, expected] of checks) {
     const res = await request('PATCH', podPath('vap-probe'), patch, { type: 'application/merge-patch+json', as: USER });
-    rows.push(`  VAP: extender patches ${what}: HTTP ${res.status} (expected ${expected})${res.status === expected ? '' : '  <-- UNEXPECTED'}`);
+    rows.push(
+      `  VAP: extender patches ${what}: HTTP ${res.status} (expected ${expected})${res.status === expected ? '' : '  <-- UNEXPECTED'}`,
+    );
   }
   await request('DELETE', podPath('vap-probe'), { gracePeriodSeconds: 0 });
   return rows;
@@ -327,7 +491,10 @@ async function cleanUp() {
   await request('DELETE', `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${VAP_NAME}`);
   await request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${MEASURE_ROLE}`);
   await request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${MEASURE_ROLE}`);
-  await request('DELETE', `/apis/storage.k8s.io/v1/namespaces/${DOORBELL.namespace}/csistoragecapacities/${DOORBELL.name}`);
+  await request(
+    'DELETE',
+    `/apis/storage.k8s.io/v1/namespaces/${DOORBELL.namespace}/csistoragecapacities/${DOORBELL.name}`,
+  );
   await request('DELETE', `/api/v1/namespaces/${NS}`);
 }
 
@@ -357,10 +524,15 @@ async function burst(node, count) {
   const nudgedBefore = await metric();
   const t0 = Date.now();
   await Promise.all(names.slice(0, count).map((n) => must('DELETE', podPath(n), { gracePeriodSeconds: 0 })));
-  await until('every burst pod bound', 120_000, async () => (await Promise.all(waitingNames.map(getPod))).every((p) => p.spec.nodeName));
+  await until('every burst pod bound', 120_000, async () =>
+    (await Promise.all(waitingNames.map(getPod))).every((p) => p.spec.nodeName),
+  );
   const seconds = (Date.now() - t0) / 1000;
   await sleep(1500);
-  const rounds = readFileSync(logFile, 'utf8').slice(logBefore).split('\n').filter((l) => l.includes('asked kube-scheduler to retry')).length;
+  const rounds = readFileSync(logFile, 'utf8')
+    .slice(logBefore)
+    .split('\n')
+    .filter((l) => l.includes('asked kube-scheduler to retry')).length;
   return `burst ${count}: ${count} paused pods deleted at once -> all ${count} waiting pods bound after ${seconds.toFixed(2)} s; requeue writes ${rounds}, pods nudged ${(await metric()) - nudgedBefore}`;
 }
 
@@ -369,12 +541,23 @@ let nodeCpu = 8;
 async function main() {
   const nodes = (await must('GET', '/api/v1/nodes')).items;
   const burstCount = Number(opt('burst', '0'));
-  if (nodes.length !== 1 || (!burstCount && nodes[0].status.allocatable.cpu !== '8')) throw new Error('run on a one-node cluster of 8 CPU: CLUSTER_NODES=8/32Gi npm run cluster:up (--burst N: a larger node)');
+  if (nodes.length !== 1 || (!burstCount && nodes[0].status.allocatable.cpu !== '8'))
+    throw new Error(
+      'run on a one-node cluster of 8 CPU: CLUSTER_NODES=8/32Gi npm run cluster:up (--burst N: a larger node)',
+    );
   const node = nodes[0].metadata.name;
   nodeCpu = Number(nodes[0].status.allocatable.cpu);
-  await until(`namespace ${NS} from an earlier run gone`, 120_000, async () => (await request('GET', `/api/v1/namespaces/${NS}`)).body?.status?.phase !== 'Terminating' || undefined);
+  await until(
+    `namespace ${NS} from an earlier run gone`,
+    120_000,
+    async () => (await request('GET', `/api/v1/namespaces/${NS}`)).body?.status?.phase !== 'Terminating' || undefined,
+  );
   await request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  await until('the default ServiceAccount', 60_000, async () => (await request('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200 || undefined);
+  await until(
+    'the default ServiceAccount',
+    60_000,
+    async () => (await request('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200 || undefined,
+  );
   await grant();
   const lines = [];
   try {
@@ -389,11 +572,15 @@ async function main() {
           const s = await round(option, kase, node);
           if (s === null) missed++;
           else times.push(s);
-          process.stderr.write(`  ${option} ${kase} round ${i + 1}: ${s === null ? 'not bound' : `${s.toFixed(3)} s`}\n`);
+          process.stderr.write(
+            `  ${option} ${kase} round ${i + 1}: ${s === null ? 'not bound' : `${s.toFixed(3)} s`}\n`,
+          );
         }
         const limit = option === 'none' ? CONTROL_S : option === 'kube-scheduler' ? STALL_S : 30;
         const f = (x) => x.toFixed(3);
-        lines.push(`${option.padEnd(22)} ${kase.padEnd(15)} rounds ${String(rounds).padStart(2)}  bound ${String(times.length).padStart(2)}  median ${times.length ? f(median(times)) : '   -  '} s  max ${times.length ? f(Math.max(...times)) : '   -  '} s${missed ? `  not bound within ${limit} s: ${missed}` : ''}`);
+        lines.push(
+          `${option.padEnd(22)} ${kase.padEnd(15)} rounds ${String(rounds).padStart(2)}  bound ${String(times.length).padStart(2)}  median ${times.length ? f(median(times)) : '   -  '} s  max ${times.length ? f(Math.max(...times)) : '   -  '} s${missed ? `  not bound within ${limit} s: ${missed}` : ''}`,
+        );
         process.stderr.write(`${lines.at(-1)}\n`);
       }
     }
@@ -401,7 +588,9 @@ async function main() {
     await deleteAllPods().catch(() => undefined);
     await cleanUp();
   }
-  console.log(`time from the nudge (kube-scheduler: from the delete) to the waiting pod bound; node ${node}, extender ${env.EXTENDER_URL}`);
+  console.log(
+    `time from the nudge (kube-scheduler: from the delete) to the waiting pod bound; node ${node}, extender ${env.EXTENDER_URL}`,
+  );
   for (const l of lines) console.log(l);
 }
 

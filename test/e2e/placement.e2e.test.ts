@@ -17,11 +17,27 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  SETUP_TIMEOUT_MS, STATE_DIR, fetchText, setUpCluster, sumCounterBy, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
+  SETUP_TIMEOUT_MS,
+  STATE_DIR,
+  fetchText,
+  setUpCluster,
+  sumCounterBy,
+  tearDownCluster,
+  waitExtenderSettled,
+  waitFor,
+  type ClusterEnv,
 } from './kit/controlPlane.js';
 import {
-  HETEROGENEOUS_NODES, Kubectl, columns, createNamespace as createNs, deleteNamespace as deleteNs, heterogeneousNodes, milliCpu,
-  podManifests as pods, waitAllRunningReady as waitReady, type NodeView,
+  HETEROGENEOUS_NODES,
+  Kubectl,
+  columns,
+  createNamespace as createNs,
+  deleteNamespace as deleteNs,
+  heterogeneousNodes,
+  milliCpu,
+  podManifests as pods,
+  waitAllRunningReady as waitReady,
+  type NodeView,
 } from './kit/kubectl.js';
 
 const POD_COUNT = 30;
@@ -43,7 +59,15 @@ async function extenderCounts(): Promise<Map<string, number>> {
 }
 
 function podManifests(namespace: string, prefix: string, schedulerName?: string): object[] {
-  return pods({ namespace, prefix, count: POD_COUNT, cpu: POD_CPU, memory: POD_MEMORY, labels: { app: 'e2e-placement' }, ...(schedulerName ? { schedulerName } : {}) });
+  return pods({
+    namespace,
+    prefix,
+    count: POD_COUNT,
+    cpu: POD_CPU,
+    memory: POD_MEMORY,
+    labels: { app: 'e2e-placement' },
+    ...(schedulerName ? { schedulerName } : {}),
+  });
 }
 
 const createNamespace = (name: string) => createNs(kubectl, name);
@@ -59,7 +83,9 @@ async function waitAllRunningReady(namespace: string): Promise<Placement> {
 async function scheduledEvents(namespace: string): Promise<Map<string, { from: string; node: string }>> {
   const out = await kubectl.run(['-n', namespace, 'describe', 'pods', '--show-events=true']);
   const seen = new Map<string, { from: string; node: string }>();
-  for (const m of out.matchAll(/^\s*Normal\s+Scheduled\s+\S+\s+(\S+)\s+Successfully assigned ([^/\s]+)\/(\S+) to (\S+)\s*$/gm)) {
+  for (const m of out.matchAll(
+    /^\s*Normal\s+Scheduled\s+\S+\s+(\S+)\s+Successfully assigned ([^/\s]+)\/(\S+) to (\S+)\s*$/gm,
+  )) {
     if (m[2] === namespace) seen.set(m[3]!, { from: m[1]!, node: m[4]! });
   }
   return seen;
@@ -72,14 +98,16 @@ function table(): string {
   const ids = [...new Set(byIndex.flatMap((m) => [...m.keys()]))].sort();
   const podRows = ids.map((id) => [`#${id}`, ...byIndex.map((m) => m.get(id) ?? '-')]);
   const cpu = (n: NodeView) => milliCpu(n.status.allocatable.cpu ?? '0');
-  const nodeRows = [...nodes].sort((a, b) => cpu(a) - cpu(b)).map((n) => [
-    n.metadata.name,
-    String(cpu(n) / 1000),
-    ...placements.map((p) => {
-      const count = [...p.placement.values()].filter((node) => node === n.metadata.name).length;
-      return `${String(count).padStart(2)} pods, ${((100 * count * milliCpu(POD_CPU)) / cpu(n)).toFixed(1).padStart(5)}% CPU`;
-    }),
-  ]);
+  const nodeRows = [...nodes]
+    .sort((a, b) => cpu(a) - cpu(b))
+    .map((n) => [
+      n.metadata.name,
+      String(cpu(n) / 1000),
+      ...placements.map((p) => {
+        const count = [...p.placement.values()].filter((node) => node === n.metadata.name).length;
+        return `${String(count).padStart(2)} pods, ${((100 * count * milliCpu(POD_CPU)) / cpu(n)).toFixed(1).padStart(5)}% CPU`;
+      }),
+    ]);
   const names = placements.map((p) => p.scheduler);
   return [
     `Placement of ${POD_COUNT} pods of ${POD_CPU} CPU / ${POD_MEMORY}, each scheduler starting from an empty cluster:`,
@@ -121,7 +149,9 @@ describe('kube-scheduler with the sandbox-extender, on fake nodes of 16/64/192 C
     // call per pod (chooseInFilter, the default) it never needed Prioritize.
     const after = await extenderCounts();
     const delta = (verb: string) => (after.get(verb) ?? 0) - (before.get(verb) ?? 0);
-    console.log(`extender requests during the ${SCHEDULER} run: filter +${delta('filter')}, prioritize +${delta('prioritize')}`);
+    console.log(
+      `extender requests during the ${SCHEDULER} run: filter +${delta('filter')}, prioritize +${delta('prioritize')}`,
+    );
     expect(delta('filter')).toBeGreaterThanOrEqual(POD_COUNT);
     expect(delta('prioritize')).toBe(0);
 
@@ -129,10 +159,15 @@ describe('kube-scheduler with the sandbox-extender, on fake nodes of 16/64/192 C
     for (const node of placement.values()) expect(Object.keys(EXPECTED_NODES)).toContain(node);
 
     // `kubectl describe pod` shows the Scheduled event from sandbox-scheduler, naming the pod's node.
-    const events = await waitFor(`Scheduled events for the ${POD_COUNT} pods`, 60_000, async () => {
-      const seen = await scheduledEvents(ns);
-      return seen.size === POD_COUNT ? seen : undefined;
-    }, () => kubectl.run(['-n', ns, 'get', 'events']));
+    const events = await waitFor(
+      `Scheduled events for the ${POD_COUNT} pods`,
+      60_000,
+      async () => {
+        const seen = await scheduledEvents(ns);
+        return seen.size === POD_COUNT ? seen : undefined;
+      },
+      () => kubectl.run(['-n', ns, 'get', 'events']),
+    );
     for (const [pod, node] of placement) expect(events.get(pod)).toEqual({ from: SCHEDULER, node });
   }, 600_000);
 

@@ -19,7 +19,17 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import {
-  E2E_DIR, REPO_ROOT, SETUP_TIMEOUT_MS, STATE_DIR, fetchText, metricValue, run, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor,
+  E2E_DIR,
+  REPO_ROOT,
+  SETUP_TIMEOUT_MS,
+  STATE_DIR,
+  fetchText,
+  metricValue,
+  run,
+  setUpCluster,
+  tearDownCluster,
+  waitExtenderSettled,
+  waitFor,
   type ClusterEnv,
 } from './kit/controlPlane.js';
 import { Kubectl, createNamespace, deleteNamespace, podManifests, waitAllRunningReady } from './kit/kubectl.js';
@@ -30,12 +40,38 @@ const POD_COUNT = 40;
 const WINDOW = '1m';
 const DOWN_FOR_SECONDS = 3;
 
-interface Target { refId: string; expr: string }
-interface Panel { id: number; type: string; title: string; targets?: Target[] }
-interface Variable { name: string; type: string; query?: unknown; definition?: string; includeAll?: boolean; allValue?: string; multi?: boolean }
-interface Dashboard { panels: Panel[]; templating: { list: Variable[] } }
-interface Sample { metric: Record<string, string>; value: [number, string] }
-interface Alert { labels: Record<string, string>; state: 'pending' | 'firing'; activeAt: string }
+interface Target {
+  refId: string;
+  expr: string;
+}
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  targets?: Target[];
+}
+interface Variable {
+  name: string;
+  type: string;
+  query?: unknown;
+  definition?: string;
+  includeAll?: boolean;
+  allValue?: string;
+  multi?: boolean;
+}
+interface Dashboard {
+  panels: Panel[];
+  templating: { list: Variable[] };
+}
+interface Sample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+interface Alert {
+  labels: Record<string, string>;
+  state: 'pending' | 'firing';
+  activeAt: string;
+}
 
 let env: ClusterEnv;
 let kubectl: Kubectl;
@@ -53,7 +89,8 @@ async function api<T>(path: string): Promise<T> {
   if (body.status !== 'success') throw new Error(`${path}: ${body.error ?? body.status}`);
   return body.data;
 }
-const query = async (expr: string) => (await api<{ resultType: string; result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`)).result;
+const query = async (expr: string) =>
+  (await api<{ resultType: string; result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`)).result;
 const alerts = async () => (await api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
 
 /** Grafana's formatting of a multi-value variable inside a regex matcher: (a|b), values regex-escaped. */
@@ -95,11 +132,28 @@ function substitute(expr: string, values: ReadonlyMap<string, string>): string {
 /** The chart's PrometheusRule for this cluster's jobs (prometheus.sh names them), as a plain rule file (helm of the tools build, beside kubectl). */
 async function renderRules(): Promise<string> {
   const values = join(work, 'rule-values.json');
-  writeFileSync(values, JSON.stringify({
-    schedulerName: env.SANDBOX_SCHEDULER_NAME,
-    prometheusRule: { enabled: true, extenderSelector: 'job="sandbox-extender"', alerts: { down: { for: `${DOWN_FOR_SECONDS}s`, severity: 'critical' } } },
-  }));
-  const { stdout } = await run(join(dirname(env.KUBECTL!), 'helm'), ['template', 'sandbox-extender', 'charts/sandbox-extender', '--namespace', 'kube-system', '-f', values, '--show-only', 'templates/prometheusrule.yaml']);
+  writeFileSync(
+    values,
+    JSON.stringify({
+      schedulerName: env.SANDBOX_SCHEDULER_NAME,
+      prometheusRule: {
+        enabled: true,
+        extenderSelector: 'job="sandbox-extender"',
+        alerts: { down: { for: `${DOWN_FOR_SECONDS}s`, severity: 'critical' } },
+      },
+    }),
+  );
+  const { stdout } = await run(join(dirname(env.KUBECTL!), 'helm'), [
+    'template',
+    'sandbox-extender',
+    'charts/sandbox-extender',
+    '--namespace',
+    'kube-system',
+    '-f',
+    values,
+    '--show-only',
+    'templates/prometheusrule.yaml',
+  ]);
   const rule = parseYaml(stdout) as { spec: unknown };
   const file = join(work, 'sandbox-extender-rules.yaml');
   writeFileSync(file, toYaml(rule.spec));
@@ -108,12 +162,17 @@ async function renderRules(): Promise<string> {
 
 /** The extender's pid from .e2e/pids, checked to be the node process cluster-up.sh started (pid + start time). */
 function extenderPid(): number {
-  const [pid, start] = readFileSync(join(STATE_DIR, 'pids', 'sandbox-extender'), 'utf8').trim().split(/\s+/).map(Number);
+  const [pid, start] = readFileSync(join(STATE_DIR, 'pids', 'sandbox-extender'), 'utf8')
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (Number(fields[19]) !== start) throw new Error(`pid ${pid} is not the extender cluster-up.sh started (start time ${fields[19]} ≠ ${start})`);
+  if (Number(fields[19]) !== start)
+    throw new Error(`pid ${pid} is not the extender cluster-up.sh started (start time ${fields[19]} ≠ ${start})`);
   const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-  if (!cmdline.some((a) => a.endsWith('cli/main.js'))) throw new Error(`pid ${pid} is not the extender's node process: ${cmdline.join(' ')}`);
+  if (!cmdline.some((a) => a.endsWith('cli/main.js')))
+    throw new Error(`pid ${pid} is not the extender's node process: ${cmdline.join(' ')}`);
   return pid!;
 }
 
@@ -140,7 +199,9 @@ describe('alerting rules (promtool)', () => {
   });
 
   it('test rules: every alert fires from its series at its `for`, and clears', async () => {
-    const files = readdirSync(join(REPO_ROOT, 'test', 'alerts')).filter((f) => f.endsWith('.test.yaml')).map((f) => `test/alerts/${f}`);
+    const files = readdirSync(join(REPO_ROOT, 'test', 'alerts'))
+      .filter((f) => f.endsWith('.test.yaml'))
+      .map((f) => `test/alerts/${f}`);
     expect(files.length).toBeGreaterThan(0);
     const { stdout, stderr } = await run('promtool', ['test', 'rules', ...files]);
     log(`promtool test rules ${files.join(' ')}: ${(stdout + stderr).trim().replace(/\n\s*/g, ' ')}`);
@@ -153,15 +214,22 @@ describe('on a real Prometheus scraping the cluster', () => {
   let dashboard: Dashboard;
 
   beforeAll(async () => {
-    dashboard = JSON.parse(readFileSync(join(REPO_ROOT, 'charts/sandbox-extender/dashboards/sandbox-extender.json'), 'utf8')) as Dashboard;
+    dashboard = JSON.parse(
+      readFileSync(join(REPO_ROOT, 'charts/sandbox-extender/dashboards/sandbox-extender.json'), 'utf8'),
+    ) as Dashboard;
     const rules = await renderRules();
     const { stdout } = await run('bash', [join(E2E_DIR, 'prometheus.sh'), 'start', rules]);
     promUrl = stdout.trim().split('\n').at(-1)!;
     log(`Prometheus ${(await api<{ version: string }>('/api/v1/status/buildinfo')).version} at ${promUrl}`);
-    await waitFor('every target scraped and up', 30_000, async () => {
-      const up = await query('up');
-      return up.length === 3 && up.every((s) => s.value[1] === '1') ? true : undefined;
-    }, async () => JSON.stringify(await query('up')));
+    await waitFor(
+      'every target scraped and up',
+      30_000,
+      async () => {
+        const up = await query('up');
+        return up.length === 3 && up.every((s) => s.value[1] === '1') ? true : undefined;
+      },
+      async () => JSON.stringify(await query('up')),
+    );
   }, 120_000);
 
   it('a burst, then every query of the dashboard returns data', async () => {
@@ -173,7 +241,7 @@ describe('on a real Prometheus scraping the cluster', () => {
     const pod = { namespace: NAMESPACE, cpu: '2', memory: '4Gi', schedulerName: env.SANDBOX_SCHEDULER_NAME! };
     await kubectl.apply(podManifests({ ...pod, prefix: 'prom-first', count: 1 }));
     await waitAllRunningReady(kubectl, NAMESPACE, 1);
-    await waitFor('Prometheus to hold kube-scheduler-sandbox\'s SLI series', 30_000, async () => {
+    await waitFor("Prometheus to hold kube-scheduler-sandbox's SLI series", 30_000, async () => {
       const r = await query('sum(scheduler_pod_scheduling_sli_duration_seconds_count{job="kube-scheduler-sandbox"})');
       return Number(r[0]?.value[1]) >= 1 ? true : undefined;
     });
@@ -208,8 +276,11 @@ describe('on a real Prometheus scraping the cluster', () => {
           const result = await query(expr);
           const numbers = result.map((s) => Number(s.value[1])).filter((v) => Number.isFinite(v));
           count++;
-          lines.push(`${numbers.length > 0 ? 'data ' : 'EMPTY'} ${String(result.length).padStart(3)} series, e.g. ${(numbers[0] ?? NaN).toPrecision(4).padStart(9)}  ${panel.title} [${t.refId}]`);
-          if (numbers.length === 0) empty.push(`${panel.title} [${t.refId}]: ${expr} → ${JSON.stringify(result).slice(0, 300)}`);
+          lines.push(
+            `${numbers.length > 0 ? 'data ' : 'EMPTY'} ${String(result.length).padStart(3)} series, e.g. ${(numbers[0] ?? NaN).toPrecision(4).padStart(9)}  ${panel.title} [${t.refId}]`,
+          );
+          if (numbers.length === 0)
+            empty.push(`${panel.title} [${t.refId}]: ${expr} → ${JSON.stringify(result).slice(0, 300)}`);
         }
       }
     } while (empty.length > 0 && Date.now() - started < 20_000);
@@ -248,10 +319,14 @@ describe('on a real Prometheus scraping the cluster', () => {
     frozenPid = 0;
     await waitFor('SandboxExtenderDown to clear', 60_000, async () => ((await down()) ? undefined : true));
     const clearedAfter = ((Date.now() - t1) / 1000).toFixed(1);
-    log(`SIGSTOP at 0 s: SandboxExtenderDown pending at ${pendingAt} s, firing at ${firingAt} s (for: ${DOWN_FOR_SECONDS}s, scrape and evaluation every 1 s); SIGCONT after ${((t1 - t0) / 1000).toFixed(1)} s, cleared ${clearedAfter} s later`);
+    log(
+      `SIGSTOP at 0 s: SandboxExtenderDown pending at ${pendingAt} s, firing at ${firingAt} s (for: ${DOWN_FOR_SECONDS}s, scrape and evaluation every 1 s); SIGCONT after ${((t1 - t0) / 1000).toFixed(1)} s, cleared ${clearedAfter} s later`,
+    );
     // The same process serves again, ready, and Prometheus scrapes it.
     expect(extenderPid()).toBe(pid);
-    await waitFor('the extender ready again', 30_000, async () => ((await fetch(`${env.EXTENDER_URL}/readyz`)).ok ? true : undefined));
+    await waitFor('the extender ready again', 30_000, async () =>
+      (await fetch(`${env.EXTENDER_URL}/readyz`)).ok ? true : undefined,
+    );
     expect((await query('up{job="sandbox-extender"}'))[0]?.value[1]).toBe('1');
   }, 180_000);
 });

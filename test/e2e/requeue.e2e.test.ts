@@ -22,10 +22,27 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  SETUP_TIMEOUT_MS, STATE_DIR, fetchText, forbiddenLines, metricValue, setUpCluster, tearDownCluster, waitExtenderSettled, waitFor, type ClusterEnv,
+  SETUP_TIMEOUT_MS,
+  STATE_DIR,
+  fetchText,
+  forbiddenLines,
+  metricValue,
+  setUpCluster,
+  tearDownCluster,
+  waitExtenderSettled,
+  waitFor,
+  type ClusterEnv,
 } from './kit/controlPlane.js';
 import {
-  Kubectl, allocatableOf, columns, createNamespace, deleteNamespace, describePods, heterogeneousNodes, type NodeView, type PodView,
+  Kubectl,
+  allocatableOf,
+  columns,
+  createNamespace,
+  deleteNamespace,
+  describePods,
+  heterogeneousNodes,
+  type NodeView,
+  type PodView,
 } from './kit/kubectl.js';
 
 const NAMESPACE = 'e2e-requeue';
@@ -57,7 +74,9 @@ function pod(name: string, o: { cpu: number; memoryGiB: number; nodeName?: strin
     spec: {
       ...(o.nodeName ? { nodeName: o.nodeName } : { schedulerName: SCHEDULER }),
       terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'sandbox', image: 'registry.invalid/e2e/sandbox:1', resources: { requests, limits: requests } }],
+      containers: [
+        { name: 'sandbox', image: 'registry.invalid/e2e/sandbox:1', resources: { requests, limits: requests } },
+      ],
     },
   };
 }
@@ -65,7 +84,18 @@ function pod(name: string, o: { cpu: number; memoryGiB: number; nodeName?: strin
 const getPod = (name: string) => kubectl.json<PodView>(['-n', NAMESPACE, 'get', 'pod', name]);
 
 async function setPhase(names: readonly string[], phase: 'Succeeded'): Promise<void> {
-  for (const name of names) await kubectl.run(['-n', NAMESPACE, 'patch', 'pod', name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { phase } })]);
+  for (const name of names)
+    await kubectl.run([
+      '-n',
+      NAMESPACE,
+      'patch',
+      'pod',
+      name,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { phase } }),
+    ]);
 }
 
 interface NodeModel {
@@ -77,43 +107,73 @@ interface NodeModel {
 const extenderNodes = async () => JSON.parse(await fetchText(`${env.EXTENDER_URL}/debug/nodes`)) as NodeModel[];
 
 /** Every node full in the extender's model: fillers of (allocatable − 2 CPU) and 2 CPU per node, bound directly. */
-async function fill(kind: 'paused-succeeded' | 'running' | 'running-small-paused', tag: string): Promise<Map<string, string>> {
+async function fill(
+  kind: 'paused-succeeded' | 'running' | 'running-small-paused',
+  tag: string,
+): Promise<Map<string, string>> {
   const small = new Map<string, string>();
   const objects: object[] = [];
   for (const n of nodes) {
     const cpu = allocatableOf(n).cpu / 1000;
     const memoryGiB = allocatableOf(n).memory / GiB;
     const name = n.metadata.name;
-    objects.push(pod(`big-${tag}-${name}`, { cpu: cpu - 2, memoryGiB: memoryGiB - 4, nodeName: name, paused: kind === 'paused-succeeded' }));
+    objects.push(
+      pod(`big-${tag}-${name}`, {
+        cpu: cpu - 2,
+        memoryGiB: memoryGiB - 4,
+        nodeName: name,
+        paused: kind === 'paused-succeeded',
+      }),
+    );
     objects.push(pod(`small-${tag}-${name}`, { cpu: 2, memoryGiB: 4, nodeName: name, paused: kind !== 'running' }));
     small.set(name, `small-${tag}-${name}`);
   }
   await kubectl.apply(objects);
   const names = objects.map((o) => (o as { metadata: { name: string } }).metadata.name);
-  await waitFor('the fillers Running', 60_000, async () => {
-    const pods = (await kubectl.json<{ items: PodView[] }>(['-n', NAMESPACE, 'get', 'pods', '-l', 'app=e2e-requeue'])).items;
-    return names.every((n) => pods.some((p) => p.metadata.name === n && p.status.phase === 'Running')) ? true : undefined;
-  }, () => describePods(kubectl, NAMESPACE));
+  await waitFor(
+    'the fillers Running',
+    60_000,
+    async () => {
+      const pods = (await kubectl.json<{ items: PodView[] }>(['-n', NAMESPACE, 'get', 'pods', '-l', 'app=e2e-requeue']))
+        .items;
+      return names.every((n) => pods.some((p) => p.metadata.name === n && p.status.phase === 'Running'))
+        ? true
+        : undefined;
+    },
+    () => describePods(kubectl, NAMESPACE),
+  );
   if (kind === 'paused-succeeded') await setPhase(names, 'Succeeded');
-  await waitFor("every node full in the extender's model", 30_000, async () => {
-    const model = await extenderNodes();
-    return nodes.every((n) => {
-      const m = model.find((x) => x.name === n.metadata.name);
-      return m !== undefined && m.allocated.cpu + m.paused.cpu === allocatableOf(n).cpu;
-    }) ? true : undefined;
-  }, async () => JSON.stringify(await extenderNodes()));
+  await waitFor(
+    "every node full in the extender's model",
+    30_000,
+    async () => {
+      const model = await extenderNodes();
+      return nodes.every((n) => {
+        const m = model.find((x) => x.name === n.metadata.name);
+        return m !== undefined && m.allocated.cpu + m.paused.cpu === allocatableOf(n).cpu;
+      })
+        ? true
+        : undefined;
+    },
+    async () => JSON.stringify(await extenderNodes()),
+  );
   return small;
 }
 
 /** Creates a waiting pod of 2 CPU / 4 GiB and waits until kube-scheduler has marked it unschedulable; returns that message. */
 async function createWaiting(name: string): Promise<string> {
   await kubectl.apply([pod(name, { cpu: 2, memoryGiB: 4 })]);
-  const message = await waitFor(`${name} marked unschedulable`, 30_000, async () => {
-    const p = await getPod(name);
-    if (p.spec.nodeName) throw new Error(`${name} was bound to ${p.spec.nodeName} although every node is full`);
-    const conditions = (p.status.conditions ?? []) as { type: string; status: string; message?: string }[];
-    return conditions.find((c) => c.type === 'PodScheduled' && c.status === 'False')?.message;
-  }, () => describePods(kubectl, NAMESPACE));
+  const message = await waitFor(
+    `${name} marked unschedulable`,
+    30_000,
+    async () => {
+      const p = await getPod(name);
+      if (p.spec.nodeName) throw new Error(`${name} was bound to ${p.spec.nodeName} although every node is full`);
+      const conditions = (p.status.conditions ?? []) as { type: string; status: string; message?: string }[];
+      return conditions.find((c) => c.type === 'PodScheduled' && c.status === 'False')?.message;
+    },
+    () => describePods(kubectl, NAMESPACE),
+  );
   await sleep(1000); // in kube-scheduler's unschedulable pool, no longer in flight
   return message;
 }
@@ -122,28 +182,46 @@ async function createWaiting(name: string): Promise<string> {
 async function boundAfter(name: string, free: () => Promise<void>): Promise<{ node: string; seconds: number }> {
   const t0 = Date.now();
   await free();
-  const node = await waitFor(`${name} bound`, (BIND_WITHIN_S + 20) * 1000, async () => (await getPod(name)).spec.nodeName ?? undefined, () => describePods(kubectl, NAMESPACE));
+  const node = await waitFor(
+    `${name} bound`,
+    (BIND_WITHIN_S + 20) * 1000,
+    async () => (await getPod(name)).spec.nodeName ?? undefined,
+    () => describePods(kubectl, NAMESPACE),
+  );
   return { node, seconds: (Date.now() - t0) / 1000 };
 }
 
 async function clearNamespace(): Promise<void> {
   await kubectl.run(['-n', NAMESPACE, 'delete', 'pods', '--all', '--grace-period=0', '--wait=true', '--timeout=120s']);
-  await waitFor("nothing allocated, paused or reserved in the extender's model", 60_000, async () => ((await extenderNodes()).every((n) => n.allocated.cpu + n.paused.cpu + n.reserved.cpu === 0) ? true : undefined));
+  await waitFor("nothing allocated, paused or reserved in the extender's model", 60_000, async () =>
+    (await extenderNodes()).every((n) => n.allocated.cpu + n.paused.cpu + n.reserved.cpu === 0) ? true : undefined,
+  );
 }
 
 beforeAll(async () => {
   env = await setUpCluster();
-  if (env.EXTENDER_MODE !== 'cluster') throw new Error(`requeue.e2e needs the extender in cluster mode, not ${env.EXTENDER_MODE ?? 'snapshot'}`);
+  if (env.EXTENDER_MODE !== 'cluster')
+    throw new Error(`requeue.e2e needs the extender in cluster mode, not ${env.EXTENDER_MODE ?? 'snapshot'}`);
   kubectl = new Kubectl(env);
   nodes = await heterogeneousNodes(kubectl);
   await deleteNamespace(kubectl, NAMESPACE); // left by an interrupted run
   await createNamespace(kubectl, NAMESPACE);
-  await waitFor('an empty cluster', 120_000, async () => ((await kubectl.json<{ items: PodView[] }>(['get', 'pods', '-A'])).items.length === 0 ? true : undefined), () => kubectl.run(['get', 'pods', '-A']));
+  await waitFor(
+    'an empty cluster',
+    120_000,
+    async () =>
+      (await kubectl.json<{ items: PodView[] }>(['get', 'pods', '-A'])).items.length === 0 ? true : undefined,
+    () => kubectl.run(['get', 'pods', '-A']),
+  );
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   if (results.length > 1) {
-    const text = ['Requeue after capacity frees (time from freeing the room to the waiting pod seen bound):', '', ...columns(results)].join('\n');
+    const text = [
+      'Requeue after capacity frees (time from freeing the room to the waiting pod seen bound):',
+      '',
+      ...columns(results),
+    ].join('\n');
     console.log(text);
     report.unshift(text, '');
   }
@@ -164,77 +242,147 @@ afterAll(async () => {
 describe('pods the extender rejected for capacity are requeued when capacity frees where kube-scheduler cannot see it', () => {
   let small = new Map<string, string>();
 
-  test('a. a paused Succeeded pod deleted: the waiting pod is bound within seconds, and the nudge is counted', async () => {
-    small = await fill('paused-succeeded', 'p');
-    const message = await createWaiting('wait-a');
-    // kube-scheduler sees empty nodes: the extender's Filter rejected the pod, with its own reason per node.
-    expect(message).toMatch(/Insufficient cpu: requested 2000m \+ in use/);
-    const before = await metrics();
-    const { node, seconds } = await boundAfter('wait-a', () => kubectl.run(['-n', NAMESPACE, 'delete', 'pod', small.get('cpu64-0')!, '--grace-period=0']).then(() => undefined));
-    const after = await metrics();
-    results.push(['a', 'paused Succeeded pod deleted', node, `${seconds.toFixed(1)} s`, String(nudged(after) - nudged(before))]);
-    expect(node).toBe('cpu64-0');
-    expect(seconds).toBeLessThan(BIND_WITHIN_S);
-    expect(nudged(after)).toBeGreaterThanOrEqual(nudged(before) + 1);
-  }, TEST_TIMEOUT_MS);
-
-  test('b. a paused Succeeded pod un-paused (label removed): the waiting pod is bound within seconds', async () => {
-    await createWaiting('wait-b'); // cpu64-0 is full again (wait-a)
-    const before = await metrics();
-    const { node, seconds } = await boundAfter('wait-b', () => kubectl.run(['-n', NAMESPACE, 'label', 'pod', small.get('cpu16-0')!, `${PAUSED}-`]).then(() => undefined));
-    const after = await metrics();
-    results.push(['b', 'paused Succeeded pod un-paused', node, `${seconds.toFixed(1)} s`, String(nudged(after) - nudged(before))]);
-    expect(node).toBe('cpu16-0');
-    expect(seconds).toBeLessThan(BIND_WITHIN_S);
-    expect(nudged(after)).toBeGreaterThanOrEqual(nudged(before) + 1);
-  }, TEST_TIMEOUT_MS);
-
-  test('c. kube-scheduler rejects first, then (the paused pod Succeeded) the extender; the paused pod deleted: bound within seconds', async () => {
-    await clearNamespace();
-    small = await fill('running-small-paused', 'c');
-    const message = await createWaiting('wait-c');
-    expect(message).toMatch(/Insufficient cpu/); // kube-scheduler's NodeResourcesFit: the extender was not asked
-    const rejectedBefore = noFit(await metrics());
-    // Succeeded: kube-scheduler drops the pod from its view and retries at once; the extender still counts it (paused).
-    await setPhase([small.get('cpu192-0')!], 'Succeeded');
-    await waitFor("the extender's Filter rejecting the retry", 30_000, async () => (noFit(await metrics()) > rejectedBefore ? true : undefined));
-    await sleep(1000);
-    expect((await getPod('wait-c')).spec.nodeName).toBeUndefined();
-    const before = await metrics();
-    const { node, seconds } = await boundAfter('wait-c', () => kubectl.run(['-n', NAMESPACE, 'delete', 'pod', small.get('cpu192-0')!, '--grace-period=0']).then(() => undefined));
-    const after = await metrics();
-    results.push(['c', 'kube-scheduler, then extender rejected; paused pod deleted', node, `${seconds.toFixed(1)} s`, String(nudged(after) - nudged(before))]);
-    expect(node).toBe('cpu192-0');
-    expect(seconds).toBeLessThan(BIND_WITHIN_S);
-    expect(nudged(after)).toBeGreaterThanOrEqual(nudged(before) + 1);
-  }, TEST_TIMEOUT_MS);
-
-  test(`d. ${ROUNDS} rounds of the race: kube-scheduler rejects, a Running pod is deleted; each waiting pod bound within seconds`, async () => {
-    await clearNamespace();
-    await fill('running', 'd');
-    let previous = 'small-d-cpu16-0';
-    const rows: string[][] = [];
-    let raced = 0;
-    for (let i = 0; i < ROUNDS; i++) {
-      const name = `wait-d-${i}`;
-      expect(await createWaiting(name)).toMatch(/Insufficient cpu/);
+  test(
+    'a. a paused Succeeded pod deleted: the waiting pod is bound within seconds, and the nudge is counted',
+    async () => {
+      small = await fill('paused-succeeded', 'p');
+      const message = await createWaiting('wait-a');
+      // kube-scheduler sees empty nodes: the extender's Filter rejected the pod, with its own reason per node.
+      expect(message).toMatch(/Insufficient cpu: requested 2000m \+ in use/);
       const before = await metrics();
-      // Deleted at once (one DELETE event, no graceful phase): kube-scheduler retries on that event alone.
-      const { node, seconds } = await boundAfter(name, () => kubectl.run(['-n', NAMESPACE, 'delete', 'pod', previous, '--grace-period=0', '--force']).then(() => undefined));
-      await sleep(500); // the nudge, if any, is counted after its write
+      const { node, seconds } = await boundAfter('wait-a', () =>
+        kubectl
+          .run(['-n', NAMESPACE, 'delete', 'pod', small.get('cpu64-0')!, '--grace-period=0'])
+          .then(() => undefined),
+      );
       const after = await metrics();
-      const extenderRejected = noFit(after) - noFit(before);
-      if (extenderRejected > 0) raced++;
-      rows.push([String(i), previous, node, `${seconds.toFixed(2)} s`, String(extenderRejected), String(nudged(after) - nudged(before))]);
-      expect({ round: i, within: seconds < BIND_WITHIN_S }).toEqual({ round: i, within: true });
-      previous = name;
-    }
-    const slowest = Math.max(...rows.map((r) => Number.parseFloat(r[3]!)));
-    results.push(['d', `Running pod deleted, ${ROUNDS} rounds (${raced} raced)`, '-', `${slowest.toFixed(2)} s (slowest)`, String(rows.reduce((s, r) => s + Number(r[5]), 0))]);
-    const text = [`d. ${ROUNDS} rounds: kube-scheduler rejects (every node full of Running pods), the previous round's pod is deleted:`, '', ...columns([['round', 'deleted', 'bound to', 'bound after', 'extender rejected the retry', 'pods nudged'], ...rows])].join('\n');
-    console.log(text);
-    report.push(text, '');
-  }, TEST_TIMEOUT_MS);
+      results.push([
+        'a',
+        'paused Succeeded pod deleted',
+        node,
+        `${seconds.toFixed(1)} s`,
+        String(nudged(after) - nudged(before)),
+      ]);
+      expect(node).toBe('cpu64-0');
+      expect(seconds).toBeLessThan(BIND_WITHIN_S);
+      expect(nudged(after)).toBeGreaterThanOrEqual(nudged(before) + 1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'b. a paused Succeeded pod un-paused (label removed): the waiting pod is bound within seconds',
+    async () => {
+      await createWaiting('wait-b'); // cpu64-0 is full again (wait-a)
+      const before = await metrics();
+      const { node, seconds } = await boundAfter('wait-b', () =>
+        kubectl.run(['-n', NAMESPACE, 'label', 'pod', small.get('cpu16-0')!, `${PAUSED}-`]).then(() => undefined),
+      );
+      const after = await metrics();
+      results.push([
+        'b',
+        'paused Succeeded pod un-paused',
+        node,
+        `${seconds.toFixed(1)} s`,
+        String(nudged(after) - nudged(before)),
+      ]);
+      expect(node).toBe('cpu16-0');
+      expect(seconds).toBeLessThan(BIND_WITHIN_S);
+      expect(nudged(after)).toBeGreaterThanOrEqual(nudged(before) + 1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'c. kube-scheduler rejects first, then (the paused pod Succeeded) the extender; the paused pod deleted: bound within seconds',
+    async () => {
+      await clearNamespace();
+      small = await fill('running-small-paused', 'c');
+      const message = await createWaiting('wait-c');
+      expect(message).toMatch(/Insufficient cpu/); // kube-scheduler's NodeResourcesFit: the extender was not asked
+      const rejectedBefore = noFit(await metrics());
+      // Succeeded: kube-scheduler drops the pod from its view and retries at once; the extender still counts it (paused).
+      await setPhase([small.get('cpu192-0')!], 'Succeeded');
+      await waitFor("the extender's Filter rejecting the retry", 30_000, async () =>
+        noFit(await metrics()) > rejectedBefore ? true : undefined,
+      );
+      await sleep(1000);
+      expect((await getPod('wait-c')).spec.nodeName).toBeUndefined();
+      const before = await metrics();
+      const { node, seconds } = await boundAfter('wait-c', () =>
+        kubectl
+          .run(['-n', NAMESPACE, 'delete', 'pod', small.get('cpu192-0')!, '--grace-period=0'])
+          .then(() => undefined),
+      );
+      const after = await metrics();
+      results.push([
+        'c',
+        'kube-scheduler, then extender rejected; paused pod deleted',
+        node,
+        `${seconds.toFixed(1)} s`,
+        String(nudged(after) - nudged(before)),
+      ]);
+      expect(node).toBe('cpu192-0');
+      expect(seconds).toBeLessThan(BIND_WITHIN_S);
+      expect(nudged(after)).toBeGreaterThanOrEqual(nudged(before) + 1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    `d. ${ROUNDS} rounds of the race: kube-scheduler rejects, a Running pod is deleted; each waiting pod bound within seconds`,
+    async () => {
+      await clearNamespace();
+      await fill('running', 'd');
+      let previous = 'small-d-cpu16-0';
+      const rows: string[][] = [];
+      let raced = 0;
+      for (let i = 0; i < ROUNDS; i++) {
+        const name = `wait-d-${i}`;
+        expect(await createWaiting(name)).toMatch(/Insufficient cpu/);
+        const before = await metrics();
+        // Deleted at once (one DELETE event, no graceful phase): kube-scheduler retries on that event alone.
+        const { node, seconds } = await boundAfter(name, () =>
+          kubectl
+            .run(['-n', NAMESPACE, 'delete', 'pod', previous, '--grace-period=0', '--force'])
+            .then(() => undefined),
+        );
+        await sleep(500); // the nudge, if any, is counted after its write
+        const after = await metrics();
+        const extenderRejected = noFit(after) - noFit(before);
+        if (extenderRejected > 0) raced++;
+        rows.push([
+          String(i),
+          previous,
+          node,
+          `${seconds.toFixed(2)} s`,
+          String(extenderRejected),
+          String(nudged(after) - nudged(before)),
+        ]);
+        expect({ round: i, within: seconds < BIND_WITHIN_S }).toEqual({ round: i, within: true });
+        previous = name;
+      }
+      const slowest = Math.max(...rows.map((r) => Number.parseFloat(r[3]!)));
+      results.push([
+        'd',
+        `Running pod deleted, ${ROUNDS} rounds (${raced} raced)`,
+        '-',
+        `${slowest.toFixed(2)} s (slowest)`,
+        String(rows.reduce((s, r) => s + Number(r[5]), 0)),
+      ]);
+      const text = [
+        `d. ${ROUNDS} rounds: kube-scheduler rejects (every node full of Running pods), the previous round's pod is deleted:`,
+        '',
+        ...columns([
+          ['round', 'deleted', 'bound to', 'bound after', 'extender rejected the retry', 'pods nudged'],
+          ...rows,
+        ]),
+      ].join('\n');
+      console.log(text);
+      report.push(text, '');
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   test('the extender was never refused by the API server (RBAC of the requeue object)', async () => {
     expect(await forbiddenLines()).toEqual([]);

@@ -20,7 +20,9 @@ const { values: opt } = parseArgs({
   },
 });
 if (!opt.kubeconfig || !opt.out) {
-  process.stderr.write('usage: snapshot-feeder.mjs --kubectl BIN --kubeconfig FILE --out SNAPSHOT [--interval-ms N] [--once]\n');
+  process.stderr.write(
+    'usage: snapshot-feeder.mjs --kubectl BIN --kubeconfig FILE --out SNAPSHOT [--interval-ms N] [--once]\n',
+  );
   process.exit(2);
 }
 const intervalMs = Math.max(100, Number(opt['interval-ms']) || 1000);
@@ -36,7 +38,14 @@ function fetchOnce() {
   return new Promise((resolve, reject) => {
     child = execFile(
       opt.kubectl,
-      [`--kubeconfig=${opt.kubeconfig}`, 'get', 'nodes,pods', '--all-namespaces', '--output=json', '--request-timeout=10s'],
+      [
+        `--kubeconfig=${opt.kubeconfig}`,
+        'get',
+        'nodes,pods',
+        '--all-namespaces',
+        '--output=json',
+        '--request-timeout=10s',
+      ],
       { maxBuffer: 1024 * 1024 * 1024, encoding: 'utf8' },
       (err, stdout, stderr) => {
         child = null;

@@ -9,7 +9,9 @@ import { dirname, join } from 'node:path';
 /** Start time of a process (field 22 of /proc/PID/stat), to tell it from a later process with the same pid. */
 function procStart(pid: number): string | undefined {
   try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[19];
+    return readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ')[19];
   } catch {
     return undefined;
   }
@@ -29,9 +31,13 @@ export function takeStateLock(state: string, who: string, envVar: string): true 
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const [pid, start] = (existsSync(join(lock, 'owner')) ? readFileSync(join(lock, 'owner'), 'utf8') : '').trim().split(' ');
+      const [pid, start] = (existsSync(join(lock, 'owner')) ? readFileSync(join(lock, 'owner'), 'utf8') : '')
+        .trim()
+        .split(' ');
       if (pid && start && procStart(Number(pid)) === start) {
-        throw new Error(`another run of ${who} (pid ${pid}) is using ${state}; wait for it, or set ${envVar} to another folder`);
+        throw new Error(
+          `another run of ${who} (pid ${pid}) is using ${state}; wait for it, or set ${envVar} to another folder`,
+        );
       }
       rmSync(lock, { recursive: true, force: true }); // stale: its process is gone
     }

@@ -22,4 +22,6 @@ if (problems.length) {
   process.stderr.write(`${problems.join('\n')}\n`);
   process.exit(1);
 }
-process.stdout.write(`${installed.size} packages, the lock's ${production.length} production packages exactly, none of its ${dev.size} dev packages\n`);
+process.stdout.write(
+  `${installed.size} packages, the lock's ${production.length} production packages exactly, none of its ${dev.size} dev packages\n`,
+);

@@ -30,7 +30,9 @@ for (const path of ['/healthz', '/readyz']) {
 }
 log('GET /healthz, /readyz: 200 ok (image and checkout)');
 
-const files = readdirSync(dir).filter((f) => /^(filter|prioritize)-.*\.json$/.test(f)).sort();
+const files = readdirSync(dir)
+  .filter((f) => /^(filter|prioritize)-.*\.json$/.test(f))
+  .sort();
 if (!files.length) failures.push(`no filter-*.json or prioritize-*.json in ${dir}`);
 let filters = 0;
 let placed = 0;
@@ -38,14 +40,21 @@ for (const file of files) {
   const verb = file.split('-')[0];
   const body = readFileSync(join(dir, file), 'utf8');
   const post = async (base) => {
-    const res = await fetch(`${base}/${verb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const res = await fetch(`${base}/${verb}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     return { status: res.status, body: await res.text() };
   };
   const fromImage = await post(imageUrl);
   const fromSource = await post(localUrl);
-  if (fromImage.status !== 200) failures.push(`POST /${verb} ${file}: the image answered HTTP ${fromImage.status} ${fromImage.body}`);
+  if (fromImage.status !== 200)
+    failures.push(`POST /${verb} ${file}: the image answered HTTP ${fromImage.status} ${fromImage.body}`);
   if (fromImage.status !== fromSource.status || fromImage.body !== fromSource.body) {
-    failures.push(`POST /${verb} ${file}: the image and the checkout differ:\n  image:    ${fromImage.status} ${fromImage.body}\n  checkout: ${fromSource.status} ${fromSource.body}`);
+    failures.push(
+      `POST /${verb} ${file}: the image and the checkout differ:\n  image:    ${fromImage.status} ${fromImage.body}\n  checkout: ${fromSource.status} ${fromSource.body}`,
+    );
   }
   if (verb === 'filter') {
     filters++;
@@ -53,7 +62,9 @@ for (const file of files) {
     if (answer.Error) failures.push(`POST /filter ${file}: Error ${answer.Error}`);
     const chosen = answer.NodeNames ?? answer.Nodes?.items?.map((n) => n.metadata.name) ?? [];
     if (chosen.length) placed++;
-    log(`POST /filter ${file}: ${fromImage.status}, ${chosen.length ? `placed on ${chosen.join(', ')}` : `fits nowhere (${Object.keys(answer.FailedAndUnresolvableNodes ?? {}).length + Object.keys(answer.FailedNodes ?? {}).length} reasons)`}; same answer as the checkout`);
+    log(
+      `POST /filter ${file}: ${fromImage.status}, ${chosen.length ? `placed on ${chosen.join(', ')}` : `fits nowhere (${Object.keys(answer.FailedAndUnresolvableNodes ?? {}).length + Object.keys(answer.FailedNodes ?? {}).length} reasons)`}; same answer as the checkout`,
+    );
   } else {
     log(`POST /${verb} ${file}: ${fromImage.status} ${fromImage.body.slice(0, 100)}; same answer as the checkout`);
   }
@@ -62,7 +73,13 @@ if (filters && !placed) failures.push('no Filter request placed its pod (example
 
 const metrics = (await get(imageUrl, '/metrics')).body;
 const counted = new RegExp(`^sandbox_extender_http_requests_total\\{verb="filter",code="200"\\} ${filters}$`, 'm');
-if (!counted.test(metrics)) failures.push(`the image's /metrics does not count ${filters} Filter calls:\n${metrics.split('\n').filter((l) => l.includes('http_requests_total')).join('\n')}`);
+if (!counted.test(metrics))
+  failures.push(
+    `the image's /metrics does not count ${filters} Filter calls:\n${metrics
+      .split('\n')
+      .filter((l) => l.includes('http_requests_total'))
+      .join('\n')}`,
+  );
 else log(`GET /metrics: ${filters} Filter calls counted`);
 
 if (failures.length) {

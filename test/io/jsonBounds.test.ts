@@ -33,7 +33,12 @@ function ranges(length: number, cuts: readonly number[]): [number, number][] {
   return out;
 }
 
-function scanBytes(text: string, cuts: readonly number[] = [], maxDepth = Infinity, maxElements = Infinity): JsonBounds & { result: string | null } {
+function scanBytes(
+  text: string,
+  cuts: readonly number[] = [],
+  maxDepth = Infinity,
+  maxElements = Infinity,
+): JsonBounds & { result: string | null } {
   const bounds = new JsonBounds(maxDepth, maxElements);
   let result: string | null = null;
   const bytes = Buffer.from(text);
@@ -41,7 +46,12 @@ function scanBytes(text: string, cuts: readonly number[] = [], maxDepth = Infini
   return Object.assign(bounds, { result });
 }
 
-function scanText(text: string, cuts: readonly number[] = [], maxDepth = Infinity, maxElements = Infinity): JsonBounds & { result: string | null } {
+function scanText(
+  text: string,
+  cuts: readonly number[] = [],
+  maxDepth = Infinity,
+  maxElements = Infinity,
+): JsonBounds & { result: string | null } {
   const bounds = new JsonBounds(maxDepth, maxElements);
   let result: string | null = null;
   for (const [from, to] of ranges(text.length, cuts)) result = bounds.pushText(text.slice(from, to));
@@ -49,9 +59,19 @@ function scanText(text: string, cuts: readonly number[] = [], maxDepth = Infinit
 }
 
 // Strings full of what a scanner could mistake for structure: quotes, backslashes, brackets, commas, non-ASCII.
-const trickyString = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', ',', 'a', 'é', '😀', '\n', '\\"', '\\\\') });
+const trickyString = fc.string({
+  unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', ',', 'a', 'é', '😀', '\n', '\\"', '\\\\'),
+});
 const json = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'small' }, trickyString, fc.integer(), fc.constant(null), fc.boolean(), tie('array'), tie('object')),
+  value: fc.oneof(
+    { depthSize: 'small' },
+    trickyString,
+    fc.integer(),
+    fc.constant(null),
+    fc.boolean(),
+    tie('array'),
+    tie('object'),
+  ),
   array: fc.array(tie('value'), { maxLength: 5 }),
   object: fc.dictionary(trickyString, tie('value'), { maxKeys: 5 }),
 })).value;
@@ -63,9 +83,17 @@ describe('JsonBounds', () => {
         const text = JSON.stringify(value, null, pretty ? 2 : undefined);
         const want = reference(value);
         const bytes = scanBytes(text, cuts);
-        expect({ depth: bytes.maxDepthSeen, elements: bytes.elements, open: bytes.depth, result: bytes.result }).toEqual({ ...want, open: 0, result: null });
+        expect({
+          depth: bytes.maxDepthSeen,
+          elements: bytes.elements,
+          open: bytes.depth,
+          result: bytes.result,
+        }).toEqual({ ...want, open: 0, result: null });
         const chars = scanText(text, cuts);
-        expect({ depth: chars.maxDepthSeen, elements: chars.elements, open: chars.depth }).toEqual({ ...want, open: 0 });
+        expect({ depth: chars.maxDepthSeen, elements: chars.elements, open: chars.depth }).toEqual({
+          ...want,
+          open: 0,
+        });
       }),
       { numRuns: 500 },
     );
@@ -76,7 +104,11 @@ describe('JsonBounds', () => {
     expect(scanBytes('{"a":1,"b":[]}').elements).toBe(3);
     expect(scanBytes('"x"').elements).toBe(0);
     const tricky = scanBytes(String.raw`["\"[[{,", "\\", "\\\"]]"]`);
-    expect({ depth: tricky.maxDepthSeen, elements: tricky.elements, open: tricky.depth }).toEqual({ depth: 1, elements: 3, open: 0 });
+    expect({ depth: tricky.maxDepthSeen, elements: tricky.elements, open: tricky.depth }).toEqual({
+      depth: 1,
+      elements: 3,
+      open: 0,
+    });
   });
 
   it('an escape split between two pieces: a backslash ending one piece escapes the quote that starts the next', () => {
@@ -84,7 +116,12 @@ describe('JsonBounds', () => {
     const text = String.raw`["a\"]", [1]]`;
     for (let cut = 0; cut <= text.length; cut++) {
       const r = scanBytes(text, [cut]);
-      expect({ cut, depth: r.maxDepthSeen, elements: r.elements, open: r.depth }).toEqual({ cut, depth: 2, elements: 3, open: 0 });
+      expect({ cut, depth: r.maxDepthSeen, elements: r.elements, open: r.depth }).toEqual({
+        cut,
+        depth: 2,
+        elements: 3,
+        open: 0,
+      });
     }
   });
 
@@ -121,7 +158,8 @@ describe('JsonBounds: the members of one object', () => {
   });
 
   it('works with an unbounded depth, deeper than its first 64 levels', () => {
-    const deep = (members: number) => `${'['.repeat(200)}{${Array.from({ length: members }, (_, i) => `"k${i}":1`).join(',')}}${']'.repeat(200)}`;
+    const deep = (members: number) =>
+      `${'['.repeat(200)}{${Array.from({ length: members }, (_, i) => `"k${i}":1`).join(',')}}${']'.repeat(200)}`;
     expect(new JsonBounds(Infinity, Infinity, 3).pushText(deep(3))).toBeNull();
     expect(new JsonBounds(Infinity, Infinity, 3).pushText(deep(4))).toBe('members');
   });

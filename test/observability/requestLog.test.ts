@@ -5,7 +5,11 @@ import { RequestLog } from '../../src/observability/requestLog.js';
 function capture(windowMs: number) {
   const lines: Record<string, unknown>[] = [];
   const clock = { now: 1_000 };
-  const log = new RequestLog(pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) }), windowMs, () => clock.now);
+  const log = new RequestLog(
+    pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) }),
+    windowMs,
+    () => clock.now,
+  );
   return { lines, clock, log };
 }
 
@@ -20,9 +24,32 @@ describe('RequestLog', () => {
     expect(log.note(DUPLICATE, undefined)).toBe(false);
     clock.now += 1;
     expect(log.note(DUPLICATE, '10.0.0.9')).toBe(true);
-    expect(lines.map(({ level, reason, client, verb, suppressed, msg }) => ({ level, reason, client, verb, suppressed, msg }))).toEqual([
-      { level: 40, reason: 'duplicate_candidates', client: '10.0.0.7', verb: 'filter', suppressed: undefined, msg: 'NodeNames gave 1 node more than once' },
-      { level: 40, reason: 'duplicate_candidates', client: '10.0.0.9', verb: undefined, suppressed: 2, msg: 'NodeNames gave 1 node more than once' },
+    expect(
+      lines.map(({ level, reason, client, verb, suppressed, msg }) => ({
+        level,
+        reason,
+        client,
+        verb,
+        suppressed,
+        msg,
+      })),
+    ).toEqual([
+      {
+        level: 40,
+        reason: 'duplicate_candidates',
+        client: '10.0.0.7',
+        verb: 'filter',
+        suppressed: undefined,
+        msg: 'NodeNames gave 1 node more than once',
+      },
+      {
+        level: 40,
+        reason: 'duplicate_candidates',
+        client: '10.0.0.9',
+        verb: undefined,
+        suppressed: 2,
+        msg: 'NodeNames gave 1 node more than once',
+      },
     ]);
   });
 

@@ -5,7 +5,14 @@
 import { bootstrapWindows, countedRefusals } from '../e2e/forbidden.mjs';
 
 const at = (iso: string) => Date.parse(iso);
-const line = (iso: string, text: string) => JSON.stringify({ level: 40, time: at(iso), resource: 'pods', err: text, msg: 'list/watch failed; retrying with backoff' });
+const line = (iso: string, text: string) =>
+  JSON.stringify({
+    level: 40,
+    time: at(iso),
+    resource: 'pods',
+    err: text,
+    msg: 'list/watch failed; retrying with backoff',
+  });
 
 const APISERVER_LOG = [
   '--- e2e 2026-12-01T08:00:00Z: starting /bin/kube-apiserver --etcd-servers=http://127.0.0.1:2379',
@@ -34,7 +41,11 @@ describe('forbidden.mjs', () => {
       line('2026-12-01T08:20:01.000Z', refusal), // a start never seen ready: counts
       'events: patch failed: forbidden (no time on this line)',
     ];
-    expect(countedRefusals(extenderLog.join('\n'), APISERVER_LOG)).toEqual([extenderLog[2], extenderLog[4], extenderLog[5]]);
+    expect(countedRefusals(extenderLog.join('\n'), APISERVER_LOG)).toEqual([
+      extenderLog[2],
+      extenderLog[4],
+      extenderLog[5],
+    ]);
   });
 
   it('without the API server log every refusal counts', () => {
@@ -42,8 +53,14 @@ describe('forbidden.mjs', () => {
   });
 
   it('a write into a namespace being deleted is no refusal of ours; any other 403 of the same request still counts', () => {
-    const terminating = line('2026-12-01T09:00:00.000Z', 'HTTP 403: pods "p" is forbidden: unable to create new content in namespace q because it is being terminated');
-    const rbac = line('2026-12-01T09:00:01.000Z', 'HTTP 403: pods "p" is forbidden: User "system:serviceaccount:s:e" cannot create resource "pods/binding"');
+    const terminating = line(
+      '2026-12-01T09:00:00.000Z',
+      'HTTP 403: pods "p" is forbidden: unable to create new content in namespace q because it is being terminated',
+    );
+    const rbac = line(
+      '2026-12-01T09:00:01.000Z',
+      'HTTP 403: pods "p" is forbidden: User "system:serviceaccount:s:e" cannot create resource "pods/binding"',
+    );
     expect(countedRefusals([terminating, rbac].join('\n'), APISERVER_LOG)).toEqual([rbac]);
   });
 });

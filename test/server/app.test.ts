@@ -47,7 +47,10 @@ function sandbox(name: string, uid = `uid-${name}`): Pod {
 }
 
 function post(h: Harness, verb: 'filter' | 'prioritize', body: unknown) {
-  return request(h.app).post(`/${verb}`).set('Content-Type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
+  return request(h.app)
+    .post(`/${verb}`)
+    .set('Content-Type', 'application/json')
+    .send(typeof body === 'string' ? body : JSON.stringify(body));
 }
 
 function scoresOf(body: HostPriority[]): Record<string, number> {
@@ -66,7 +69,13 @@ describe('both modes of ExtenderArgs', () => {
     const h = makeHarness();
     const res = await post(h, 'filter', namesArgs(sandbox('a'), [NODE_192, NODE_16, NODE_64]));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ Nodes: null, NodeNames: [NODE_192, NODE_16, NODE_64], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+    expect(res.body).toEqual({
+      Nodes: null,
+      NodeNames: [NODE_192, NODE_16, NODE_64],
+      FailedNodes: {},
+      FailedAndUnresolvableNodes: {},
+      Error: '',
+    });
   });
 
   it('nodeCacheCapable false (Nodes): answers the full Node objects as a NodeList, NodeNames null', async () => {
@@ -88,7 +97,8 @@ describe('both modes of ExtenderArgs', () => {
     const body = res.body as FilterReply;
     // 4000m allocated + 2000m requested = 6000m > 5000m: resolvable (FailedNodes), not unresolvable.
     expect(body.FailedNodes).toEqual({
-      [NODE_16]: 'Insufficient cpu: requested 2000m + in use 4000m (allocated 4000m, paused 0m, reserved 0m) > allocatable 5000m',
+      [NODE_16]:
+        'Insufficient cpu: requested 2000m + in use 4000m (allocated 4000m, paused 0m, reserved 0m) > allocatable 5000m',
     });
     expect(body.FailedAndUnresolvableNodes).toEqual({});
     expect(body.Nodes!.items.map((n) => n.metadata!.name)).toEqual([NODE_64, NODE_192]);
@@ -101,7 +111,12 @@ describe('both modes of ExtenderArgs', () => {
     expect(res.status).toBe(200);
     // brand-new-8cpu is judged on its own allocatable with zero totals: cpu 2000/8000 = 0.25,
     // memory 4/32 = 0.125 → 0.25 → floor(9 × 0.75) = 6; node-192 (0.1354) is still the pick.
-    expect(scoresOf(res.body as HostPriority[])).toEqual({ [NODE_16]: 5, [NODE_64]: 6, [NODE_192]: 10, 'brand-new-8cpu': 6 });
+    expect(scoresOf(res.body as HostPriority[])).toEqual({
+      [NODE_16]: 5,
+      [NODE_64]: 6,
+      [NODE_192]: 10,
+      'brand-new-8cpu': 6,
+    });
   });
 
   it('Nodes mode: a decision on a node the snapshot does not have shows in /debug/nodes as known only by its reservation (hasNode false, why allocatable is null)', async () => {
@@ -121,7 +136,11 @@ describe('both modes of ExtenderArgs', () => {
       reserved: { cpu: 2000, memory: 4 * 1024 ** 3 },
       reservations: [{ uid: 'uid-a', pod: 'sandboxes/a' }],
     });
-    const listed = (await request(h.app).get('/debug/nodes').expect(200)).body as { name: string; hasNode: boolean; allocatableUnknown?: string }[];
+    const listed = (await request(h.app).get('/debug/nodes').expect(200)).body as {
+      name: string;
+      hasNode: boolean;
+      allocatableUnknown?: string;
+    }[];
     expect(listed.map((n) => [n.name, n.hasNode, n.allocatableUnknown !== undefined])).toEqual([
       ['brand-new-256cpu', false, true],
       [NODE_16, true, false],
@@ -137,24 +156,42 @@ describe('both modes of ExtenderArgs', () => {
     const body = filter.body as FilterReply;
     expect(filter.status).toBe(200);
     expect(body.Error).toBe('');
-    expect(body.FailedNodes['broken-node']).toMatch(/^invalid Node object: status\.allocatable\.cpu: invalid quantity "2x"/);
+    expect(body.FailedNodes['broken-node']).toMatch(
+      /^invalid Node object: status\.allocatable\.cpu: invalid quantity "2x"/,
+    );
     expect(body.Nodes!.items.map((n) => n.metadata!.name)).toEqual([...EXAMPLE_NODES]);
     const prioritize = await post(h, 'prioritize', nodesArgs(sandbox('a'), [...exampleNodes(), broken]));
-    expect(scoresOf(prioritize.body as HostPriority[])).toEqual({ [NODE_16]: 5, [NODE_64]: 6, [NODE_192]: 10, 'broken-node': 0 });
+    expect(scoresOf(prioritize.body as HostPriority[])).toEqual({
+      [NODE_16]: 5,
+      [NODE_64]: 6,
+      [NODE_192]: 10,
+      'broken-node': 0,
+    });
   });
 
   it('Nodes mode: a node without status (capacity unknown) passes the filter (fail-open) and scores 0', async () => {
     const h = makeHarness();
     const unknown = makeNode('no-status', null);
     const filter = await post(h, 'filter', nodesArgs(sandbox('a'), [...exampleNodes(), unknown]));
-    expect((filter.body as FilterReply).Nodes!.items.map((n) => n.metadata!.name)).toEqual([...EXAMPLE_NODES, 'no-status']);
+    expect((filter.body as FilterReply).Nodes!.items.map((n) => n.metadata!.name)).toEqual([
+      ...EXAMPLE_NODES,
+      'no-status',
+    ]);
     const prioritize = await post(h, 'prioritize', nodesArgs(sandbox('a'), [...exampleNodes(), unknown]));
-    expect(scoresOf(prioritize.body as HostPriority[])).toEqual({ [NODE_16]: 5, [NODE_64]: 6, [NODE_192]: 10, 'no-status': 0 });
+    expect(scoresOf(prioritize.body as HostPriority[])).toEqual({
+      [NODE_16]: 5,
+      [NODE_64]: 6,
+      [NODE_192]: 10,
+      'no-status': 0,
+    });
   });
   it('a Node object sent without allocatable keeps the allocatable the extender knows', async () => {
     const h = makeHarness();
     const nodes = exampleNodes().map((n) => ({ ...n, status: {} }));
-    const res = await request(h.app).post('/prioritize').send(nodesArgs(makePod('p').req({ cpu: '2', memory: '4Gi' }).obj(), nodes)).expect(200);
+    const res = await request(h.app)
+      .post('/prioritize')
+      .send(nodesArgs(makePod('p').req({ cpu: '2', memory: '4Gi' }).obj(), nodes))
+      .expect(200);
     // Same as with names: node-192 has the lowest projected pressure (26000/192000) and gets 10.
     expect(res.body).toEqual([
       { Host: NODE_16, Score: 5 },
@@ -162,7 +199,6 @@ describe('both modes of ExtenderArgs', () => {
       { Host: NODE_192, Score: 10 },
     ]);
   });
-
 });
 
 describe('key casing and null handling', () => {
@@ -170,14 +206,23 @@ describe('key casing and null handling', () => {
   it.each([
     ['lowercase pod + nodenames (old clients)', { pod, nodenames: [...EXAMPLE_NODES], nodes: null }],
     ['camelCase nodeNames, upper-case POD', { POD: pod, nodeNames: [...EXAMPLE_NODES] }],
-    ['PascalCase with Nodes: null (what kube-scheduler sends, nodeCacheCapable true)', { Pod: pod, Nodes: null, NodeNames: [...EXAMPLE_NODES] }],
+    [
+      'PascalCase with Nodes: null (what kube-scheduler sends, nodeCacheCapable true)',
+      { Pod: pod, Nodes: null, NodeNames: [...EXAMPLE_NODES] },
+    ],
     ['Nodes absent altogether', { Pod: pod, NodeNames: [...EXAMPLE_NODES] }],
     ['extra unknown top-level keys are ignored', { Pod: pod, NodeNames: [...EXAMPLE_NODES], FutureField: { x: 1 } }],
   ])('%s: accepted, answered in PascalCase', async (_name, body) => {
     const h = makeHarness();
     const filter = await post(h, 'filter', body);
     expect(filter.status).toBe(200);
-    expect(Object.keys(filter.body as object)).toEqual(['Nodes', 'NodeNames', 'FailedNodes', 'FailedAndUnresolvableNodes', 'Error']);
+    expect(Object.keys(filter.body as object)).toEqual([
+      'Nodes',
+      'NodeNames',
+      'FailedNodes',
+      'FailedAndUnresolvableNodes',
+      'Error',
+    ]);
     expect((filter.body as FilterReply).NodeNames).toEqual([...EXAMPLE_NODES]);
     const prioritize = await post(h, 'prioritize', body);
     expect(prioritize.status).toBe(200);
@@ -185,8 +230,14 @@ describe('key casing and null handling', () => {
   });
 
   it.each([
-    ['lowercase nodes (NodeList) with nodenames: null', () => ({ pod, nodes: { metadata: {}, items: exampleNodes() }, nodenames: null })],
-    ['NodeNames: null, what kube-scheduler sends with nodeCacheCapable false', () => ({ Pod: pod, Nodes: { metadata: {}, items: exampleNodes() }, NodeNames: null })],
+    [
+      'lowercase nodes (NodeList) with nodenames: null',
+      () => ({ pod, nodes: { metadata: {}, items: exampleNodes() }, nodenames: null }),
+    ],
+    [
+      'NodeNames: null, what kube-scheduler sends with nodeCacheCapable false',
+      () => ({ Pod: pod, Nodes: { metadata: {}, items: exampleNodes() }, NodeNames: null }),
+    ],
   ])('%s: accepted, Nodes answered', async (_name, body) => {
     const h = makeHarness();
     const res = await post(h, 'filter', body());
@@ -200,28 +251,53 @@ describe('key casing and null handling', () => {
   // other): the two readers would not see the same pod.
   const TWICE = `(keys are matched case-insensitively, as Go's encoding/json reads the protocol's types; it would decode each into that field, the later over the earlier, so which value is meant is ambiguous): send each field once`;
   it.each([
-    ['Pod and pod', () => ({ Pod: sandbox('first'), pod: sandbox('second'), NodeNames: [...EXAMPLE_NODES] }), `ExtenderArgs: "Pod" and "pod" name one field, Pod ${TWICE}`],
+    [
+      'Pod and pod',
+      () => ({ Pod: sandbox('first'), pod: sandbox('second'), NodeNames: [...EXAMPLE_NODES] }),
+      `ExtenderArgs: "Pod" and "pod" name one field, Pod ${TWICE}`,
+    ],
     [
       'three casings of NodeNames, two of Pod',
-      () => ({ pod: sandbox('first'), NodeNames: [NODE_16], nodenames: [NODE_64], POD: sandbox('second'), nodeNames: [NODE_192] }),
+      () => ({
+        pod: sandbox('first'),
+        NodeNames: [NODE_16],
+        nodenames: [NODE_64],
+        POD: sandbox('second'),
+        nodeNames: [NODE_192],
+      }),
       `ExtenderArgs: "pod" and "POD" name one field, Pod; ExtenderArgs: "NodeNames", "nodenames" and "nodeNames" name one field, NodeNames ${TWICE}`,
     ],
-  ])('a field given under two casings (%s): refused with both keys named (Filter: the protocol’s Error; Prioritize: 400); nothing changes', async (_name, body, message) => {
-    const h = makeHarness();
-    const before = modelState(h.service);
-    const filter = await post(h, 'filter', body());
-    expect(filter.status).toBe(200);
-    expect(filter.body).toEqual({ Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: `sandbox-extender: ${message}` });
-    const prioritize = await post(h, 'prioritize', body());
-    expect(prioritize.status).toBe(400);
-    expect(prioritize.body).toEqual({ Error: `sandbox-extender: ${message}` });
-    expect(modelState(h.service)).toEqual(before);
-  });
+  ])(
+    'a field given under two casings (%s): refused with both keys named (Filter: the protocol’s Error; Prioritize: 400); nothing changes',
+    async (_name, body, message) => {
+      const h = makeHarness();
+      const before = modelState(h.service);
+      const filter = await post(h, 'filter', body());
+      expect(filter.status).toBe(200);
+      expect(filter.body).toEqual({
+        Nodes: null,
+        NodeNames: null,
+        FailedNodes: {},
+        FailedAndUnresolvableNodes: {},
+        Error: `sandbox-extender: ${message}`,
+      });
+      const prioritize = await post(h, 'prioritize', body());
+      expect(prioritize.status).toBe(400);
+      expect(prioritize.body).toEqual({ Error: `sandbox-extender: ${message}` });
+      expect(modelState(h.service)).toEqual(before);
+    },
+  );
 
   it('NodeNames: [] (never sent by kube-scheduler) is answered without error and reserves nothing', async () => {
     const h = makeHarness();
     const filter = await post(h, 'filter', namesArgs(pod, []));
-    expect(filter.body).toEqual({ Nodes: null, NodeNames: [], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+    expect(filter.body).toEqual({
+      Nodes: null,
+      NodeNames: [],
+      FailedNodes: {},
+      FailedAndUnresolvableNodes: {},
+      Error: '',
+    });
     const prioritize = await post(h, 'prioritize', namesArgs(pod, []));
     expect(prioritize.status).toBe(200);
     expect(prioritize.body).toEqual([]);
@@ -231,9 +307,14 @@ describe('key casing and null handling', () => {
   it('a body declared as something other than JSON (curl -d without -H) is refused 415 with what to send; nothing changes', async () => {
     const h = makeHarness();
     const before = modelState(h.service);
-    const res = await request(h.app).post('/prioritize').set('Content-Type', 'text/plain').send(JSON.stringify(namesArgs(pod)));
+    const res = await request(h.app)
+      .post('/prioritize')
+      .set('Content-Type', 'text/plain')
+      .send(JSON.stringify(namesArgs(pod)));
     expect(res.status).toBe(415);
-    expect(res.body).toEqual({ Error: 'sandbox-extender: Content-Type text/plain is not JSON: send the body as Content-Type: application/json' });
+    expect(res.body).toEqual({
+      Error: 'sandbox-extender: Content-Type text/plain is not JSON: send the body as Content-Type: application/json',
+    });
     expect(modelState(h.service)).toEqual(before);
   });
 });
@@ -242,7 +323,8 @@ describe('bad input: readable error, and nothing in the model changes', () => {
   const good = sandbox('probe');
   const withPod = (p: unknown) => JSON.stringify({ Pod: p, Nodes: null, NodeNames: [...EXAMPLE_NODES] });
   const noUid = { ...good, metadata: { name: 'probe', namespace: 'sandboxes' } };
-  const EXACTLY_ONE = /ExtenderArgs: exactly one of Nodes \(nodeCacheCapable: false\) or NodeNames \(nodeCacheCapable: true\) must be set/;
+  const EXACTLY_ONE =
+    /ExtenderArgs: exactly one of Nodes \(nodeCacheCapable: false\) or NodeNames \(nodeCacheCapable: true\) must be set/;
   const NOT_ARGS = /request body must be a JSON object with Pod and Nodes or NodeNames \(ExtenderArgs\)/;
 
   // [scenario, raw body, filter status, message]; prioritize always answers 400 {Error}.
@@ -253,23 +335,98 @@ describe('bad input: readable error, and nothing in the model changes', () => {
     ['a JSON number', '42', 200, NOT_ARGS],
     ['JSON null', 'null', 200, NOT_ARGS],
     ['an empty object', '{}', 200, /Pod: Invalid input: expected object, received undefined/],
-    ['NodeNames is a string', JSON.stringify({ Pod: good, NodeNames: 'x' }), 200, /NodeNames: Invalid input: expected array, received string/],
-    ['NodeNames holds a number and an empty name', JSON.stringify({ Pod: good, NodeNames: [1, ''] }), 200, /NodeNames\.0: Invalid input: expected string, received number; NodeNames\.1: must not be empty/],
-    ['Nodes.items is not an array', JSON.stringify({ Pod: good, Nodes: { items: 'x' } }), 200, /Nodes\.items: Invalid input: expected array, received string/],
-    ['a Node object without a name', JSON.stringify({ Pod: good, Nodes: { items: [{ metadata: {} }] } }), 200, /Nodes\.items\.0\.metadata\.name: Invalid input: expected string/],
-    ['missing Pod', JSON.stringify({ Nodes: null, NodeNames: [...EXAMPLE_NODES] }), 200, /Pod: Invalid input: expected object, received undefined/],
-    ['Pod without metadata.uid', withPod(noUid), 200, /Pod\.metadata\.uid: Invalid input: expected string, received undefined/],
-    ['Pod with an empty uid', withPod({ ...good, metadata: { ...good.metadata, uid: '' } }), 200, /Pod\.metadata\.uid: must not be empty/],
-    ['Pod without spec', withPod({ metadata: good.metadata }), 200, /Pod\.spec: Invalid input: expected object, received undefined/],
-    ['an unparseable quantity cpu: "2x"', withPod(makePod('probe').req({ cpu: '2x', memory: '4Gi' }).obj()), 200, /spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "2x"/],
-    ['a negative quantity memory: "-4Gi"', withPod(makePod('probe').req({ cpu: '2', memory: '-4Gi' }).obj()), 200, /spec\.containers\[0\]\.resources\.requests\.memory: negative quantity "-4Gi" is not allowed/],
-    ['a uid longer than 128 characters', withPod({ ...good, metadata: { ...good.metadata, uid: 'u'.repeat(129) } }), 200, /Pod\.metadata\.uid: longer than 128 characters \(no API server makes such a UID\)/],
-    ['a pod name longer than 253 characters', withPod({ ...good, metadata: { ...good.metadata, name: 'p'.repeat(254) } }), 200, /Pod\.metadata\.name: longer than 253 characters \(Kubernetes' limit for a name\)/],
-    ['a namespace longer than 63 characters', withPod({ ...good, metadata: { ...good.metadata, namespace: 'n'.repeat(64) } }), 200, /Pod\.metadata\.namespace: longer than 63 characters/],
-    ['a node name longer than 253 characters', JSON.stringify({ Pod: good, NodeNames: [EXAMPLE_NODES[0], 'n'.repeat(254)] }), 200, /NodeNames\.1: longer than 253 characters/],
+    [
+      'NodeNames is a string',
+      JSON.stringify({ Pod: good, NodeNames: 'x' }),
+      200,
+      /NodeNames: Invalid input: expected array, received string/,
+    ],
+    [
+      'NodeNames holds a number and an empty name',
+      JSON.stringify({ Pod: good, NodeNames: [1, ''] }),
+      200,
+      /NodeNames\.0: Invalid input: expected string, received number; NodeNames\.1: must not be empty/,
+    ],
+    [
+      'Nodes.items is not an array',
+      JSON.stringify({ Pod: good, Nodes: { items: 'x' } }),
+      200,
+      /Nodes\.items: Invalid input: expected array, received string/,
+    ],
+    [
+      'a Node object without a name',
+      JSON.stringify({ Pod: good, Nodes: { items: [{ metadata: {} }] } }),
+      200,
+      /Nodes\.items\.0\.metadata\.name: Invalid input: expected string/,
+    ],
+    [
+      'missing Pod',
+      JSON.stringify({ Nodes: null, NodeNames: [...EXAMPLE_NODES] }),
+      200,
+      /Pod: Invalid input: expected object, received undefined/,
+    ],
+    [
+      'Pod without metadata.uid',
+      withPod(noUid),
+      200,
+      /Pod\.metadata\.uid: Invalid input: expected string, received undefined/,
+    ],
+    [
+      'Pod with an empty uid',
+      withPod({ ...good, metadata: { ...good.metadata, uid: '' } }),
+      200,
+      /Pod\.metadata\.uid: must not be empty/,
+    ],
+    [
+      'Pod without spec',
+      withPod({ metadata: good.metadata }),
+      200,
+      /Pod\.spec: Invalid input: expected object, received undefined/,
+    ],
+    [
+      'an unparseable quantity cpu: "2x"',
+      withPod(makePod('probe').req({ cpu: '2x', memory: '4Gi' }).obj()),
+      200,
+      /spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "2x"/,
+    ],
+    [
+      'a negative quantity memory: "-4Gi"',
+      withPod(makePod('probe').req({ cpu: '2', memory: '-4Gi' }).obj()),
+      200,
+      /spec\.containers\[0\]\.resources\.requests\.memory: negative quantity "-4Gi" is not allowed/,
+    ],
+    [
+      'a uid longer than 128 characters',
+      withPod({ ...good, metadata: { ...good.metadata, uid: 'u'.repeat(129) } }),
+      200,
+      /Pod\.metadata\.uid: longer than 128 characters \(no API server makes such a UID\)/,
+    ],
+    [
+      'a pod name longer than 253 characters',
+      withPod({ ...good, metadata: { ...good.metadata, name: 'p'.repeat(254) } }),
+      200,
+      /Pod\.metadata\.name: longer than 253 characters \(Kubernetes' limit for a name\)/,
+    ],
+    [
+      'a namespace longer than 63 characters',
+      withPod({ ...good, metadata: { ...good.metadata, namespace: 'n'.repeat(64) } }),
+      200,
+      /Pod\.metadata\.namespace: longer than 63 characters/,
+    ],
+    [
+      'a node name longer than 253 characters',
+      JSON.stringify({ Pod: good, NodeNames: [EXAMPLE_NODES[0], 'n'.repeat(254)] }),
+      200,
+      /NodeNames\.1: longer than 253 characters/,
+    ],
     ['neither Nodes nor NodeNames', JSON.stringify({ Pod: good }), 200, EXACTLY_ONE],
     ['Nodes: null and NodeNames: null', JSON.stringify({ Pod: good, Nodes: null, NodeNames: null }), 200, EXACTLY_ONE],
-    ['both Nodes and NodeNames set', JSON.stringify({ Pod: good, Nodes: { metadata: {}, items: exampleNodes() }, NodeNames: [...EXAMPLE_NODES] }), 200, EXACTLY_ONE],
+    [
+      'both Nodes and NodeNames set',
+      JSON.stringify({ Pod: good, Nodes: { metadata: {}, items: exampleNodes() }, NodeNames: [...EXAMPLE_NODES] }),
+      200,
+      EXACTLY_ONE,
+    ],
   ];
 
   const matrix = cases.flatMap(([scenario, body, filterStatus, message]) => [
@@ -277,45 +434,56 @@ describe('bad input: readable error, and nothing in the model changes', () => {
     { scenario, verb: 'prioritize' as const, body, status: 400, message },
   ]);
 
-  it.each(matrix)('$verb, $scenario → $status with a readable Error; state unchanged; the next good request gets the same answer', async ({ verb, body, status, message }) => {
-    const h = makeHarness();
-    const first = await post(h, 'prioritize', namesArgs(good));
-    expect(first.body).toEqual(FRESH_SCORES);
-    const before = modelState(h.service);
+  it.each(matrix)(
+    '$verb, $scenario → $status with a readable Error; state unchanged; the next good request gets the same answer',
+    async ({ verb, body, status, message }) => {
+      const h = makeHarness();
+      const first = await post(h, 'prioritize', namesArgs(good));
+      expect(first.body).toEqual(FRESH_SCORES);
+      const before = modelState(h.service);
 
-    const res = await post(h, verb, body);
-    expect(res.status).toBe(status);
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
-    const reply = res.body as { Error: string };
-    expect(reply.Error).toMatch(/^sandbox-extender: /);
-    expect(reply.Error).toMatch(message);
-    if (verb === 'filter' && status === 200) {
-      // The whole-call error of the protocol: no feasible list, no per-node reasons, Error set.
-      expect(res.body).toEqual({ Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: reply.Error });
-    } else {
-      expect(Object.keys(res.body as object)).toEqual(['Error']);
-    }
+      const res = await post(h, verb, body);
+      expect(res.status).toBe(status);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      const reply = res.body as { Error: string };
+      expect(reply.Error).toMatch(/^sandbox-extender: /);
+      expect(reply.Error).toMatch(message);
+      if (verb === 'filter' && status === 200) {
+        // The whole-call error of the protocol: no feasible list, no per-node reasons, Error set.
+        expect(res.body).toEqual({
+          Nodes: null,
+          NodeNames: null,
+          FailedNodes: {},
+          FailedAndUnresolvableNodes: {},
+          Error: reply.Error,
+        });
+      } else {
+        expect(Object.keys(res.body as object)).toEqual(['Error']);
+      }
 
-    expect(modelState(h.service)).toEqual(before);
-    // Same pod (same UID) again: its own reservation is left out and replaced → the same answer.
-    const again = await post(h, 'prioritize', namesArgs(good));
-    expect(again.body).toEqual(FRESH_SCORES);
-    expect(modelState(h.service)).toEqual(before);
-  });
-  it('Node objects too deeply nested to echo back get the protocol\'s Error (HTTP 200, as every Filter error), and nothing changes', async () => {
+      expect(modelState(h.service)).toEqual(before);
+      // Same pod (same UID) again: its own reservation is left out and replaced → the same answer.
+      const again = await post(h, 'prioritize', namesArgs(good));
+      expect(again.body).toEqual(FRESH_SCORES);
+      expect(modelState(h.service)).toEqual(before);
+    },
+  );
+  it("Node objects too deeply nested to echo back get the protocol's Error (HTTP 200, as every Filter error), and nothing changes", async () => {
     // The nesting bound raised past what JSON.stringify can write back (by default, 100, such a body is refused at the door).
     const h = makeHarness({ server: { maxRequestDepth: 100_000 } });
     const before = modelState(h.service);
     const nodes = exampleNodes();
     (nodes[0] as { spec?: unknown }).spec = { deep: '__DEEP__' };
     // 20,000 nested arrays: JSON.parse reads them, JSON.stringify cannot write them back.
-    const body = JSON.stringify(nodesArgs(makePod('p').req({ cpu: '1' }).obj(), nodes)).replace('"__DEEP__"', `${'['.repeat(20_000)}${']'.repeat(20_000)}`);
+    const body = JSON.stringify(nodesArgs(makePod('p').req({ cpu: '1' }).obj(), nodes)).replace(
+      '"__DEEP__"',
+      `${'['.repeat(20_000)}${']'.repeat(20_000)}`,
+    );
     const res = await request(h.app).post('/filter').set('content-type', 'application/json').send(body);
     expect(res.status).toBe(200);
     expect(res.body.Error).toMatch(/^sandbox-extender: the reply cannot be encoded/);
     expect(modelState(h.service)).toEqual(before);
   });
-
 });
 
 describe('unknown node names', () => {
@@ -339,7 +507,10 @@ describe('unknown node names', () => {
     expect(res.body).toEqual({
       Nodes: null,
       NodeNames: [],
-      FailedNodes: { 'ghost-1': "node ghost-1 is not in the extender's cluster snapshot", 'ghost-2': "node ghost-2 is not in the extender's cluster snapshot" },
+      FailedNodes: {
+        'ghost-1': "node ghost-1 is not in the extender's cluster snapshot",
+        'ghost-2': "node ghost-2 is not in the extender's cluster snapshot",
+      },
       FailedAndUnresolvableNodes: {},
       Error: '',
     });
@@ -354,7 +525,10 @@ describe('unknown node names', () => {
   it('prioritize: only unknown nodes → all 0, nothing reserved', async () => {
     const h = makeHarness();
     const res = await post(h, 'prioritize', namesArgs(sandbox('a'), ['ghost-1', 'ghost-2']));
-    expect(res.body).toEqual([{ Host: 'ghost-1', Score: 0 }, { Host: 'ghost-2', Score: 0 }]);
+    expect(res.body).toEqual([
+      { Host: 'ghost-1', Score: 0 },
+      { Host: 'ghost-2', Score: 0 },
+    ]);
     expect(h.service.cache.size.reservations).toBe(0);
   });
 });
@@ -396,7 +570,9 @@ describe('request body size', () => {
     // (none is in the snapshot, so their totals are zero). 11 × 182 = 2002 feasible.
     expect(f.Nodes!.items).toHaveLength(11 * ROUNDS);
     expect(Object.keys(f.FailedAndUnresolvableNodes)).toHaveLength(ROUNDS);
-    expect(f.FailedAndUnresolvableNodes['ip-10-0-44-201.us-west-2.compute.internal-r0']).toBe("cpu request 2000m exceeds the node's allocatable 1930m");
+    expect(f.FailedAndUnresolvableNodes['ip-10-0-44-201.us-west-2.compute.internal-r0']).toBe(
+      "cpu request 2000m exceeds the node's allocatable 1930m",
+    );
     expect(f.FailedNodes).toEqual({});
     expect(h.service.cache.size.reservations).toBe(0);
 
@@ -421,7 +597,9 @@ describe('request body size', () => {
     for (const verb of ['filter', 'prioritize'] as const) {
       const res = await post(h, verb, big);
       expect(res.status).toBe(413);
-      expect(res.body).toEqual({ Error: 'sandbox-extender: request body larger than 1024 bytes (server.maxRequestBodyBytes)' });
+      expect(res.body).toEqual({
+        Error: 'sandbox-extender: request body larger than 1024 bytes (server.maxRequestBodyBytes)',
+      });
       expect(modelState(h.service)).toEqual(before);
     }
     const small = await post(h, 'prioritize', namesArgs(sandbox('a')));
@@ -449,7 +627,9 @@ describe('the bounds of a body (server.maxRequestDepth, maxRequestElements), bef
     for (const verb of ['filter', 'prioritize'] as const) {
       const res = await post(h, verb, nestedBody(13));
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ Error: 'sandbox-extender: request body nests arrays and objects deeper than 12 levels (server.maxRequestDepth)' });
+      expect(res.body).toEqual({
+        Error: 'sandbox-extender: request body nests arrays and objects deeper than 12 levels (server.maxRequestDepth)',
+      });
       expect(modelState(h.service)).toEqual(before);
     }
     const ok = await post(h, 'prioritize', nestedBody(12));
@@ -458,15 +638,21 @@ describe('the bounds of a body (server.maxRequestDepth, maxRequestElements), bef
   });
 
   it('more array elements and object members than maxRequestElements: 413, naming the bound; exactly that many is decided', async () => {
-    const body = (extra: number) => JSON.stringify(namesArgs(sandbox('wide'), [...EXAMPLE_NODES, ...Array.from({ length: extra }, (_, i) => `ghost-${i}`)]));
-    const elements = (text: string) => [...text.replace(/"(?:[^"\\]|\\.)*"/g, '""')].filter((c) => c === '[' || c === '{' || c === ',').length;
+    const body = (extra: number) =>
+      JSON.stringify(
+        namesArgs(sandbox('wide'), [...EXAMPLE_NODES, ...Array.from({ length: extra }, (_, i) => `ghost-${i}`)]),
+      );
+    const elements = (text: string) =>
+      [...text.replace(/"(?:[^"\\]|\\.)*"/g, '""')].filter((c) => c === '[' || c === '{' || c === ',').length;
     const limit = elements(body(10));
     const h = makeHarness({ server: { maxRequestElements: limit } });
     const ok = await post(h, 'prioritize', body(10));
     expect(ok.status).toBe(200);
     const over = await post(h, 'prioritize', body(11));
     expect(over.status).toBe(413);
-    expect(over.body).toEqual({ Error: `sandbox-extender: request body has more than ${limit} array elements and object members (server.maxRequestElements)` });
+    expect(over.body).toEqual({
+      Error: `sandbox-extender: request body has more than ${limit} array elements and object members (server.maxRequestElements)`,
+    });
     const metrics = (await request(h.app).get('/metrics')).text;
     expect(sampleValue(metrics, 'sandbox_extender_http_requests_total', { verb: 'prioritize', code: '413' })).toBe(1);
   });
@@ -482,20 +668,27 @@ describe('the bounds of a body (server.maxRequestDepth, maxRequestElements), bef
     const before = modelState(h.service);
     const over = await post(h, 'filter', withRequests(60));
     expect(over.status).toBe(413);
-    expect(over.body).toEqual({ Error: 'sandbox-extender: request body has an object with more than 50 members (server.maxObjectMembers)' });
+    expect(over.body).toEqual({
+      Error: 'sandbox-extender: request body has an object with more than 50 members (server.maxObjectMembers)',
+    });
     expect(modelState(h.service)).toEqual(before);
     // Arrays are not bounded by it: 60 candidate names (the example nodes and ghosts) are decided.
-    const names = JSON.stringify(namesArgs(sandbox('long-list'), [...EXAMPLE_NODES, ...Array.from({ length: 60 }, (_, i) => `ghost-${i}`)]));
+    const names = JSON.stringify(
+      namesArgs(sandbox('long-list'), [...EXAMPLE_NODES, ...Array.from({ length: 60 }, (_, i) => `ghost-${i}`)]),
+    );
     expect((await post(h, 'prioritize', names)).status).toBe(200);
   });
 
   it('the default maxObjectMembers refuses a map of 10,001 members and lets 10,000 through', async () => {
     const h = makeHarness({});
-    const body = (n: number) => `{"Pod":{"metadata":{"name":"m","uid":"m","labels":{${Array.from({ length: n }, (_, i) => `"l${i}":"v"`).join(',')}}},"spec":{"containers":[]}},"NodeNames":[]}`;
+    const body = (n: number) =>
+      `{"Pod":{"metadata":{"name":"m","uid":"m","labels":{${Array.from({ length: n }, (_, i) => `"l${i}":"v"`).join(',')}}},"spec":{"containers":[]}},"NodeNames":[]}`;
     expect((await post(h, 'prioritize', body(10_000))).status).toBe(200);
     const over = await post(h, 'prioritize', body(10_001));
     expect(over.status).toBe(413);
-    expect(over.body).toEqual({ Error: 'sandbox-extender: request body has an object with more than 10000 members (server.maxObjectMembers)' });
+    expect(over.body).toEqual({
+      Error: 'sandbox-extender: request body has an object with more than 10000 members (server.maxObjectMembers)',
+    });
   });
 
   it('brackets and commas inside strings count for nothing', async () => {
@@ -540,17 +733,24 @@ describe('burst of 20 prioritize calls (nodeCacheCapable true, least_loaded)', (
   };
 
   function pressure(node: Expected, reservations: number): number {
-    return Math.max((node.usedCpu + 2000 * (reservations + 1)) / node.cpu, (node.usedMemGi + 4 * (reservations + 1)) / node.memGi);
+    return Math.max(
+      (node.usedCpu + 2000 * (reservations + 1)) / node.cpu,
+      (node.usedMemGi + 4 * (reservations + 1)) / node.memGi,
+    );
   }
 
   function expectedChoice(reserved: Record<string, number>): { chosen: string; scores: Record<string, number> } {
-    const ranked = EXAMPLE_NODES.map((name) => ({ name, p: pressure(CLUSTER[name]!, reserved[name]!), starting: CLUSTER[name]!.starting + reserved[name]! })).sort(
-      (a, b) => a.p - b.p || a.starting - b.starting,
-    );
+    const ranked = EXAMPLE_NODES.map((name) => ({
+      name,
+      p: pressure(CLUSTER[name]!, reserved[name]!),
+      starting: CLUSTER[name]!.starting + reserved[name]!,
+    })).sort((a, b) => a.p - b.p || a.starting - b.starting);
     const [first, second] = ranked;
     // The expectation must be unambiguous (no exact tie on every criterion the test models).
     expect(first!.p === second!.p && first!.starting === second!.starting).toBe(false);
-    const scores = Object.fromEntries(ranked.map((e) => [e.name, e === first ? 10 : Math.floor(9 * (1 - Math.min(1, e.p)))]));
+    const scores = Object.fromEntries(
+      ranked.map((e) => [e.name, e === first ? 10 : Math.floor(9 * (1 - Math.min(1, e.p)))]),
+    );
     return { chosen: first!.name, scores };
   }
 
@@ -570,7 +770,12 @@ describe('burst of 20 prioritize calls (nodeCacheCapable true, least_loaded)', (
     // = (14000 + 2000)/64000 → tie, node-64 has fewer starting (1 vs 11) → pod #11 goes to node-64;
     // again at 0.28125 (pod #15: 54000/192000 = 18000/64000) and 0.3125 (pod #19). node-16 never
     // gets one: its first pod would be at 0.375.
-    expect(chosen.map((n, i) => [i, n]).filter(([, n]) => n === NODE_64).map(([i]) => i)).toEqual([11, 15, 19]);
+    expect(
+      chosen
+        .map((n, i) => [i, n])
+        .filter(([, n]) => n === NODE_64)
+        .map(([i]) => i),
+    ).toEqual([11, 15, 19]);
     expect(reserved).toEqual({ [NODE_16]: 0, [NODE_64]: 3, [NODE_192]: 17 });
     expect(new Set(chosen).size).toBeGreaterThan(1);
 
@@ -621,7 +826,13 @@ describe('pods of another scheduler are passed through', () => {
     const names = [...EXAMPLE_NODES, 'ghost'];
     const before = modelState(h.service);
     const filter = await post(h, 'filter', namesArgs(pod, names));
-    expect(filter.body).toEqual({ Nodes: null, NodeNames: names, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+    expect(filter.body).toEqual({
+      Nodes: null,
+      NodeNames: names,
+      FailedNodes: {},
+      FailedAndUnresolvableNodes: {},
+      Error: '',
+    });
     const prioritize = await post(h, 'prioritize', namesArgs(pod, names));
     expect(prioritize.body).toEqual(names.map((Host) => ({ Host, Score: 0 })));
     expect(modelState(h.service)).toEqual(before);
@@ -644,7 +855,13 @@ describe('pods of another scheduler are passed through', () => {
     const h = makeHarness();
     const pod = makePod('huge-disk').scheduler('default-scheduler').req({ cpu: '1', 'ephemeral-storage': '9Pi' }).obj();
     const res = await post(h, 'filter', namesArgs(pod));
-    expect(res.body).toEqual({ Nodes: null, NodeNames: [...EXAMPLE_NODES], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+    expect(res.body).toEqual({
+      Nodes: null,
+      NodeNames: [...EXAMPLE_NODES],
+      FailedNodes: {},
+      FailedAndUnresolvableNodes: {},
+      Error: '',
+    });
   });
 });
 
@@ -655,7 +872,9 @@ describe('filter with exactly one feasible node', () => {
     const big = makePod('big').req({ cpu: '60', memory: '4Gi' }).obj();
     const filter = await post(h, 'filter', namesArgs(big));
     expect((filter.body as FilterReply).NodeNames).toEqual([NODE_192]);
-    expect([...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName, r.request])).toEqual([['uid-big', NODE_192, [60000, 4 * 1024 ** 3]]]);
+    expect([...h.service.cache.reservations()].map((r) => [r.uid, r.nodeName, r.request])).toEqual([
+      ['uid-big', NODE_192, [60000, 4 * 1024 ** 3]],
+    ]);
 
     // A 2 CPU pod now sees node-192 at (24000 + 60000 + 2000)/192000 = 0.4479 → floor(9 × 0.5521) = 4;
     // node-64 (0.25) wins.
@@ -715,7 +934,14 @@ describe('health, readiness, metrics and unknown routes', () => {
     const h = makeHarness();
     expect((await request(h.app).get('/readyz')).text).toBe('ok');
     const notReady = createApp(
-      { service: h.service, pausedLabel: h.config.pausedLabel, metrics: h.metrics, logger: pino({ level: 'silent' }), now: () => h.clock.now, notReady: () => 'the scheduler cache has not completed its initial sync' },
+      {
+        service: h.service,
+        pausedLabel: h.config.pausedLabel,
+        metrics: h.metrics,
+        logger: pino({ level: 'silent' }),
+        now: () => h.clock.now,
+        notReady: () => 'the scheduler cache has not completed its initial sync',
+      },
       { maxRequestBodyBytes: 1024, maxRequestDepth: 100, maxRequestElements: 1000 },
     );
     const res = await request(notReady).get('/readyz');
@@ -727,12 +953,34 @@ describe('health, readiness, metrics and unknown routes', () => {
     const h = makeHarness();
     let reason: string | null = null;
     const app = createApp(
-      { service: h.service, pausedLabel: h.config.pausedLabel, metrics: h.metrics, logger: pino({ level: 'silent' }), now: () => h.clock.now, notReady: () => reason },
-      { maxRequestBodyBytes: 1024, maxRequestDepth: 100, maxRequestElements: 1000, readyDetails: () => 'nodes: synced; watch open\npods: synced; no watch open' },
+      {
+        service: h.service,
+        pausedLabel: h.config.pausedLabel,
+        metrics: h.metrics,
+        logger: pino({ level: 'silent' }),
+        now: () => h.clock.now,
+        notReady: () => reason,
+      },
+      {
+        maxRequestBodyBytes: 1024,
+        maxRequestDepth: 100,
+        maxRequestElements: 1000,
+        readyDetails: () => 'nodes: synced; watch open\npods: synced; no watch open',
+      },
     );
-    expect(await request(app).get('/readyz').expect(200).then((r) => r.text)).toBe('ok\nnodes: synced; watch open\npods: synced; no watch open');
+    expect(
+      await request(app)
+        .get('/readyz')
+        .expect(200)
+        .then((r) => r.text),
+    ).toBe('ok\nnodes: synced; watch open\npods: synced; no watch open');
     reason = 'the scheduler cache is stale';
-    expect(await request(app).get('/readyz').expect(503).then((r) => r.text)).toBe('not ready: the scheduler cache is stale\nnodes: synced; watch open\npods: synced; no watch open');
+    expect(
+      await request(app)
+        .get('/readyz')
+        .expect(503)
+        .then((r) => r.text),
+    ).toBe('not ready: the scheduler cache is stale\nnodes: synced; watch open\npods: synced; no watch open');
   });
 
   it.each([
@@ -743,7 +991,9 @@ describe('health, readiness, metrics and unknown routes', () => {
     const res = method === 'GET' ? await request(h.app).get(path) : await request(h.app).post(path).send({});
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual({ Error: `sandbox-extender: no route for ${method} ${path}; the verbs are POST /filter, /prioritize and /bind` });
+    expect(res.body).toEqual({
+      Error: `sandbox-extender: no route for ${method} ${path}; the verbs are POST /filter, /prioritize and /bind`,
+    });
   });
 
   it.each([
@@ -759,7 +1009,9 @@ describe('health, readiness, metrics and unknown routes', () => {
     const verb = path.replace(/\//g, '').toLowerCase();
     expect(res.body).toEqual({ Error: `sandbox-extender: ${method} /${verb}: the verbs are called with POST` });
     expect(res.text.endsWith('}\n')).toBe(true);
-    expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_http_requests_total')).toContain(`{verb="${verb}",code="405"} 1`);
+    expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_http_requests_total')).toContain(
+      `{verb="${verb}",code="405"} 1`,
+    );
   });
 
   it('/metrics: requests by verb and code, latency histogram, placements by strategy/result, pending reservations', async () => {
@@ -780,22 +1032,45 @@ describe('health, readiness, metrics and unknown routes', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = res.text;
-    const requests = (verb: string, code: string) => sampleValue(text, 'sandbox_extender_http_requests_total', { verb, code });
-    expect([requests('filter', '200'), requests('filter', '400'), requests('prioritize', '200'), requests('prioritize', '400'), requests('other', '404')]).toEqual([4, 1, 2, 1, 1]);
+    const requests = (verb: string, code: string) =>
+      sampleValue(text, 'sandbox_extender_http_requests_total', { verb, code });
+    expect([
+      requests('filter', '200'),
+      requests('filter', '400'),
+      requests('prioritize', '200'),
+      requests('prioritize', '400'),
+      requests('other', '404'),
+    ]).toEqual([4, 1, 2, 1, 1]);
 
     const histogram = 'sandbox_extender_http_request_duration_seconds';
     expect(sampleValue(text, `${histogram}_count`, { verb: 'filter' })).toBe(5);
     expect(sampleValue(text, `${histogram}_count`, { verb: 'prioritize' })).toBe(3);
     expect(sampleValue(text, `${histogram}_bucket`, { verb: 'filter', le: '+Inf' })).toBe(5);
-    const buckets = ['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '+Inf'].map((le) =>
-      sampleValue(text, `${histogram}_bucket`, { verb: 'filter', le }),
-    );
+    const buckets = [
+      '0.0005',
+      '0.001',
+      '0.0025',
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.25',
+      '0.5',
+      '1',
+      '2.5',
+      '5',
+      '+Inf',
+    ].map((le) => sampleValue(text, `${histogram}_bucket`, { verb: 'filter', le }));
     expect(buckets.every((v) => v !== undefined)).toBe(true);
     for (let i = 1; i < buckets.length; i++) expect(buckets[i]!).toBeGreaterThanOrEqual(buckets[i - 1]!);
     expect(sampleValue(text, `${histogram}_sum`, { verb: 'filter' })).toBeGreaterThan(0);
 
-    const placements = (result: string) => sampleValue(text, 'sandbox_extender_placements_total', { strategy: 'least_loaded', result });
-    expect([placements('placed'), placements('no_fit'), placements('passthrough'), placements('error')]).toEqual([1, 1, 1, 2]);
+    const placements = (result: string) =>
+      sampleValue(text, 'sandbox_extender_placements_total', { strategy: 'least_loaded', result });
+    expect([placements('placed'), placements('no_fit'), placements('passthrough'), placements('error')]).toEqual([
+      1, 1, 1, 2,
+    ]);
     expect(sampleValue(text, 'sandbox_extender_reservations_pending')).toBe(1);
     // Default process metrics, with the extender's prefix, on its own registry.
     expect(text).toMatch(/^sandbox_extender_process_cpu_user_seconds_total /m);
@@ -806,31 +1081,43 @@ describe('health, readiness, metrics and unknown routes', () => {
   // ExtenderFilterResult) but counted as verb="other" in the request counter and latency histogram.
   it('a request answered by the filter verb at /filter/ is counted as verb="filter"', async () => {
     const h = makeHarness();
-    const res = await request(h.app).post('/filter/').send(namesArgs(sandbox('a')));
+    const res = await request(h.app)
+      .post('/filter/')
+      .send(namesArgs(sandbox('a')));
     expect((res.body as FilterReply).NodeNames).toEqual([...EXAMPLE_NODES]);
     const text = (await request(h.app).get('/metrics')).text;
     expect(sampleValue(text, 'sandbox_extender_http_requests_total', { verb: 'filter', code: '200' })).toBe(1);
   });
   it('/FILTER and /Prioritize/ are served and counted under their verbs', async () => {
     const h = makeHarness();
-    await request(h.app).post('/FILTER').send(namesArgs(makePod('a').obj())).expect(200);
-    await request(h.app).post('/Prioritize/').send(namesArgs(makePod('b').obj())).expect(200);
+    await request(h.app)
+      .post('/FILTER')
+      .send(namesArgs(makePod('a').obj()))
+      .expect(200);
+    await request(h.app)
+      .post('/Prioritize/')
+      .send(namesArgs(makePod('b').obj()))
+      .expect(200);
     const text = (await request(h.app).get('/metrics')).text;
     expect(sampleValue(text, 'sandbox_extender_http_requests_total', { verb: 'filter', code: '200' })).toBe(1);
     expect(sampleValue(text, 'sandbox_extender_http_requests_total', { verb: 'prioritize', code: '200' })).toBe(1);
   });
-
 });
 
 describe('quantities at the limits of exact arithmetic', () => {
   it('a valid but astronomically large request (9Pi of memory) fits nowhere instead of being an Error', async () => {
     const h = makeHarness();
-    const res = await request(h.app).post('/filter').send(namesArgs(makePod('huge').req({ cpu: '1', memory: '9Pi' }).obj())).expect(200);
+    const res = await request(h.app)
+      .post('/filter')
+      .send(namesArgs(makePod('huge').req({ cpu: '1', memory: '9Pi' }).obj()))
+      .expect(200);
     // 9Pi = 10133099161583616 bytes > 2^53 − 1: saturates at 9007199254740991, above every node's allocatable.
     expect(res.body.Error).toBe('');
     expect(res.body.NodeNames).toEqual([]);
     expect(Object.keys(res.body.FailedAndUnresolvableNodes).sort()).toEqual([NODE_16, NODE_192, NODE_64]);
-    expect(res.body.FailedAndUnresolvableNodes[NODE_16]).toBe("memory request 8Pi or more exceeds the node's allocatable 64Gi");
+    expect(res.body.FailedAndUnresolvableNodes[NODE_16]).toBe(
+      "memory request 8Pi or more exceeds the node's allocatable 64Gi",
+    );
     expect(schedulerAmount('memory', 10133099161583616n * 1_000_000_000n)).toBe(Number.MAX_SAFE_INTEGER);
     expect(schedulerAmount('cpu', 1_500_000n)).toBe(2); // 1.5m → 2 millicores, rounded up
   });

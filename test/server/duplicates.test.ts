@@ -9,10 +9,21 @@ import request from 'supertest';
 import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { RequestLog } from '../../src/observability/requestLog.js';
 import { makePod } from '../fixtures/builders.js';
-import { NODE_16, NODE_192, NODE_64, exampleNodes, makeHarness, namesArgs, nodesArgs, sampleValue, type Harness } from './harness.js';
+import {
+  NODE_16,
+  NODE_192,
+  NODE_64,
+  exampleNodes,
+  makeHarness,
+  namesArgs,
+  nodesArgs,
+  sampleValue,
+  type Harness,
+} from './harness.js';
 
 const sandbox = (name: string): Pod => makePod(name).uid(`uid-${name}`).req({ cpu: '2', memory: '4Gi' }).obj();
-const foreign = (name: string): Pod => makePod(name).uid(`uid-${name}`).req({ cpu: '2', memory: '4Gi' }).scheduler('default-scheduler').obj();
+const foreign = (name: string): Pod =>
+  makePod(name).uid(`uid-${name}`).req({ cpu: '2', memory: '4Gi' }).scheduler('default-scheduler').obj();
 
 function post(h: Harness, verb: 'filter' | 'prioritize', body: unknown) {
   return request(h.app).post(`/${verb}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
@@ -30,7 +41,13 @@ describe('a node named twice is answered once', () => {
     const h = makeHarness();
     const res = await post(h, 'filter', namesArgs(sandbox('f'), repeated));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ Nodes: null, NodeNames: [NODE_192, NODE_64, NODE_16], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+    expect(res.body).toEqual({
+      Nodes: null,
+      NodeNames: [NODE_192, NODE_64, NODE_16],
+      FailedNodes: {},
+      FailedAndUnresolvableNodes: {},
+      Error: '',
+    });
     expect(await duplicatesCounted(h, 'filter')).toBe(2);
     expect(await duplicatesCounted(h, 'prioritize')).toBe(0);
   });
@@ -58,7 +75,13 @@ describe('a node named twice is answered once', () => {
   it('a name the extender does not know, twice: one FailedNodes entry, one Host scored 0', async () => {
     const h = makeHarness();
     const filter = await post(h, 'filter', namesArgs(sandbox('ghost-f'), ['ghost', NODE_16, 'ghost']));
-    expect(filter.body).toEqual({ Nodes: null, NodeNames: [NODE_16], FailedNodes: { ghost: "node ghost is not in the extender's cluster snapshot" }, FailedAndUnresolvableNodes: {}, Error: '' });
+    expect(filter.body).toEqual({
+      Nodes: null,
+      NodeNames: [NODE_16],
+      FailedNodes: { ghost: "node ghost is not in the extender's cluster snapshot" },
+      FailedAndUnresolvableNodes: {},
+      Error: '',
+    });
     const prioritize = await post(h, 'prioritize', namesArgs(sandbox('ghost-p'), ['ghost', NODE_16, 'ghost']));
     expect(prioritize.body).toEqual([
       { Host: 'ghost', Score: 0 },
@@ -95,7 +118,10 @@ describe('a node named twice is answered once', () => {
   it('is logged once per window with the client address and the pod; the next line counts those left out', async () => {
     const lines: Record<string, unknown>[] = [];
     const clock = { now: 0 };
-    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const logger = pino(
+      { level: 'warn' },
+      { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
     const h = makeHarness({}, undefined, { requestLog: new RequestLog(logger, 60_000, () => clock.now) });
     await post(h, 'filter', namesArgs(sandbox('log-1'), repeated));
     await post(h, 'filter', namesArgs(sandbox('log-2'), repeated));
@@ -113,13 +139,19 @@ describe('a node named twice is answered once', () => {
     clock.now = 60_000;
     await post(h, 'prioritize', namesArgs(sandbox('log-3'), [NODE_16, NODE_16]));
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toMatchObject({ reason: 'duplicate_candidates', suppressed: 1, msg: 'prioritize for pod sandboxes/log-3: NodeNames gave 1 node more than once; each node is answered once' });
+    expect(lines[1]).toMatchObject({
+      reason: 'duplicate_candidates',
+      suppressed: 1,
+      msg: 'prioritize for pod sandboxes/log-3: NodeNames gave 1 node more than once; each node is answered once',
+    });
     expect(lines[1]).not.toHaveProperty('err');
   });
 
   it('no repeat: nothing counted, nothing logged', async () => {
     const lines: unknown[] = [];
-    const h = makeHarness({}, undefined, { requestLog: new RequestLog(pino({ level: 'warn' }, { write: (line: string) => lines.push(line) }), 0) });
+    const h = makeHarness({}, undefined, {
+      requestLog: new RequestLog(pino({ level: 'warn' }, { write: (line: string) => lines.push(line) }), 0),
+    });
     await post(h, 'filter', namesArgs(sandbox('clean'), [NODE_16, NODE_64, NODE_192]));
     expect(await duplicatesCounted(h, 'filter')).toBe(0);
     expect(lines).toEqual([]);

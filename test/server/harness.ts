@@ -63,8 +63,21 @@ export function makeHarness(
   const clock = { now: NOW_MS };
   const { requestLog, ...verbExtra } = extra;
   const app = createApp(
-    { service, pausedLabel: parsed.pausedLabel, metrics, logger: pino({ level: 'silent' }), now: () => clock.now, ...verbExtra },
-    { maxRequestBodyBytes: parsed.server.maxRequestBodyBytes, maxRequestDepth: parsed.server.maxRequestDepth, maxRequestElements: parsed.server.maxRequestElements, maxObjectMembers: parsed.server.maxObjectMembers, requestLog },
+    {
+      service,
+      pausedLabel: parsed.pausedLabel,
+      metrics,
+      logger: pino({ level: 'silent' }),
+      now: () => clock.now,
+      ...verbExtra,
+    },
+    {
+      maxRequestBodyBytes: parsed.server.maxRequestBodyBytes,
+      maxRequestDepth: parsed.server.maxRequestDepth,
+      maxRequestElements: parsed.server.maxRequestElements,
+      maxObjectMembers: parsed.server.maxObjectMembers,
+      requestLog,
+    },
   );
   return { config: parsed, app, service, updates, metrics, clock };
 }
@@ -106,12 +119,18 @@ export function nodesArgs(pod: Pod, nodes: readonly Node[] = exampleNodes()): Re
  * The value of one sample in a Prometheus text exposition, matched by name and exact label set
  * (label order does not matter), or undefined when there is no such sample.
  */
-export function sampleValue(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number | undefined {
+export function sampleValue(
+  text: string,
+  name: string,
+  labels: Readonly<Record<string, string>> = {},
+): number | undefined {
   const want = JSON.stringify(Object.entries(labels).sort());
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
-    const got: [string, string][] = [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]);
+    const got: [string, string][] = [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map(
+      (l) => [l[1]!, l[2]!],
+    );
     if (JSON.stringify(got.sort()) === want) return Number(m[3]);
   }
   return undefined;

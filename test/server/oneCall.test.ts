@@ -9,7 +9,17 @@ import request from 'supertest';
 import type { Pod } from '../../src/core/objects/kubeObjects.js';
 import type { DecisionNotice } from '../../src/observability/notices.js';
 import { makePod } from '../fixtures/builders.js';
-import { makeHarness, modelState, namesArgs, nodesArgs, exampleNodes, NODE_16, NODE_192, NODE_64, SNAPSHOT_PATH } from './harness.js';
+import {
+  makeHarness,
+  modelState,
+  namesArgs,
+  nodesArgs,
+  exampleNodes,
+  NODE_16,
+  NODE_192,
+  NODE_64,
+  SNAPSHOT_PATH,
+} from './harness.js';
 import { readSnapshot } from '../../src/snapshot/snapshotFile.js';
 
 const sandbox = (name: string, cpu = '2', memory = '4Gi'): Pod => makePod(name).req({ cpu, memory }).obj();
@@ -21,14 +31,22 @@ function oneCall(onDecision?: (n: DecisionNotice) => void) {
 describe('Filter chooses the node (one call per pod)', () => {
   it('answers only the chosen node, with no failures listed, and reserves it', async () => {
     const h = oneCall();
-    const res = await request(h.app).post('/filter').send(namesArgs(sandbox('p'))).expect(200);
-    expect(res.text).toBe(`${JSON.stringify({ Nodes: null, NodeNames: [NODE_192], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' })}\n`);
+    const res = await request(h.app)
+      .post('/filter')
+      .send(namesArgs(sandbox('p')))
+      .expect(200);
+    expect(res.text).toBe(
+      `${JSON.stringify({ Nodes: null, NodeNames: [NODE_192], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' })}\n`,
+    );
     expect(h.service.cache.reservation('uid-p')?.nodeName).toBe(NODE_192);
   });
 
   it('in Nodes mode echoes the chosen Node object alone', async () => {
     const h = oneCall();
-    const res = await request(h.app).post('/filter').send(nodesArgs(sandbox('p'))).expect(200);
+    const res = await request(h.app)
+      .post('/filter')
+      .send(nodesArgs(sandbox('p')))
+      .expect(200);
     expect(res.body.NodeNames).toBeNull();
     expect(res.body.Nodes.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toEqual([NODE_192]);
     expect(res.body.Nodes.items[0]).toEqual(exampleNodes()[2]);
@@ -40,12 +58,27 @@ describe('Filter chooses the node (one call per pod)', () => {
     const viaFilter: string[] = [];
     const viaPrioritize: string[] = [];
     for (let i = 0; i < 20; i++) {
-      viaFilter.push((await request(one.app).post('/filter').send(namesArgs(sandbox(`b${i}`)))).body.NodeNames[0]);
-      const scores = (await request(two.app).post('/prioritize').send(namesArgs(sandbox(`b${i}`)))).body as { Host: string; Score: number }[];
+      viaFilter.push(
+        (
+          await request(one.app)
+            .post('/filter')
+            .send(namesArgs(sandbox(`b${i}`)))
+        ).body.NodeNames[0],
+      );
+      const scores = (
+        await request(two.app)
+          .post('/prioritize')
+          .send(namesArgs(sandbox(`b${i}`)))
+      ).body as { Host: string; Score: number }[];
       viaPrioritize.push(scores.find((s) => s.Score === 10)!.Host);
     }
     expect(viaFilter).toEqual(viaPrioritize);
-    expect(viaFilter.map((n, i) => [i, n]).filter(([, n]) => n === NODE_64).map(([i]) => i)).toEqual([11, 15, 19]);
+    expect(
+      viaFilter
+        .map((n, i) => [i, n])
+        .filter(([, n]) => n === NODE_64)
+        .map(([i]) => i),
+    ).toEqual([11, 15, 19]);
     expect(viaFilter).not.toContain(NODE_16);
   });
 
@@ -63,14 +96,18 @@ describe('Filter chooses the node (one call per pod)', () => {
   it('the Event names the chosen node, pressure before → after, the candidates and the runner-up', async () => {
     const notices: DecisionNotice[] = [];
     const h = oneCall((n) => notices.push(n));
-    await request(h.app).post('/filter').send(namesArgs(sandbox('p1'))).expect(200);
+    await request(h.app)
+      .post('/filter')
+      .send(namesArgs(sandbox('p1')))
+      .expect(200);
     // node-192: (20000 + 4000 paused) / 192000 = 0.125 before, + 2000 → 0.135 after; memory (40 + 8) / 768 = 0.0625 → 0.068
     expect(notices).toEqual([
       {
         pod: { namespace: 'sandboxes', name: 'p1', uid: 'uid-p1' },
         result: 'placed',
         node: NODE_192,
-        message: 'placed on sandbox-node-192 by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135); 3 candidates, 3 fit; runner-up sandbox-node-64 at 0.250',
+        message:
+          'placed on sandbox-node-192 by least_loaded: projected pressure cpu 0.125→0.135, memory 0.063→0.068 (max 0.135); 3 candidates, 3 fit; runner-up sandbox-node-64 at 0.250',
       },
     ]);
   });
@@ -81,9 +118,13 @@ describe('Filter chooses the node (one call per pod)', () => {
     const empty = makePod('empty').obj(); // spec.containers: []
     const bestEffort = makePod('best-effort').obj();
     (bestEffort.spec!.containers as unknown[]).push({ name: 'c', image: 'busybox' });
-    for (const pod of [empty, bestEffort]) expect((await request(h.app).post('/filter').send(namesArgs(pod)).expect(200)).body.NodeNames).toEqual([NODE_192]);
+    for (const pod of [empty, bestEffort])
+      expect((await request(h.app).post('/filter').send(namesArgs(pod)).expect(200)).body.NodeNames).toEqual([
+        NODE_192,
+      ]);
     // Nothing requested: node-192 stays at (20000 + 4000 paused) / 192000 = 0.125; runner-up node-64 at 14000 / 64000 = 0.21875.
-    const placed = 'placed on sandbox-node-192 by least_loaded: projected pressure cpu 0.125→0.125, memory 0.063→0.063 (max 0.125); 3 candidates, 3 fit; runner-up sandbox-node-64 at 0.219';
+    const placed =
+      'placed on sandbox-node-192 by least_loaded: projected pressure cpu 0.125→0.125, memory 0.063→0.063 (max 0.125); 3 candidates, 3 fit; runner-up sandbox-node-64 at 0.219';
     expect(notices.map((n) => n.message)).toEqual([
       `${placed}; the pod has no containers: ranked as zero requests`,
       `${placed}; the pod requests no cpu or memory: ranked as zero requests`,
@@ -95,7 +136,14 @@ describe('Filter chooses the node (one call per pod)', () => {
 
   it('a filter retried for the same pod does not compete with itself and keeps one reservation', async () => {
     const h = oneCall();
-    for (let i = 0; i < 3; i++) expect((await request(h.app).post('/filter').send(namesArgs(sandbox('again')))).body.NodeNames).toEqual([NODE_192]);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await request(h.app)
+            .post('/filter')
+            .send(namesArgs(sandbox('again')))
+        ).body.NodeNames,
+      ).toEqual([NODE_192]);
     expect(h.service.cache.size.reservations).toBe(1);
     expect(h.service.cache.nodeInfo(NODE_192)?.reservedCount).toBe(1);
   });
@@ -104,13 +152,19 @@ describe('Filter chooses the node (one call per pod)', () => {
 describe('hostile inputs: a readable error, nothing changed', () => {
   it('a node named __proto__ keeps its place in every reply (maps are never plain objects keyed by request data)', async () => {
     const h = makeHarness();
-    const filter = await request(h.app).post('/filter').send(namesArgs(sandbox('p'), [NODE_16, '__proto__', 'constructor'])).expect(200);
+    const filter = await request(h.app)
+      .post('/filter')
+      .send(namesArgs(sandbox('p'), [NODE_16, '__proto__', 'constructor']))
+      .expect(200);
     const reason = (name: string) => `node ${name} is not in the extender's cluster snapshot`;
     expect(filter.text).toBe(
       `{"Nodes":null,"NodeNames":["${NODE_16}"],"FailedNodes":{"__proto__":"${reason('__proto__')}","constructor":"${reason('constructor')}"},"FailedAndUnresolvableNodes":{},"Error":""}\n`,
     );
     expect(Object.keys(JSON.parse(filter.text).FailedNodes)).toEqual(['__proto__', 'constructor']);
-    const prioritize = await request(h.app).post('/prioritize').send(namesArgs(sandbox('p'), ['__proto__', NODE_16])).expect(200);
+    const prioritize = await request(h.app)
+      .post('/prioritize')
+      .send(namesArgs(sandbox('p'), ['__proto__', NODE_16]))
+      .expect(200);
     expect(JSON.parse(prioritize.text)).toEqual([
       { Host: '__proto__', Score: 0 },
       { Host: NODE_16, Score: 10 },
@@ -120,28 +174,73 @@ describe('hostile inputs: a readable error, nothing changed', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the point is to write wrong types into the pod
   type Loose = Record<string, any>;
   const confused: [string, (pod: Loose) => void, string][] = [
-    ['status.conditions is an object', (p) => (p.status.conditions = {}), 'Pod.status.conditions: Invalid input: expected array, received object'],
-    ['a null container', (p) => (p.spec.containers = [null]), 'Pod.spec.containers.0: Invalid input: expected object, received null'],
-    ['resources is a string', (p) => (p.spec.containers[0].resources = 'x'), 'Pod.spec.containers.0.resources: Invalid input: expected object, received string'],
-    ['requests is an array', (p) => (p.spec.containers[0].resources.requests = []), 'Pod.spec.containers.0.resources.requests: Invalid input: expected record, received array'],
-    ['a null container status', (p) => (p.status.containerStatuses = [null]), 'Pod.status.containerStatuses.0: Invalid input: expected object, received null'],
-    ['initContainers is an object', (p) => (p.spec.initContainers = {}), 'Pod.spec.initContainers: Invalid input: expected array, received object'],
-    ['a numeric label', (p) => (p.metadata.labels = { a: 1 }), 'Pod.metadata.labels.a: Invalid input: expected string, received number'],
-    ['a numeric condition reason', (p) => (p.status.conditions = [{ type: 'PodScheduled', status: 'False', reason: 5 }]), 'Pod.status.conditions.0.reason: Invalid input: expected string, received number'],
-    ['a numeric nodeName', (p) => (p.spec.nodeName = 5), 'Pod.spec.nodeName: Invalid input: expected string, received number'],
+    [
+      'status.conditions is an object',
+      (p) => (p.status.conditions = {}),
+      'Pod.status.conditions: Invalid input: expected array, received object',
+    ],
+    [
+      'a null container',
+      (p) => (p.spec.containers = [null]),
+      'Pod.spec.containers.0: Invalid input: expected object, received null',
+    ],
+    [
+      'resources is a string',
+      (p) => (p.spec.containers[0].resources = 'x'),
+      'Pod.spec.containers.0.resources: Invalid input: expected object, received string',
+    ],
+    [
+      'requests is an array',
+      (p) => (p.spec.containers[0].resources.requests = []),
+      'Pod.spec.containers.0.resources.requests: Invalid input: expected record, received array',
+    ],
+    [
+      'a null container status',
+      (p) => (p.status.containerStatuses = [null]),
+      'Pod.status.containerStatuses.0: Invalid input: expected object, received null',
+    ],
+    [
+      'initContainers is an object',
+      (p) => (p.spec.initContainers = {}),
+      'Pod.spec.initContainers: Invalid input: expected array, received object',
+    ],
+    [
+      'a numeric label',
+      (p) => (p.metadata.labels = { a: 1 }),
+      'Pod.metadata.labels.a: Invalid input: expected string, received number',
+    ],
+    [
+      'a numeric condition reason',
+      (p) => (p.status.conditions = [{ type: 'PodScheduled', status: 'False', reason: 5 }]),
+      'Pod.status.conditions.0.reason: Invalid input: expected string, received number',
+    ],
+    [
+      'a numeric nodeName',
+      (p) => (p.spec.nodeName = 5),
+      'Pod.spec.nodeName: Invalid input: expected string, received number',
+    ],
   ];
 
-  it.each(confused)('a type-confused pod (%s) gets the path and what was expected, never a JavaScript error', async (_what, mutate, message) => {
-    const h = makeHarness();
-    const before = modelState(h.service);
-    const pod = structuredClone(sandbox('p')) as Loose;
-    mutate(pod);
-    const filter = await request(h.app).post('/filter').send(namesArgs(pod as Pod)).expect(200);
-    expect(filter.body.Error).toBe(`sandbox-extender: ${message}`);
-    const prioritize = await request(h.app).post('/prioritize').send(namesArgs(pod as Pod)).expect(400);
-    expect(prioritize.body.Error).toBe(`sandbox-extender: ${message}`);
-    expect(modelState(h.service)).toEqual(before);
-  });
+  it.each(confused)(
+    'a type-confused pod (%s) gets the path and what was expected, never a JavaScript error',
+    async (_what, mutate, message) => {
+      const h = makeHarness();
+      const before = modelState(h.service);
+      const pod = structuredClone(sandbox('p')) as Loose;
+      mutate(pod);
+      const filter = await request(h.app)
+        .post('/filter')
+        .send(namesArgs(pod as Pod))
+        .expect(200);
+      expect(filter.body.Error).toBe(`sandbox-extender: ${message}`);
+      const prioritize = await request(h.app)
+        .post('/prioritize')
+        .send(namesArgs(pod as Pod))
+        .expect(400);
+      expect(prioritize.body.Error).toBe(`sandbox-extender: ${message}`);
+      expect(modelState(h.service)).toEqual(before);
+    },
+  );
 
   it('a Content-Length above the limit is answered 413 at once from the header, without waiting for the body', async () => {
     const h = makeHarness({ server: { maxRequestBodyBytes: 1000 } });
@@ -151,7 +250,11 @@ describe('hostile inputs: a readable error, nothing changed', () => {
     const { connect } = await import('node:net');
     const reply = await new Promise<string>((resolve, reject) => {
       let text = '';
-      const socket = connect(port, '127.0.0.1', () => socket.write('POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{}'));
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(
+          'POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{}',
+        ),
+      );
       socket.on('data', (d) => (text += d.toString()));
       socket.on('close', () => resolve(text)); // the server closes: the rest of the declared body is never awaited
       socket.on('error', reject);
@@ -159,10 +262,12 @@ describe('hostile inputs: a readable error, nothing changed', () => {
     server.close();
     expect(reply).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
     expect(reply).toMatch(/\r\nConnection: close\r\n/i);
-    expect(reply.split('\r\n\r\n')[1]).toBe(`${JSON.stringify({ Error: 'sandbox-extender: request body larger than 1000 bytes (server.maxRequestBodyBytes)' })}\n`);
+    expect(reply.split('\r\n\r\n')[1]).toBe(
+      `${JSON.stringify({ Error: 'sandbox-extender: request body larger than 1000 bytes (server.maxRequestBodyBytes)' })}\n`,
+    );
   });
 
-  it('a decision whose reply cannot be encoded is unreserved (the protocol\'s Error, HTTP 200; no reservation left)', async () => {
+  it("a decision whose reply cannot be encoded is unreserved (the protocol's Error, HTTP 200; no reservation left)", async () => {
     // The nesting bound raised past what JSON.stringify can write back (by default, 100, such a body is refused at the door).
     const h = makeHarness({ chooseInFilter: true, server: { maxRequestDepth: 100_000 } });
     // node-192 (the only node sent) carries a label object nested 20,000 deep: JSON.parse reads it, JSON.stringify cannot write it back.
@@ -173,7 +278,9 @@ describe('hostile inputs: a readable error, nothing changed', () => {
     expect(res.status).toBe(200);
     expect(res.body.Error).toMatch(/^sandbox-extender: the reply cannot be encoded/);
     expect(h.service.cache.size.reservations).toBe(0);
-    expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_reservations_released_total')).toMatch(/reason="unreserved"} 1/);
+    expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_reservations_released_total')).toMatch(
+      /reason="unreserved"} 1/,
+    );
   });
 });
 
@@ -188,7 +295,8 @@ describe('event-loop delay histogram', () => {
     t = EVENT_LOOP_SAMPLE_MS + 130;
     const read = async () => {
       const text = await metrics.registry.getSingleMetricAsString('sandbox_extender_event_loop_delay_seconds');
-      return (series: string) => Number(new RegExp(`^sandbox_extender_event_loop_delay_seconds_${series} (\\S+)$`, 'm').exec(text)![1]);
+      return (series: string) =>
+        Number(new RegExp(`^sandbox_extender_event_loop_delay_seconds_${series} (\\S+)$`, 'm').exec(text)![1]);
     };
     // At least two ticks, however busy the machine (a fixed wait let a late loop run the wait's timer before the second tick).
     for (let waited = 0; (await read())('count') < 2 && waited < 5000; waited += EVENT_LOOP_SAMPLE_MS) {

@@ -22,9 +22,38 @@ function openssl(...args: string[]): void {
 
 /** Issues `<name>.crt`/`.key` signed by the test CA, with subject CN=`cn`. */
 function issue(name: string, cn: string, ext: string): void {
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${cn}`, '-keyout', file(`${name}.key.new`), '-out', file(`${name}.csr`));
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-subj',
+    `/CN=${cn}`,
+    '-keyout',
+    file(`${name}.key.new`),
+    '-out',
+    file(`${name}.csr`),
+  );
   writeFileSync(file(`${name}.ext`), ext);
-  openssl('x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file(`${name}.ext`), '-out', file(`${name}.crt.new`));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file(`${name}.csr`),
+    '-CA',
+    file('ca.crt'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    file(`${name}.ext`),
+    '-out',
+    file(`${name}.crt.new`),
+  );
   // Replace both files as a renewal would (key first, then the certificate).
   renameSync(file(`${name}.key.new`), file(`${name}.key`));
   renameSync(file(`${name}.crt.new`), file(`${name}.crt`));
@@ -34,7 +63,23 @@ const SERVER_EXT = 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n';
 
 /** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
 function makeCertificates(): void {
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=test-ca', '-keyout', file('ca.key'), '-out', file('ca.crt'));
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=test-ca',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.crt'),
+  );
   issue('server', 'server', SERVER_EXT);
   issue('client', 'client', 'extendedKeyUsage=clientAuth\n');
 }
@@ -42,11 +87,20 @@ function makeCertificates(): void {
 /** The subject CN of the certificate the server presents to a new connection. */
 function servedCommonName(): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(new URL('/healthz', server.url), { agent: false, ca: readFileSync(file('ca.crt')), cert: readFileSync(file('client.crt')), key: readFileSync(file('client.key')) }, (res) => {
-      const cn = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN;
-      res.resume();
-      res.on('end', () => resolve(String(cn)));
-    });
+    const req = httpsRequest(
+      new URL('/healthz', server.url),
+      {
+        agent: false,
+        ca: readFileSync(file('ca.crt')),
+        cert: readFileSync(file('client.crt')),
+        key: readFileSync(file('client.key')),
+      },
+      (res) => {
+        const cn = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN;
+        res.resume();
+        res.on('end', () => resolve(String(cn)));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -57,7 +111,10 @@ function get(path: string, client: boolean): Promise<{ status: number; body: str
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       url,
-      { ca: readFileSync(file('ca.crt')), ...(client ? { cert: readFileSync(file('client.crt')), key: readFileSync(file('client.key')) } : {}) },
+      {
+        ca: readFileSync(file('ca.crt')),
+        ...(client ? { cert: readFileSync(file('client.crt')), key: readFileSync(file('client.key')) } : {}),
+      },
       (res) => {
         let body = '';
         res.on('data', (c) => (body += c));
@@ -74,7 +131,15 @@ beforeAll(async () => {
   makeCertificates();
   const config = parseConfig({
     snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
-    server: { port: 0, tls: { certFile: file('server.crt'), keyFile: file('server.key'), clientCaFile: file('ca.crt'), reloadIntervalMs: 50 } },
+    server: {
+      port: 0,
+      tls: {
+        certFile: file('server.crt'),
+        keyFile: file('server.key'),
+        clientCaFile: file('ca.crt'),
+        reloadIntervalMs: 50,
+      },
+    },
   });
   server = await serve(config, pino({ level: 'silent' }));
 }, 30_000);
@@ -106,14 +171,22 @@ describe('HTTPS with client-certificate verification', () => {
       cn = await servedCommonName();
     }
     expect(cn).toBe('server-renewed');
-    expect(await server.metrics.registry.getSingleMetricAsString('sandbox_extender_tls_reloads_total')).toMatch(/result="ok"} [1-9]/);
+    expect(await server.metrics.registry.getSingleMetricAsString('sandbox_extender_tls_reloads_total')).toMatch(
+      /result="ok"} [1-9]/,
+    );
   });
 });
 
 describe('TLS files that cannot be read', () => {
   /** What serve() rejects with for the example snapshot, the test certificate and `keyFile` (null: it started). */
   const startError = (keyFile: string) =>
-    serve(parseConfig({ snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname }, server: { port: 0, tls: { certFile: file('server.crt'), keyFile } } }), pino({ level: 'silent' })).then(
+    serve(
+      parseConfig({
+        snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
+        server: { port: 0, tls: { certFile: file('server.crt'), keyFile } },
+      }),
+      pino({ level: 'silent' }),
+    ).then(
       async (s) => {
         await s.close();
         return null;
@@ -125,7 +198,9 @@ describe('TLS files that cannot be read', () => {
     const missing = join(dir, 'no-such.key');
     const err = await startError(missing);
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as Error).message).toMatch(new RegExp(`server\\.tls\\.keyFile: cannot read ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`));
+    expect((err as Error).message).toMatch(
+      new RegExp(`server\\.tls\\.keyFile: cannot read ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`),
+    );
   });
 
   it('a file that is read but is no PEM fails the same way, naming the files (not OpenSSL’s message alone)', async () => {
@@ -133,6 +208,8 @@ describe('TLS files that cannot be read', () => {
     writeFileSync(notPem, 'this is not a key\n');
     const err = await startError(notPem);
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as Error).message).toContain(`server.tls: certFile ${file('server.crt')}, keyFile ${notPem}: not a usable PEM certificate and key: `);
+    expect((err as Error).message).toContain(
+      `server.tls: certFile ${file('server.crt')}, keyFile ${notPem}: not a usable PEM certificate and key: `,
+    );
   });
 });

@@ -11,7 +11,10 @@ import { connect } from 'node:net';
 
 const [port, head, fill, chunked, count] = process.argv.slice(2);
 const piece = Buffer.alloc(64 * 1024, Number(fill));
-const framed = chunked === '1' ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+const framed =
+  chunked === '1'
+    ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+    : piece;
 
 function upload() {
   return new Promise((resolve) => {

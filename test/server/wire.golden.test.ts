@@ -92,20 +92,26 @@ async function send(verb: string, body: string, chooseInFilter = false) {
 }
 
 describe('wire golden files (test/fixtures/wire)', () => {
-  it.each(CASES)('$name: the reply is byte-for-byte the golden file', async ({ name, verb, status, chooseInFilter }) => {
-    const { res } = await send(verb, readWire(`${name}.request.json`), chooseInFilter);
-    expect(res.status).toBe(status);
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.text).toBe(goldenBytes(name));
-  });
+  it.each(CASES)(
+    '$name: the reply is byte-for-byte the golden file',
+    async ({ name, verb, status, chooseInFilter }) => {
+      const { res } = await send(verb, readWire(`${name}.request.json`), chooseInFilter);
+      expect(res.status).toBe(status);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.text).toBe(goldenBytes(name));
+    },
+  );
 
-  it.each(CASES)('$name: top-level keys lowercased (pod, nodes, nodenames) get the same PascalCase reply', async ({ name, verb, status, chooseInFilter }) => {
-    const lowered = lowercaseTopLevel(JSON.parse(readWire(`${name}.request.json`)) as Record<string, unknown>);
-    expect(Object.keys(lowered).some((k) => k !== k.toLowerCase())).toBe(false);
-    const { res } = await send(verb, JSON.stringify(lowered), chooseInFilter);
-    expect(res.status).toBe(status);
-    expect(res.text).toBe(goldenBytes(name));
-  });
+  it.each(CASES)(
+    '$name: top-level keys lowercased (pod, nodes, nodenames) get the same PascalCase reply',
+    async ({ name, verb, status, chooseInFilter }) => {
+      const lowered = lowercaseTopLevel(JSON.parse(readWire(`${name}.request.json`)) as Record<string, unknown>);
+      expect(Object.keys(lowered).some((k) => k !== k.toLowerCase())).toBe(false);
+      const { res } = await send(verb, JSON.stringify(lowered), chooseInFilter);
+      expect(res.status).toBe(status);
+      expect(res.text).toBe(goldenBytes(name));
+    },
+  );
 
   it.each(CASES)('$name: reserves $reserves', async ({ name, verb, reserves, chooseInFilter }) => {
     const req = JSON.parse(readWire(`${name}.request.json`)) as { Pod: { metadata: { uid: string } } };
@@ -118,46 +124,64 @@ describe('wire golden files (test/fixtures/wire)', () => {
     const filterReplies = CASES.filter((c) => c.verb === 'filter');
     const prioritizeReplies = CASES.filter((c) => c.verb === 'prioritize' && c.status === 200);
     /** What the server answers to the case's request (not the golden file). */
-    const served = async ({ name, verb, chooseInFilter }: GoldenCase) => JSON.parse((await send(verb, readWire(`${name}.request.json`), chooseInFilter)).res.text) as unknown;
+    const served = async ({ name, verb, chooseInFilter }: GoldenCase) =>
+      JSON.parse((await send(verb, readWire(`${name}.request.json`), chooseInFilter)).res.text) as unknown;
 
-    it.each(filterReplies)('$name: ExtenderFilterResult has exactly the PascalCase keys, in Go field order', async (c) => {
-      const reply = (await served(c)) as Record<string, unknown>;
-      expect(Object.keys(reply)).toEqual(['Nodes', 'NodeNames', 'FailedNodes', 'FailedAndUnresolvableNodes', 'Error']);
-      expect(typeof reply['Error']).toBe('string');
-      for (const map of [reply['FailedNodes'], reply['FailedAndUnresolvableNodes']]) {
-        for (const reason of Object.values(map as Record<string, unknown>)) expect(typeof reason).toBe('string');
-      }
-    });
+    it.each(filterReplies)(
+      '$name: ExtenderFilterResult has exactly the PascalCase keys, in Go field order',
+      async (c) => {
+        const reply = (await served(c)) as Record<string, unknown>;
+        expect(Object.keys(reply)).toEqual([
+          'Nodes',
+          'NodeNames',
+          'FailedNodes',
+          'FailedAndUnresolvableNodes',
+          'Error',
+        ]);
+        expect(typeof reply['Error']).toBe('string');
+        for (const map of [reply['FailedNodes'], reply['FailedAndUnresolvableNodes']]) {
+          for (const reason of Object.values(map as Record<string, unknown>)) expect(typeof reason).toBe('string');
+        }
+      },
+    );
 
-    it.each(filterReplies.filter((c) => c.name !== 'filter-error'))('$name: exactly one of Nodes / NodeNames is set, matching the request mode; Error is ""', async (c) => {
-      const req = JSON.parse(readWire(`${c.name}.request.json`)) as { Nodes: unknown; NodeNames: unknown };
-      const reply = (await served(c)) as { Nodes: unknown; NodeNames: unknown; Error: string };
-      expect(reply.Error).toBe('');
-      if (req.NodeNames !== null) {
-        expect(Array.isArray(reply.NodeNames)).toBe(true);
-        expect(reply.Nodes).toBeNull();
-        for (const n of reply.NodeNames as string[]) expect(req.NodeNames as string[]).toContain(n);
-      } else {
-        expect(reply.NodeNames).toBeNull();
-        expect(Object.keys(reply.Nodes as object)).toEqual(['metadata', 'items']);
-      }
-    });
+    it.each(filterReplies.filter((c) => c.name !== 'filter-error'))(
+      '$name: exactly one of Nodes / NodeNames is set, matching the request mode; Error is ""',
+      async (c) => {
+        const req = JSON.parse(readWire(`${c.name}.request.json`)) as { Nodes: unknown; NodeNames: unknown };
+        const reply = (await served(c)) as { Nodes: unknown; NodeNames: unknown; Error: string };
+        expect(reply.Error).toBe('');
+        if (req.NodeNames !== null) {
+          expect(Array.isArray(reply.NodeNames)).toBe(true);
+          expect(reply.Nodes).toBeNull();
+          for (const n of reply.NodeNames as string[]) expect(req.NodeNames as string[]).toContain(n);
+        } else {
+          expect(reply.NodeNames).toBeNull();
+          expect(Object.keys(reply.Nodes as object)).toEqual(['metadata', 'items']);
+        }
+      },
+    );
 
-    it.each(prioritizeReplies)('$name: a bare HostPriorityList of {Host, Score} with integer scores 0..10 and one 10', async (c) => {
-      const reply = (await served(c)) as Record<string, unknown>[];
-      expect(Array.isArray(reply)).toBe(true);
-      for (const entry of reply) {
-        expect(Object.keys(entry)).toEqual(['Host', 'Score']);
-        expect(Number.isInteger(entry['Score'])).toBe(true);
-        expect(entry['Score']).toBeGreaterThanOrEqual(0);
-        expect(entry['Score']).toBeLessThanOrEqual(10);
-      }
-      expect(reply.filter((e) => e['Score'] === 10)).toHaveLength(1);
-    });
+    it.each(prioritizeReplies)(
+      '$name: a bare HostPriorityList of {Host, Score} with integer scores 0..10 and one 10',
+      async (c) => {
+        const reply = (await served(c)) as Record<string, unknown>[];
+        expect(Array.isArray(reply)).toBe(true);
+        for (const entry of reply) {
+          expect(Object.keys(entry)).toEqual(['Host', 'Score']);
+          expect(Number.isInteger(entry['Score'])).toBe(true);
+          expect(entry['Score']).toBeGreaterThanOrEqual(0);
+          expect(entry['Score']).toBeLessThanOrEqual(10);
+        }
+        expect(reply.filter((e) => e['Score'] === 10)).toHaveLength(1);
+      },
+    );
 
     it('filter-nodes: the NodeList items are the request Node objects, complete (status, conditions, nodeInfo)', async () => {
       const req = JSON.parse(readWire('filter-nodes.request.json')) as { Nodes: { items: unknown[] } };
-      const reply = (await served(CASES.find((c) => c.name === 'filter-nodes')!)) as { Nodes: { metadata: unknown; items: unknown[] } };
+      const reply = (await served(CASES.find((c) => c.name === 'filter-nodes')!)) as {
+        Nodes: { metadata: unknown; items: unknown[] };
+      };
       expect(reply.Nodes.metadata).toEqual({});
       // The objects are echoed as sent: equal field for field, in the same key order.
       expect(JSON.stringify(reply.Nodes.items)).toBe(JSON.stringify(req.Nodes.items));
@@ -188,21 +212,48 @@ describe('bind golden files (test/fixtures/wire/bind-*)', () => {
 
   it('bind-chosen: after Filter chose node-192, binding the pod there is answered {"Error":""} and the Binding is made', async () => {
     const { h, calls } = withBinder();
-    await request(h.app).post('/filter').set('Content-Type', 'application/json').send(readWire('filter-chosen.request.json')).expect(200);
-    const res = await request(h.app).post('/bind').set('Content-Type', 'application/json').send(readWire('bind-chosen.request.json'));
+    await request(h.app)
+      .post('/filter')
+      .set('Content-Type', 'application/json')
+      .send(readWire('filter-chosen.request.json'))
+      .expect(200);
+    const res = await request(h.app)
+      .post('/bind')
+      .set('Content-Type', 'application/json')
+      .send(readWire('bind-chosen.request.json'));
     expect(res.status).toBe(200);
     expect(res.text).toBe(goldenBytes('bind-chosen'));
-    expect(calls).toEqual([{ podName: 'sandbox-new-0', podNamespace: 'sandboxes', podUid: '7c0d3f5e-0000-4000-8000-000000000001', node: NODE_192 }]);
-    expect(h.service.cache.reservation('7c0d3f5e-0000-4000-8000-000000000001')).toMatchObject({ nodeName: NODE_192, bindingFinished: true });
+    expect(calls).toEqual([
+      {
+        podName: 'sandbox-new-0',
+        podNamespace: 'sandboxes',
+        podUid: '7c0d3f5e-0000-4000-8000-000000000001',
+        node: NODE_192,
+      },
+    ]);
+    expect(h.service.cache.reservation('7c0d3f5e-0000-4000-8000-000000000001')).toMatchObject({
+      nodeName: NODE_192,
+      bindingFinished: true,
+    });
   });
 
   it('bind-not-offered: a bind to a node kube-scheduler never offered for that pod is refused, and nothing is bound', async () => {
     const { h, calls } = withBinder();
-    await request(h.app).post('/filter').set('Content-Type', 'application/json').send(readWire('filter-chosen.request.json')).expect(200);
-    const res = await request(h.app).post('/bind').set('Content-Type', 'application/json').send(readWire('bind-not-offered.request.json'));
+    await request(h.app)
+      .post('/filter')
+      .set('Content-Type', 'application/json')
+      .send(readWire('filter-chosen.request.json'))
+      .expect(200);
+    const res = await request(h.app)
+      .post('/bind')
+      .set('Content-Type', 'application/json')
+      .send(readWire('bind-not-offered.request.json'));
     expect(res.status).toBe(200);
     expect(res.text).toBe(goldenBytes('bind-not-offered'));
     expect(calls).toEqual([]);
-    expect(h.service.cache.reservation('7c0d3f5e-0000-4000-8000-000000000001')).toMatchObject({ nodeName: NODE_192, bindingFinished: false });
+    expect(h.service.cache.reservation('7c0d3f5e-0000-4000-8000-000000000001')).toMatchObject({
+      nodeName: NODE_192,
+      bindingFinished: false,
+    });
   });
 });

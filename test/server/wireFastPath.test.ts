@@ -4,7 +4,15 @@
  * two give the same verdict — above all, the hand check never accepts what zod refuses.
  */
 import fc from 'fast-check';
-import { MAX_CANDIDATES, MAX_NAME_LENGTH, MAX_NAMESPACE_LENGTH, MAX_UID_LENGTH, parseExtenderArgs, podLooksValid, podSchemaAccepts } from '../../src/server/wire.js';
+import {
+  MAX_CANDIDATES,
+  MAX_NAME_LENGTH,
+  MAX_NAMESPACE_LENGTH,
+  MAX_UID_LENGTH,
+  parseExtenderArgs,
+  podLooksValid,
+  podSchemaAccepts,
+} from '../../src/server/wire.js';
 import { makePod } from '../fixtures/builders.js';
 
 const base = () =>
@@ -62,7 +70,8 @@ function setAt(target: unknown, path: readonly (string | number)[], value: unkno
   let node = target as Record<string | number, unknown>;
   for (const key of path.slice(0, -1)) {
     const next = node[key];
-    if (typeof next !== 'object' || next === null) node[key] = typeof path[path.indexOf(key) + 1] === 'number' ? [] : {};
+    if (typeof next !== 'object' || next === null)
+      node[key] = typeof path[path.indexOf(key) + 1] === 'number' ? [] : {};
     node = node[key] as Record<string | number, unknown>;
   }
   const last = path[path.length - 1]!;
@@ -71,7 +80,16 @@ function setAt(target: unknown, path: readonly (string | number)[], value: unkno
   return target;
 }
 
-const lengths = [0, 1, MAX_NAMESPACE_LENGTH, MAX_NAMESPACE_LENGTH + 1, MAX_UID_LENGTH, MAX_UID_LENGTH + 1, MAX_NAME_LENGTH, MAX_NAME_LENGTH + 1];
+const lengths = [
+  0,
+  1,
+  MAX_NAMESPACE_LENGTH,
+  MAX_NAMESPACE_LENGTH + 1,
+  MAX_UID_LENGTH,
+  MAX_UID_LENGTH + 1,
+  MAX_NAME_LENGTH,
+  MAX_NAME_LENGTH + 1,
+];
 const value = fc.oneof(
   fc.constant(undefined),
   fc.constant(null),
@@ -114,12 +132,16 @@ describe('the number of candidates one request may carry', () => {
 
   it(`accepts ${MAX_CANDIDATES} node names and refuses one more, by count, before any per-node check`, () => {
     expect(parseExtenderArgs({ Pod: pod, NodeNames: names(MAX_CANDIDATES) }).NodeNames).toHaveLength(MAX_CANDIDATES);
-    expect(() => parseExtenderArgs({ Pod: pod, NodeNames: names(MAX_CANDIDATES + 1) })).toThrow(`NodeNames: ${MAX_CANDIDATES + 1} candidates, more than the ${MAX_CANDIDATES} one request may carry`);
+    expect(() => parseExtenderArgs({ Pod: pod, NodeNames: names(MAX_CANDIDATES + 1) })).toThrow(
+      `NodeNames: ${MAX_CANDIDATES + 1} candidates, more than the ${MAX_CANDIDATES} one request may carry`,
+    );
   });
 
   it('refuses as many Node objects the same way', () => {
     const items = names(MAX_CANDIDATES + 1).map((name) => ({ metadata: { name } }));
-    expect(() => parseExtenderArgs({ Pod: pod, Nodes: { items } })).toThrow(`Nodes.items: ${MAX_CANDIDATES + 1} candidates`);
+    expect(() => parseExtenderArgs({ Pod: pod, Nodes: { items } })).toThrow(
+      `Nodes.items: ${MAX_CANDIDATES + 1} candidates`,
+    );
   });
 });
 

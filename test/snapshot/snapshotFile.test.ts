@@ -14,7 +14,13 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { serve, type RunningServer } from '../../src/runtime/serve.js';
 import { watchFileChanges } from '../../src/fileWatch.js';
-import { MAX_SNAPSHOT_DEPTH, SnapshotError, parseSnapshot, readSnapshot, readSnapshotRecords } from '../../src/snapshot/snapshotFile.js';
+import {
+  MAX_SNAPSHOT_DEPTH,
+  SnapshotError,
+  parseSnapshot,
+  readSnapshot,
+  readSnapshotRecords,
+} from '../../src/snapshot/snapshotFile.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import { modelState, sampleValue } from '../server/harness.js';
 import { thrown } from '../fixtures/thrown.js';
@@ -84,7 +90,11 @@ const deepSnapshots: readonly [string, string, () => string][] = [
       return `${text.slice(0, at)}"deep":${'['.repeat(DEEP)}${']'.repeat(DEEP)},${text.slice(at)}`;
     },
   ],
-  ['a YAML flow sequence', 'yaml', () => `apiVersion: v1\nkind: List\nitems:\n- ${'['.repeat(DEEP)}${']'.repeat(DEEP)}\n`],
+  [
+    'a YAML flow sequence',
+    'yaml',
+    () => `apiVersion: v1\nkind: List\nitems:\n- ${'['.repeat(DEEP)}${']'.repeat(DEEP)}\n`,
+  ],
 ];
 
 /** The example List with one Node carrying a field nested so that the file nests `depth` levels in all. */
@@ -104,7 +114,9 @@ describe('parseSnapshot', () => {
     expect(snapshot.pods).toHaveLength(EXAMPLE_POD_COUNT);
     expect(snapshot.pods[0]!.metadata!.name).toBe('sb-16-0');
     // The objects are passed through whole.
-    expect(snapshot.nodes[2]).toEqual(exampleList().items.find((i) => (i['metadata'] as { name: string }).name === 'sandbox-node-192'));
+    expect(snapshot.nodes[2]).toEqual(
+      exampleList().items.find((i) => (i['metadata'] as { name: string }).name === 'sandbox-node-192'),
+    );
   });
 
   it('YAML List (the same file through the yaml package) gives exactly the same objects', () => {
@@ -119,18 +131,29 @@ describe('parseSnapshot', () => {
   });
 
   it('NodeList whose items carry no kind: every item is a Node', () => {
-    const nodes = exampleList().items.filter((i) => i['kind'] === 'Node').map(({ kind: _kind, ...rest }) => rest);
+    const nodes = exampleList()
+      .items.filter((i) => i['kind'] === 'Node')
+      .map(({ kind: _kind, ...rest }) => rest);
     const snapshot = parseSnapshot(JSON.stringify({ apiVersion: 'v1', kind: 'NodeList', items: nodes }), 'nodes.json');
     expect(names(snapshot.nodes)).toEqual(EXAMPLE_NODE_NAMES);
     expect(snapshot.pods).toEqual([]);
   });
 
   it('a listing without any Node (say a PodList written over the file) is refused, not applied as an empty cluster', () => {
-    const pods = exampleList().items.filter((i) => i['kind'] === 'Pod').map(({ kind: _kind, ...rest }) => rest);
-    const err = snapshotError(() => parseSnapshot(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: pods }), 'pods.json'));
+    const pods = exampleList()
+      .items.filter((i) => i['kind'] === 'Pod')
+      .map(({ kind: _kind, ...rest }) => rest);
+    const err = snapshotError(() =>
+      parseSnapshot(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: pods }), 'pods.json'),
+    );
     expect(err.message).toBe('pods.json: no Node objects (expected kubectl get nodes,pods -A -o json); not applied');
-    expect(snapshotError(() => parseSnapshot(readFileSync(`${LISTS}kubectl-get-pods-all-namespaces.json`, 'utf8'), 'p')).message).toMatch(/no Node objects/);
-    expect(snapshotError(() => parseSnapshot('{"apiVersion":"v1","kind":"List","items":[]}', 'x')).message).toMatch(/no Node objects/);
+    expect(
+      snapshotError(() => parseSnapshot(readFileSync(`${LISTS}kubectl-get-pods-all-namespaces.json`, 'utf8'), 'p'))
+        .message,
+    ).toMatch(/no Node objects/);
+    expect(snapshotError(() => parseSnapshot('{"apiVersion":"v1","kind":"List","items":[]}', 'x')).message).toMatch(
+      /no Node objects/,
+    );
   });
 
   it.each([['kubectl-get-nodes.json', 12, 0]])('fixture list %s: %i nodes, %i pods', (file, nodeCount, podCount) => {
@@ -146,7 +169,10 @@ describe('parseSnapshot', () => {
 
   it('items of other kinds in a List (Services, Events) are ignored', () => {
     const list = exampleList();
-    list.items.unshift({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' } }, { apiVersion: 'v1', kind: 'Event', metadata: { name: 'ev' } });
+    list.items.unshift(
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' } },
+      { apiVersion: 'v1', kind: 'Event', metadata: { name: 'ev' } },
+    );
     const snapshot = parseSnapshot(JSON.stringify(list), 'x.json');
     expect(names(snapshot.nodes)).toEqual(EXAMPLE_NODE_NAMES);
     expect(snapshot.pods).toHaveLength(EXAMPLE_POD_COUNT);
@@ -161,7 +187,9 @@ describe('parseSnapshot', () => {
     ['a ConfigMapList', '{"kind":"ConfigMapList","items":[]}', '"ConfigMapList"'],
   ])('%s is rejected with a clear message', (_name, text, kind) => {
     const err = snapshotError(() => parseSnapshot(text, 'cluster.json'));
-    expect(err.message).toBe(`cluster.json: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${kind}`);
+    expect(err.message).toBe(
+      `cluster.json: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${kind}`,
+    );
   });
 
   it.each([
@@ -170,14 +198,18 @@ describe('parseSnapshot', () => {
     ['a YAML scalar', 'hello\n', 'plain text'],
   ])('%s is rejected with a clear message', (_name, text, what) => {
     const err = snapshotError(() => parseSnapshot(text, 'cluster.json'));
-    expect(err.message).toBe(`cluster.json: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${what}`);
+    expect(err.message).toBe(
+      `cluster.json: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${what}`,
+    );
   });
 
   it.each([
     ['truncated JSON', snapshotText.slice(0, 500)],
     ['invalid YAML', 'kind: List\nitems: [\n'],
   ])('%s → "not valid JSON or YAML" naming the source', (_name, text) => {
-    expect(snapshotError(() => parseSnapshot(text, 'cluster.json')).message).toMatch(/^cluster\.json: not valid JSON or YAML: /);
+    expect(snapshotError(() => parseSnapshot(text, 'cluster.json')).message).toMatch(
+      /^cluster\.json: not valid JSON or YAML: /,
+    );
   });
 
   // Regression (fixed), was in src/snapshot/snapshotFile.ts parseSnapshot, the `/^\s*[{[]/` test): a JSON snapshot that
@@ -193,15 +225,22 @@ describe('readSnapshot', () => {
   it('reads a file; a missing file is a SnapshotError naming the path', () => {
     expect(names(readSnapshot(SNAPSHOT_PATH).nodes)).toEqual(EXAMPLE_NODE_NAMES);
     const missing = join(dir, 'missing.json');
-    expect(snapshotError(() => readSnapshot(missing)).message).toMatch(new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read: ENOENT`));
+    expect(snapshotError(() => readSnapshot(missing)).message).toMatch(
+      new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read: ENOENT`),
+    );
   });
 
   // Regression (hostile-input trial): a YAML flow sequence 1,000,000 deep took 12 s and 1.2 GB before its stack overflowed.
-  it.each(deepSnapshots)('a file nested 1,000,000 deep (%s) is refused, naming the file and the limit', (_what, ext, text) => {
-    const path = join(dir, `deep-whole-${ext}-${text().length}.${ext}`);
-    writeFileSync(path, text());
-    expect(snapshotError(() => readSnapshot(path)).message).toBe(`${path}: nests arrays and objects deeper than 100 levels, the most a snapshot may (a Node or a Pod nests about 15); not read`);
-  });
+  it.each(deepSnapshots)(
+    'a file nested 1,000,000 deep (%s) is refused, naming the file and the limit',
+    (_what, ext, text) => {
+      const path = join(dir, `deep-whole-${ext}-${text().length}.${ext}`);
+      writeFileSync(path, text());
+      expect(snapshotError(() => readSnapshot(path)).message).toBe(
+        `${path}: nests arrays and objects deeper than 100 levels, the most a snapshot may (a Node or a Pod nests about 15); not read`,
+      );
+    },
+  );
 });
 
 describe('readSnapshotRecords (the streaming reader serve uses)', () => {
@@ -215,7 +254,10 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
   };
   const read = (text: string | Buffer) => readSnapshotRecords(file(text), DIMS, OPTS);
   const rejection = async (text: string | Buffer) => {
-    const err = await read(text).then(() => null, (e: unknown) => e);
+    const err = await read(text).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(SnapshotError);
     return (err as Error).message;
   };
@@ -231,38 +273,57 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
   // Regression (new-user trial): a FIFO put in the snapshot's place froze serve for good (open() blocked the main
   // thread until a writer came); a symlink to /dev/zero was read to the 500 MiB bound on every reload.
   it.each([
-    ['a FIFO', () => {
-      const path = join(dir, `fifo-${n++}`);
-      execFileSync('mkfifo', [path]);
-      return path;
-    }, 'a pipe'],
-    ['a device (through a symlink)', () => {
-      const path = join(dir, `zero-${n++}.json`);
-      symlinkSync('/dev/zero', path);
-      return path;
-    }, 'a device'],
+    [
+      'a FIFO',
+      () => {
+        const path = join(dir, `fifo-${n++}`);
+        execFileSync('mkfifo', [path]);
+        return path;
+      },
+      'a pipe',
+    ],
+    [
+      'a device (through a symlink)',
+      () => {
+        const path = join(dir, `zero-${n++}.json`);
+        symlinkSync('/dev/zero', path);
+        return path;
+      },
+      'a device',
+    ],
     ['a directory', () => dir, 'a directory'],
   ])('refuses %s at once, saying it needs a regular file', async (_name, make, kind) => {
     const path = make();
-    const err = await readSnapshotRecords(path, DIMS, OPTS).then(() => null, (e: unknown) => e);
+    const err = await readSnapshotRecords(path, DIMS, OPTS).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(SnapshotError);
-    expect((err as Error).message).toBe(`${path}: ${kind}; serve re-reads its snapshot when the file changes, so it must be a regular file (kubectl get nodes,pods -A -o json > FILE)`);
+    expect((err as Error).message).toBe(
+      `${path}: ${kind}; serve re-reads its snapshot when the file changes, so it must be a regular file (kubectl get nodes,pods -A -o json > FILE)`,
+    );
   });
 
   it('gives items without a kind the list’s kind (NodeList, PodList), even though kind comes after the items', async () => {
-    const nodes = exampleList().items.filter((i) => i.kind === 'Node').map(({ kind: _kind, ...rest }) => rest);
+    const nodes = exampleList()
+      .items.filter((i) => i.kind === 'Node')
+      .map(({ kind: _kind, ...rest }) => rest);
     const reader = await read(JSON.stringify({ apiVersion: 'v1', items: nodes, kind: 'NodeList', metadata: {} }));
     expect(reader.nodes.map((r) => r.name)).toEqual(EXAMPLE_NODE_NAMES);
   });
 
   it('reads a file with a UTF-8 byte-order mark, and YAML', async () => {
-    expect((await read(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(snapshotText)]))).nodes).toHaveLength(3);
+    expect(
+      (await read(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(snapshotText)]))).nodes,
+    ).toHaveLength(3);
     expect((await read(toYaml(exampleList()))).pods).toHaveLength(EXAMPLE_POD_COUNT);
   });
 
   it('reports a bad object and keeps its name for the cache to keep (one bad object loses nothing)', async () => {
     const list = exampleList();
-    const bad = list.items.find((i) => i.kind === 'Node') as unknown as Node & { status: { allocatable: Record<string, string> } };
+    const bad = list.items.find((i) => i.kind === 'Node') as unknown as Node & {
+      status: { allocatable: Record<string, string> };
+    };
     bad.status.allocatable.cpu = 'lots';
     const reader = await read(JSON.stringify(list));
     expect(reader.errors).toEqual([expect.stringMatching(/^node sandbox-node-16: .*invalid quantity "lots"/)]);
@@ -272,12 +333,27 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
   it.each([
     ['a truncated file', () => snapshotText.slice(0, snapshotText.length / 2), /: not valid JSON: /],
     ['an array', () => '[1, 2]', /expected a v1 List of Nodes and Pods .*, got kind null/],
-    ['items that are an object', () => JSON.stringify({ kind: 'List', items: { a: exampleList().items[0] } }), /expected a v1 List .*got kind "List"/],
+    [
+      'items that are an object',
+      () => JSON.stringify({ kind: 'List', items: { a: exampleList().items[0] } }),
+      /expected a v1 List .*got kind "List"/,
+    ],
     ['a ConfigMap', () => JSON.stringify({ kind: 'ConfigMap', data: {} }), /got kind "ConfigMap"/],
-    ['no nodes', () => JSON.stringify({ kind: 'List', items: exampleList().items.filter((i) => i.kind === 'Pod') }), /no Node objects .*not applied$/],
+    [
+      'no nodes',
+      () => JSON.stringify({ kind: 'List', items: exampleList().items.filter((i) => i.kind === 'Pod') }),
+      /no Node objects .*not applied$/,
+    ],
     [
       'nodes none of which can be read (the model would be emptied)',
-      () => JSON.stringify({ kind: 'List', items: [{ kind: 'Node', metadata: { name: 'n' }, status: { allocatable: { cpu: '1e400x' } } }, ...exampleList().items.filter((i) => i.kind === 'Pod')] }),
+      () =>
+        JSON.stringify({
+          kind: 'List',
+          items: [
+            { kind: 'Node', metadata: { name: 'n' }, status: { allocatable: { cpu: '1e400x' } } },
+            ...exampleList().items.filter((i) => i.kind === 'Pod'),
+          ],
+        }),
       /: no usable Node object \(node n: .*invalid quantity "1e400x".*\); not applied$/,
     ],
   ])('refuses %s with a SnapshotError naming the file', async (_what, text, message) => {
@@ -285,13 +361,21 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
   });
 
   // Regression (hostile-input trial): a file nested 1,000,000 deep froze the streamed parser, and with it serve.
-  it.each(deepSnapshots)('a file nested 1,000,000 deep (%s) is refused at once, naming the file and the limit', async (_what, ext, text) => {
-    const path = join(dir, `deep-records-${n++}.${ext}`);
-    writeFileSync(path, text());
-    const err = await readSnapshotRecords(path, DIMS, OPTS).then(() => null, (e: unknown) => e);
-    expect(err).toBeInstanceOf(SnapshotError);
-    expect((err as Error).message).toBe(`${path}: nests arrays and objects deeper than 100 levels, the most a snapshot may (a Node or a Pod nests about 15); not read`);
-  });
+  it.each(deepSnapshots)(
+    'a file nested 1,000,000 deep (%s) is refused at once, naming the file and the limit',
+    async (_what, ext, text) => {
+      const path = join(dir, `deep-records-${n++}.${ext}`);
+      writeFileSync(path, text());
+      const err = await readSnapshotRecords(path, DIMS, OPTS).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(SnapshotError);
+      expect((err as Error).message).toBe(
+        `${path}: nests arrays and objects deeper than 100 levels, the most a snapshot may (a Node or a Pod nests about 15); not read`,
+      );
+    },
+  );
 
   it('a file nested exactly MAX_SNAPSHOT_DEPTH deep is read (streamed and whole); one level more is refused', async () => {
     expect(MAX_SNAPSHOT_DEPTH).toBe(100);
@@ -300,13 +384,19 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
     expect(names(readSnapshot(atLimit).nodes)).toEqual(EXAMPLE_NODE_NAMES);
     const flowYaml = (text: string) => `# YAML in flow style\n${toYaml(JSON.parse(text), { collectionStyle: 'flow' })}`;
     expect(parseSnapshot(flowYaml(listNested(MAX_SNAPSHOT_DEPTH)), 'at-limit.yaml').nodes).toHaveLength(3);
-    expect(await rejection(listNested(MAX_SNAPSHOT_DEPTH + 1))).toMatch(/: nests arrays and objects deeper than 100 levels/);
-    expect(snapshotError(() => parseSnapshot(flowYaml(listNested(MAX_SNAPSHOT_DEPTH + 1)), 'over.yaml')).message).toMatch(/^over\.yaml: nests arrays and objects deeper than 100 levels/);
+    expect(await rejection(listNested(MAX_SNAPSHOT_DEPTH + 1))).toMatch(
+      /: nests arrays and objects deeper than 100 levels/,
+    );
+    expect(
+      snapshotError(() => parseSnapshot(flowYaml(listNested(MAX_SNAPSHOT_DEPTH + 1)), 'over.yaml')).message,
+    ).toMatch(/^over\.yaml: nests arrays and objects deeper than 100 levels/);
   });
 
   it('brackets inside strings and YAML comments are not nesting', async () => {
     const list = exampleList();
-    (list.items[0]!['metadata'] as { annotations?: Record<string, string> }).annotations = { note: `${'['.repeat(500)}"\\${'{'.repeat(500)}` };
+    (list.items[0]!['metadata'] as { annotations?: Record<string, string> }).annotations = {
+      note: `${'['.repeat(500)}"\\${'{'.repeat(500)}`,
+    };
     expect((await read(JSON.stringify(list))).nodes).toHaveLength(3);
     expect(parseSnapshot(`# ${'['.repeat(500)}\n${toYaml(list)}`, 'comment.yaml').nodes).toHaveLength(3);
     expect(parseSnapshot(toYaml(list), 'string.yaml').nodes).toHaveLength(3);
@@ -314,8 +404,13 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
 
   it('a missing file is a SnapshotError naming the path', async () => {
     const missing = join(dir, 'missing-records.json');
-    const err = await readSnapshotRecords(missing, DIMS, OPTS).then(() => null, (e: unknown) => e);
-    expect((err as Error).message).toMatch(new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read: ENOENT`));
+    const err = await readSnapshotRecords(missing, DIMS, OPTS).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).toMatch(
+      new RegExp(`^${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: cannot read: ENOENT`),
+    );
   });
 });
 
@@ -375,7 +470,13 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
   beforeAll(async () => {
     path = join(dir, 'serve-snapshot.json');
     writeFileSync(path, snapshotText);
-    const config = parseConfig({ snapshot: { path, pollIntervalMs: 50 }, server: { port: 0, host: '127.0.0.1' }, logLevel: 'silent', randomSeed: 1, chooseInFilter: false });
+    const config = parseConfig({
+      snapshot: { path, pollIntervalMs: 50 },
+      server: { port: 0, host: '127.0.0.1' },
+      logLevel: 'silent',
+      randomSeed: 1,
+      chooseInFilter: false,
+    });
     running = await serve(config, logger);
   });
   afterAll(async () => {
@@ -408,10 +509,21 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
 
     // kube-scheduler bound it; the next snapshot shows it Running and Ready on node-192.
     const list = exampleList();
-    list.items.push(makePod('placed-0').uid('uid-placed-0').req({ cpu: '2', memory: '4Gi' }).node('sandbox-node-192').obj() as unknown as Record<string, unknown>);
+    list.items.push(
+      makePod('placed-0')
+        .uid('uid-placed-0')
+        .req({ cpu: '2', memory: '4Gi' })
+        .node('sandbox-node-192')
+        .obj() as unknown as Record<string, unknown>,
+    );
     replaceFile(path, JSON.stringify(list));
 
-    expect(await waitFor(async () => sampleValue(await metricsText(), 'sandbox_extender_reservations_released_total', { reason: 'bound' }) === 1)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          sampleValue(await metricsText(), 'sandbox_extender_reservations_released_total', { reason: 'bound' }) === 1,
+      ),
+    ).toBe(true);
     expect(running.service.cache.size.reservations).toBe(0);
     expect(sampleValue(await metricsText(), 'sandbox_extender_reservations_pending')).toBe(0);
     // Its request moved from reserved to allocated: node-192 now has 11 running, 22000m allocated.
@@ -422,30 +534,62 @@ describe('serve() on a temp copy of the snapshot (port 0)', () => {
 
   it('writing an invalid file keeps the previous state; the extender keeps answering', async () => {
     const before = modelState(running.service);
-    const errorsBefore = sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0;
+    const errorsBefore =
+      sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0;
 
     replaceFile(path, '{"apiVersion": "v1", "kind": "List", "items": [');
-    expect(await waitFor(async () => (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0) > errorsBefore)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0) >
+          errorsBefore,
+      ),
+    ).toBe(true);
     expect(modelState(running.service)).toEqual(before);
 
     replaceFile(path, JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'not-a-list' } }));
-    expect(await waitFor(async () => (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0) > errorsBefore + 1)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'error' }) ?? 0) >
+          errorsBefore + 1,
+      ),
+    ).toBe(true);
     expect(modelState(running.service)).toEqual(before);
 
     expect((await request(running.url).get('/readyz')).status).toBe(200);
-    const res = await request(running.url).post('/filter').send(extenderArgs(makePod('after-bad-file').req({ cpu: '2', memory: '4Gi' }).obj()));
-    expect(res.body).toEqual({ Nodes: null, NodeNames: EXAMPLE_NODE_NAMES, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+    const res = await request(running.url)
+      .post('/filter')
+      .send(extenderArgs(makePod('after-bad-file').req({ cpu: '2', memory: '4Gi' }).obj()));
+    expect(res.body).toEqual({
+      Nodes: null,
+      NodeNames: EXAMPLE_NODE_NAMES,
+      FailedNodes: {},
+      FailedAndUnresolvableNodes: {},
+      Error: '',
+    });
   });
 
   it('a valid file after the bad ones is loaded again (a node removed disappears from the model)', async () => {
     const list = exampleList();
-    list.items = list.items.filter((i) => !(i['kind'] === 'Node' && (i['metadata'] as { name: string }).name === 'sandbox-node-16'));
+    list.items = list.items.filter(
+      (i) => !(i['kind'] === 'Node' && (i['metadata'] as { name: string }).name === 'sandbox-node-16'),
+    );
     const okBefore = sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'ok' }) ?? 0;
     replaceFile(path, JSON.stringify(list));
-    expect(await waitFor(async () => (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'ok' }) ?? 0) > okBefore)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (sampleValue(await metricsText(), 'sandbox_extender_snapshot_loads_total', { result: 'ok' }) ?? 0) > okBefore,
+      ),
+    ).toBe(true);
     expect([...running.service.cache.nodeNames()]).toEqual(['sandbox-node-64', 'sandbox-node-192']);
-    const res = await request(running.url).post('/filter').send(extenderArgs(makePod('after-node-gone').req({ cpu: '2', memory: '4Gi' }).obj()));
-    expect((res.body as { FailedNodes: Record<string, string> }).FailedNodes).toEqual({ 'sandbox-node-16': "node sandbox-node-16 is not in the extender's cluster snapshot" });
+    const res = await request(running.url)
+      .post('/filter')
+      .send(extenderArgs(makePod('after-node-gone').req({ cpu: '2', memory: '4Gi' }).obj()));
+    expect((res.body as { FailedNodes: Record<string, string> }).FailedNodes).toEqual({
+      'sandbox-node-16': "node sandbox-node-16 is not in the extender's cluster snapshot",
+    });
   });
 });
 
@@ -453,11 +597,19 @@ describe('serve() sweeps reservations past their deadline even when no verb come
   it('a reservation of a 0.2 s TTL is released as expired with no request after it', async () => {
     const path = join(dir, 'sweep-snapshot.json');
     writeFileSync(path, snapshotText);
-    const config = parseConfig({ snapshot: { path }, server: { port: 0 }, logLevel: 'silent', placementReservationTtlSeconds: 0.2 });
+    const config = parseConfig({
+      snapshot: { path },
+      server: { port: 0 },
+      logLevel: 'silent',
+      placementReservationTtlSeconds: 0.2,
+    });
     const running = await serve(config, pino({ level: 'silent' }));
     try {
       const pod = makePod('swept').req({ cpu: '2', memory: '4Gi' }).obj();
-      await request(running.url).post('/filter').send({ Pod: pod, Nodes: null, NodeNames: EXAMPLE_NODE_NAMES }).expect(200);
+      await request(running.url)
+        .post('/filter')
+        .send({ Pod: pod, Nodes: null, NodeNames: EXAMPLE_NODE_NAMES })
+        .expect(200);
       expect(running.service.cache.size.reservations).toBe(1);
       // No verb from now on: only the sweep (every 100 ms here, half the TTL) can release it.
       expect(await waitFor(() => running.service.cache.size.reservations === 0)).toBe(true);
@@ -474,7 +626,9 @@ describe('serve() start-up failures', () => {
 
   it('without a snapshot path it runs in cluster mode, and refuses to start without a usable kubeconfig', async () => {
     const missing = join(dir, 'no-such-kubeconfig');
-    await expect(serve(parseConfig({ server: { port: 0 }, kubeconfig: missing }), logger)).rejects.toThrow(/no-such-kubeconfig/);
+    await expect(serve(parseConfig({ server: { port: 0 }, kubeconfig: missing }), logger)).rejects.toThrow(
+      /no-such-kubeconfig/,
+    );
   });
 
   it.each([
@@ -489,6 +643,8 @@ describe('serve() start-up failures', () => {
     ],
   ])('with %s it refuses to start', async (_name, makePath) => {
     const path = makePath();
-    await expect(serve(parseConfig({ snapshot: { path }, server: { port: 0 } }), logger)).rejects.toThrow(`cannot start: the snapshot ${path} could not be loaded`);
+    await expect(serve(parseConfig({ snapshot: { path }, server: { port: 0 } }), logger)).rejects.toThrow(
+      `cannot start: the snapshot ${path} could not be loaded`,
+    );
   });
 });

@@ -18,7 +18,16 @@ import type { Reservation, ReleaseReason } from './reservations.js';
  * finishBinding (`binding-finished`);
  * a Node object that appeared or whose allocatable grew in some dimension (`node-added`, `node-grown`).
  */
-export type FreedCause = 'pod-deleted' | 'pod-updated' | 'pod-started' | 'reassumed' | 'binding-started' | 'binding-finished' | 'node-added' | 'node-grown' | ReleaseReason;
+export type FreedCause =
+  | 'pod-deleted'
+  | 'pod-updated'
+  | 'pod-started'
+  | 'reassumed'
+  | 'binding-started'
+  | 'binding-finished'
+  | 'node-added'
+  | 'node-grown'
+  | ReleaseReason;
 
 /** Capacity freed on `nodeName` by `cause`. */
 export interface CapacityFreed {

@@ -53,7 +53,8 @@ export interface OwnReservation {
  * this node (a retried pod never competes with itself).
  */
 export function inUse(info: NodeInfo, r: number, own?: OwnReservation): number {
-  const reserved = own !== undefined && own.nodeName === info.name ? info.reserved[r]! - own.request[r]! : info.reserved[r]!;
+  const reserved =
+    own !== undefined && own.nodeName === info.name ? info.reserved[r]! - own.request[r]! : info.reserved[r]!;
   return info.allocated[r]! + info.paused[r]! + reserved;
 }
 

@@ -97,7 +97,8 @@ export class ReservationLedger {
 
   private rebuildHeap(): void {
     this.heap.length = 0;
-    for (const reservation of this.byUid.values()) this.push({ uid: reservation.uid, expiresAtMs: reservation.expiresAtMs, reservation });
+    for (const reservation of this.byUid.values())
+      this.push({ uid: reservation.uid, expiresAtMs: reservation.expiresAtMs, reservation });
   }
 
   private push(entry: HeapEntry): void {

@@ -31,7 +31,9 @@ export interface SchedulerCacheOptions {
 }
 
 /** The pod of an assume: its UID, `namespace/name`, request vector, current scheduling failure and template key. */
-export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request' | 'localityKey'> & { readonly schedulingFailure?: string | null };
+export type AssumedPod = Pick<PodRecord, 'uid' | 'key' | 'request' | 'localityKey'> & {
+  readonly schedulingFailure?: string | null;
+};
 
 /** What assume did: `assumed`, or why it did not (`bound`: the cache sees the pod bound; `deleted`: seen deleted). */
 export type AssumeResult = 'assumed' | 'bound' | 'deleted';
@@ -199,7 +201,8 @@ export class SchedulerCache implements SchedulerCacheView {
     info.allocatable = record.allocatable;
     info.startingLimit = this.limitOf(record.allocatable);
     this.localityIndex?.setNodeImages(info.id, record.images);
-    if (record.allocatable && (added || grew(previous, record.allocatable))) this.onCapacityFreed({ nodeName: record.name, cause: added ? 'node-added' : 'node-grown', podTerminal: false });
+    if (record.allocatable && (added || grew(previous, record.allocatable)))
+      this.onCapacityFreed({ nodeName: record.name, cause: added ? 'node-added' : 'node-grown', podTerminal: false });
   }
 
   /** Forgets a Node object; pods still bound to it and reservations on it keep counting under its name. */
@@ -226,7 +229,10 @@ export class SchedulerCache implements SchedulerCacheView {
    * @returns the release, if any.
    */
   upsertPod(record: PodRecord): Release | null {
-    const pod = this.localityIndex && record.localityKey ? withKey(record, this.localityIndex.intern(record.localityKey)) : record;
+    const pod =
+      this.localityIndex && record.localityKey
+        ? withKey(record, this.localityIndex.intern(record.localityKey))
+        : record;
     const previous = this.pods.get(pod.uid);
     if (previous) this.account(previous, -1);
     this.pods.set(pod.uid, pod);
@@ -236,7 +242,12 @@ export class SchedulerCache implements SchedulerCacheView {
       const info = this.infos.get(pod.nodeName);
       if (info) this.localityIndex.touch(pod.localityKey, info.id, this.now());
     }
-    if (previous && countsLess(previous, pod)) this.onCapacityFreed({ nodeName: previous.nodeName as string, cause: onlyStarted(previous, pod) ? 'pod-started' : 'pod-updated', podTerminal: previous.terminal });
+    if (previous && countsLess(previous, pod))
+      this.onCapacityFreed({
+        nodeName: previous.nodeName as string,
+        cause: onlyStarted(previous, pod) ? 'pod-started' : 'pod-updated',
+        podTerminal: previous.terminal,
+      });
     const reservation = this.ledger.get(pod.uid);
     if (!reservation) return null;
     if (pod.nodeName) {
@@ -244,7 +255,8 @@ export class SchedulerCache implements SchedulerCacheView {
       const release = this.release(reservation, sameNode ? 'bound' : 'moved');
       // Bound where reserved: the requests now count through the pod, unless it counts less than the reservation
       // did (a reservation counts as a starting sandbox: a pod already Ready or paused frees its start slot).
-      if (sameNode && countsLess(asStarting(reservation), pod)) this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', podTerminal: false });
+      if (sameNode && countsLess(asStarting(reservation), pod))
+        this.onCapacityFreed({ nodeName: pod.nodeName, cause: 'bound', podTerminal: false });
       return release;
     }
     if (newFailure(previous, pod, reservation)) return this.release(reservation, 'unschedulable');
@@ -266,7 +278,8 @@ export class SchedulerCache implements SchedulerCacheView {
     if (previous) {
       this.account(previous, -1);
       this.pods.delete(uid);
-      if (counts(previous)) this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'pod-deleted', podTerminal: previous.terminal });
+      if (counts(previous))
+        this.onCapacityFreed({ nodeName: previous.nodeName, cause: 'pod-deleted', podTerminal: previous.terminal });
     }
     this.deleted.delete(uid);
     this.deleted.add(uid);
@@ -286,20 +299,24 @@ export class SchedulerCache implements SchedulerCacheView {
     const known = this.pods.get(pod.uid);
     if (known?.nodeName) return 'bound';
     if (this.deleted.has(pod.uid)) return 'deleted';
-    this.put({
-      uid: pod.uid,
-      podKey: pod.key,
-      nodeName,
-      request: [...pod.request],
-      reservedAtMs: nowMs,
-      expiresAtMs: nowMs + (known ? this.ttlMs : this.unconfirmedTtlMs),
-      bindingStarted: false,
-      bindingFinished: false,
-      podSeen: known !== undefined,
-      failureMark: pod.schedulingFailure ?? null,
-    }, 'reassumed');
+    this.put(
+      {
+        uid: pod.uid,
+        podKey: pod.key,
+        nodeName,
+        request: [...pod.request],
+        reservedAtMs: nowMs,
+        expiresAtMs: nowMs + (known ? this.ttlMs : this.unconfirmedTtlMs),
+        bindingStarted: false,
+        bindingFinished: false,
+        podSeen: known !== undefined,
+        failureMark: pod.schedulingFailure ?? null,
+      },
+      'reassumed',
+    );
     // The node starts pulling the template now: the next pod of it finds it warm there.
-    if (this.localityIndex && pod.localityKey) this.localityIndex.touch(pod.localityKey, this.infos.get(nodeName)!.id, nowMs);
+    if (this.localityIndex && pod.localityKey)
+      this.localityIndex.touch(pod.localityKey, this.infos.get(nodeName)!.id, nowMs);
     return 'assumed';
   }
 
@@ -347,18 +364,21 @@ export class SchedulerCache implements SchedulerCacheView {
     const held = this.ledger.get(uid);
     const known = this.pods.get(uid);
     if (!held && (!known || known.nodeName)) return false;
-    this.put({
-      uid,
-      podKey: held?.podKey ?? known!.key,
-      nodeName,
-      request: held?.request ?? known!.request,
-      reservedAtMs: held?.reservedAtMs ?? nowMs,
-      expiresAtMs: nowMs + this.ttlMs,
-      bindingStarted: true,
-      bindingFinished: finished || held?.bindingFinished === true,
-      podSeen: known !== undefined,
-      failureMark: held ? held.failureMark : known!.schedulingFailure,
-    }, finished ? 'binding-finished' : 'binding-started');
+    this.put(
+      {
+        uid,
+        podKey: held?.podKey ?? known!.key,
+        nodeName,
+        request: held?.request ?? known!.request,
+        reservedAtMs: held?.reservedAtMs ?? nowMs,
+        expiresAtMs: nowMs + this.ttlMs,
+        bindingStarted: true,
+        bindingFinished: finished || held?.bindingFinished === true,
+        podSeen: known !== undefined,
+        failureMark: held ? held.failureMark : known!.schedulingFailure,
+      },
+      finished ? 'binding-finished' : 'binding-started',
+    );
     return true;
   }
 
@@ -368,7 +388,8 @@ export class SchedulerCache implements SchedulerCacheView {
     this.accountReservation(reservation, +1); // before taking the previous one off, so a NodeInfo held by both is never dropped
     if (!previous) return;
     this.accountReservation(previous, -1);
-    if (countsLess(asStarting(previous), asStarting(reservation))) this.onCapacityFreed({ nodeName: previous.nodeName, cause: replacedBy, podTerminal: false });
+    if (countsLess(asStarting(previous), asStarting(reservation)))
+      this.onCapacityFreed({ nodeName: previous.nodeName, cause: replacedBy, podTerminal: false });
   }
 
   private release(reservation: Reservation, reason: ReleaseReason): Release {
@@ -451,7 +472,18 @@ export class SchedulerCache implements SchedulerCacheView {
 
 /** The record as the cache keeps it with locality on: its template key the index's one copy, no images. */
 function withKey(p: PodRecord, localityKey: string): PodRecord {
-  return { uid: p.uid, key: p.key, nodeName: p.nodeName, schedulerName: p.schedulerName, request: p.request, state: p.state, terminal: p.terminal, schedulingFailure: p.schedulingFailure, agentSandbox: p.agentSandbox ?? null, localityKey };
+  return {
+    uid: p.uid,
+    key: p.key,
+    nodeName: p.nodeName,
+    schedulerName: p.schedulerName,
+    request: p.request,
+    state: p.state,
+    terminal: p.terminal,
+    schedulingFailure: p.schedulingFailure,
+    agentSandbox: p.agentSandbox ?? null,
+    localityKey,
+  };
 }
 
 /**
@@ -462,7 +494,12 @@ function withKey(p: PodRecord, localityKey: string): PodRecord {
  */
 function newFailure(previous: PodRecord | undefined, pod: PodRecord, reservation: Reservation): boolean {
   const failure = pod.schedulingFailure;
-  return failure !== null && failure !== reservation.failureMark && failure !== (previous?.schedulingFailure ?? null) && !reservation.bindingStarted;
+  return (
+    failure !== null &&
+    failure !== reservation.failureMark &&
+    failure !== (previous?.schedulingFailure ?? null) &&
+    !reservation.bindingStarted
+  );
 }
 
 /** What countsLess compares: where a pod (or a reservation) counts, in which state, and its requests. */
@@ -496,7 +533,13 @@ function countsLess(previous: Counted, next: Counted): boolean {
  * change moves no pod in its queue (rejections.ts seenByScheduler: pod-started).
  */
 function onlyStarted(previous: Counted, next: Counted): boolean {
-  if (!counts(next) || next.nodeName !== previous.nodeName || previous.state !== 'starting' || next.state === 'starting') return false;
+  if (
+    !counts(next) ||
+    next.nodeName !== previous.nodeName ||
+    previous.state !== 'starting' ||
+    next.state === 'starting'
+  )
+    return false;
   for (let r = 0; r < previous.request.length; r++) if ((next.request[r] ?? 0) < previous.request[r]!) return false;
   return true;
 }

@@ -21,7 +21,8 @@ export interface StartingLimitConfig {
  */
 export function checkStartingLimit(config: StartingLimitConfig): void {
   const { perNode, perCore } = config;
-  if (perNode !== undefined && !(Number.isSafeInteger(perNode) && perNode >= 1)) throw new RangeError(`startingLimit.perNode must be an integer ≥ 1, got ${perNode}`);
+  if (perNode !== undefined && !(Number.isSafeInteger(perNode) && perNode >= 1))
+    throw new RangeError(`startingLimit.perNode must be an integer ≥ 1, got ${perNode}`);
   if (perCore !== undefined && !(Number.isFinite(perCore) && perCore > 0 && hasAtMostThreeDecimals(perCore))) {
     throw new RangeError(`startingLimit.perCore must be a number > 0 with at most three decimals, got ${perCore}`);
   }
@@ -30,7 +31,9 @@ export function checkStartingLimit(config: StartingLimitConfig): void {
 /** Whether `x` is a multiple of 0.001 as it is written (0.125 yes, 0.0625 no). */
 export function hasAtMostThreeDecimals(x: number): boolean {
   const thousandths = Math.round(x * 1000);
-  return Math.abs(x * 1000 - thousandths) <= 1e-9 * Math.max(1, Math.abs(x * 1000)) && Number.isSafeInteger(thousandths);
+  return (
+    Math.abs(x * 1000 - thousandths) <= 1e-9 * Math.max(1, Math.abs(x * 1000)) && Number.isSafeInteger(thousandths)
+  );
 }
 
 /**

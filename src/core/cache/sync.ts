@@ -8,7 +8,15 @@
  */
 import type { SchedulerCache } from './schedulerCache.js';
 import type { Node, Pod } from '../objects/kubeObjects.js';
-import { podKey, toNodeRecord, toPodRecord, type Dimensions, type NodeRecord, type PodRecord, type PodRecordOptions } from '../objects/records.js';
+import {
+  podKey,
+  toNodeRecord,
+  toPodRecord,
+  type Dimensions,
+  type NodeRecord,
+  type PodRecord,
+  type PodRecordOptions,
+} from '../objects/records.js';
 
 /** Reads the objects of one full listing into records, one object at a time. Never throws for a bad object. */
 export class ListingReader {
@@ -100,7 +108,12 @@ function replacePods(cache: SchedulerCache, reader: PodListing): void {
 }
 
 /** Reads Node and Pod objects into one listing of records (a bad object is reported in `errors`, and what the cache holds for it is kept). */
-export function listingOf(dims: Dimensions, nodes: readonly Node[], pods: readonly Pod[], options: PodRecordOptions): ListingReader {
+export function listingOf(
+  dims: Dimensions,
+  nodes: readonly Node[],
+  pods: readonly Pod[],
+  options: PodRecordOptions,
+): ListingReader {
   const reader = new ListingReader(dims, options);
   for (const node of nodes) reader.addNode(node);
   for (const pod of pods) reader.addPod(pod);

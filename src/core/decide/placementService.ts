@@ -13,7 +13,20 @@ import { rankByLocality, type LocalityChoice, type Placer } from '../fit/placer.
 import type { DecisionExplanation } from '../text/explain.js';
 import { formatFailures, onlyStartingLimit, sortFailures, type FitFailure } from '../fit/reasons.js';
 import type { PodRecord } from '../objects/records.js';
-import { firstAppearances, messageOf, readRequest, requestedNames, type DecidedPod, type ExtenderArgs, type FilterReply, type NotReadyReply, type PrioritizeReply, type ReadRequest, type ReplyContext, type UnreadableReply } from './replies.js';
+import {
+  firstAppearances,
+  messageOf,
+  readRequest,
+  requestedNames,
+  type DecidedPod,
+  type ExtenderArgs,
+  type FilterReply,
+  type NotReadyReply,
+  type PrioritizeReply,
+  type ReadRequest,
+  type ReplyContext,
+  type UnreadableReply,
+} from './replies.js';
 import { CandidateScan, FITS, SeenNodes } from '../fit/scan.js';
 import { RejectedPods, type RejectedPodsOptions } from '../requeue/rejections.js';
 import type { SchedulerCacheView } from '../cache/cacheView.js';
@@ -171,7 +184,11 @@ export class PlacementService {
     readonly options: PlacementServiceOptions,
   ) {
     this.cache = schedulerCache;
-    this.scan = new CandidateScan((name) => schedulerCache.nodeInfo(name), schedulerCache.dims, () => schedulerCache.nodeSetVersion);
+    this.scan = new CandidateScan(
+      (name) => schedulerCache.nodeInfo(name),
+      schedulerCache.dims,
+      () => schedulerCache.nodeSetVersion,
+    );
     this.offers = options.recordOffers ? new OfferLog(options.offerTtlMs) : null;
     this.rejectedPods = options.rejectedPods ? new RejectedPods(schedulerCache, options.rejectedPods) : null;
     this.percentageOfNodesToScore = options.percentageOfNodesToScore ?? 100;
@@ -244,7 +261,11 @@ export class PlacementService {
     const only = this.options.chooseInFilter ? decision.chosen : -1;
     const { failedNodes, failedAndUnresolvableNodes } = sortFailures(decision.failed, request.unreadable);
     const reported = decision.reserved !== null || scan.feasible === 0;
-    const explanation = decision.reserved ? this.placementExplanation(args, pod, decision) : scan.feasible === 0 ? this.noFitExplanation(args, pod, decision) : null;
+    const explanation = decision.reserved
+      ? this.placementExplanation(args, pod, decision)
+      : scan.feasible === 0
+        ? this.noFitExplanation(args, pod, decision)
+        : null;
     return {
       kind: 'answer',
       counted: reported ? decision.result : null,
@@ -270,7 +291,15 @@ export class PlacementService {
       const names = requestedNames(args);
       const firsts = this.passThrough(undefined, names, context.now());
       const hosts = firstAppearances(names, firsts);
-      return { kind: 'answer', counted: null, duplicates: firsts === null ? 0 : names.length - firsts.length, reservation: null, decided: null, hosts, scores: NO_SCORES };
+      return {
+        kind: 'answer',
+        counted: null,
+        duplicates: firsts === null ? 0 : names.length - firsts.length,
+        reservation: null,
+        decided: null,
+        hosts,
+        scores: NO_SCORES,
+      };
     }
     const request = this.readOwn(args, context);
     if (request.kind !== 'read') return request;
@@ -351,7 +380,13 @@ export class PlacementService {
   unreserve(uid: string, made?: { readonly nodeName: string; readonly atMs: number }): void {
     if (made) {
       const reservation = this.cache.reservation(uid);
-      if (!reservation || reservation.bindingStarted || reservation.nodeName !== made.nodeName || reservation.reservedAtMs !== made.atMs) return;
+      if (
+        !reservation ||
+        reservation.bindingStarted ||
+        reservation.nodeName !== made.nodeName ||
+        reservation.reservedAtMs !== made.atMs
+      )
+        return;
     }
     this.schedulerCache.forget(uid);
   }
@@ -378,9 +413,17 @@ export class PlacementService {
   authorizeBind(uid: string, nodeName: string, nowMs: number): BindRefusal | null {
     if (!this.offers) return null;
     const offer = this.offers.get(uid, nowMs);
-    if (!offer) return { doesNotFit: false, reason: `no filter or prioritize for pod UID ${uid} was answered by this extender within the reservation TTL: only a pod kube-scheduler has just scheduled is bound` };
+    if (!offer)
+      return {
+        doesNotFit: false,
+        reason: `no filter or prioritize for pod UID ${uid} was answered by this extender within the reservation TTL: only a pod kube-scheduler has just scheduled is bound`,
+      };
     const info = this.cache.nodeInfo(nodeName);
-    if (!info || !offerIncludes(offer.offered, info.id)) return { doesNotFit: false, reason: `node ${nodeName} was not among the candidates kube-scheduler offered for pod UID ${uid}` };
+    if (!info || !offerIncludes(offer.offered, info.id))
+      return {
+        doesNotFit: false,
+        reason: `node ${nodeName} was not among the candidates kube-scheduler offered for pod UID ${uid}`,
+      };
     if (!offer.own || this.cache.pod(uid)?.nodeName === nodeName) return null;
     const own = this.cache.reservation(uid);
     // Chosen from the request's own Node object (nodeCacheCapable: false) before the watch showed the node: nothing newer to check against.
@@ -388,7 +431,10 @@ export class PlacementService {
     const evaluation = evaluateCandidate(nodeName, info, undefined, offer.request!, own, this.cache.dims);
     if (evaluation.failures.length === 0) return null;
     this.schedulerCache.forget(uid);
-    return { doesNotFit: true, reason: `node ${nodeName} does not fit pod UID ${uid} now: ${formatFailures(evaluation.failures)}` };
+    return {
+      doesNotFit: true,
+      reason: `node ${nodeName} does not fit pod UID ${uid} now: ${formatFailures(evaluation.failures)}`,
+    };
   }
 
   /**
@@ -397,21 +443,34 @@ export class PlacementService {
    * each evaluation carries the pod's signal on its node. Nothing is reserved.
    */
   rank(pod: PodRecord, candidates: Candidates, nowMs: number): RankedEvaluation[] {
-    const scan = this.scan.run(pod.request, candidates.names, { allocatableOverrides: candidates.allocatable, own: this.cache.reservation(pod.uid) });
+    const scan = this.scan.run(pod.request, candidates.names, {
+      allocatableOverrides: candidates.allocatable,
+      own: this.cache.reservation(pod.uid),
+    });
     const locality = this.localityChoice(pod, nowMs);
     if (locality) rankByLocality(scan, locality, 1);
     const order = Array.from({ length: scan.count }, (_, i) => i);
     order.sort((i, j) => {
       if (scan.fits(i) !== scan.fits(j)) return scan.fits(i) ? -1 : 1;
       const names = scan.names;
-      return (locality ? compareRanked(scan, i, j, 1) : compareByLoad(scan, i, j, 1)) || (names[i]! < names[j]! ? -1 : names[i]! > names[j]! ? 1 : 0);
+      return (
+        (locality ? compareRanked(scan, i, j, 1) : compareByLoad(scan, i, j, 1)) ||
+        (names[i]! < names[j]! ? -1 : names[i]! > names[j]! ? 1 : 0)
+      );
     });
     if (!locality) return order.map((i) => scan.evaluation(i));
-    return order.map((i) => ({ ...scan.evaluation(i), locality: this.signalOf(scan, i, locality), inBand: scan.localityRank[i]! > 0 }));
+    return order.map((i) => ({
+      ...scan.evaluation(i),
+      locality: this.signalOf(scan, i, locality),
+      inBand: scan.localityRank[i]! > 0,
+    }));
   }
 
   /** A request of one of the extender's own pods, read; or why it is not decided (not ready, or the pod unreadable). */
-  private readOwn(args: ExtenderArgs, context: ReplyContext): (ReadRequest & { readonly kind: 'read' }) | NotReadyReply | UnreadableReply {
+  private readOwn(
+    args: ExtenderArgs,
+    context: ReplyContext,
+  ): (ReadRequest & { readonly kind: 'read' }) | NotReadyReply | UnreadableReply {
     const blocked = context.notReady?.();
     if (blocked) return { kind: 'not_ready', reason: blocked };
     try {
@@ -426,7 +485,15 @@ export class PlacementService {
   /** What a decision tells besides the reply (replies.ts DecidedPod). */
   private decided(pod: PodRecord, decision: Decision, explanation: DecisionExplanation | null): DecidedPod {
     const { scan } = decision;
-    return { pod, candidates: scan.count, feasible: scan.feasible, podsResourceVersion: this.cache.podsResourceVersion, locality: decision.locality, window: decision.window, explanation };
+    return {
+      pod,
+      candidates: scan.count,
+      feasible: scan.feasible,
+      podsResourceVersion: this.cache.podsResourceVersion,
+      locality: decision.locality,
+      window: decision.window,
+      explanation,
+    };
   }
 
   private placementExplanation(args: ExtenderArgs, record: PodRecord, decision: Decision): DecisionExplanation {
@@ -447,7 +514,14 @@ export class PlacementService {
   }
 
   private noFitExplanation(args: ExtenderArgs, record: PodRecord, decision: Decision): DecisionExplanation {
-    return { result: 'no_fit', pod: args.Pod, record, candidates: decision.scan.count, failed: decision.failed, dims: this.cache.dims };
+    return {
+      result: 'no_fit',
+      pod: args.Pod,
+      record,
+      candidates: decision.scan.count,
+      failed: decision.failed,
+      dims: this.cache.dims,
+    };
   }
 
   /** The pod's locality for a choice, when locality is on and the strategy ranks by it; else undefined. */
@@ -468,25 +542,61 @@ export class PlacementService {
   private scanFor(pod: PodRecord, candidates: Candidates, nowMs: number): CandidateScan {
     this.sweep(nowMs);
     const offered = this.offers ? emptyOfferSet(this.cache.nodeIdBound) : undefined;
-    this.scan.run(pod.request, candidates.names, { allocatableOverrides: candidates.allocatable, own: this.cache.reservation(pod.uid), offered });
+    this.scan.run(pod.request, candidates.names, {
+      allocatableOverrides: candidates.allocatable,
+      own: this.cache.reservation(pod.uid),
+      offered,
+    });
     if (offered) this.offers!.record(pod.uid, { offered, atMs: nowMs, own: true, request: pod.request });
     return this.scan;
   }
 
   /** Everything that reads the cache is taken before the reservation changes it; then the choice is assumed. */
-  private decision(result: DecisionResult, chosen: number, runnerUp: number, pod: PodRecord, nowMs: number, reportFailures: boolean, localityChoice?: LocalityChoice): Decision {
+  private decision(
+    result: DecisionResult,
+    chosen: number,
+    runnerUp: number,
+    pod: PodRecord,
+    nowMs: number,
+    reportFailures: boolean,
+    localityChoice?: LocalityChoice,
+  ): Decision {
     const scan = this.scan;
     const failed: [string, readonly FitFailure[]][] = [];
-    if (reportFailures || chosen < 0) for (let i = 0; i < scan.count; i++) if (!scan.fits(i)) failed.push([scan.names[i]!, scan.evaluation(i).failures]);
-    const base = { result, scan, chosen, runnerUp, failed, chosenEvaluation: null, runnerUpEvaluation: null, reserved: null, assumed: null, locality: null, window: null };
+    if (reportFailures || chosen < 0)
+      for (let i = 0; i < scan.count; i++)
+        if (!scan.fits(i)) failed.push([scan.names[i]!, scan.evaluation(i).failures]);
+    const base = {
+      result,
+      scan,
+      chosen,
+      runnerUp,
+      failed,
+      chosenEvaluation: null,
+      runnerUpEvaluation: null,
+      reserved: null,
+      assumed: null,
+      locality: null,
+      window: null,
+    };
     if (chosen < 0) return base;
     const chosenEvaluation = scan.evaluation(chosen);
     const runnerUpEvaluation = runnerUp >= 0 ? scan.evaluation(runnerUp) : null;
-    const locality = localityChoice ? { signal: this.signalOf(scan, chosen, localityChoice), inBand: scan.localityRanked ? scan.inBand : 0 } : null;
+    const locality = localityChoice
+      ? { signal: this.signalOf(scan, chosen, localityChoice), inBand: scan.localityRanked ? scan.inBand : 0 }
+      : null;
     const window = this.windowOf(scan, chosen, pod.uid);
     const node = scan.names[chosen]!;
     const assumed = this.schedulerCache.assume(pod, node, nowMs);
-    return { ...base, chosenEvaluation, runnerUpEvaluation, reserved: assumed === 'assumed' ? node : null, assumed, locality, window };
+    return {
+      ...base,
+      chosenEvaluation,
+      runnerUpEvaluation,
+      reserved: assumed === 'assumed' ? node : null,
+      assumed,
+      locality,
+      window,
+    };
   }
 
   /**

@@ -7,7 +7,13 @@
 import type { DecisionExplanation } from '../text/explain.js';
 import type { Node, Pod } from '../objects/kubeObjects.js';
 import type { Candidates, DecisionLocality, DecisionResult, DecisionWindow } from './placementService.js';
-import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord, type PodRecordOptions } from '../objects/records.js';
+import {
+  toNodeRecord,
+  toPodRecord,
+  type Dimensions,
+  type PodRecord,
+  type PodRecordOptions,
+} from '../objects/records.js';
 
 /** ExtenderArgs after validation (server/wire.ts parseExtenderArgs): exactly one of Nodes / NodeNames is non-null. */
 export interface ExtenderArgs {
@@ -127,9 +133,15 @@ const NONE_UNREADABLE: ReadonlyMap<string, string> = new Map();
  * @param hasNode whether the cache has a Node object of that name.
  * @throws ObjectError or QuantityError when the pod cannot be read.
  */
-export function readRequest(args: ExtenderArgs, dims: Dimensions, podOptions: PodRecordOptions, hasNode: (name: string) => boolean): ReadRequest {
+export function readRequest(
+  args: ExtenderArgs,
+  dims: Dimensions,
+  podOptions: PodRecordOptions,
+  hasNode: (name: string) => boolean,
+): ReadRequest {
   const pod = toPodRecord(args.Pod, dims, podOptions);
-  if (args.NodeNames) return { pod, candidates: { names: args.NodeNames }, objects: null, unreadable: NONE_UNREADABLE, duplicates: 0 };
+  if (args.NodeNames)
+    return { pod, candidates: { names: args.NodeNames }, objects: null, unreadable: NONE_UNREADABLE, duplicates: 0 };
   const names: string[] = [];
   const allocatable: (readonly number[] | null | undefined)[] = [];
   const objects: Node[] = [];
@@ -149,7 +161,13 @@ export function readRequest(args: ExtenderArgs, dims: Dimensions, podOptions: Po
       unreadable.set(name, `invalid Node object: ${messageOf(err)}`);
     }
   }
-  return { pod, candidates: { names, allocatable }, objects, unreadable, duplicates: args.Nodes!.items.length - seen.size };
+  return {
+    pod,
+    candidates: { names, allocatable },
+    objects,
+    unreadable,
+    duplicates: args.Nodes!.items.length - seen.size,
+  };
 }
 
 /** The nodes of a request, in input order (without reading any of them). */

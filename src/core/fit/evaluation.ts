@@ -64,13 +64,29 @@ export function evaluateCandidate(
   const paused = info?.pausedCount ?? 0;
   const base = { name, inUse: used, starting, running, paused };
   if (allocatableOverride === undefined && !info?.hasNode) {
-    return { ...base, capacityKnown: false, allocatable: null, projected: new Array<number>(n).fill(NaN), pressure: NaN, failures: [{ code: 'NodeNotInSnapshot', node: name }] };
+    return {
+      ...base,
+      capacityKnown: false,
+      allocatable: null,
+      projected: new Array<number>(n).fill(NaN),
+      pressure: NaN,
+      failures: [{ code: 'NodeNotInSnapshot', node: name }],
+    };
   }
   const allocatable = allocatableOverride !== undefined ? allocatableOverride : info!.allocatable;
   if (info) for (let r = 0; r < n; r++) used[r] = inUse(info, r, own);
   const failures: FitFailure[] = [];
-  if (info && atStartingLimit(info, own)) failures.push({ code: 'StartingLimit', starting, limit: info.startingLimit! });
-  if (!allocatable) return { ...base, capacityKnown: false, allocatable: null, projected: new Array<number>(n).fill(NaN), pressure: NaN, failures };
+  if (info && atStartingLimit(info, own))
+    failures.push({ code: 'StartingLimit', starting, limit: info.startingLimit! });
+  if (!allocatable)
+    return {
+      ...base,
+      capacityKnown: false,
+      allocatable: null,
+      projected: new Array<number>(n).fill(NaN),
+      pressure: NaN,
+      failures,
+    };
   const projected: number[] = [];
   let pressure = 0;
   for (let r = 0; r < n; r++) {
@@ -81,7 +97,8 @@ export function evaluateCandidate(
     projected.push(p);
     if (p > pressure) pressure = p;
     const fit = dimensionFit(q, total, a);
-    if (fit === 2) failures.push({ code: 'RequestExceedsAllocatable', resource: dims.names[r]!, requested: q, allocatable: a });
+    if (fit === 2)
+      failures.push({ code: 'RequestExceedsAllocatable', resource: dims.names[r]!, requested: q, allocatable: a });
     else if (fit === 1) {
       failures.push({
         code: 'InsufficientResource',

@@ -32,7 +32,8 @@ export function numFeasibleNodesToFind(percentageOfNodesToScore: number, numAllN
   checkPercentageOfNodesToScore(percentageOfNodesToScore);
   if (numAllNodes < MIN_FEASIBLE_NODES_TO_FIND) return numAllNodes;
   let percentage = percentageOfNodesToScore;
-  if (percentage === 0) percentage = Math.max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, 50 - Math.trunc(numAllNodes / 125));
+  if (percentage === 0)
+    percentage = Math.max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, 50 - Math.trunc(numAllNodes / 125));
   return Math.max(MIN_FEASIBLE_NODES_TO_FIND, Math.trunc((numAllNodes * percentage) / 100));
 }
 

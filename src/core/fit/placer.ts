@@ -17,7 +17,14 @@ export interface LocalityChoice {
  */
 import type { CandidateScan } from './scan.js';
 import type { LocalityQuery, LocalityView } from '../objects/templateLocality.js';
-import { MAX_EXTENDER_PRIORITY, STRATEGY_TABLE, type Choice, type PlacementStrategy, type Strategy, type StrategyState } from './strategies/index.js';
+import {
+  MAX_EXTENDER_PRIORITY,
+  STRATEGY_TABLE,
+  type Choice,
+  type PlacementStrategy,
+  type Strategy,
+  type StrategyState,
+} from './strategies/index.js';
 
 const NONE: Choice = { chosen: -1, runnerUp: -1 };
 

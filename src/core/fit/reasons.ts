@@ -29,7 +29,12 @@ export type FitFailure =
       readonly reserved: number;
       readonly allocatable: number;
     }
-  | { readonly code: 'RequestExceedsAllocatable'; readonly resource: string; readonly requested: number; readonly allocatable: number }
+  | {
+      readonly code: 'RequestExceedsAllocatable';
+      readonly resource: string;
+      readonly requested: number;
+      readonly allocatable: number;
+    }
   | { readonly code: 'NodeNotInSnapshot'; readonly node: string }
   | { readonly code: 'StartingLimit'; readonly starting: number; readonly limit: number };
 
@@ -132,10 +137,14 @@ export interface SortedFailures {
  * @param unreadable nodes not evaluated at all (name → reason, e.g. a Node object with an invalid allocatable),
  *   added to `failedNodes` after the others.
  */
-export function sortFailures(failed: readonly (readonly [string, readonly FitFailure[]])[], unreadable: ReadonlyMap<string, string>): SortedFailures {
+export function sortFailures(
+  failed: readonly (readonly [string, readonly FitFailure[]])[],
+  unreadable: ReadonlyMap<string, string>,
+): SortedFailures {
   const failedNodes = new Map<string, string>();
   const failedAndUnresolvableNodes = new Map<string, string>();
-  for (const [name, failures] of failed) (failures.some(isUnresolvable) ? failedAndUnresolvableNodes : failedNodes).set(name, formatFailures(failures));
+  for (const [name, failures] of failed)
+    (failures.some(isUnresolvable) ? failedAndUnresolvableNodes : failedNodes).set(name, formatFailures(failures));
   for (const [name, reason] of unreadable) failedNodes.set(name, reason);
   return { failedNodes, failedAndUnresolvableNodes };
 }

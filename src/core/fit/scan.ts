@@ -135,7 +135,11 @@ export class CandidateScan {
         continue;
       }
       // The starting limit (evaluation.ts atStartingLimit, inlined): startingCount(info, own) ≥ info.startingLimit.
-      const atLimit = info !== undefined && ignoreCapacity !== true && info.startingLimit !== undefined && starting >= info.startingLimit;
+      const atLimit =
+        info !== undefined &&
+        ignoreCapacity !== true &&
+        info.startingLimit !== undefined &&
+        starting >= info.startingLimit;
       const allocatable = override !== undefined ? override : info!.allocatable;
       if (allocatable === null) {
         this.status[k] = atLimit ? DOES_NOT_FIT : FITS_CAPACITY_UNKNOWN;
@@ -222,7 +226,10 @@ export class CandidateScan {
    * (placementService.ts DecisionWindow). Not for a run with ignoreCapacity.
    * @returns that node and its projected pressure, or null when none of them fits.
    */
-  bestNotOffered(nodes: Iterable<NodeInfo>, sign: 1 | -1): { readonly info: NodeInfo; readonly pressure: number } | null {
+  bestNotOffered(
+    nodes: Iterable<NodeInfo>,
+    sign: 1 | -1,
+  ): { readonly info: NodeInfo; readonly pressure: number } | null {
     const { request, seen } = this;
     const own = this.options.own;
     let best: NodeInfo | null = null;
@@ -242,7 +249,14 @@ export class CandidateScan {
   /** The full evaluation of candidate `i` (allocates; for the few candidates that need words). */
   evaluation(i: number): Evaluation {
     const override = this.overrides === undefined ? undefined : this.overrides[i];
-    const evaluation = evaluateCandidate(this.names[i]!, this.infos[i], override, this.request, this.options.own, this.dims);
+    const evaluation = evaluateCandidate(
+      this.names[i]!,
+      this.infos[i],
+      override,
+      this.request,
+      this.options.own,
+      this.dims,
+    );
     return this.options.ignoreCapacity === true ? { ...evaluation, failures: [] } : evaluation;
   }
 
@@ -268,7 +282,8 @@ export class CandidateScan {
  */
 export function fittingPressure(info: NodeInfo, request: readonly number[], own: OwnReservation | undefined): number {
   const allocatable = info.allocatable;
-  if (allocatable === null || (info.startingLimit !== undefined && startingCount(info, own) >= info.startingLimit)) return NaN;
+  if (allocatable === null || (info.startingLimit !== undefined && startingCount(info, own) >= info.startingLimit))
+    return NaN;
   let pressure = 0;
   for (let r = 0; r < allocatable.length; r++) {
     const a = allocatable[r]!;

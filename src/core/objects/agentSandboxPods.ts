@@ -72,7 +72,9 @@ export function agentSandboxKind(pod: Pod): AgentSandboxKind | null {
 export function agentSandboxOf(pod: Pod): AgentSandboxPod | null {
   const kind = agentSandboxKind(pod);
   if (kind === null) return null;
-  const value: unknown = (pod.metadata?.labels as Readonly<Record<string, unknown>> | null | undefined)?.[TEMPLATE_HASH_LABEL];
+  const value: unknown = (pod.metadata?.labels as Readonly<Record<string, unknown>> | null | undefined)?.[
+    TEMPLATE_HASH_LABEL
+  ];
   const templateHash = isLabelValue(value) ? value : null;
   return { kind, templateHash, templateHashUnreadable: templateHash === null && isSet(value) };
 }
@@ -89,6 +91,11 @@ const KIND_TEXT: Readonly<Record<AgentSandboxKind, string>> = {
  * claim, no warm pool)`; a template hash that is not a label value is named as unreadable, never quoted.
  */
 export function describeAgentSandbox(a: AgentSandboxPod): string {
-  const template = a.templateHash !== null ? ` of template ${a.templateHash}` : a.templateHashUnreadable ? ` of an unreadable template (its ${TEMPLATE_HASH_LABEL} label is not a label value)` : '';
+  const template =
+    a.templateHash !== null
+      ? ` of template ${a.templateHash}`
+      : a.templateHashUnreadable
+        ? ` of an unreadable template (its ${TEMPLATE_HASH_LABEL} label is not a label value)`
+        : '';
   return `agent-sandbox pod${template}, ${KIND_TEXT[a.kind]}`;
 }

@@ -12,4 +12,5 @@ export interface BindRequest {
 }
 
 /** The result of creating a Binding; `alreadyBound` when the pod was already bound to that node (a retried bind). */
-export type BindOutcome = { readonly ok: true; readonly alreadyBound: boolean } | { readonly ok: false; readonly error: string };
+export type BindOutcome =
+  { readonly ok: true; readonly alreadyBound: boolean } | { readonly ok: false; readonly error: string };

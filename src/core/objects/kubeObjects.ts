@@ -143,7 +143,9 @@ export interface NodeSelectorTerm {
 /** The node part of core/v1 Affinity that filtering reads. */
 export interface Affinity {
   readonly nodeAffinity?: {
-    readonly requiredDuringSchedulingIgnoredDuringExecution?: { readonly nodeSelectorTerms?: readonly NodeSelectorTerm[] | null } | null;
+    readonly requiredDuringSchedulingIgnoredDuringExecution?: {
+      readonly nodeSelectorTerms?: readonly NodeSelectorTerm[] | null;
+    } | null;
   } | null;
 }
 

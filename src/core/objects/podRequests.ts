@@ -8,7 +8,14 @@
  * ({@link PodRequestsOptions}: `PodInfo.CalculateResource` for a bound pod, fit.go `computePodResourceRequest`).
  */
 import { isRecord, type Container, type ContainerStatus, type Node, type Pod } from './kubeObjects.js';
-import { MAX_SAFE_INTEGER_BIG, QuantityError, milliValue, parseQuantityValue, toSafeInteger, value } from './quantity.js';
+import {
+  MAX_SAFE_INTEGER_BIG,
+  QuantityError,
+  milliValue,
+  parseQuantityValue,
+  toSafeInteger,
+  value,
+} from './quantity.js';
 
 /** Resource name → scheduler units: cpu in millicores, everything else bytes or counts (safe integers). */
 export type ResourceAmounts = ReadonlyMap<string, number>;
@@ -34,13 +41,19 @@ export interface PodRequestsOptions {
  * A pod bound (or assumed) to a node, as Kubernetes v1.36 pkg/scheduler/framework/types.go
  * `PodInfo.CalculateResource` counts it: status resources at container and at pod level.
  */
-export const ASSIGNED_POD_OPTIONS: PodRequestsOptions = Object.freeze({ useStatusResources: true, podLevelStatusResources: true });
+export const ASSIGNED_POD_OPTIONS: PodRequestsOptions = Object.freeze({
+  useStatusResources: true,
+  podLevelStatusResources: true,
+});
 
 /**
  * The pod being scheduled, as Kubernetes v1.36 pkg/scheduler/framework/plugins/noderesources/fit.go
  * `computePodResourceRequest` counts it ("pod hasn't scheduled yet"): the spec only.
  */
-export const INCOMING_POD_OPTIONS: PodRequestsOptions = Object.freeze({ useStatusResources: false, podLevelStatusResources: false });
+export const INCOMING_POD_OPTIONS: PodRequestsOptions = Object.freeze({
+  useStatusResources: false,
+  podLevelStatusResources: false,
+});
 
 /**
  * The options kube-scheduler uses for this pod: {@link ASSIGNED_POD_OPTIONS} when `spec.nodeName` is set
@@ -69,7 +82,10 @@ function parseAt(raw: unknown, path: string): bigint {
     throw err;
   }
   if (nanos < 0n) {
-    throw new QuantityError(`${path}: negative quantity ${JSON.stringify(raw)} is not allowed (resource values must be >= 0)`, raw);
+    throw new QuantityError(
+      `${path}: negative quantity ${JSON.stringify(raw)} is not allowed (resource values must be >= 0)`,
+      raw,
+    );
   }
   return nanos;
 }
@@ -122,7 +138,8 @@ function statusesByName(status: PodStatus | null | undefined): Map<string, Conta
   const byName = new Map<string, ContainerStatus>();
   for (const list of [status?.containerStatuses, status?.initContainerStatuses]) {
     if (!Array.isArray(list)) continue;
-    for (const cs of list as ContainerStatus[]) if (isRecord(cs)) byName.set(typeof cs.name === 'string' ? cs.name : '', cs);
+    for (const cs of list as ContainerStatus[])
+      if (isRecord(cs)) byName.set(typeof cs.name === 'string' ? cs.name : '', cs);
   }
   return byName;
 }
@@ -138,9 +155,17 @@ function resizeInfeasible(status: PodStatus | null | undefined): boolean {
  * max(spec, actuated, allocated) per resource, without spec when the resize is infeasible; the spec alone
  * when the status has no `resources` (Go: `cs.Resources != nil`, `pod.Status.Resources != nil`).
  */
-function effectiveRequests(spec: Exact, status: ContainerStatus | PodStatus | null | undefined, infeasible: boolean, path: string): Exact {
+function effectiveRequests(
+  spec: Exact,
+  status: ContainerStatus | PodStatus | null | undefined,
+  infeasible: boolean,
+  path: string,
+): Exact {
   if (!status || status.resources === null || status.resources === undefined) return spec;
-  const actuated = readResourceList(isRecord(status.resources) ? status.resources['requests'] : undefined, `${path}.resources.requests`);
+  const actuated = readResourceList(
+    isRecord(status.resources) ? status.resources['requests'] : undefined,
+    `${path}.resources.requests`,
+  );
   const allocated = readResourceList(status.allocatedResources, `${path}.allocatedResources`);
   const out: Exact = infeasible ? new Map() : new Map(spec);
   maxInto(out, actuated);
@@ -155,7 +180,11 @@ function effectiveRequests(spec: Exact, status: ContainerStatus | PodStatus | nu
  * and sidecars whose status reports resources count their effective requests (see {@link effectiveRequests});
  * a plain init container always counts its spec.
  */
-function aggregateContainerRequests(spec: PodSpec, status: PodStatus | null | undefined, options: PodRequestsOptions): Exact {
+function aggregateContainerRequests(
+  spec: PodSpec,
+  status: PodStatus | null | undefined,
+  options: PodRequestsOptions,
+): Exact {
   const statuses = statusesByName(status);
   const infeasible = resizeInfeasible(status);
   const effective = (c: Container, own: Exact, path: string) =>
@@ -195,15 +224,21 @@ function isSupportedPodLevelResource(name: string): boolean {
  * max(spec, actuated, allocated), or max(actuated, allocated) while Infeasible; a key found in none of those
  * lists is 0 (Go reads it from the effective map, where a missing key is a zero Quantity).
  */
-function applyPodLevelRequests(reqs: Exact, spec: PodSpec, status: PodStatus | null | undefined, options: PodRequestsOptions): void {
+function applyPodLevelRequests(
+  reqs: Exact,
+  spec: PodSpec,
+  status: PodStatus | null | undefined,
+  options: PodRequestsOptions,
+): void {
   const resources: unknown = spec.resources;
   if (resources === null || resources === undefined) return;
   if (!isRecord(resources)) throw new QuantityError('spec.resources: expected an object', resources);
   const podLevel = readResourceList(resources['requests'], 'spec.resources.requests');
   if (![...podLevel.keys()].some(isSupportedPodLevelResource)) return;
-  const effective = options.useStatusResources && options.podLevelStatusResources
-    ? effectiveRequests(podLevel, status, resizeInfeasible(status), 'status')
-    : podLevel;
+  const effective =
+    options.useStatusResources && options.podLevelStatusResources
+      ? effectiveRequests(podLevel, status, resizeInfeasible(status), 'status')
+      : podLevel;
   for (const name of podLevel.keys()) {
     if (isSupportedPodLevelResource(name)) reqs.set(name, effective.get(name) ?? 0n);
   }

@@ -43,10 +43,24 @@ const EXPONENT_SHAPE = /^[+-]?[0-9]+$/;
 const GO_FORMAT_REGEX = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
 
 const DECIMAL_SUFFIXES: ReadonlyMap<string, number> = new Map([
-  ['n', -9], ['u', -6], ['m', -3], ['', 0], ['k', 3], ['M', 6], ['G', 9], ['T', 12], ['P', 15], ['E', 18],
+  ['n', -9],
+  ['u', -6],
+  ['m', -3],
+  ['', 0],
+  ['k', 3],
+  ['M', 6],
+  ['G', 9],
+  ['T', 12],
+  ['P', 15],
+  ['E', 18],
 ]);
 const BINARY_SUFFIXES: ReadonlyMap<string, number> = new Map([
-  ['Ki', 10], ['Mi', 20], ['Gi', 30], ['Ti', 40], ['Pi', 50], ['Ei', 60],
+  ['Ki', 10],
+  ['Mi', 20],
+  ['Gi', 30],
+  ['Ti', 40],
+  ['Pi', 50],
+  ['Ei', 60],
 ]);
 
 /** What the scanner extracted: sign, integer digits without leading zeros ("0" if none), fraction digits. */
@@ -96,7 +110,10 @@ function scan(str: string): Scanned {
   const hasDigits = digitsEnd(str, numberStart) > numberStart || denom.length > 0;
   const suffix = str.slice(pos);
   if (!SUFFIX_SHAPE.test(suffix)) {
-    fail(str, `ErrFormatWrong: unexpected text ${show(suffix)} after the number; quantities must match '${GO_FORMAT_REGEX}'`);
+    fail(
+      str,
+      `ErrFormatWrong: unexpected text ${show(suffix)} after the number; quantities must match '${GO_FORMAT_REGEX}'`,
+    );
   }
   return { negative, hasDigits, num, denom, suffix };
 }
@@ -114,8 +131,11 @@ function interpretSuffix(input: string, suffix: string): Suffix {
       return { base: 10, exponent: Number(BigInt.asIntN(32, parsed)), format: 'DecimalExponent' };
     }
   }
-  return fail(input, `ErrSuffix: unknown suffix ${show(suffix)}; suffixes are case-sensitive: n u m k M G T P E, ` +
-    'Ki Mi Gi Ti Pi Ei, or e/E followed by an integer exponent');
+  return fail(
+    input,
+    `ErrSuffix: unknown suffix ${show(suffix)}; suffixes are case-sensitive: n u m k M G T P E, ` +
+      'Ki Mi Gi Ti Pi Ei, or e/E followed by an integer exponent',
+  );
 }
 
 /** Whether Go's int64 fast path handles this input (otherwise it re-parses the number with inf.Dec). */
@@ -250,8 +270,11 @@ function jsonTrimSpace(text: string): string {
   while (start < end && isJsonRawGoSpace(text.charCodeAt(start))) start++;
   while (end > start && isJsonRawGoSpace(text.charCodeAt(end - 1))) end--;
   if (ESCAPED_GO_SPACE.has(text.charCodeAt(start)) || ESCAPED_GO_SPACE.has(text.charCodeAt(end - 1))) {
-    fail(text, 'a tab, newline or other control character can be in a JSON string only as an escape sequence, ' +
-      'which Quantity.UnmarshalJSON does not decode: Kubernetes rejects it');
+    fail(
+      text,
+      'a tab, newline or other control character can be in a JSON string only as an escape sequence, ' +
+        'which Quantity.UnmarshalJSON does not decode: Kubernetes rejects it',
+    );
   }
   return text.slice(start, end);
 }

@@ -7,7 +7,13 @@
  */
 import { agentSandboxKind, type AgentSandboxKind } from './agentSandboxPods.js';
 import type { Node, Pod } from './kubeObjects.js';
-import { localityKey as templateKey, nodeImages, podImages, type LocalityRecordOptions, type NodeImage } from './templateLocality.js';
+import {
+  localityKey as templateKey,
+  nodeImages,
+  podImages,
+  type LocalityRecordOptions,
+  type NodeImage,
+} from './templateLocality.js';
 import { nodeAllocatableExact, podRequestOptions, podRequestsExact, schedulerAmount } from './podRequests.js';
 
 /** The resource dimensions that pressure and the capacity filter look at, in a fixed order. */
@@ -131,11 +137,36 @@ export function toPodRecord(pod: Pod, dims: Dimensions, options: PodRecordOption
   const terminal = TERMINAL_PHASES.has(pod.status?.phase ?? '');
   const failure = schedulingFailure(pod);
   const agentSandbox = agentSandboxKind(pod);
-  if (!options.locality) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, agentSandbox };
+  if (!options.locality)
+    return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, agentSandbox };
   // One literal each (no spread): the cache keeps 150,000 of these.
   const localityKey = templateKey(pod, options.locality.templateLabel);
-  if (options.withImages) return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, agentSandbox, localityKey, images: podImages(pod) };
-  return { uid, key, nodeName, schedulerName, request, state, terminal, schedulingFailure: failure, agentSandbox, localityKey };
+  if (options.withImages)
+    return {
+      uid,
+      key,
+      nodeName,
+      schedulerName,
+      request,
+      state,
+      terminal,
+      schedulingFailure: failure,
+      agentSandbox,
+      localityKey,
+      images: podImages(pod),
+    };
+  return {
+    uid,
+    key,
+    nodeName,
+    schedulerName,
+    request,
+    state,
+    terminal,
+    schedulingFailure: failure,
+    agentSandbox,
+    localityKey,
+  };
 }
 
 /** `reason: message` of an unbound pod's `PodScheduled=False` condition, or null. */

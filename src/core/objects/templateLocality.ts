@@ -133,7 +133,9 @@ export function localityKey(pod: Pod, label: string): string | null {
  * characters, checked by length first, so a value of any size costs O(1).
  */
 export function isLabelValue(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_LABEL_VALUE_LENGTH && LABEL_VALUE.test(value);
+  return (
+    typeof value === 'string' && value.length > 0 && value.length <= MAX_LABEL_VALUE_LENGTH && LABEL_VALUE.test(value)
+  );
 }
 
 /** What a decision asks about a pod (PodRecord.localityKey and .images). */
@@ -207,7 +209,10 @@ const EMPTY: readonly NodeImage[] = [];
 export class LocalityIndex implements LocalityView {
   private readonly byName = new Map<string, ImageState>();
   /** Per NodeInfo id: its images as kept, and the states of their names (to take them back out). */
-  private readonly nodeImagesById = new Map<number, { readonly images: readonly NodeImage[]; readonly states: readonly ImageState[] }>();
+  private readonly nodeImagesById = new Map<
+    number,
+    { readonly images: readonly NodeImage[]; readonly states: readonly ImageState[] }
+  >();
   /** Template memory, least recently touched first (key `nodeId key`). */
   private readonly recent = new Map<string, Recent>();
   /** One copy of each template key the cache's pod records hold (bounded like the memory; the oldest dropped first). */
@@ -219,7 +224,8 @@ export class LocalityIndex implements LocalityView {
   /** @throws RangeError when ttlMs or maxEntries is not positive. */
   constructor(options: LocalityIndexOptions) {
     if (!(options.ttlMs > 0)) throw new RangeError(`locality ttlMs must be > 0, got ${options.ttlMs}`);
-    if (!(Number.isInteger(options.maxEntries) && options.maxEntries >= 1)) throw new RangeError(`locality maxEntries must be an integer ≥ 1, got ${options.maxEntries}`);
+    if (!(Number.isInteger(options.maxEntries) && options.maxEntries >= 1))
+      throw new RangeError(`locality maxEntries must be an integer ≥ 1, got ${options.maxEntries}`);
     this.ttlMs = options.ttlMs;
     this.maxEntries = options.maxEntries;
   }
@@ -315,7 +321,12 @@ export class LocalityIndex implements LocalityView {
     const key = pod.localityKey ?? null;
     const recent = key === null ? undefined : this.byKey.get(key);
     const images = (pod.images ?? []).map((name) => this.byName.get(name));
-    return { recent, images, expiredAtOrBeforeMs: nowMs - this.ttlMs, anyKnown: recent !== undefined || images.some((s) => s !== undefined) };
+    return {
+      recent,
+      images,
+      expiredAtOrBeforeMs: nowMs - this.ttlMs,
+      anyKnown: recent !== undefined || images.some((s) => s !== undefined),
+    };
   }
 
   signal(query: LocalityQuery, nodeId: number): number {
@@ -345,7 +356,9 @@ export class LocalityIndex implements LocalityView {
       const list = (recentByNode.get(id) ?? []).sort((a, b) => b.atMs - a.atMs);
       out.set(id, {
         images: this.nodeImagesById.get(id)?.images ?? EMPTY,
-        recentTemplates: list.slice(0, limit).map((e) => ({ key: e.key, ageSeconds: Math.max(0, (nowMs - e.atMs) / 1000) })),
+        recentTemplates: list
+          .slice(0, limit)
+          .map((e) => ({ key: e.key, ageSeconds: Math.max(0, (nowMs - e.atMs) / 1000) })),
         recentTemplateCount: list.length,
       });
     }

@@ -85,7 +85,8 @@ export class RejectedPods {
     private readonly cache: SchedulerCacheView,
     private readonly options: RejectedPodsOptions,
   ) {
-    if (!(Number.isInteger(options.maxPods) && options.maxPods > 0)) throw new RangeError(`maxPods must be a positive integer, got ${options.maxPods}`);
+    if (!(Number.isInteger(options.maxPods) && options.maxPods > 0))
+      throw new RangeError(`maxPods must be a positive integer, got ${options.maxPods}`);
     if (!(options.raceWindowMs >= 0)) throw new RangeError(`raceWindowMs must be ≥ 0, got ${options.raceWindowMs}`);
   }
 
@@ -107,18 +108,33 @@ export class RejectedPods {
    * A Filter found no node for `pod` at `nowMs`; `failed` is its list of candidates and their failures.
    * @returns whether the pod is remembered (some candidate failed only with InsufficientResource or StartingLimit).
    */
-  remember(pod: Pick<PodRecord, 'uid' | 'key' | 'request'>, failed: readonly (readonly [string, readonly FitFailure[]])[], nowMs: number): boolean {
+  remember(
+    pod: Pick<PodRecord, 'uid' | 'key' | 'request'>,
+    failed: readonly (readonly [string, readonly FitFailure[]])[],
+    nowMs: number,
+  ): boolean {
     this.byUid.delete(pod.uid);
     let candidates: Uint32Array | null = null;
     for (const [name, failures] of failed) {
-      if (failures.length === 0 || !failures.every((f) => f.code === 'InsufficientResource' || f.code === 'StartingLimit')) continue;
+      if (
+        failures.length === 0 ||
+        !failures.every((f) => f.code === 'InsufficientResource' || f.code === 'StartingLimit')
+      )
+        continue;
       const info = this.cache.nodeInfo(name);
       if (!info) continue;
       candidates ??= emptyOfferSet(this.cache.nodeIdBound);
       addToOfferSet(candidates, info.id);
     }
     if (!candidates) return false;
-    this.byUid.set(pod.uid, { uid: pod.uid, key: pod.key, request: [...pod.request], candidates, rejectedAtMs: nowMs, nudged: false });
+    this.byUid.set(pod.uid, {
+      uid: pod.uid,
+      key: pod.key,
+      request: [...pod.request],
+      candidates,
+      rejectedAtMs: nowMs,
+      nudged: false,
+    });
     if (this.byUid.size > this.options.maxPods) {
       this.byUid.delete(this.byUid.keys().next().value!);
       this.options.dropped?.();

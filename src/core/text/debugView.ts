@@ -47,7 +47,13 @@ export interface NodeView {
    * starting sandbox for placement: the starting limit compares starting + reserved with
    * `startingLimit`, null when no limit applies).
    */
-  readonly sandboxes: { readonly starting: number; readonly running: number; readonly paused: number; readonly reserved: number; readonly startingLimit: number | null };
+  readonly sandboxes: {
+    readonly starting: number;
+    readonly running: number;
+    readonly paused: number;
+    readonly reserved: number;
+    readonly startingLimit: number | null;
+  };
   /**
    * The agent-sandbox pods among the starting, running and paused ones (agentSandboxPods.ts): `warmPool` a
    * SandboxWarmPool's not yet claimed, `claimed` a SandboxClaim's (cold, or adopted from a pool),
@@ -69,7 +75,8 @@ export const NO_NODE_OBJECT =
   '(a Node object sent in a request, nodeCacheCapable: false, counts for that request only)';
 
 /** `allocatableUnknown` of a Node object without usable allocatable (missing, or zero in every dimension). */
-export const NO_ALLOCATABLE = 'the Node object has no usable status.allocatable (missing, or zero in every dimension): capacity unknown, ranked after every node of known capacity';
+export const NO_ALLOCATABLE =
+  'the Node object has no usable status.allocatable (missing, or zero in every dimension): capacity unknown, ranked after every node of known capacity';
 
 /** Template keys shown per node in the debug view, at most. */
 export const RECENT_TEMPLATES_SHOWN = 20;
@@ -105,7 +112,8 @@ function reservationsByNode(cache: SchedulerCacheView, nowMs: number, only?: str
     });
     byNode.set(r.nodeName, list);
   }
-  for (const list of byNode.values()) list.sort((a, b) => compareNames(a.pod, b.pod) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  for (const list of byNode.values())
+    list.sort((a, b) => compareNames(a.pod, b.pod) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
   return byNode;
 }
 
@@ -115,7 +123,10 @@ export function debugNodes(cache: SchedulerCacheView, nowMs: number, order: Node
   const infos = [...cache.nodeInfos()];
   const locality = cache.locality?.nodesLocality(new Set(infos.map((info) => info.id)), nowMs, RECENT_TEMPLATES_SHOWN);
   const views = infos.map((info) => nodeView(cache, info, byNode.get(info.name) ?? [], locality?.get(info.id)));
-  if (order === 'pressure') return views.sort((a, b) => byPressureDescending(a.maxPressure ?? NaN, b.maxPressure ?? NaN) || compareNames(a.name, b.name));
+  if (order === 'pressure')
+    return views.sort(
+      (a, b) => byPressureDescending(a.maxPressure ?? NaN, b.maxPressure ?? NaN) || compareNames(a.name, b.name),
+    );
   return views.sort((a, b) => compareNames(a.name, b.name));
 }
 
@@ -127,7 +138,12 @@ export function debugNode(cache: SchedulerCacheView, name: string, nowMs: number
   return nodeView(cache, info, reservationsByNode(cache, nowMs, name).get(name) ?? [], locality);
 }
 
-function nodeView(cache: SchedulerCacheView, info: NodeInfo, reservations: ReservationView[], locality: NodeLocalityView | undefined): NodeView {
+function nodeView(
+  cache: SchedulerCacheView,
+  info: NodeInfo,
+  reservations: ReservationView[],
+  locality: NodeLocalityView | undefined,
+): NodeView {
   const dims = cache.dims.names;
   const pressure = currentPressure(info);
   return {
@@ -147,7 +163,11 @@ function nodeView(cache: SchedulerCacheView, info: NodeInfo, reservations: Reser
       reserved: info.reservedCount,
       startingLimit: info.startingLimit === undefined || info.startingLimit === Infinity ? null : info.startingLimit,
     },
-    agentSandboxes: { warmPool: info.warmPoolSandboxes, claimed: info.claimedSandboxes, standalone: info.standaloneSandboxes },
+    agentSandboxes: {
+      warmPool: info.warmPoolSandboxes,
+      claimed: info.claimedSandboxes,
+      standalone: info.standaloneSandboxes,
+    },
     reservations,
     ...(locality ? { locality } : {}),
   };

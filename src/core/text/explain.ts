@@ -22,7 +22,11 @@ function pressureChange(e: Evaluation, dims: Dimensions): string {
   const allocatable = e.allocatable;
   if (!e.capacityKnown || !allocatable) return 'capacity unknown';
   return dims.names
-    .map((name, r) => (Number.isNaN(e.projected[r]!) ? null : `${name} ${fixed(pressureRatio(e.inUse[r]!, allocatable[r]!))}→${fixed(e.projected[r]!)}`))
+    .map((name, r) =>
+      Number.isNaN(e.projected[r]!)
+        ? null
+        : `${name} ${fixed(pressureRatio(e.inUse[r]!, allocatable[r]!))}→${fixed(e.projected[r]!)}`,
+    )
     .filter((s) => s !== null)
     .join(', ');
 }
@@ -59,7 +63,10 @@ export function zeroRequestNote(pod: Pod, request: readonly number[], dims: Dime
   const tracked = dims.names.filter((name) => name !== PODS_RESOURCE);
   if (tracked.length === 0 || request.some((amount, r) => dims.names[r] !== PODS_RESOURCE && amount !== 0)) return null;
   const containers = pod.spec?.containers;
-  const what = Array.isArray(containers) && containers.length > 0 ? `the pod requests no ${tracked.join(' or ')}` : 'the pod has no containers';
+  const what =
+    Array.isArray(containers) && containers.length > 0
+      ? `the pod requests no ${tracked.join(' or ')}`
+      : 'the pod has no containers';
   return `${what}: ranked as zero requests`;
 }
 
@@ -75,9 +82,13 @@ export function explainLocality(locality: DecisionLocality): string {
     case 'warm':
       return 'template warm on this node';
     case 'partial':
-      return ranked ? 'partial: some of its images are on this node, no node within the band has them all' : 'partial: some of its images are on this node';
+      return ranked
+        ? 'partial: some of its images are on this node, no node within the band has them all'
+        : 'partial: some of its images are on this node';
     case 'cold':
-      return ranked ? `cold: no node within the band has it (${locality.inBand} in the band)` : 'cold: the template is not known on this node';
+      return ranked
+        ? `cold: no node within the band has it (${locality.inBand} in the band)`
+        : 'cold: the template is not known on this node';
   }
 }
 
@@ -96,7 +107,9 @@ export function explainWindow(window: DecisionWindow): string {
   const sampled = `kube-scheduler sampled ${window.offered} of ${window.nodes} nodes`;
   if (window.pressureSign === null) return sampled;
   if (clusterBest === null) return `${sampled}; none better in the extender's model outside them`;
-  const gap = Number.isNaN(pressureGap) ? '' : `, ${fixed(pressureGap)} ${window.pressureSign > 0 ? 'lower' : 'higher'}`;
+  const gap = Number.isNaN(pressureGap)
+    ? ''
+    : `, ${fixed(pressureGap)} ${window.pressureSign > 0 ? 'lower' : 'higher'}`;
   return `${sampled}; best in the extender's model outside them: ${clusterBest.name} at ${fixed(clusterBest.projectedPressure)}${gap}`;
 }
 
@@ -141,12 +154,18 @@ function failureLabel(f: FitFailure): string {
  * `0/2 nodes fit projected capacity: 2 at the starting limit; the pod has no containers: ranked as zero requests. e.g. …`.
  * @param failed each node that does not fit, with its failures, in input order.
  */
-export function explainNoFit(candidates: number, failed: readonly (readonly [string, readonly FitFailure[]])[], podNote?: string | null): string {
+export function explainNoFit(
+  candidates: number,
+  failed: readonly (readonly [string, readonly FitFailure[]])[],
+  podNote?: string | null,
+): string {
   const counts = new Map<string, number>();
   for (const [, failures] of failed) {
     for (const label of new Set(failures.map(failureLabel))) counts.set(label, (counts.get(label) ?? 0) + 1);
   }
-  const summary = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([label, n]) => `${n} ${label}`);
+  const summary = [...counts]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([label, n]) => `${n} ${label}`);
   const first = failed[0];
   const example = first ? ` e.g. ${first[0]}: ${formatFailures(first[1])}` : '';
   return `0/${candidates} nodes fit projected capacity: ${summary.join(', ')}${podNote ? `; ${podNote}` : ''}.${example}`;

@@ -77,12 +77,16 @@ describe('CandidateLookup', () => {
     const { resolve } = lookupOver(200);
     resolve(names(0, 200));
     // Two filter workers, chunks of 50: 0–49 with 50–99, then 100–149 with 150–199, one name of each in turn.
-    const interleaved = [0, 100].flatMap((base) => Array.from({ length: 100 }, (_, k) => `n${base + (k % 2 === 0 ? k / 2 : 50 + (k - 1) / 2)}`));
+    const interleaved = [0, 100].flatMap((base) =>
+      Array.from({ length: 100 }, (_, k) => `n${base + (k % 2 === 0 ? k / 2 : 50 + (k - 1) / 2)}`),
+    );
     const first = resolve(interleaved);
     expect(first.infos.map((i) => i!.name)).toEqual(interleaved);
     expect(first.asked).toEqual(['n50', 'n150']);
     // The next list interleaves the same runs the other way round: the last list's order is itself interleaved.
-    const swapped = [0, 100].flatMap((base) => Array.from({ length: 100 }, (_, k) => `n${base + (k % 2 === 0 ? 50 + k / 2 : (k - 1) / 2)}`));
+    const swapped = [0, 100].flatMap((base) =>
+      Array.from({ length: 100 }, (_, k) => `n${base + (k % 2 === 0 ? 50 + k / 2 : (k - 1) / 2)}`),
+    );
     const second = resolve(swapped);
     expect(second.infos.map((i) => i!.name)).toEqual(swapped);
     expect(second.asked.length).toBeLessThanOrEqual(4);
@@ -111,7 +115,11 @@ describe('CandidateLookup', () => {
   it('sees a name the cache learned from a pod bound to a node it has no Node object of', () => {
     const { cache, resolve } = lookupOver(2);
     expect(resolve(['n0', 'late', 'n1']).infos[1]).toBeUndefined();
-    cache.upsertPod(toPodRecord(makePod('p').uid('uid-p').req({ cpu: '1', memory: '1Gi' }).node('late').obj(), DIMS, { pausedLabel: 'sandbox-extender.io/paused' }));
+    cache.upsertPod(
+      toPodRecord(makePod('p').uid('uid-p').req({ cpu: '1', memory: '1Gi' }).node('late').obj(), DIMS, {
+        pausedLabel: 'sandbox-extender.io/paused',
+      }),
+    );
     expect(resolve(['n0', 'late', 'n1']).infos[1]).toBe(cache.nodeInfo('late'));
   });
 
@@ -143,7 +151,11 @@ describe('CandidateScan with the cache version: the scan of a deleted and re-add
     const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 });
     const upsert = (cpu: string) => cache.upsertNode(toNodeRecord(makeNode('n0', { cpu, memory: '8Gi' }), DIMS));
     upsert('1');
-    const scan = new CandidateScan((name) => cache.nodeInfo(name), DIMS, () => cache.nodeSetVersion);
+    const scan = new CandidateScan(
+      (name) => cache.nodeInfo(name),
+      DIMS,
+      () => cache.nodeSetVersion,
+    );
     const request = [500, 1024 ** 3];
     expect(scan.run(request, ['n0']).pressure[0]).toBe(0.5);
     cache.deleteNode('n0');

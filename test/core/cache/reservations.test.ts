@@ -1,7 +1,18 @@
 import { ReservationLedger, type Reservation } from '../../../src/core/cache/reservations.js';
 
 function reservation(uid: string, expiresAtMs: number, nodeName = 'n1'): Reservation {
-  return { uid, podKey: `ns/${uid}`, nodeName, request: [1000, 1], reservedAtMs: 0, expiresAtMs, bindingStarted: false, bindingFinished: false, podSeen: true, failureMark: null };
+  return {
+    uid,
+    podKey: `ns/${uid}`,
+    nodeName,
+    request: [1000, 1],
+    reservedAtMs: 0,
+    expiresAtMs,
+    bindingStarted: false,
+    bindingFinished: false,
+    podSeen: true,
+    failureMark: null,
+  };
 }
 
 describe('ReservationLedger', () => {
@@ -15,7 +26,14 @@ describe('ReservationLedger', () => {
 
   it('takeExpired returns the reservations due, earliest deadline first, whatever the order they were put in', () => {
     const l = new ReservationLedger();
-    for (const [uid, t] of [['c', 30], ['a', 10], ['e', 50], ['b', 20], ['d', 40]] as const) l.put(reservation(uid, t));
+    for (const [uid, t] of [
+      ['c', 30],
+      ['a', 10],
+      ['e', 50],
+      ['b', 20],
+      ['d', 40],
+    ] as const)
+      l.put(reservation(uid, t));
     expect(l.takeExpired(9)).toEqual([]);
     expect(l.takeExpired(30).map((r) => r.uid)).toEqual(['a', 'b', 'c']);
     expect(l.takeExpired(1000).map((r) => r.uid)).toEqual(['d', 'e']);

@@ -1,5 +1,11 @@
 import type { Pod } from '../../../src/core/objects/kubeObjects.js';
-import { sandboxState, toNodeRecord, toPodRecord, type Dimensions, type SandboxState } from '../../../src/core/objects/records.js';
+import {
+  sandboxState,
+  toNodeRecord,
+  toPodRecord,
+  type Dimensions,
+  type SandboxState,
+} from '../../../src/core/objects/records.js';
 import type { Release } from '../../../src/core/cache/reservations.js';
 import type { CapacityFreed } from '../../../src/core/cache/cacheView.js';
 import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
@@ -16,7 +22,11 @@ const UNCONFIRMED_TTL_MS = 30_000;
 function cacheWithNodes(): { c: SchedulerCache; releases: Release[]; freed: CapacityFreed[] } {
   const releases: Release[] = [];
   const freed: CapacityFreed[] = [];
-  const c = new SchedulerCache(DIMS, { ttlMs: TTL_MS, unconfirmedTtlMs: UNCONFIRMED_TTL_MS }, { released: (r) => releases.push(r), capacityFreed: (f) => freed.push(f) });
+  const c = new SchedulerCache(
+    DIMS,
+    { ttlMs: TTL_MS, unconfirmedTtlMs: UNCONFIRMED_TTL_MS },
+    { released: (r) => releases.push(r), capacityFreed: (f) => freed.push(f) },
+  );
   c.upsertNode(toNodeRecord(makeNode('n1', { cpu: '16', memory: '64Gi' }), DIMS));
   c.upsertNode(toNodeRecord(makeNode('n2', { cpu: '64', memory: '256Gi' }), DIMS));
   freed.length = 0;
@@ -28,7 +38,15 @@ function totals(c: SchedulerCache, name: string) {
   const info = c.nodeInfo(name);
   if (!info) return undefined;
   const { allocated, paused, reserved, starting, running, pausedCount, reservedCount } = info;
-  return { allocated: [...allocated], paused: [...paused], reserved: [...reserved], starting, running, pausedCount, reservedCount };
+  return {
+    allocated: [...allocated],
+    paused: [...paused],
+    reserved: [...reserved],
+    starting,
+    running,
+    pausedCount,
+    reservedCount,
+  };
 }
 
 const reasons = (releases: readonly Release[]) => releases.map((r) => r.reason);
@@ -83,7 +101,9 @@ describe('node records', () => {
   });
 
   it('the pods dimension requests one slot per pod', () => {
-    expect(toPodRecord(makePod('p').req({ cpu: '1' }).obj(), { names: ['cpu', 'pods'] }, { pausedLabel: PAUSED }).request).toEqual([1000, 1]);
+    expect(
+      toPodRecord(makePod('p').req({ cpu: '1' }).obj(), { names: ['cpu', 'pods'] }, { pausedLabel: PAUSED }).request,
+    ).toEqual([1000, 1]);
   });
 });
 
@@ -96,7 +116,15 @@ describe('SchedulerCache node totals (NodeInfo)', () => {
     c.upsertPod(record(makePod('done').req({ cpu: '8', memory: '8Gi' }).node('n1').phase('Failed').obj()));
     c.upsertPod(record(makePod('wait').req({ cpu: '8', memory: '8Gi' }).obj()));
     // allocated: 2000m + 1000m = 3000m; 4Gi + 1Gi = 5Gi. paused: 4000m, 8Gi. Failed and unbound: nothing.
-    expect(totals(c, 'n1')).toEqual({ allocated: [3000, 5 * GiB], paused: [4000, 8 * GiB], reserved: [0, 0], starting: 1, running: 1, pausedCount: 1, reservedCount: 0 });
+    expect(totals(c, 'n1')).toEqual({
+      allocated: [3000, 5 * GiB],
+      paused: [4000, 8 * GiB],
+      reserved: [0, 0],
+      starting: 1,
+      running: 1,
+      pausedCount: 1,
+      reservedCount: 0,
+    });
     expect(c.size).toEqual({ nodes: 2, pods: 5, reservations: 0 });
   });
 
@@ -158,7 +186,9 @@ describe('SchedulerCache node totals (NodeInfo)', () => {
 
   it('rejects TTLs that are not positive, or an unconfirmed TTL above the TTL', () => {
     expect(() => new SchedulerCache(DIMS, { ttlMs: 0 })).toThrow(/ttlMs must be > 0/);
-    expect(() => new SchedulerCache(DIMS, { ttlMs: 10, unconfirmedTtlMs: 11 })).toThrow(/unconfirmedTtlMs must be > 0 and ≤ ttlMs/);
+    expect(() => new SchedulerCache(DIMS, { ttlMs: 10, unconfirmedTtlMs: 11 })).toThrow(
+      /unconfirmedTtlMs must be > 0 and ≤ ttlMs/,
+    );
   });
 });
 
@@ -171,7 +201,14 @@ describe('SchedulerCache reservation lifecycle (the diagram in schedulerCache.ts
     c.upsertPod(p);
     expect(c.assume(p, 'n1', 1_000)).toBe('assumed');
     expect(totals(c, 'n1')).toMatchObject({ reserved: [2000, 4 * GiB], reservedCount: 1 });
-    expect(c.reservation('uid-p')).toMatchObject({ nodeName: 'n1', podKey: 'sandboxes/p', reservedAtMs: 1_000, expiresAtMs: 1_000 + TTL_MS, podSeen: true, bindingFinished: false });
+    expect(c.reservation('uid-p')).toMatchObject({
+      nodeName: 'n1',
+      podKey: 'sandboxes/p',
+      reservedAtMs: 1_000,
+      expiresAtMs: 1_000 + TTL_MS,
+      podSeen: true,
+      bindingFinished: false,
+    });
   });
 
   it('assume for a pod the cache has never seen lapses after the unconfirmed TTL, unless the pod shows up', () => {
@@ -299,7 +336,12 @@ describe('SchedulerCache reservation lifecycle (the diagram in schedulerCache.ts
     c.upsertPod(p);
     c.assume(p, 'n1', 0);
     expect(c.finishBinding(p.uid, 'n2', 500_000)).toBe(true);
-    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', reservedAtMs: 0, expiresAtMs: 500_000 + TTL_MS, bindingFinished: true });
+    expect(c.reservation(p.uid)).toMatchObject({
+      nodeName: 'n2',
+      reservedAtMs: 0,
+      expiresAtMs: 500_000 + TTL_MS,
+      bindingFinished: true,
+    });
     expect(totals(c, 'n1')).toMatchObject({ reserved: [0, 0], reservedCount: 0 });
     expect(totals(c, 'n2')).toMatchObject({ reserved: [2000, 4 * GiB], reservedCount: 1 });
     expect(c.expire(TTL_MS)).toEqual([]); // the assume's deadline no longer applies
@@ -314,31 +356,61 @@ describe('SchedulerCache reservation lifecycle (the diagram in schedulerCache.ts
     c.assume(p, 'n1', 0);
     c.finishBinding(p.uid, 'n1', 1_000);
     expect(c.assume(p, 'n2', 2_000)).toBe('assumed');
-    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', reservedAtMs: 2_000, expiresAtMs: 2_000 + TTL_MS, bindingFinished: false });
+    expect(c.reservation(p.uid)).toMatchObject({
+      nodeName: 'n2',
+      reservedAtMs: 2_000,
+      expiresAtMs: 2_000 + TTL_MS,
+      bindingFinished: false,
+    });
     expect(totals(c, 'n1')).toMatchObject({ reserved: [0, 0], reservedCount: 0 });
     expect(totals(c, 'n2')).toMatchObject({ reserved: [2000, 4 * GiB], reservedCount: 1 });
     expect(c.finishBinding(p.uid, 'n2', 3_000)).toBe(true);
     expect(c.finishBinding(p.uid, 'n2', 4_000)).toBe(true);
-    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', reservedAtMs: 2_000, expiresAtMs: 4_000 + TTL_MS, bindingFinished: true });
+    expect(c.reservation(p.uid)).toMatchObject({
+      nodeName: 'n2',
+      reservedAtMs: 2_000,
+      expiresAtMs: 4_000 + TTL_MS,
+      bindingFinished: true,
+    });
     expect(c.size.reservations).toBe(1);
     expect(releases).toEqual([]); // replaced, never released
   });
 
-  it('startBinding holds the reservation on the bind\'s node for a full TTL from the bind; finishBinding and assume go on from it', () => {
+  it("startBinding holds the reservation on the bind's node for a full TTL from the bind; finishBinding and assume go on from it", () => {
     const { c, releases } = cacheWithNodes();
     const p = pod('p');
     c.upsertPod(p);
     c.assume(p, 'n1', 0);
     expect(c.startBinding(p.uid, 'n2', 500_000)).toBe(true);
-    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', reservedAtMs: 0, expiresAtMs: 500_000 + TTL_MS, bindingStarted: true, bindingFinished: false });
+    expect(c.reservation(p.uid)).toMatchObject({
+      nodeName: 'n2',
+      reservedAtMs: 0,
+      expiresAtMs: 500_000 + TTL_MS,
+      bindingStarted: true,
+      bindingFinished: false,
+    });
     expect(totals(c, 'n1')).toMatchObject({ reserved: [0, 0], reservedCount: 0 });
     expect(totals(c, 'n2')).toMatchObject({ reserved: [2000, 4 * GiB], reservedCount: 1 });
     expect(c.finishBinding(p.uid, 'n2', 500_010)).toBe(true);
-    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n2', expiresAtMs: 500_010 + TTL_MS, bindingStarted: true, bindingFinished: true });
+    expect(c.reservation(p.uid)).toMatchObject({
+      nodeName: 'n2',
+      expiresAtMs: 500_010 + TTL_MS,
+      bindingStarted: true,
+      bindingFinished: true,
+    });
     expect(c.startBinding(p.uid, 'n2', 500_020)).toBe(true); // a retried bind: still finished
-    expect(c.reservation(p.uid)).toMatchObject({ expiresAtMs: 500_020 + TTL_MS, bindingStarted: true, bindingFinished: true });
+    expect(c.reservation(p.uid)).toMatchObject({
+      expiresAtMs: 500_020 + TTL_MS,
+      bindingStarted: true,
+      bindingFinished: true,
+    });
     expect(c.assume(p, 'n1', 600_000)).toBe('assumed'); // kube-scheduler retried the pod: a new cycle
-    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n1', reservedAtMs: 600_000, bindingStarted: false, bindingFinished: false });
+    expect(c.reservation(p.uid)).toMatchObject({
+      nodeName: 'n1',
+      reservedAtMs: 600_000,
+      bindingStarted: false,
+      bindingFinished: false,
+    });
     expect(c.size.reservations).toBe(1);
     expect(releases).toEqual([]);
   });
@@ -355,7 +427,13 @@ describe('SchedulerCache reservation lifecycle (the diagram in schedulerCache.ts
     const { c } = cacheWithNodes();
     c.upsertPod(pod('p'));
     expect(c.startBinding('uid-p', 'n1', 7)).toBe(true);
-    expect(c.reservation('uid-p')).toMatchObject({ nodeName: 'n1', request: [2000, 4 * GiB], reservedAtMs: 7, bindingStarted: true, bindingFinished: false });
+    expect(c.reservation('uid-p')).toMatchObject({
+      nodeName: 'n1',
+      request: [2000, 4 * GiB],
+      reservedAtMs: 7,
+      bindingStarted: true,
+      bindingFinished: false,
+    });
     expect(c.startBinding('never-seen', 'n1', 0)).toBe(false);
     c.upsertPod(record(makePod('q').req({ cpu: '1' }).node('n2').obj()));
     expect(c.startBinding('uid-q', 'n2', 0)).toBe(false);
@@ -367,7 +445,12 @@ describe('SchedulerCache reservation lifecycle (the diagram in schedulerCache.ts
     const p = pod('p');
     c.upsertPod(p);
     expect(c.finishBinding(p.uid, 'n1', 7)).toBe(true);
-    expect(c.reservation(p.uid)).toMatchObject({ nodeName: 'n1', request: [2000, 4 * GiB], reservedAtMs: 7, bindingFinished: true });
+    expect(c.reservation(p.uid)).toMatchObject({
+      nodeName: 'n1',
+      request: [2000, 4 * GiB],
+      reservedAtMs: 7,
+      bindingFinished: true,
+    });
     expect(c.finishBinding('never-seen', 'n1', 0)).toBe(false);
     c.upsertPod(record(makePod('q').req({ cpu: '1' }).node('n2').obj()));
     expect(c.finishBinding('uid-q', 'n2', 0)).toBe(false);
@@ -377,7 +460,13 @@ describe('SchedulerCache reservation lifecycle (the diagram in schedulerCache.ts
 
 describe('release when kube-scheduler gives up on the cycle (Unschedulable after the reservation)', () => {
   const failed = (message: string) =>
-    ({ ...makePod('p').req({ cpu: '2' }).obj(), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] } }) as Pod;
+    ({
+      ...makePod('p').req({ cpu: '2' }).obj(),
+      status: {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }],
+      },
+    }) as Pod;
 
   it('a new scheduling failure on the still-unbound pod releases it as unschedulable', () => {
     const { c, releases } = cacheWithNodes();
@@ -394,14 +483,19 @@ describe('release when kube-scheduler gives up on the cycle (Unschedulable after
     c.upsertPod(before);
     c.assume(before, 'n1', 0);
     // A label update re-delivers the same old condition: the reservation stays, with its deadline.
-    c.upsertPod(record({ ...failed('0/2 nodes are available: 2 Insufficient cpu.'), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', labels: { team: 'x' } } } as Pod));
+    c.upsertPod(
+      record({
+        ...failed('0/2 nodes are available: 2 Insufficient cpu.'),
+        metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', labels: { team: 'x' } },
+      } as Pod),
+    );
     expect(c.reservation('uid-p')).toMatchObject({ nodeName: 'n1', reservedAtMs: 0, expiresAtMs: TTL_MS });
     // A different failure afterwards does release it.
     c.upsertPod(record(failed('0/2 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable.')));
     expect(c.size.reservations).toBe(0);
   });
 
-  it('once the bind has started, a failure shown is an earlier cycle\'s: it releases nothing (startBinding, then finishBinding)', () => {
+  it("once the bind has started, a failure shown is an earlier cycle's: it releases nothing (startBinding, then finishBinding)", () => {
     const { c, releases } = cacheWithNodes();
     // Filter answered before the watch showed the failure of the cycle before: kube-scheduler's copy had none.
     c.upsertPod(record(makePod('p').req({ cpu: '2' }).obj()));
@@ -418,13 +512,18 @@ describe('release when kube-scheduler gives up on the cycle (Unschedulable after
     expect(totals(c, 'n1')).toMatchObject({ allocated: [2000, 0], reserved: [0, 0], starting: 1, reservedCount: 0 });
   });
 
-  it('a failure the record already carried before the update releases nothing, though kube-scheduler\'s copy had none when it reserved', () => {
+  it("a failure the record already carried before the update releases nothing, though kube-scheduler's copy had none when it reserved", () => {
     const { c, releases } = cacheWithNodes();
     c.upsertPod(record(failed('0/2 nodes are available: 2 Insufficient cpu.'))); // the watch shows it first
     c.assume(record(makePod('p').req({ cpu: '2' }).obj()), 'n1', 0); // kube-scheduler decided on its older copy
     expect(c.reservation('uid-p')).toMatchObject({ failureMark: null });
     // A label update re-delivers that earlier failure: nothing new happened to this cycle.
-    c.upsertPod(record({ ...failed('0/2 nodes are available: 2 Insufficient cpu.'), metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', labels: { team: 'x' } } } as Pod));
+    c.upsertPod(
+      record({
+        ...failed('0/2 nodes are available: 2 Insufficient cpu.'),
+        metadata: { name: 'p', namespace: 'sandboxes', uid: 'uid-p', labels: { team: 'x' } },
+      } as Pod),
+    );
     expect(c.reservation('uid-p')).toMatchObject({ nodeName: 'n1', reservedAtMs: 0 });
     expect(releases).toEqual([]);
     c.upsertPod(record(failed('0/2 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable.')));
@@ -439,7 +538,13 @@ describe('release when kube-scheduler gives up on the cycle (Unschedulable after
 describe('SchedulerCache capacity freed (the capacityFreed listener: the facts of the table in docs/cluster-mode.md)', () => {
   const sandbox = (name: string) => makePod(name).req({ cpu: '2', memory: '4Gi' });
   const failedScheduling = (name: string, message: string) =>
-    ({ ...sandbox(name).obj(), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] } }) as Pod;
+    ({
+      ...sandbox(name).obj(),
+      status: {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }],
+      },
+    }) as Pod;
   const watched = cacheWithNodes;
 
   it('a paused pod in a terminal phase: deleted, or losing its label, frees capacity, said to be a terminal pod’s', () => {

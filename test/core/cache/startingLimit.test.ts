@@ -11,7 +11,12 @@ import { formatFailure, isUnresolvable, onlyStartingLimit, type FitFailure } fro
 import { toNodeRecord, toPodRecord, type Dimensions, type PodRecord } from '../../../src/core/objects/records.js';
 import { CandidateScan, DOES_NOT_FIT, FITS, FITS_CAPACITY_UNKNOWN } from '../../../src/core/fit/scan.js';
 import { SchedulerCache } from '../../../src/core/cache/schedulerCache.js';
-import { checkStartingLimit, hasAtMostThreeDecimals, startingLimitOf, type StartingLimitConfig } from '../../../src/core/cache/startingLimit.js';
+import {
+  checkStartingLimit,
+  hasAtMostThreeDecimals,
+  startingLimitOf,
+  type StartingLimitConfig,
+} from '../../../src/core/cache/startingLimit.js';
 import { makeNode, makePod } from '../../fixtures/builders.js';
 
 const DIMS: Dimensions = { names: ['cpu', 'memory'] };
@@ -42,7 +47,9 @@ describe('startingLimitOf: one node’s limit', () => {
 
   it('perCore keeps exact integers at the largest allocatable (2^53 − 1 millicores)', () => {
     // floor(2 × (2^53 − 1) / 1000): BigInt arithmetic, no rounding of the product.
-    expect(startingLimitOf({ perCore: 2 }, Number.MAX_SAFE_INTEGER)).toBe(Number((2n * BigInt(Number.MAX_SAFE_INTEGER)) / 1000n));
+    expect(startingLimitOf({ perCore: 2 }, Number.MAX_SAFE_INTEGER)).toBe(
+      Number((2n * BigInt(Number.MAX_SAFE_INTEGER)) / 1000n),
+    );
   });
 
   it.each<[StartingLimitConfig, string]>([
@@ -57,13 +64,21 @@ describe('startingLimitOf: one node’s limit', () => {
   });
 
   it('at most three decimals, as written', () => {
-    expect([0.125, 0.29, 1, 2.5, 0.001, 1000.999].map(hasAtMostThreeDecimals)).toEqual([true, true, true, true, true, true]);
+    expect([0.125, 0.29, 1, 2.5, 0.001, 1000.999].map(hasAtMostThreeDecimals)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect([0.0625, 0.0001, 1 / 3].map(hasAtMostThreeDecimals)).toEqual([false, false, false]);
   });
 });
 
 describe('the limit on each NodeInfo (set by the cache on upsertNode)', () => {
-  const cache = (startingLimit: StartingLimitConfig, dims: Dimensions = DIMS) => new SchedulerCache(dims, { ttlMs: 600_000, startingLimit });
+  const cache = (startingLimit: StartingLimitConfig, dims: Dimensions = DIMS) =>
+    new SchedulerCache(dims, { ttlMs: 600_000, startingLimit });
 
   it('follows the node’s allocatable cpu, and its updates', () => {
     const c = cache({ perNode: 6, perCore: 0.125 });
@@ -83,7 +98,9 @@ describe('the limit on each NodeInfo (set by the cache on upsertNode)', () => {
 
   it('a node known only by its pods, and a deleted node, have the limit of unknown capacity', () => {
     const c = cache({ perNode: 3, perCore: 0.5 });
-    c.upsertPod(toPodRecord(makePod('p').req({ cpu: '1' }).node('ghost', { ready: false }).obj(), DIMS, { pausedLabel: PAUSED }));
+    c.upsertPod(
+      toPodRecord(makePod('p').req({ cpu: '1' }).node('ghost', { ready: false }).obj(), DIMS, { pausedLabel: PAUSED }),
+    );
     expect(c.nodeInfo('ghost')!.startingLimit).toBe(3);
     c.upsertNode(toNodeRecord(makeNode('ghost', { cpu: '2', memory: '8Gi' }), DIMS));
     expect(c.nodeInfo('ghost')!.startingLimit).toBe(1); // max(1, floor(0.5 × 2)) = 1 < 3
@@ -109,8 +126,14 @@ describe('the fit rule: starting = bound and not Ready + reservations, the pod�
   /** The pod `new` evaluated on n, its own reservation (if any) left out; `evaluateWithout` as if it held none. */
   const evaluate = () => evaluateCandidate('n', c.nodeInfo('n'), undefined, POD, c.reservation('new'), DIMS);
   const evaluateWithout = () => evaluateCandidate('n', c.nodeInfo('n'), undefined, POD, undefined, DIMS);
-  const scanStatus = () => new CandidateScan((name) => c.nodeInfo(name), DIMS).run(POD, ['n'], { own: c.reservation('new') }).status[0];
-  const bound = (name: string, ready: boolean) => c.upsertPod(toPodRecord(makePod(name).req({ cpu: '1', memory: '1Gi' }).node('n', { ready }).obj(), DIMS, { pausedLabel: PAUSED }));
+  const scanStatus = () =>
+    new CandidateScan((name) => c.nodeInfo(name), DIMS).run(POD, ['n'], { own: c.reservation('new') }).status[0];
+  const bound = (name: string, ready: boolean) =>
+    c.upsertPod(
+      toPodRecord(makePod(name).req({ cpu: '1', memory: '1Gi' }).node('n', { ready }).obj(), DIMS, {
+        pausedLabel: PAUSED,
+      }),
+    );
 
   it('two reservations reach the limit of 2: the third pod fails with StartingLimit (resolvable)', () => {
     c.assume({ uid: 'a', key: 'ns/a', request: POD }, 'n', 0);
@@ -152,7 +175,11 @@ describe('the fit rule: starting = bound and not Ready + reservations, the pod�
   });
 
   it('paused and running sandboxes do not count', () => {
-    c.upsertPod(toPodRecord(makePod('p').req({ cpu: '1' }).label(PAUSED, 'true').node('n', { ready: false }).obj(), DIMS, { pausedLabel: PAUSED }));
+    c.upsertPod(
+      toPodRecord(makePod('p').req({ cpu: '1' }).label(PAUSED, 'true').node('n', { ready: false }).obj(), DIMS, {
+        pausedLabel: PAUSED,
+      }),
+    );
     bound('r1', true);
     bound('r2', true);
     expect(evaluate().failures).toEqual([]);
@@ -180,13 +207,19 @@ describe('the fit rule: starting = bound and not Ready + reservations, the pod�
 });
 
 describe('Filter with the limit (one call per pod)', () => {
-  const pod = (name: string): PodRecord => toPodRecord(makePod(name).req({ cpu: '1', memory: '1Gi' }).obj(), DIMS, { pausedLabel: PAUSED });
+  const pod = (name: string): PodRecord =>
+    toPodRecord(makePod(name).req({ cpu: '1', memory: '1Gi' }).obj(), DIMS, { pausedLabel: PAUSED });
 
   it('spreads a burst over the nodes with a free start slot, then places nowhere with the reasons; a Ready pod frees a slot', () => {
     const c = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perCore: 0.125 } });
     c.upsertNode(toNodeRecord(makeNode('n8', { cpu: '8', memory: '32Gi' }), DIMS)); // limit 1
     c.upsertNode(toNodeRecord(makeNode('n16', { cpu: '16', memory: '64Gi' }), DIMS)); // limit 2
-    const service = new PlacementService(c, new Placer('least_loaded', () => 0), { schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: false, offerTtlMs: 1000 });
+    const service = new PlacementService(c, new Placer('least_loaded', () => 0), {
+      schedulerName: 'sandbox-scheduler',
+      chooseInFilter: true,
+      recordOffers: false,
+      offerTtlMs: 1000,
+    });
     const names = ['n8', 'n16'];
     // p0: n16 (cpu 1/16 < 1/8); p1: an exact tie at cpu 0.125, fewer starting wins (n8); p2: n8 is at its limit of 1.
     const placed = ['p0', 'p1', 'p2'].map((p) => service.filter(pod(p), { names }, 0).reserved);
@@ -198,9 +231,15 @@ describe('Filter with the limit (one call per pod)', () => {
       ['n16', [{ code: 'StartingLimit', starting: 2, limit: 2 }]],
     ];
     expect(held.failed).toEqual(failed);
-    expect(explainNoFit(2, held.failed)).toBe('0/2 nodes fit projected capacity: 2 at the starting limit. e.g. n8: 1 sandboxes starting, limit 1');
+    expect(explainNoFit(2, held.failed)).toBe(
+      '0/2 nodes fit projected capacity: 2 at the starting limit. e.g. n8: 1 sandboxes starting, limit 1',
+    );
     // p0 is bound and becomes Ready on n16: its slot frees, and p3 goes there.
-    c.upsertPod(toPodRecord(makePod('p0').req({ cpu: '1', memory: '1Gi' }).node('n16', { ready: true }).obj(), DIMS, { pausedLabel: PAUSED }));
+    c.upsertPod(
+      toPodRecord(makePod('p0').req({ cpu: '1', memory: '1Gi' }).node('n16', { ready: true }).obj(), DIMS, {
+        pausedLabel: PAUSED,
+      }),
+    );
     expect(service.filter(pod('p3'), { names }, 0).reserved).toBe('n16');
   });
 });

@@ -27,14 +27,36 @@ interface NodeSpec {
   readonly images?: readonly string[];
 }
 
-function setup(nodes: readonly NodeSpec[], options: { strategy?: Strategy; band?: number; locality?: boolean; cpus?: number } = {}) {
+function setup(
+  nodes: readonly NodeSpec[],
+  options: { strategy?: Strategy; band?: number; locality?: boolean; cpus?: number } = {},
+) {
   const on = options.locality ?? true;
-  const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, ...(on ? { locality: { ttlMs: LOCALITY_TTL_MS, maxEntries: 1000, now: () => 0 } } : {}) });
+  const cache = new SchedulerCache(DIMS, {
+    ttlMs: TTL_MS,
+    ...(on ? { locality: { ttlMs: LOCALITY_TTL_MS, maxEntries: 1000, now: () => 0 } } : {}),
+  });
   for (const spec of nodes) {
     const node = makeNode(spec.name, { cpu: String(options.cpus ?? 100), memory: '1000Gi' });
-    const withImages = { ...node, status: { ...node.status, images: (spec.images ?? []).map((name, i) => ({ names: [name], sizeBytes: (i + 1) * GiB })) } };
+    const withImages = {
+      ...node,
+      status: {
+        ...node.status,
+        images: (spec.images ?? []).map((name, i) => ({ names: [name], sizeBytes: (i + 1) * GiB })),
+      },
+    };
     cache.upsertNode(toNodeRecord(withImages as never, DIMS, on ? LOCALITY : undefined));
-    if (spec.usedCpu) cache.upsertPod(toPodRecord(makePod(`used-${spec.name}`).req({ cpu: `${spec.usedCpu * 1000}m`, memory: '1Gi' }).node(spec.name).obj(), DIMS, { pausedLabel: OPTIONS.pausedLabel }));
+    if (spec.usedCpu)
+      cache.upsertPod(
+        toPodRecord(
+          makePod(`used-${spec.name}`)
+            .req({ cpu: `${spec.usedCpu * 1000}m`, memory: '1Gi' })
+            .node(spec.name)
+            .obj(),
+          DIMS,
+          { pausedLabel: OPTIONS.pausedLabel },
+        ),
+      );
   }
   const service = new PlacementService(cache, new Placer(options.strategy ?? 'least_loaded', () => 0.5), {
     schedulerName: 'sandbox-scheduler',
@@ -59,11 +81,22 @@ const chosen = (d: Decision) => d.scan.names[d.chosen];
 
 describe('locality ranks within the pressure band', () => {
   it('a template warm on one node of several equal ones is placed there, and the Event says so', () => {
-    const { service, candidates } = setup([{ name: 'a' }, { name: 'b' }, { name: 'c', images: ['tmpl:1'] }, { name: 'd' }]);
+    const { service, candidates } = setup([
+      { name: 'a' },
+      { name: 'b' },
+      { name: 'c', images: ['tmpl:1'] },
+      { name: 'd' },
+    ]);
     const decision = service.filter(sandbox('p', 'tmpl:1'), candidates, 0);
     expect(chosen(decision)).toBe('c');
     expect(decision.locality).toEqual({ signal: 'warm', inBand: 4 });
-    const summary = { chosen: decision.chosenEvaluation!, runnerUp: decision.runnerUpEvaluation, candidates: 4, feasible: 4, locality: decision.locality };
+    const summary = {
+      chosen: decision.chosenEvaluation!,
+      runnerUp: decision.runnerUpEvaluation,
+      candidates: 4,
+      feasible: 4,
+      locality: decision.locality,
+    };
     expect(explainPlacement(summary, DIMS, 'least_loaded')).toMatch(/; template warm on this node$/);
   });
 
@@ -76,12 +109,23 @@ describe('locality ranks within the pressure band', () => {
     const decision = outside.service.filter(sandbox('p', 'tmpl:1'), outside.candidates, 0);
     expect(chosen(decision)).toBe('a');
     expect(decision.locality).toEqual({ signal: 'cold', inBand: 1 });
-    const summary = { chosen: decision.chosenEvaluation!, runnerUp: decision.runnerUpEvaluation, candidates: 2, feasible: 2, locality: decision.locality };
-    expect(explainPlacement(summary, DIMS, 'least_loaded')).toMatch(/; cold: no node within the band has it \(1 in the band\)$/);
+    const summary = {
+      chosen: decision.chosenEvaluation!,
+      runnerUp: decision.runnerUpEvaluation,
+      candidates: 2,
+      feasible: 2,
+      locality: decision.locality,
+    };
+    expect(explainPlacement(summary, DIMS, 'least_loaded')).toMatch(
+      /; cold: no node within the band has it \(1 in the band\)$/,
+    );
   });
 
   it('band 0: only exact pressure ties are decided by locality', () => {
-    const { service, candidates } = setup([{ name: 'a' }, { name: 'b', usedCpu: 1, images: ['tmpl:1'] }, { name: 'c', images: ['tmpl:1'] }], { band: 0 });
+    const { service, candidates } = setup(
+      [{ name: 'a' }, { name: 'b', usedCpu: 1, images: ['tmpl:1'] }, { name: 'c', images: ['tmpl:1'] }],
+      { band: 0 },
+    );
     expect(chosen(service.filter(sandbox('p', 'tmpl:1'), candidates, 0))).toBe('c');
   });
 
@@ -108,7 +152,11 @@ describe('locality ranks within the pressure band', () => {
   });
 
   it('exact ties among warm nodes are taken in turn, as least_loaded takes any exact tie', () => {
-    const { service, candidates } = setup([{ name: 'a', images: ['t:1'] }, { name: 'b' }, { name: 'c', images: ['t:1'] }]);
+    const { service, candidates } = setup([
+      { name: 'a', images: ['t:1'] },
+      { name: 'b' },
+      { name: 'c', images: ['t:1'] },
+    ]);
     // each decision reserves its node; the next pod sees a, c at 0.02 vs 0.01: a 0.01 difference is within the band
     const picks = Array.from({ length: 4 }, (_, i) => chosen(service.filter(sandbox(`p${i}`, 't:1'), candidates, i)));
     expect(picks.every((p) => p === 'a' || p === 'c')).toBe(true);
@@ -116,11 +164,20 @@ describe('locality ranks within the pressure band', () => {
   });
 
   it('unknown images (each pod its own, so the memory never makes one warm): every node cold, the choices exactly least_loaded’s', () => {
-    const nodes = [{ name: 'a', usedCpu: 3 }, { name: 'b' }, { name: 'c', usedCpu: 1, images: ['other:1'] }, { name: 'd', usedCpu: 2 }];
+    const nodes = [
+      { name: 'a', usedCpu: 3 },
+      { name: 'b' },
+      { name: 'c', usedCpu: 1, images: ['other:1'] },
+      { name: 'd', usedCpu: 2 },
+    ];
     const on = setup(nodes);
     const off = setup(nodes, { locality: false });
-    const picksOn = Array.from({ length: 30 }, (_, i) => chosen(on.service.filter(sandbox(`p${i}`, `unknown-${i}:9`), on.candidates, i)));
-    const picksOff = Array.from({ length: 30 }, (_, i) => chosen(off.service.filter(sandbox(`p${i}`, `unknown-${i}:9`), off.candidates, i)));
+    const picksOn = Array.from({ length: 30 }, (_, i) =>
+      chosen(on.service.filter(sandbox(`p${i}`, `unknown-${i}:9`), on.candidates, i)),
+    );
+    const picksOff = Array.from({ length: 30 }, (_, i) =>
+      chosen(off.service.filter(sandbox(`p${i}`, `unknown-${i}:9`), off.candidates, i)),
+    );
     expect(picksOn).toEqual(picksOff);
   });
 
@@ -128,7 +185,9 @@ describe('locality ranks within the pressure band', () => {
     const { service, candidates } = setup([{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
     // pod 0 goes to a (a tie: first in turn) and the memory records the template there at once (the reservation);
     // 1-CPU pods: a reaches 0.06 with 6 pods, still within 0.05 of 0.01 (b, c empty); the 7th projects 0.07: outside
-    const picks = Array.from({ length: 8 }, (_, i) => chosen(service.filter(sandbox(`p${i}`, 'fresh:1', 'tmpl-x'), candidates, i)));
+    const picks = Array.from({ length: 8 }, (_, i) =>
+      chosen(service.filter(sandbox(`p${i}`, 'fresh:1', 'tmpl-x'), candidates, i)),
+    );
     expect(picks.slice(0, 6)).toEqual(['a', 'a', 'a', 'a', 'a', 'a']);
     expect(picks[6]).not.toBe('a');
   });
@@ -136,17 +195,36 @@ describe('locality ranks within the pressure band', () => {
   it('the template memory expires: after its TTL the node is no longer warm', () => {
     // a finished pod of the template on b (the watch shows it at time 0): b is warm until 0 + TTL
     const { service, cache, candidates } = setup([{ name: 'a' }, { name: 'b' }]);
-    cache.upsertPod(toPodRecord(makePod('ran').label(LABEL, 'tmpl-y').req({ cpu: '1', memory: '1Gi' }).node('b').phase('Succeeded').obj(), DIMS, OPTIONS));
+    cache.upsertPod(
+      toPodRecord(
+        makePod('ran').label(LABEL, 'tmpl-y').req({ cpu: '1', memory: '1Gi' }).node('b').phase('Succeeded').obj(),
+        DIMS,
+        OPTIONS,
+      ),
+    );
     const warm = service.filter(sandbox('p1', 'x:1', 'tmpl-y'), candidates, LOCALITY_TTL_MS - 1);
     expect([chosen(warm), warm.locality?.signal]).toEqual(['b', 'warm']);
     const later = setup([{ name: 'a' }, { name: 'b' }]);
-    later.cache.upsertPod(toPodRecord(makePod('ran').label(LABEL, 'tmpl-y').req({ cpu: '1', memory: '1Gi' }).node('b').phase('Succeeded').obj(), DIMS, OPTIONS));
+    later.cache.upsertPod(
+      toPodRecord(
+        makePod('ran').label(LABEL, 'tmpl-y').req({ cpu: '1', memory: '1Gi' }).node('b').phase('Succeeded').obj(),
+        DIMS,
+        OPTIONS,
+      ),
+    );
     const expired = later.service.filter(sandbox('p2', 'x:1', 'tmpl-y'), later.candidates, LOCALITY_TTL_MS);
     expect([chosen(expired), expired.locality?.signal]).toEqual(['a', 'cold']);
   });
 
   it('most_loaded: the band is measured down from the highest pressure', () => {
-    const { service, candidates } = setup([{ name: 'full', usedCpu: 50 }, { name: 'warm', usedCpu: 46, images: ['t:1'] }, { name: 'far', usedCpu: 40, images: ['t:1'] }], { strategy: 'most_loaded' });
+    const { service, candidates } = setup(
+      [
+        { name: 'full', usedCpu: 50 },
+        { name: 'warm', usedCpu: 46, images: ['t:1'] },
+        { name: 'far', usedCpu: 40, images: ['t:1'] },
+      ],
+      { strategy: 'most_loaded' },
+    );
     expect(chosen(service.filter(sandbox('p', 't:1'), candidates, 0))).toBe('warm');
   });
 
@@ -157,7 +235,11 @@ describe('locality ranks within the pressure band', () => {
   });
 
   it('Prioritize: the band scores as its best pressure (no candidate scores below one ranked after it); the pick 10', () => {
-    const { cache, candidates } = setup([{ name: 'a' }, { name: 'b', usedCpu: 4, images: ['t:1'] }, { name: 'c', usedCpu: 40 }]);
+    const { cache, candidates } = setup([
+      { name: 'a' },
+      { name: 'b', usedCpu: 4, images: ['t:1'] },
+      { name: 'c', usedCpu: 40 },
+    ]);
     const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
       schedulerName: 'sandbox-scheduler',
       chooseInFilter: false,
@@ -179,11 +261,20 @@ describe("docs/model.md's worked example", () => {
     { name: 'n2', usedCpu: 9, images: ['registry.example/agent:v3', 'registry.example/proxy:1'] },
     { name: 'n3', usedCpu: 10 },
   ];
-  const pod = (): PodRecord => ({ ...sandbox('p', 'registry.example/agent:v3', '7f3c'), images: ['registry.example/agent:v3', 'registry.example/proxy:1'] });
+  const pod = (): PodRecord => ({
+    ...sandbox('p', 'registry.example/agent:v3', '7f3c'),
+    images: ['registry.example/agent:v3', 'registry.example/proxy:1'],
+  });
   const withMemory = (band: number) => {
     const s = setup(nodes, { cpus: 32, band });
     // a pod of 7f3c was bound to n3 (it finished since)
-    s.cache.upsertPod(toPodRecord(makePod('earlier').label(LABEL, '7f3c').req({ cpu: '1' }).node('n3').phase('Succeeded').obj(), DIMS, OPTIONS));
+    s.cache.upsertPod(
+      toPodRecord(
+        makePod('earlier').label(LABEL, '7f3c').req({ cpu: '1' }).node('n3').phase('Succeeded').obj(),
+        DIMS,
+        OPTIONS,
+      ),
+    );
     return s;
   };
 
@@ -196,8 +287,16 @@ describe("docs/model.md's worked example", () => {
       ['n3', 'warm', false],
     ]);
     const decision = service.filter(pod(), candidates, 0);
-    const summary = { chosen: decision.chosenEvaluation!, runnerUp: decision.runnerUpEvaluation, candidates: 4, feasible: 4, locality: decision.locality };
-    expect(explainPlacement(summary, DIMS, 'least_loaded')).toMatch(/^placed on n4 .*; partial: some of its images are on this node, no node within the band has them all$/);
+    const summary = {
+      chosen: decision.chosenEvaluation!,
+      runnerUp: decision.runnerUpEvaluation,
+      candidates: 4,
+      feasible: 4,
+      locality: decision.locality,
+    };
+    expect(explainPlacement(summary, DIMS, 'least_loaded')).toMatch(
+      /^placed on n4 .*; partial: some of its images are on this node, no node within the band has them all$/,
+    );
   });
 
   it('band 0.1: all four in the band; n2 (warm, 0.3125) before n3 (warm, 0.344), n4, n1', () => {
@@ -208,7 +307,13 @@ describe("docs/model.md's worked example", () => {
 
   it('Prioritize with band 0.05: the pick 10, n1 in the band scores as the best pressure 0.250 → 6', () => {
     const { cache, candidates } = withMemory(0.05);
-    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), { schedulerName: 'sandbox-scheduler', chooseInFilter: false, recordOffers: false, offerTtlMs: TTL_MS, locality: { pressureBand: 0.05, ...LOCALITY } });
+    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
+      schedulerName: 'sandbox-scheduler',
+      chooseInFilter: false,
+      recordOffers: false,
+      offerTtlMs: TTL_MS,
+      locality: { pressureBand: 0.05, ...LOCALITY },
+    });
     const decision = service.prioritize(pod(), candidates, 0);
     expect(decision.scan.names.map((n, i) => [n, service.score(decision, i)])).toEqual([
       ['n4', 10],
@@ -223,7 +328,9 @@ describe('the cache feeds the locality index', () => {
   it('a pod seen bound (any state) and a reservation touch the memory; a deleted Node loses its images', () => {
     const { cache, service, candidates } = setup([{ name: 'a', images: ['img:1'] }, { name: 'b' }]);
     const view = cache.locality!;
-    cache.upsertPod(toPodRecord(makePod('r').label(LABEL, 'k1').req({ cpu: '1' }).node('b', { ready: false }).obj(), DIMS, OPTIONS));
+    cache.upsertPod(
+      toPodRecord(makePod('r').label(LABEL, 'k1').req({ cpu: '1' }).node('b', { ready: false }).obj(), DIMS, OPTIONS),
+    );
     expect(view.signal(view.query({ localityKey: 'k1' }, 0), cache.nodeInfo('b')!.id)).toBe(2);
     service.filter(sandbox('q', 'img:1', 'k2'), candidates, 0); // goes to a (warm by image); the reservation records k2 there
     expect(view.signal(view.query({ localityKey: 'k2' }, 0), cache.nodeInfo('a')!.id)).toBe(2);

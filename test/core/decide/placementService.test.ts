@@ -12,9 +12,13 @@ const TTL_MS = 600_000;
 const OPTIONS = { pausedLabel: 'sandbox-extender.io/paused' };
 
 /** The 16/64/192-CPU cluster with 4 GiB per CPU, empty. */
-function cluster(strategy: Strategy = 'least_loaded', options: { chooseInFilter?: boolean; recordOffers?: boolean } = {}) {
+function cluster(
+  strategy: Strategy = 'least_loaded',
+  options: { chooseInFilter?: boolean; recordOffers?: boolean } = {},
+) {
   const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS });
-  for (const cpus of [16, 64, 192]) cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
+  for (const cpus of [16, 64, 192])
+    cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
   const service = new PlacementService(cache, new Placer(strategy, () => 0.5), {
     schedulerName: 'sandbox-scheduler',
     chooseInFilter: options.chooseInFilter ?? false,
@@ -25,7 +29,8 @@ function cluster(strategy: Strategy = 'least_loaded', options: { chooseInFilter?
 }
 
 const NAMES: Candidates = { names: ['n16', 'n64', 'n192'] };
-const sandbox = (name: string, cpu = '2', memory = '4Gi') => toPodRecord(makePod(name).req({ cpu, memory }).obj(), DIMS, OPTIONS);
+const sandbox = (name: string, cpu = '2', memory = '4Gi') =>
+  toPodRecord(makePod(name).req({ cpu, memory }).obj(), DIMS, OPTIONS);
 const chosenName = (d: Decision) => (d.chosen >= 0 ? d.scan.names[d.chosen]! : null);
 const feasibleNames = (d: Decision) => d.scan.names.filter((_, i) => d.scan.fits(i));
 const scores = (service: PlacementService, d: Decision) => d.scan.names.map((_, i) => service.score(d, i));
@@ -103,7 +108,17 @@ describe('PlacementService.filter, two calls per pod (chooseInFilter: false)', (
     const out = service.filter(sandbox('p'), NAMES, 0);
     // n16: 15000m + 2000m = 17000m > 16000m → Insufficient cpu (resolvable)
     expect(feasibleNames(out)).toEqual(['n64', 'n192']);
-    expect(out.scan.evaluation(0).failures).toEqual([{ code: 'InsufficientResource', resource: 'cpu', requested: 2000, allocated: 15000, paused: 0, reserved: 0, allocatable: 16000 }]);
+    expect(out.scan.evaluation(0).failures).toEqual([
+      {
+        code: 'InsufficientResource',
+        resource: 'cpu',
+        requested: 2000,
+        allocated: 15000,
+        paused: 0,
+        reserved: 0,
+        allocatable: 16000,
+      },
+    ]);
     expect(out).toMatchObject({ result: 'placed', chosen: -1, reserved: null });
     expect(cache.size.reservations).toBe(0);
   });
@@ -152,7 +167,11 @@ describe('PlacementService.filter, one call per pod (chooseInFilter: true)', () 
   it('chooses and reserves the strategy’s pick; its runner-up is named', () => {
     const { cache, service } = cluster('least_loaded', { chooseInFilter: true });
     const out = service.filter(sandbox('p'), NAMES, 0);
-    expect({ chosen: chosenName(out), runnerUp: out.scan.names[out.runnerUp], reserved: out.reserved }).toEqual({ chosen: 'n192', runnerUp: 'n64', reserved: 'n192' });
+    expect({ chosen: chosenName(out), runnerUp: out.scan.names[out.runnerUp], reserved: out.reserved }).toEqual({
+      chosen: 'n192',
+      runnerUp: 'n64',
+      reserved: 'n192',
+    });
     expect(cache.reservation('uid-p')?.nodeName).toBe('n192');
   });
 
@@ -160,13 +179,19 @@ describe('PlacementService.filter, one call per pod (chooseInFilter: true)', () 
     const one = cluster('least_loaded', { chooseInFilter: true });
     const two = cluster('least_loaded');
     const viaFilter = Array.from({ length: 40 }, (_, i) => chosenName(one.service.filter(sandbox(`p${i}`), NAMES, i)));
-    const viaPrioritize = Array.from({ length: 40 }, (_, i) => chosenName(two.service.prioritize(sandbox(`p${i}`), NAMES, i)));
+    const viaPrioritize = Array.from({ length: 40 }, (_, i) =>
+      chosenName(two.service.prioritize(sandbox(`p${i}`), NAMES, i)),
+    );
     expect(viaFilter).toEqual(viaPrioritize);
   });
 
   it('chooses nothing and reserves nothing when nothing fits', () => {
     const { cache, service } = cluster('least_loaded', { chooseInFilter: true });
-    expect(service.filter(sandbox('huge', '500'), NAMES, 0)).toMatchObject({ result: 'no_fit', chosen: -1, reserved: null });
+    expect(service.filter(sandbox('huge', '500'), NAMES, 0)).toMatchObject({
+      result: 'no_fit',
+      chosen: -1,
+      reserved: null,
+    });
     expect(cache.size.reservations).toBe(0);
   });
 });
@@ -178,7 +203,10 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
     service.filter(pod, { names: ['n64', 'n192'] }, 0); // chooses n192
     expect(service.authorizeBind(pod.uid, 'n192', 1)).toBeNull();
     expect(service.authorizeBind(pod.uid, 'n64', 1)).toBeNull(); // offered and fits
-    expect(service.authorizeBind(pod.uid, 'n16', 1)).toEqual({ doesNotFit: false, reason: 'node n16 was not among the candidates kube-scheduler offered for pod UID uid-p' });
+    expect(service.authorizeBind(pod.uid, 'n16', 1)).toEqual({
+      doesNotFit: false,
+      reason: 'node n16 was not among the candidates kube-scheduler offered for pod UID uid-p',
+    });
   });
 
   it('refuses an offered node that does not fit the pod now', () => {
@@ -187,10 +215,15 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
     service.prioritize(pod, NAMES, 0); // chooses n192
     cache.upsertPod(toPodRecord(makePod('busy').req({ cpu: '12' }).node('n16').obj(), DIMS, OPTIONS));
     // n16: 12000m + 10000m = 22000m > 16000m
-    expect(service.authorizeBind(pod.uid, 'n16', 1)).toMatchObject({ doesNotFit: true, reason: expect.stringMatching(/^node n16 does not fit pod UID uid-p now: Insufficient cpu: requested 10000m \+ in use 12000m/) });
+    expect(service.authorizeBind(pod.uid, 'n16', 1)).toMatchObject({
+      doesNotFit: true,
+      reason: expect.stringMatching(
+        /^node n16 does not fit pod UID uid-p now: Insufficient cpu: requested 10000m \+ in use 12000m/,
+      ),
+    });
   });
 
-  it('re-checks the node it chose against the model as it is now: another scheduler\'s pod bound there since the decision counts', () => {
+  it("re-checks the node it chose against the model as it is now: another scheduler's pod bound there since the decision counts", () => {
     const { cache, service } = cluster('least_loaded', { chooseInFilter: true, recordOffers: true });
     const pod = sandbox('p', '10', '4Gi');
     expect(chosenName(service.filter(pod, { names: ['n16'] }, 0))).toBe('n16');
@@ -198,13 +231,17 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
     // default-scheduler's pod of 8 CPUs, bound to n16 after the decision: 8000m + 10000m > 16000m
     cache.upsertPod(toPodRecord(makePod('foreign').req({ cpu: '8' }).node('n16').obj(), DIMS, OPTIONS));
     const refusal = service.authorizeBind(pod.uid, 'n16', 2);
-    expect(refusal).toEqual({ doesNotFit: true, reason: 'node n16 does not fit pod UID uid-p now: Insufficient cpu: requested 10000m + in use 8000m (allocated 8000m, paused 0m, reserved 0m) > allocatable 16000m' });
+    expect(refusal).toEqual({
+      doesNotFit: true,
+      reason:
+        'node n16 does not fit pod UID uid-p now: Insufficient cpu: requested 10000m + in use 8000m (allocated 8000m, paused 0m, reserved 0m) > allocatable 16000m',
+    });
     // Refused as kube-scheduler's Unreserve would be: the reservation goes, and the next Filter decides again.
     expect(cache.reservation(pod.uid)).toBeUndefined();
     expect(cache.nodeInfo('n16')).toMatchObject({ reserved: [0, 0], reservedCount: 0 });
   });
 
-  it('the extender\'s own later decisions on the same node do not make an earlier one refuse (they were made seeing it)', () => {
+  it("the extender's own later decisions on the same node do not make an earlier one refuse (they were made seeing it)", () => {
     const { service } = cluster('least_loaded', { chooseInFilter: true, recordOffers: true });
     const first = sandbox('a', '8', '4Gi');
     const second = sandbox('b', '8', '4Gi');
@@ -223,7 +260,7 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
     expect(service.authorizeBind('uid-p', 'n16', 1)).toBeNull();
   });
 
-  it('a node chosen from the request\'s Node object while the cache has no Node object for it is bound: nothing newer to check against', () => {
+  it("a node chosen from the request's Node object while the cache has no Node object for it is bound: nothing newer to check against", () => {
     const { cache, service } = cluster('least_loaded', { chooseInFilter: true, recordOffers: true });
     cache.upsertPod(toPodRecord(makePod('seen').req({ cpu: '1' }).node('n-new').obj(), DIMS, OPTIONS)); // the cache knows the name, not the Node
     const pod = sandbox('p');
@@ -234,7 +271,9 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
 
   it('refuses a pod it answered no request for, or too long ago', () => {
     const { service } = cluster('least_loaded', { recordOffers: true });
-    expect(service.authorizeBind('uid-unknown', 'n16', 0)?.reason).toMatch(/^no filter or prioritize for pod UID uid-unknown was answered/);
+    expect(service.authorizeBind('uid-unknown', 'n16', 0)?.reason).toMatch(
+      /^no filter or prioritize for pod UID uid-unknown was answered/,
+    );
     service.prioritize(sandbox('p'), NAMES, 0);
     expect(service.authorizeBind('uid-p', 'n192', TTL_MS - 1)).toBeNull();
     expect(service.authorizeBind('uid-p', 'n192', TTL_MS)?.reason).toMatch(/^no filter or prioritize/);
@@ -253,40 +292,54 @@ describe('PlacementService.authorizeBind (only what kube-scheduler just decided)
   });
 });
 
-describe('the starting limit through the bind, when the watch shows a failure of the pod\'s earlier cycle late', () => {
+describe("the starting limit through the bind, when the watch shows a failure of the pod's earlier cycle late", () => {
   // A 16-CPU node at perCore 0.25 may start 4 sandboxes. kube-scheduler retried p at once after its first cycle
   // failed (the node was starting 4), before the watch showed that cycle's failure: the failure arrives while p's
   // Binding is being created (or after it), and must not hand p's start slot to q.
   const failedPod = (name: string, message: string) =>
-    ({ ...makePod(name).req({ cpu: '500m', memory: '1Gi' }).obj(), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] } }) as Pod;
+    ({
+      ...makePod(name).req({ cpu: '500m', memory: '1Gi' }).obj(),
+      status: {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }],
+      },
+    }) as Pod;
   const small = (name: string) => makePod(name).req({ cpu: '500m', memory: '1Gi' });
   const record = (pod: Pod) => toPodRecord(pod, DIMS, OPTIONS);
 
-  it.each(['while the Binding is created', 'after the Binding was created'])('a late failure %s: q is held by the limit, the node starts 4, never 5', (when) => {
-    const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, startingLimit: { perCore: 0.25 } });
-    cache.upsertNode(toNodeRecord(makeNode('n16', { cpu: '16', memory: '64Gi' }), DIMS));
-    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), { schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: true, offerTtlMs: TTL_MS });
-    const n16 = { names: ['n16'] };
-    for (const name of ['a', 'b', 'c', 'd']) {
-      cache.upsertPod(record(small(name).obj()));
-      expect(service.filter(record(small(name).obj()), n16, 0).reserved).toBe('n16');
-    }
-    cache.upsertPod(record(small('p').obj()));
-    expect(service.filter(record(small('p').obj()), n16, 1).result).toBe('no_fit'); // cycle 1: 4 of 4 starting
-    cache.upsertPod(record(small('a').node('n16').obj())); // a bound and Ready: a start slot frees
-    expect(service.filter(record(small('p').obj()), n16, 2).reserved).toBe('n16'); // cycle 2, on p's copy without a failure
-    expect(service.authorizeBind('uid-p', 'n16', 3)).toBeNull();
-    service.startBinding('uid-p', 'n16', 3); // the bind verb, before its API call
-    if (when === 'after the Binding was created') service.finishBinding('uid-p', 'n16', 4);
-    cache.upsertPod(record(failedPod('p', '0/1 nodes are available: 1 4 sandboxes starting, limit 4.'))); // cycle 1's failure, late
-    cache.upsertPod(record(small('q').obj()));
-    const q = service.filter(record(small('q').obj()), n16, 5);
-    if (when === 'while the Binding is created') service.finishBinding('uid-p', 'n16', 6);
-    cache.upsertPod(record(small('p').node('n16', { ready: false }).obj())); // the watch shows p bound
-    expect(q).toMatchObject({ result: 'no_fit', reserved: null });
-    expect(q.failed).toEqual([['n16', [{ code: 'StartingLimit', starting: 4, limit: 4 }]]]);
-    expect(startingCount(cache.nodeInfo('n16')!)).toBe(4); // b, c, d reserved; p starting (5 before the fix)
-  });
+  it.each(['while the Binding is created', 'after the Binding was created'])(
+    'a late failure %s: q is held by the limit, the node starts 4, never 5',
+    (when) => {
+      const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, startingLimit: { perCore: 0.25 } });
+      cache.upsertNode(toNodeRecord(makeNode('n16', { cpu: '16', memory: '64Gi' }), DIMS));
+      const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
+        schedulerName: 'sandbox-scheduler',
+        chooseInFilter: true,
+        recordOffers: true,
+        offerTtlMs: TTL_MS,
+      });
+      const n16 = { names: ['n16'] };
+      for (const name of ['a', 'b', 'c', 'd']) {
+        cache.upsertPod(record(small(name).obj()));
+        expect(service.filter(record(small(name).obj()), n16, 0).reserved).toBe('n16');
+      }
+      cache.upsertPod(record(small('p').obj()));
+      expect(service.filter(record(small('p').obj()), n16, 1).result).toBe('no_fit'); // cycle 1: 4 of 4 starting
+      cache.upsertPod(record(small('a').node('n16').obj())); // a bound and Ready: a start slot frees
+      expect(service.filter(record(small('p').obj()), n16, 2).reserved).toBe('n16'); // cycle 2, on p's copy without a failure
+      expect(service.authorizeBind('uid-p', 'n16', 3)).toBeNull();
+      service.startBinding('uid-p', 'n16', 3); // the bind verb, before its API call
+      if (when === 'after the Binding was created') service.finishBinding('uid-p', 'n16', 4);
+      cache.upsertPod(record(failedPod('p', '0/1 nodes are available: 1 4 sandboxes starting, limit 4.'))); // cycle 1's failure, late
+      cache.upsertPod(record(small('q').obj()));
+      const q = service.filter(record(small('q').obj()), n16, 5);
+      if (when === 'while the Binding is created') service.finishBinding('uid-p', 'n16', 6);
+      cache.upsertPod(record(small('p').node('n16', { ready: false }).obj())); // the watch shows p bound
+      expect(q).toMatchObject({ result: 'no_fit', reserved: null });
+      expect(q.failed).toEqual([['n16', [{ code: 'StartingLimit', starting: 4, limit: 4 }]]]);
+      expect(startingCount(cache.nodeInfo('n16')!)).toBe(4); // b, c, d reserved; p starting (5 before the fix)
+    },
+  );
 });
 
 describe('PlacementService.rank', () => {

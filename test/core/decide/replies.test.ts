@@ -8,7 +8,14 @@ import { explainDecision } from '../../../src/core/text/explain.js';
 import type { Node } from '../../../src/core/objects/kubeObjects.js';
 import { Placer } from '../../../src/core/fit/placer.js';
 import { PlacementService } from '../../../src/core/decide/placementService.js';
-import type { ExtenderArgs, FilterAnswer, FilterReply, PrioritizeAnswer, PrioritizeReply, ReplyContext } from '../../../src/core/decide/replies.js';
+import type {
+  ExtenderArgs,
+  FilterAnswer,
+  FilterReply,
+  PrioritizeAnswer,
+  PrioritizeReply,
+  ReplyContext,
+} from '../../../src/core/decide/replies.js';
 import { toNodeRecord, type Dimensions } from '../../../src/core/objects/records.js';
 import { SchedulerCache, type SchedulerCacheOptions } from '../../../src/core/cache/schedulerCache.js';
 import { makeNode, makePod } from '../../fixtures/builders.js';
@@ -17,9 +24,12 @@ const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 const TTL_MS = 600_000;
 
 /** Nodes of 16, 64 and 192 CPUs (4 GiB per CPU), empty. */
-function cluster(options: { chooseInFilter?: boolean; cache?: Partial<SchedulerCacheOptions>; cpus?: readonly number[] } = {}) {
+function cluster(
+  options: { chooseInFilter?: boolean; cache?: Partial<SchedulerCacheOptions>; cpus?: readonly number[] } = {},
+) {
   const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, ...options.cache });
-  for (const cpus of options.cpus ?? [16, 64, 192]) cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
+  for (const cpus of options.cpus ?? [16, 64, 192])
+    cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
   const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
     schedulerName: 'sandbox-scheduler',
     chooseInFilter: options.chooseInFilter ?? false,
@@ -40,8 +50,16 @@ function context(nowMs = 5, notReady: string | null = null) {
   return { ctx, calls };
 }
 
-const byNames = (pod: ReturnType<typeof makePod>, names: string[]): ExtenderArgs => ({ Pod: pod.obj(), Nodes: null, NodeNames: names });
-const byObjects = (pod: ReturnType<typeof makePod>, items: Node[]): ExtenderArgs => ({ Pod: pod.obj(), Nodes: { items }, NodeNames: null });
+const byNames = (pod: ReturnType<typeof makePod>, names: string[]): ExtenderArgs => ({
+  Pod: pod.obj(),
+  Nodes: null,
+  NodeNames: names,
+});
+const byObjects = (pod: ReturnType<typeof makePod>, items: Node[]): ExtenderArgs => ({
+  Pod: pod.obj(),
+  Nodes: { items },
+  NodeNames: null,
+});
 
 function answer(reply: FilterReply): FilterAnswer {
   if (reply.kind !== 'answer') throw new Error(`expected an answer, got ${JSON.stringify(reply)}`);
@@ -59,20 +77,28 @@ function hold48OnN64(cache: SchedulerCache): void {
 }
 
 const UNKNOWN_REASON = "node ghost is not in the extender's cluster snapshot";
-const N64_INSUFFICIENT = 'Insufficient cpu: requested 20000m + in use 48000m (allocated 0m, paused 0m, reserved 48000m) > allocatable 64000m';
+const N64_INSUFFICIENT =
+  'Insufficient cpu: requested 20000m + in use 48000m (allocated 0m, paused 0m, reserved 48000m) > allocatable 64000m';
 
 describe('PlacementService.filterReply: the nodes that do not fit, sorted', () => {
   it('a request above a node’s allocatable is unresolvable; too little room left, or a node it does not know, is not', () => {
     const { cache, service } = cluster({ cpus: [16, 64, 128, 192] });
     hold48OnN64(cache);
-    const reply = answer(service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16', 'n64', 'ghost', 'n128', 'n192']), context().ctx));
+    const reply = answer(
+      service.filterReply(
+        byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16', 'n64', 'ghost', 'n128', 'n192']),
+        context().ctx,
+      ),
+    );
     expect(reply.nodeNames).toEqual(['n128', 'n192']);
     expect(reply.nodes).toBeNull();
     expect([...reply.failedNodes]).toEqual([
       ['n64', N64_INSUFFICIENT],
       ['ghost', UNKNOWN_REASON],
     ]);
-    expect([...reply.failedAndUnresolvableNodes]).toEqual([['n16', "cpu request 20000m exceeds the node's allocatable 16000m"]]);
+    expect([...reply.failedAndUnresolvableNodes]).toEqual([
+      ['n16', "cpu request 20000m exceeds the node's allocatable 16000m"],
+    ]);
     // Two nodes fit: the choice is Prioritize's; nothing is reserved, counted or explained.
     expect(reply.reservation).toBeNull();
     expect(reply.counted).toBeNull();
@@ -84,52 +110,84 @@ describe('PlacementService.filterReply: the nodes that do not fit, sorted', () =
   it('a node with one failure that can never clear is unresolvable whatever else it has, with every reason in order', () => {
     const { cache, service } = cluster();
     hold48OnN64(cache);
-    const reply = answer(service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '300Gi' }), ['n64', 'n192']), context().ctx));
+    const reply = answer(
+      service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '300Gi' }), ['n64', 'n192']), context().ctx),
+    );
     expect(reply.failedNodes.size).toBe(0);
-    expect([...reply.failedAndUnresolvableNodes]).toEqual([['n64', `${N64_INSUFFICIENT}; memory request 300Gi exceeds the node's allocatable 256Gi`]]);
+    expect([...reply.failedAndUnresolvableNodes]).toEqual([
+      ['n64', `${N64_INSUFFICIENT}; memory request 300Gi exceeds the node's allocatable 256Gi`],
+    ]);
   });
 
   it('one node fits (two calls per pod): it is returned and reserved, with the reservation and its Event in the reply', () => {
     const { cache, service } = cluster();
     hold48OnN64(cache);
     const { ctx, calls } = context(7);
-    const reply = answer(service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16', 'n64', 'n192']), ctx));
+    const reply = answer(
+      service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16', 'n64', 'n192']), ctx),
+    );
     expect(reply.nodeNames).toEqual(['n192']);
     expect([...reply.failedNodes.keys()]).toEqual(['n64']);
     expect([...reply.failedAndUnresolvableNodes.keys()]).toEqual(['n16']);
     expect(reply.reservation).toEqual({ uid: 'uid-p', nodeName: 'n192', atMs: 7 });
     expect(cache.reservation('uid-p')).toMatchObject({ nodeName: 'n192', reservedAtMs: 7 });
     expect(reply.counted).toBe('placed');
-    expect(reply.decided?.explanation).toMatchObject({ result: 'placed', chosen: { name: 'n192' }, candidates: 3, feasible: 1 });
-    expect(explainDecision(reply.decided!.explanation!)).toMatch(/^placed on n192 by least_loaded: .*; 3 candidates, 1 fit; no runner-up$/);
+    expect(reply.decided?.explanation).toMatchObject({
+      result: 'placed',
+      chosen: { name: 'n192' },
+      candidates: 3,
+      feasible: 1,
+    });
+    expect(explainDecision(reply.decided!.explanation!)).toMatch(
+      /^placed on n192 by least_loaded: .*; 3 candidates, 1 fit; no runner-up$/,
+    );
     expect(calls).toEqual({ now: 1, notReady: 1 });
   });
 
   it('with chooseInFilter only the chosen node is returned, and the others are not reported', () => {
     const { cache, service } = cluster({ chooseInFilter: true });
-    const reply = answer(service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16', 'n64', 'n192']), context(3).ctx));
+    const reply = answer(
+      service.filterReply(
+        byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16', 'n64', 'n192']),
+        context(3).ctx,
+      ),
+    );
     expect(reply.nodeNames).toEqual(['n192']);
     expect(reply.failedNodes.size + reply.failedAndUnresolvableNodes.size).toBe(0);
     expect(reply.reservation).toEqual({ uid: 'uid-p', nodeName: 'n192', atMs: 3 });
     expect(cache.reservation('uid-p')?.nodeName).toBe('n192');
-    expect(reply.decided?.explanation).toMatchObject({ result: 'placed', chosen: { name: 'n192' }, runnerUp: { name: 'n64' } });
+    expect(reply.decided?.explanation).toMatchObject({
+      result: 'placed',
+      chosen: { name: 'n192' },
+      runnerUp: { name: 'n64' },
+    });
   });
 
   it('nothing fits: every node sorted, counted no_fit, and the Event says why; nothing is reserved', () => {
     const { cache, service } = cluster();
     cache.assume({ uid: 'other', key: 'ns/other', request: [100_000, 0] }, 'n192', 0);
-    const reply = answer(service.filterReply(byNames(makePod('p').req({ cpu: '100', memory: '8Gi' }), ['n16', 'n64', 'n192', 'ghost']), context().ctx));
+    const reply = answer(
+      service.filterReply(
+        byNames(makePod('p').req({ cpu: '100', memory: '8Gi' }), ['n16', 'n64', 'n192', 'ghost']),
+        context().ctx,
+      ),
+    );
     expect(reply.nodeNames).toEqual([]);
     expect([...reply.failedAndUnresolvableNodes.keys()]).toEqual(['n16', 'n64']);
     expect([...reply.failedNodes]).toEqual([
-      ['n192', 'Insufficient cpu: requested 100000m + in use 100000m (allocated 0m, paused 0m, reserved 100000m) > allocatable 192000m'],
+      [
+        'n192',
+        'Insufficient cpu: requested 100000m + in use 100000m (allocated 0m, paused 0m, reserved 100000m) > allocatable 192000m',
+      ],
       ['ghost', UNKNOWN_REASON],
     ]);
     expect(reply.counted).toBe('no_fit');
     expect(reply.startingLimitHeld).toBe(false);
     expect(reply.reservation).toBeNull();
     expect(reply.decided?.explanation).toMatchObject({ result: 'no_fit', candidates: 4 });
-    expect(explainDecision(reply.decided!.explanation!)).toMatch(/^0\/4 nodes fit projected capacity: 2 cpu request exceeds allocatable, 1 Insufficient cpu \(projected\), 1 not in the extender’s snapshot\. e\.g\. n16: /);
+    expect(explainDecision(reply.decided!.explanation!)).toMatch(
+      /^0\/4 nodes fit projected capacity: 2 cpu request exceeds allocatable, 1 Insufficient cpu \(projected\), 1 not in the extender’s snapshot\. e\.g\. n16: /,
+    );
     expect(cache.reservation('uid-p')).toBeUndefined();
   });
 });
@@ -139,10 +197,14 @@ describe('PlacementService.filterReply: the starting limit', () => {
     const { cache, service } = cluster({ cpus: [16, 64], cache: { startingLimit: { perNode: 1 } } });
     cache.assume({ uid: 'a', key: 'ns/a', request: [1000, 0] }, 'n16', 0);
     cache.assume({ uid: 'b', key: 'ns/b', request: [1000, 0] }, 'n64', 0);
-    const reply = answer(service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16', 'n64']), context().ctx));
+    const reply = answer(
+      service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16', 'n64']), context().ctx),
+    );
     expect(reply.nodeNames).toEqual([]);
     expect([...reply.failedNodes]).toEqual([['n64', '1 sandboxes starting, limit 1']]);
-    expect([...reply.failedAndUnresolvableNodes]).toEqual([['n16', "1 sandboxes starting, limit 1; cpu request 20000m exceeds the node's allocatable 16000m"]]);
+    expect([...reply.failedAndUnresolvableNodes]).toEqual([
+      ['n16', "1 sandboxes starting, limit 1; cpu request 20000m exceeds the node's allocatable 16000m"],
+    ]);
     expect(reply.startingLimitHeld).toBe(true);
     expect(reply.counted).toBe('no_fit');
   });
@@ -150,7 +212,9 @@ describe('PlacementService.filterReply: the starting limit', () => {
   it('not held by the limit when every node at it fails for capacity too', () => {
     const { cache, service } = cluster({ cpus: [16], cache: { startingLimit: { perNode: 1 } } });
     cache.assume({ uid: 'a', key: 'ns/a', request: [1000, 0] }, 'n16', 0);
-    const reply = answer(service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16']), context().ctx));
+    const reply = answer(
+      service.filterReply(byNames(makePod('p').req({ cpu: '20', memory: '8Gi' }), ['n16']), context().ctx),
+    );
     expect(reply.failedAndUnresolvableNodes.size).toBe(1);
     expect(reply.startingLimitHeld).toBe(false);
   });
@@ -163,7 +227,18 @@ describe('PlacementService.filterReply: Node objects (nodeCacheCapable: false)',
     const n64 = makeNode('n64', { cpu: '64', memory: '256Gi' });
     const fresh = makeNode('fresh', { cpu: '32', memory: '128Gi' }); // not in the cache: its object's allocatable counts
     const bad = makeNode('bad', { cpu: '2x', memory: '8Gi' });
-    const reply = answer(service.filterReply(byObjects(makePod('p').req({ cpu: '20', memory: '8Gi' }), [n16, n64, makeNode('n64', { cpu: '1' }), bad, fresh]), context().ctx));
+    const reply = answer(
+      service.filterReply(
+        byObjects(makePod('p').req({ cpu: '20', memory: '8Gi' }), [
+          n16,
+          n64,
+          makeNode('n64', { cpu: '1' }),
+          bad,
+          fresh,
+        ]),
+        context().ctx,
+      ),
+    );
     expect(reply.nodeNames).toBeNull();
     expect(reply.nodes).toHaveLength(2);
     expect(reply.nodes![0]).toBe(n64);
@@ -180,7 +255,15 @@ describe('PlacementService.filterReply: Node objects (nodeCacheCapable: false)',
   it('a single object that fits is echoed and reserved', () => {
     const { cache, service } = cluster();
     const n64 = makeNode('n64', { cpu: '64', memory: '256Gi' });
-    const reply = answer(service.filterReply(byObjects(makePod('p').req({ cpu: '20', memory: '8Gi' }), [makeNode('n16', { cpu: '16', memory: '64Gi' }), n64]), context(9).ctx));
+    const reply = answer(
+      service.filterReply(
+        byObjects(makePod('p').req({ cpu: '20', memory: '8Gi' }), [
+          makeNode('n16', { cpu: '16', memory: '64Gi' }),
+          n64,
+        ]),
+        context(9).ctx,
+      ),
+    );
     expect(reply.nodes).toEqual([n64]);
     expect(reply.nodes![0]).toBe(n64);
     expect(reply.reservation).toEqual({ uid: 'uid-p', nodeName: 'n64', atMs: 9 });
@@ -211,7 +294,10 @@ describe('PlacementService.filterReply: pods of another scheduler, not ready, un
   it('not ready: refuses the extender’s own pod before reading it, without reading the clock', () => {
     const { cache, service } = cluster();
     const { ctx, calls } = context(5, 'the initial sync is incomplete');
-    expect(service.filterReply(byNames(makePod('p').req({ cpu: '2x' }), ['n16']), ctx)).toEqual({ kind: 'not_ready', reason: 'the initial sync is incomplete' });
+    expect(service.filterReply(byNames(makePod('p').req({ cpu: '2x' }), ['n16']), ctx)).toEqual({
+      kind: 'not_ready',
+      reason: 'the initial sync is incomplete',
+    });
     expect(calls).toEqual({ now: 0, notReady: 1 });
     expect(cache.size.reservations).toBe(0);
   });
@@ -220,7 +306,9 @@ describe('PlacementService.filterReply: pods of another scheduler, not ready, un
     const { cache, service } = cluster();
     const reply = service.filterReply(byNames(makePod('p').req({ cpu: '2x' }), ['n16']), context().ctx);
     expect(reply.kind).toBe('unreadable');
-    expect(reply.kind === 'unreadable' && reply.message).toMatch(/^spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "2x"/);
+    expect(reply.kind === 'unreadable' && reply.message).toMatch(
+      /^spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "2x"/,
+    );
     expect(cache.size.reservations).toBe(0);
   });
 });
@@ -228,20 +316,33 @@ describe('PlacementService.filterReply: pods of another scheduler, not ready, un
 describe('PlacementService.prioritizeReply', () => {
   it('scores each candidate (the pick 10, reserved), an unreadable Node object last with 0', () => {
     const { cache, service } = cluster();
-    const items = [makeNode('n16', { cpu: '16', memory: '64Gi' }), makeNode('bad', { cpu: '2x' }), makeNode('n64', { cpu: '64', memory: '256Gi' }), makeNode('n192', { cpu: '192', memory: '768Gi' })];
-    const reply = prioritized(service.prioritizeReply(byObjects(makePod('p').req({ cpu: '2', memory: '4Gi' }), items), context(4).ctx));
+    const items = [
+      makeNode('n16', { cpu: '16', memory: '64Gi' }),
+      makeNode('bad', { cpu: '2x' }),
+      makeNode('n64', { cpu: '64', memory: '256Gi' }),
+      makeNode('n192', { cpu: '192', memory: '768Gi' }),
+    ];
+    const reply = prioritized(
+      service.prioritizeReply(byObjects(makePod('p').req({ cpu: '2', memory: '4Gi' }), items), context(4).ctx),
+    );
     expect(reply.hosts).toEqual(['n16', 'n64', 'n192', 'bad']);
     // projected cpu: n16 2/16 → floor(9 × 0.875) = 7; n64 2/64 → 8; n192 the pick, 10 (as PlacementService.score).
     expect(reply.scores).toEqual([7, 8, 10]);
     expect(reply.reservation).toEqual({ uid: 'uid-p', nodeName: 'n192', atMs: 4 });
     expect(cache.reservation('uid-p')?.nodeName).toBe('n192');
     expect(reply.counted).toBe('placed');
-    expect(reply.decided?.explanation).toMatchObject({ result: 'placed', chosen: { name: 'n192' }, runnerUp: { name: 'n64' } });
+    expect(reply.decided?.explanation).toMatchObject({
+      result: 'placed',
+      chosen: { name: 'n192' },
+      runnerUp: { name: 'n64' },
+    });
   });
 
   it('nothing fits: every score 0, counted no_fit, no Event', () => {
     const { service } = cluster();
-    const reply = prioritized(service.prioritizeReply(byNames(makePod('p').req({ cpu: '500' }), ['n16', 'n64']), context().ctx));
+    const reply = prioritized(
+      service.prioritizeReply(byNames(makePod('p').req({ cpu: '500' }), ['n16', 'n64']), context().ctx),
+    );
     expect(reply.hosts).toEqual(['n16', 'n64']);
     expect(reply.scores).toEqual([0, 0]);
     expect(reply).toMatchObject({ counted: 'no_fit', reservation: null });
@@ -250,7 +351,12 @@ describe('PlacementService.prioritizeReply', () => {
 
   it('another scheduler’s pod: every node once with 0, not counted (Filter counted it)', () => {
     const { service } = cluster();
-    const reply = prioritized(service.prioritizeReply(byNames(makePod('o').scheduler('default-scheduler'), ['n64', 'n16', 'n64']), context().ctx));
+    const reply = prioritized(
+      service.prioritizeReply(
+        byNames(makePod('o').scheduler('default-scheduler'), ['n64', 'n16', 'n64']),
+        context().ctx,
+      ),
+    );
     expect(reply.hosts).toEqual(['n64', 'n16']);
     expect(reply.scores).toEqual([]);
     expect(reply).toMatchObject({ counted: null, duplicates: 1, reservation: null, decided: null });

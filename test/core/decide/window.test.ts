@@ -39,7 +39,8 @@ interface ClusterOptions {
 /** The 103 nodes above, and a service told kube-scheduler's percentageOfNodesToScore. */
 function cluster(strategy: Strategy = 'least_loaded', options: ClusterOptions = {}) {
   const cache = new SchedulerCache(DIMS, { ttlMs: TTL_MS, ...options.cache });
-  for (const cpus of [16, 64, 192]) cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
+  for (const cpus of [16, 64, 192])
+    cache.upsertNode(toNodeRecord(makeNode(`n${cpus}`, { cpu: String(cpus), memory: `${cpus * 4}Gi` }), DIMS));
   cache.upsertNode(toNodeRecord(makeNode('unknown', null), DIMS));
   for (const name of FILLERS) cache.upsertNode(toNodeRecord(makeNode(name, { cpu: '1', memory: '4Gi' }), DIMS));
   const percentage = options.percentage === undefined ? P : options.percentage;
@@ -60,7 +61,8 @@ function offer(names: readonly string[], size = CAP): { names: string[] } {
   return { names: out };
 }
 
-const sandbox = (name: string, cpu = '2', memory = '4Gi') => toPodRecord(makePod(name).req({ cpu, memory }).obj(), DIMS, OPTIONS);
+const sandbox = (name: string, cpu = '2', memory = '4Gi') =>
+  toPodRecord(makePod(name).req({ cpu, memory }).obj(), DIMS, OPTIONS);
 const chosenName = (d: Decision) => (d.chosen >= 0 ? d.scan.names[d.chosen]! : null);
 /** A pod of another scheduler bound to `node`, running, with these requests. */
 const boundPod = (name: string, node: string, cpu: string, memory = '1Gi') => ({
@@ -105,7 +107,13 @@ describe('PlacementService: which windows were sampled', () => {
     const { service } = cluster();
     const out = service.filter(sandbox('p'), offer(['n16', 'n64']), 0);
     expect(chosenName(out)).toBe('n64');
-    expect(out.window).toEqual({ offered: 100, nodes: 103, pressureSign: 1, clusterBest: { name: 'n192', projectedPressure: 2000 / 192000 }, pressureGap: 2000 / 64000 - 2000 / 192000 });
+    expect(out.window).toEqual({
+      offered: 100,
+      nodes: 103,
+      pressureSign: 1,
+      clusterBest: { name: 'n192', projectedPressure: 2000 / 192000 },
+      pressureGap: 2000 / 64000 - 2000 / 192000,
+    });
   });
 
   it('offered fewer than the cap (its own filters, e.g. tainted nodes, left the rest out): no window, no node of the model walked', () => {
@@ -144,7 +152,8 @@ describe('PlacementService: which windows were sampled', () => {
     for (const percentage of [100, null]) {
       const { cache, service } = cluster('least_loaded', { percentage });
       const walk = jest.spyOn(cache, 'nodeInfos');
-      for (const size of [2, 99, 100, 101]) expect(service.filter(sandbox(`p${size}`), offer(['n16', 'n64'], size), 0).window).toBeNull();
+      for (const size of [2, 99, 100, 101])
+        expect(service.filter(sandbox(`p${size}`), offer(['n16', 'n64'], size), 0).window).toBeNull();
       expect(walk).not.toHaveBeenCalled();
     }
   });
@@ -155,12 +164,18 @@ describe('PlacementService: which windows were sampled', () => {
     for (const name of more) cache.upsertNode(toNodeRecord(makeNode(name, { cpu: '1', memory: '4Gi' }), DIMS));
     expect(numFeasibleNodesToFind(0, 1000)).toBe(420);
     const names = (size: number) => ['n16', 'n64', ...FILLERS, ...more].slice(0, size);
-    expect(service.filter(sandbox('p'), { names: names(420) }, 0).window).toMatchObject({ offered: 420, nodes: 1000, clusterBest: { name: 'n192' } });
+    expect(service.filter(sandbox('p'), { names: names(420) }, 0).window).toMatchObject({
+      offered: 420,
+      nodes: 1000,
+      clusterBest: { name: 'n192' },
+    });
     expect(service.filter(sandbox('q'), { names: names(419) }, 0).window).toBeNull();
   });
 
   it('a percentage kube-scheduler would refuse is refused', () => {
-    expect(() => cluster('least_loaded', { percentage: 101 })).toThrow(/percentageOfNodesToScore must be an integer 0–100, not 101/);
+    expect(() => cluster('least_loaded', { percentage: 101 })).toThrow(
+      /percentageOfNodesToScore must be an integer 0–100, not 101/,
+    );
     expect(() => cluster('least_loaded', { percentage: 12.5 })).toThrow(RangeError);
   });
 });
@@ -188,7 +203,12 @@ describe('PlacementService: the window of a sampled decision', () => {
     expect(out.window?.clusterBest?.name).toBe('n192');
     cache.upsertPod(boundPod('big', 'n192', '191'));
     // The same pod again: its own reservation on m64 is left out, so m64 projects 2/64 as n64 does.
-    expect(service.filter(sandbox('p'), offer(['n16', 'm64']), 1).window).toMatchObject({ offered: 100, nodes: 104, clusterBest: null, pressureGap: 0 });
+    expect(service.filter(sandbox('p'), offer(['n16', 'm64']), 1).window).toMatchObject({
+      offered: 100,
+      nodes: 104,
+      clusterBest: null,
+      pressureGap: 0,
+    });
   });
 
   it('the pod’s own earlier reservation is left out of the node outside the window that holds it', () => {
@@ -204,7 +224,13 @@ describe('PlacementService: the window of a sampled decision', () => {
     const { service } = cluster('most_loaded');
     const out = service.filter(sandbox('p'), offer(['n64', 'n192']), 0);
     expect(chosenName(out)).toBe('n64');
-    expect(out.window).toEqual({ offered: 100, nodes: 103, pressureSign: -1, clusterBest: { name: 'n16', projectedPressure: 2000 / 16000 }, pressureGap: 2000 / 16000 - 2000 / 64000 });
+    expect(out.window).toEqual({
+      offered: 100,
+      nodes: 103,
+      pressureSign: -1,
+      clusterBest: { name: 'n16', projectedPressure: 2000 / 16000 },
+      pressureGap: 2000 / 16000 - 2000 / 64000,
+    });
   });
 
   it('a strategy that ignores load searches nothing: the window says only that it was sampled', () => {
@@ -219,7 +245,13 @@ describe('PlacementService: the window of a sampled decision', () => {
     const { service } = cluster();
     const out = service.prioritize(sandbox('p'), offer(['unknown']), 0);
     expect(chosenName(out)).toBe('unknown');
-    expect(out.window).toEqual({ offered: 100, nodes: 103, pressureSign: 1, clusterBest: { name: 'n192', projectedPressure: 2000 / 192000 }, pressureGap: NaN });
+    expect(out.window).toEqual({
+      offered: 100,
+      nodes: 103,
+      pressureSign: 1,
+      clusterBest: { name: 'n192', projectedPressure: 2000 / 192000 },
+      pressureGap: NaN,
+    });
   });
 
   it('two calls per pod: Prioritize, sent only what passed Filter, reads the window Filter was sent', () => {
@@ -240,7 +272,10 @@ describe('PlacementService: the window of a sampled decision', () => {
     service.filter(sandbox('r'), offer(['n16', 'n64']), 0);
     expect(service.prioritize(pod, { names: ['n16', 'n64'] }, 0).window).toBeNull();
     // One node passes Filter: Filter decides, from the window it was sent.
-    expect(service.filter(sandbox('s'), offer(['n16']), 0).window).toMatchObject({ offered: 100, clusterBest: { name: 'n192' } });
+    expect(service.filter(sandbox('s'), offer(['n16']), 0).window).toMatchObject({
+      offered: 100,
+      clusterBest: { name: 'n192' },
+    });
   });
 });
 
@@ -258,26 +293,43 @@ describe('explainWindow and the placement message', () => {
     paused: 0,
   });
   const summary = { chosen: evaluation('n1', 0.25), runnerUp: evaluation('n2', 0.5), candidates: 420, feasible: 2 };
-  const plain = 'placed on n1 by least_loaded: projected pressure cpu 0.000→0.250, memory 0.000→0.000 (max 0.250); 420 candidates, 2 fit; runner-up n2 at 0.500';
-  const better: DecisionWindow = { offered: 420, nodes: 1000, pressureSign: 1, clusterBest: { name: 'n9', projectedPressure: 0.1 }, pressureGap: 0.15 };
+  const plain =
+    'placed on n1 by least_loaded: projected pressure cpu 0.000→0.250, memory 0.000→0.000 (max 0.250); 420 candidates, 2 fit; runner-up n2 at 0.500';
+  const better: DecisionWindow = {
+    offered: 420,
+    nodes: 1000,
+    pressureSign: 1,
+    clusterBest: { name: 'n9', projectedPressure: 0.1 },
+    pressureGap: 0.15,
+  };
 
   it('says kube-scheduler sampled the window, and names the best node outside it, at its pressure, with the gap', () => {
-    expect(explainWindow(better)).toBe("kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.100, 0.150 lower");
+    expect(explainWindow(better)).toBe(
+      "kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.100, 0.150 lower",
+    );
     expect(explainWindow({ ...better, pressureSign: -1, clusterBest: { name: 'n9', projectedPressure: 0.4 } })).toBe(
       "kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.400, 0.150 higher",
     );
-    expect(explainWindow({ ...better, pressureGap: NaN })).toBe("kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.100");
+    expect(explainWindow({ ...better, pressureGap: NaN })).toBe(
+      "kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.100",
+    );
   });
 
   it('says when no node outside is better, and only that it was sampled for a strategy that ignores load', () => {
-    expect(explainWindow({ ...better, clusterBest: null, pressureGap: 0 })).toBe("kube-scheduler sampled 420 of 1000 nodes; none better in the extender's model outside them");
-    expect(explainWindow({ ...better, pressureSign: null, clusterBest: null, pressureGap: NaN })).toBe('kube-scheduler sampled 420 of 1000 nodes');
+    expect(explainWindow({ ...better, clusterBest: null, pressureGap: 0 })).toBe(
+      "kube-scheduler sampled 420 of 1000 nodes; none better in the extender's model outside them",
+    );
+    expect(explainWindow({ ...better, pressureSign: null, clusterBest: null, pressureGap: NaN })).toBe(
+      'kube-scheduler sampled 420 of 1000 nodes',
+    );
   });
 
   it('the clause follows the runner-up, before the locality clause; without a window the message is unchanged', () => {
     expect(explainPlacement(summary, DIMS, 'least_loaded')).toBe(plain);
     expect(explainPlacement({ ...summary, window: null }, DIMS, 'least_loaded')).toBe(plain);
-    expect(explainPlacement({ ...summary, window: better, locality: { signal: 'warm', inBand: 2 } }, DIMS, 'least_loaded')).toBe(
+    expect(
+      explainPlacement({ ...summary, window: better, locality: { signal: 'warm', inBand: 2 } }, DIMS, 'least_loaded'),
+    ).toBe(
       `${plain}; kube-scheduler sampled 420 of 1000 nodes; best in the extender's model outside them: n9 at 0.100, 0.150 lower; template warm on this node`,
     );
   });

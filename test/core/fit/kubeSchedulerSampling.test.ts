@@ -43,10 +43,12 @@ describe('sampledWindow: offered exactly the cap, and fewer than the cluster', (
 
   it('never at 100, nor in a cluster under 100 nodes (every node is searched)', () => {
     for (const n of [1, 99, 100, 101, 1000, 5000]) {
-      for (let offered = 0; offered <= n; offered += Math.max(1, Math.floor(n / 50))) expect(sampledWindow(100, offered, n)).toBe(false);
+      for (let offered = 0; offered <= n; offered += Math.max(1, Math.floor(n / 50)))
+        expect(sampledWindow(100, offered, n)).toBe(false);
       expect(sampledWindow(100, n, n)).toBe(false);
     }
-    for (const p of [0, 1, 50, 99]) for (const offered of [0, 1, 50, 98, 99]) expect(sampledWindow(p, offered, 99)).toBe(false);
+    for (const p of [0, 1, 50, 99])
+      for (const offered of [0, 1, 50, 98, 99]) expect(sampledWindow(p, offered, 99)).toBe(false);
   });
 
   it('offered as many as the cluster holds is not a sample, even where the cap is every node', () => {

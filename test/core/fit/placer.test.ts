@@ -44,7 +44,8 @@ function info(s: InfoSpec): NodeInfo {
 }
 
 const POD: [number, number] = [2000, 4 * Gi];
-const evaluate = (s: InfoSpec, request: readonly number[] = POD, own?: OwnReservation, dims = DIMS) => evaluateCandidate(s.name, info(s), undefined, request, own, dims);
+const evaluate = (s: InfoSpec, request: readonly number[] = POD, own?: OwnReservation, dims = DIMS) =>
+  evaluateCandidate(s.name, info(s), undefined, request, own, dims);
 
 describe('evaluateCandidate: projected pressure and the capacity filter', () => {
   it.each<{ name: string; node: InfoSpec; projected: [number, number]; pressure: number; fits: boolean }>([
@@ -58,7 +59,14 @@ describe('evaluateCandidate: projected pressure and the capacity filter', () => 
     {
       name: 'allocated, paused and reserved all count',
       // cpu: (8000 + 2000 + 2000 + 2000) / 16000 = 0.875; memory: (8 + 4 + 4 + 4) / 64 = 0.3125
-      node: { name: 'n', allocatable: [16000, 64 * Gi], allocated: [8000, 8 * Gi], paused: [2000, 4 * Gi], reserved: [2000, 4 * Gi], reservedCount: 1 },
+      node: {
+        name: 'n',
+        allocatable: [16000, 64 * Gi],
+        allocated: [8000, 8 * Gi],
+        paused: [2000, 4 * Gi],
+        reserved: [2000, 4 * Gi],
+        reservedCount: 1,
+      },
       projected: [0.875, 0.3125],
       pressure: 0.875,
       fits: true,
@@ -88,8 +96,25 @@ describe('evaluateCandidate: projected pressure and the capacity filter', () => 
 
   it('an insufficient dimension is reported with every number that decided it', () => {
     // in use 12000 + 1000 + 1500 = 14500m; + 2000m = 16500m > 16000m
-    const e = evaluate({ name: 'n', allocatable: [16000, 64 * Gi], allocated: [12000, 0], paused: [1000, 0], reserved: [1500, 0], reservedCount: 1 });
-    expect(e.failures).toEqual([{ code: 'InsufficientResource', resource: 'cpu', requested: 2000, allocated: 12000, paused: 1000, reserved: 1500, allocatable: 16000 }]);
+    const e = evaluate({
+      name: 'n',
+      allocatable: [16000, 64 * Gi],
+      allocated: [12000, 0],
+      paused: [1000, 0],
+      reserved: [1500, 0],
+      reservedCount: 1,
+    });
+    expect(e.failures).toEqual([
+      {
+        code: 'InsufficientResource',
+        resource: 'cpu',
+        requested: 2000,
+        allocated: 12000,
+        paused: 1000,
+        reserved: 1500,
+        allocatable: 16000,
+      },
+    ]);
     expect(e.inUse).toEqual([14500, 0]);
     expect(formatFailure(e.failures[0]!)).toBe(
       'Insufficient cpu: requested 2000m + in use 14500m (allocated 12000m, paused 1000m, reserved 1500m) > allocatable 16000m',
@@ -99,7 +124,9 @@ describe('evaluateCandidate: projected pressure and the capacity filter', () => 
 
   it('a request above the total allocatable is unresolvable', () => {
     const e = evaluate({ name: 'n', allocatable: [16000, 64 * Gi] }, [32000, 4 * Gi]);
-    expect(e.failures).toEqual([{ code: 'RequestExceedsAllocatable', resource: 'cpu', requested: 32000, allocatable: 16000 }]);
+    expect(e.failures).toEqual([
+      { code: 'RequestExceedsAllocatable', resource: 'cpu', requested: 32000, allocatable: 16000 },
+    ]);
     expect(isUnresolvable(e.failures[0]!)).toBe(true);
     expect(formatFailure(e.failures[0]!)).toBe("cpu request 32000m exceeds the node's allocatable 16000m");
   });
@@ -117,7 +144,11 @@ describe('evaluateCandidate: projected pressure and the capacity filter', () => 
     const noGpu = evaluate(node, [2000, 0], undefined, dims);
     expect(noGpu.projected[1]).toBeNaN();
     expect(noGpu.pressure).toBe(6000 / 16000); // (4000 + 2000) / 16000 = 0.375
-    expect(evaluate(node, [2000, 1], undefined, dims).failures[0]).toMatchObject({ code: 'RequestExceedsAllocatable', resource: 'nvidia.com/gpu', allocatable: 0 });
+    expect(evaluate(node, [2000, 1], undefined, dims).failures[0]).toMatchObject({
+      code: 'RequestExceedsAllocatable',
+      resource: 'nvidia.com/gpu',
+      allocatable: 0,
+    });
   });
 
   it('unknown capacity passes the filter, has no pressure, and counts reservations as starting', () => {
@@ -129,20 +160,37 @@ describe('evaluateCandidate: projected pressure and the capacity filter', () => 
   it('a name the cache knows only through pods (no Node object) is not guessed at', () => {
     const e = evaluate({ name: 'ghost', allocatable: null, hasNode: false, allocated: [1000, 0], running: 1 });
     expect(e.failures).toEqual([{ code: 'NodeNotInSnapshot', node: 'ghost' }]);
-    expect(evaluateCandidate('nowhere', undefined, undefined, POD, undefined, DIMS).failures).toEqual([{ code: 'NodeNotInSnapshot', node: 'nowhere' }]);
+    expect(evaluateCandidate('nowhere', undefined, undefined, POD, undefined, DIMS).failures).toEqual([
+      { code: 'NodeNotInSnapshot', node: 'nowhere' },
+    ]);
   });
 
   it('a Node object in the request supplies the allocatable (null: capacity unknown)', () => {
-    expect(evaluateCandidate('obj', undefined, [4000, 8 * Gi], POD, undefined, DIMS)).toMatchObject({ capacityKnown: true, pressure: 0.5, failures: [] });
-    expect(evaluateCandidate('obj', undefined, null, POD, undefined, DIMS)).toMatchObject({ capacityKnown: false, failures: [] });
+    expect(evaluateCandidate('obj', undefined, [4000, 8 * Gi], POD, undefined, DIMS)).toMatchObject({
+      capacityKnown: true,
+      pressure: 0.5,
+      failures: [],
+    });
+    expect(evaluateCandidate('obj', undefined, null, POD, undefined, DIMS)).toMatchObject({
+      capacityKnown: false,
+      failures: [],
+    });
   });
 
   it('the pod’s own reservation is left out of its node only', () => {
     const own: OwnReservation = { nodeName: 'n', request: POD };
     // n holds 2 reservations of 2000m, one of them the pod's own: (2000 + 2000) / 16000 = 0.25, 1 other starting.
-    const onOwnNode = evaluate({ name: 'n', allocatable: [16000, 64 * Gi], reserved: [4000, 8 * Gi], reservedCount: 2 }, POD, own);
+    const onOwnNode = evaluate(
+      { name: 'n', allocatable: [16000, 64 * Gi], reserved: [4000, 8 * Gi], reservedCount: 2 },
+      POD,
+      own,
+    );
     expect(onOwnNode).toMatchObject({ pressure: 0.25, starting: 1, inUse: [2000, 4 * Gi] });
-    const elsewhere = evaluate({ name: 'm', allocatable: [16000, 64 * Gi], reserved: [4000, 8 * Gi], reservedCount: 2 }, POD, own);
+    const elsewhere = evaluate(
+      { name: 'm', allocatable: [16000, 64 * Gi], reserved: [4000, 8 * Gi], reservedCount: 2 },
+      POD,
+      own,
+    );
     expect(elsewhere).toMatchObject({ pressure: 0.375, starting: 2 });
   });
 });
@@ -150,17 +198,37 @@ describe('evaluateCandidate: projected pressure and the capacity filter', () => 
 /** A scan over `specs` (looked up by name), for a pod of `request`. */
 function scanOf(specs: readonly InfoSpec[], request: readonly number[] = POD): CandidateScan {
   const infos = new Map(specs.map((s) => [s.name, info(s)]));
-  return new CandidateScan((name) => infos.get(name), DIMS).run(request, specs.map((s) => s.name));
+  return new CandidateScan((name) => infos.get(name), DIMS).run(
+    request,
+    specs.map((s) => s.name),
+  );
 }
 
-const node = (name: string, allocatedCpu: number, more: Partial<InfoSpec> = {}): InfoSpec => ({ name, allocatable: [16000, 64 * Gi], allocated: [allocatedCpu, 0], ...more });
+const node = (name: string, allocatedCpu: number, more: Partial<InfoSpec> = {}): InfoSpec => ({
+  name,
+  allocatable: [16000, 64 * Gi],
+  allocated: [allocatedCpu, 0],
+  ...more,
+});
 const full = (name: string): InfoSpec => node(name, 15000);
 
 describe('CandidateScan', () => {
   it('classifies each candidate and computes the same pressure as evaluateCandidate', () => {
-    const specs = [node('a', 4000), full('b'), { name: 'c', allocatable: null }, { name: 'd', allocatable: null, hasNode: false }, node('e', 0, { reserved: [2000, 0], reservedCount: 1, starting: 2, running: 3, pausedCount: 4 })];
+    const specs = [
+      node('a', 4000),
+      full('b'),
+      { name: 'c', allocatable: null },
+      { name: 'd', allocatable: null, hasNode: false },
+      node('e', 0, { reserved: [2000, 0], reservedCount: 1, starting: 2, running: 3, pausedCount: 4 }),
+    ];
     const scan = scanOf(specs);
-    expect(Array.from(scan.status.subarray(0, 5))).toEqual([FITS, DOES_NOT_FIT, FITS_CAPACITY_UNKNOWN, NOT_IN_CACHE, FITS]);
+    expect(Array.from(scan.status.subarray(0, 5))).toEqual([
+      FITS,
+      DOES_NOT_FIT,
+      FITS_CAPACITY_UNKNOWN,
+      NOT_IN_CACHE,
+      FITS,
+    ]);
     expect(scan.feasible).toBe(3);
     for (let i = 0; i < 5; i++) {
       const e = scan.evaluation(i);
@@ -177,7 +245,11 @@ describe('CandidateScan', () => {
     const scan = new CandidateScan((name) => infos.get(name), DIMS);
     scan.run(POD, ['a', 'b']);
     scan.run(POD, ['b']);
-    expect({ count: scan.count, feasible: scan.feasible, fits: scan.fits(0) }).toEqual({ count: 1, feasible: 0, fits: false });
+    expect({ count: scan.count, feasible: scan.feasible, fits: scan.fits(0) }).toEqual({
+      count: 1,
+      feasible: 0,
+      fits: false,
+    });
   });
 
   it('grows past its initial size', () => {
@@ -194,7 +266,11 @@ describe('candidate order (least_loaded)', () => {
     ['known capacity before unknown', node('a', 13000), { name: 'b', allocatable: null }],
     ['lower projected pressure first', node('a', 2000), node('b', 6000)],
     ['equal pressure: fewer starting first', node('a', 4000, { running: 9 }), node('b', 4000, { starting: 1 })],
-    ['equal pressure and starting: fewer running first', node('a', 4000, { running: 1, pausedCount: 9 }), node('b', 4000, { running: 2 })],
+    [
+      'equal pressure and starting: fewer running first',
+      node('a', 4000, { running: 1, pausedCount: 9 }),
+      node('b', 4000, { running: 2 }),
+    ],
     ['equal up to running: fewer paused first', node('a', 4000), node('b', 4000, { pausedCount: 1 })],
   ])('%s', (_name, first, second) => {
     expect(choice([first, second])).toBe('a');
@@ -238,7 +314,10 @@ describe('Placer strategies', () => {
     const placer = new Placer('round_robin', never);
     const picks: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const specs = i % 2 === 0 ? [node('c', 12000), node('a', 1000), full('b')] : [node('a', 1000), node('b', 6000), node('c', 12000)];
+      const specs =
+        i % 2 === 0
+          ? [node('c', 12000), node('a', 1000), full('b')]
+          : [node('a', 1000), node('b', 6000), node('c', 12000)];
       picks.push(specs[placer.choose(scanOf(specs)).chosen]!.name);
     }
     // i=0 {a,c}: a; i=1 {a,b,c}: b; i=2 {a,c}: c; i=3 {a,b,c}: wraps to a; i=4 {a,c}: c
@@ -282,7 +361,13 @@ describe('prioritize scores', () => {
   });
 
   it('a node as empty as the pick still scores at most 9', () => {
-    const scan = scanOf([{ name: 'a', allocatable: [16000, 64 * Gi] }, { name: 'b', allocatable: [16000, 64 * Gi] }], [0, 0]);
+    const scan = scanOf(
+      [
+        { name: 'a', allocatable: [16000, 64 * Gi] },
+        { name: 'b', allocatable: [16000, 64 * Gi] },
+      ],
+      [0, 0],
+    );
     const placer = new Placer('least_loaded', () => 0);
     expect([0, 1].map((i) => placer.score(scan, i, 1))).toEqual([9, 10]);
   });
@@ -290,30 +375,34 @@ describe('prioritize scores', () => {
   it('most_loaded: floor(9 × pressure); round_robin and random: 0 for all but the pick', () => {
     // a: (6000 + 2000)/16000 = 0.5; b: (13840 + 2000)/16000 = 0.99
     const scan = scanOf([node('a', 6000), node('b', 13840)]);
-    const score = (strategy: Strategy, chosen: number) => [0, 1].map((i) => new Placer(strategy, () => 0).score(scan, i, chosen));
+    const score = (strategy: Strategy, chosen: number) =>
+      [0, 1].map((i) => new Placer(strategy, () => 0).score(scan, i, chosen));
     expect(score('most_loaded', 0)).toEqual([10, 8]);
     expect(score('round_robin', 0)).toEqual([10, 0]);
     expect(score('random', 1)).toEqual([0, 10]);
   });
 
-  it.each<Strategy>(['least_loaded', 'most_loaded'])('%s: the score follows the choice — no node scores above one the strategy prefers', (strategy) => {
-    // Many candidates of varied load: whatever the strategy chooses among the rest, its score is ≥ every later one.
-    const specs = Array.from({ length: 40 }, (_, i) => node(`n${i}`, ((i * 7919) % 29) * 500, { starting: i % 3 }));
-    const placer = new Placer(strategy, () => 0);
-    const scan = scanOf(specs);
-    const chosen = placer.choose(scan).chosen;
-    const scores = specs.map((_, i) => placer.score(scan, i, chosen));
-    const picked: number[] = [];
-    const remaining = new Set(specs.map((_, i) => i));
-    while (remaining.size > 0) {
-      const names = [...remaining].map((i) => specs[i]!.name);
-      const sub = scanOf([...remaining].map((i) => specs[i]!));
-      const c = new Placer(strategy, () => 0).choose(sub).chosen;
-      const index = specs.findIndex((s) => s.name === names[c]);
-      picked.push(scores[index]!);
-      remaining.delete(index);
-    }
-    expect(picked[0]).toBe(10);
-    for (let k = 1; k < picked.length; k++) expect(picked[k]).toBeLessThanOrEqual(picked[k - 1]!);
-  });
+  it.each<Strategy>(['least_loaded', 'most_loaded'])(
+    '%s: the score follows the choice — no node scores above one the strategy prefers',
+    (strategy) => {
+      // Many candidates of varied load: whatever the strategy chooses among the rest, its score is ≥ every later one.
+      const specs = Array.from({ length: 40 }, (_, i) => node(`n${i}`, ((i * 7919) % 29) * 500, { starting: i % 3 }));
+      const placer = new Placer(strategy, () => 0);
+      const scan = scanOf(specs);
+      const chosen = placer.choose(scan).chosen;
+      const scores = specs.map((_, i) => placer.score(scan, i, chosen));
+      const picked: number[] = [];
+      const remaining = new Set(specs.map((_, i) => i));
+      while (remaining.size > 0) {
+        const names = [...remaining].map((i) => specs[i]!.name);
+        const sub = scanOf([...remaining].map((i) => specs[i]!));
+        const c = new Placer(strategy, () => 0).choose(sub).chosen;
+        const index = specs.findIndex((s) => s.name === names[c]);
+        picked.push(scores[index]!);
+        remaining.delete(index);
+      }
+      expect(picked[0]).toBe(10);
+      for (let k = 1; k < picked.length; k++) expect(picked[k]).toBeLessThanOrEqual(picked[k - 1]!);
+    },
+  );
 });

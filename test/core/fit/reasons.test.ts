@@ -46,8 +46,13 @@ describe('formatAmount', () => {
 
   // Regression: a reason mixed `512Gi` with `65544140Ki` (the exact-divisor rule).
   it('a request and an allocatable in one reason print in the same unit style', () => {
-    expect(formatFailure({ code: 'RequestExceedsAllocatable', resource: 'memory', requested: 512 * Gi, allocatable: 65544140 * Ki })).toBe(
-      "memory request 512Gi exceeds the node's allocatable ~62.51Gi",
-    );
+    expect(
+      formatFailure({
+        code: 'RequestExceedsAllocatable',
+        resource: 'memory',
+        requested: 512 * Gi,
+        allocatable: 65544140 * Ki,
+      }),
+    ).toBe("memory request 512Gi exceeds the node's allocatable ~62.51Gi");
   });
 });

@@ -9,7 +9,8 @@ const DIMS: Dimensions = { names: ['cpu', 'memory'] };
 /** A cache of `count` nodes n0, n1 … (i + 1 CPUs, 4 GiB each) and a scan over it. */
 function scanOver(count: number) {
   const cache = new SchedulerCache(DIMS, { ttlMs: 600_000 });
-  for (let i = 0; i < count; i++) cache.upsertNode(toNodeRecord(makeNode(`n${i}`, { cpu: String(i + 1), memory: '4Gi' }), DIMS));
+  for (let i = 0; i < count; i++)
+    cache.upsertNode(toNodeRecord(makeNode(`n${i}`, { cpu: String(i + 1), memory: '4Gi' }), DIMS));
   return new CandidateScan((name) => cache.nodeInfo(name), DIMS);
 }
 
@@ -28,7 +29,11 @@ describe('CandidateScan.run: a name given again', () => {
     const scan = scanOver(3);
     scan.run(REQUEST, ['n2', 'n0', 'n2', 'ghost', 'n0', 'ghost', 'n1', 'n2']);
     expect(scan.names).toEqual(['n2', 'n0', 'ghost', 'n1']);
-    expect({ count: scan.count, duplicates: scan.duplicates, feasible: scan.feasible }).toEqual({ count: 4, duplicates: 4, feasible: 3 });
+    expect({ count: scan.count, duplicates: scan.duplicates, feasible: scan.feasible }).toEqual({
+      count: 4,
+      duplicates: 4,
+      feasible: 3,
+    });
     expect(scan.status[2]).toBe(NOT_IN_CACHE);
     expect(Array.from({ length: scan.count }, (_, i) => scan.evaluation(i).name)).toEqual(['n2', 'n0', 'ghost', 'n1']);
   });

@@ -44,9 +44,16 @@ const podFixtures: ReadonlyArray<readonly [string, Record<string, number>]> = [
   // resources: {} → nothing requested
   ['besteffort.json', {}],
   // 48 cpus, 512Gi, 16 × 1Gi hugepages, 4 GPUs, 1 rdma device
-  ['gpu-nvidia-hugepages.json', {
-    cpu: 48_000, memory: 512 * Gi, 'hugepages-1Gi': 16 * Gi, 'nvidia.com/gpu': 4, 'rdma/rdma_shared_device_a': 1,
-  }],
+  [
+    'gpu-nvidia-hugepages.json',
+    {
+      cpu: 48_000,
+      memory: 512 * Gi,
+      'hugepages-1Gi': 16 * Gi,
+      'nvidia.com/gpu': 4,
+      'rdma/rdma_shared_device_a': 1,
+    },
+  ],
   // kubeadm CoreDNS: 100m / 70Mi (the 170Mi limit is not a request)
   ['running-ready-coredns.json', { cpu: 100, memory: 70 * Mi }],
   // cpu-only request
@@ -61,12 +68,17 @@ const podFixtures: ReadonlyArray<readonly [string, Record<string, number>]> = [
   ['pod-level-resources.json', { cpu: 1000, memory: 2 * Gi }],
   // cpu: 12 + 250m + 10m = 12260m; eph 1G
   // memory: 400G + 129e6 + 128m = 400129000000.128 bytes → ceil → 400129000001 (converted after summing)
-  ['quantity-forms-decimal-exponent.json', { cpu: 12_260, memory: 400_129_000_001, 'ephemeral-storage': 1_000_000_000 }],
+  [
+    'quantity-forms-decimal-exponent.json',
+    { cpu: 12_260, memory: 400_129_000_001, 'ephemeral-storage': 1_000_000_000 },
+  ],
 ];
 
 describe('podRequests: the fixture pods (test/fixtures/pods)', () => {
   it('covers every file in test/fixtures/pods', () => {
-    const files = readdirSync(podsDir).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(podsDir)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(podFixtures.map(([file]) => file).sort()).toEqual(files);
   });
 
@@ -85,37 +97,78 @@ describe('podRequests: the fixture pods (test/fixtures/pods)', () => {
 const noHugepages = { 'hugepages-1Gi': 0, 'hugepages-2Mi': 0 };
 const nodeFixtures: ReadonlyArray<readonly [string, Record<string, number> | null]> = [
   // 15601432Ki × 1024 = 15975866368
-  ['aks-standard-d4s-v3.json', { cpu: 3860, memory: 15_975_866_368, 'ephemeral-storage': 119_703_055_367, pods: 30, ...noHugepages }],
+  [
+    'aks-standard-d4s-v3.json',
+    { cpu: 3860, memory: 15_975_866_368, 'ephemeral-storage': 119_703_055_367, pods: 30, ...noHugepages },
+  ],
   // 28362636Ki × 1024 = 29043339264
-  ['cordoned-aks-standard-d8s-v3.json', { cpu: 7820, memory: 29_043_339_264, 'ephemeral-storage': 119_703_055_367, pods: 110, ...noHugepages }],
+  [
+    'cordoned-aks-standard-d8s-v3.json',
+    { cpu: 7820, memory: 29_043_339_264, 'ephemeral-storage': 119_703_055_367, pods: 110, ...noHugepages },
+  ],
   // 14879912Ki × 1024 = 15237029888
-  ['eks-m5-xlarge.json', { cpu: 3920, memory: 15_237_029_888, 'ephemeral-storage': 76_224_326_324, pods: 58, ...noHugepages }],
+  [
+    'eks-m5-xlarge.json',
+    { cpu: 3920, memory: 15_237_029_888, 'ephemeral-storage': 76_224_326_324, pods: 58, ...noHugepages },
+  ],
   // 13600196Ki × 1024 = 13926600704
-  ['gke-e2-standard-4.json', { cpu: 3920, memory: 13_926_600_704, 'ephemeral-storage': 47_060_071_478, pods: 110, ...noHugepages }],
+  [
+    'gke-e2-standard-4.json',
+    { cpu: 3920, memory: 13_926_600_704, 'ephemeral-storage': 47_060_071_478, pods: 110, ...noHugepages },
+  ],
   // cpu "220" = 220000m; 2025278860Ki × 1024 = 2073885552640; 64Gi hugepages; rdma "1k" = 1000
-  ['gpu-8x-h100-hugepages.json', {
-    cpu: 220_000, memory: 2_073_885_552_640, 'ephemeral-storage': 1_698_749_216_823, pods: 110,
-    'hugepages-1Gi': 64 * Gi, 'hugepages-2Mi': 0, 'nvidia.com/gpu': 8, 'rdma/rdma_shared_device_a': 1000,
-  }],
+  [
+    'gpu-8x-h100-hugepages.json',
+    {
+      cpu: 220_000,
+      memory: 2_073_885_552_640,
+      'ephemeral-storage': 1_698_749_216_823,
+      pods: 110,
+      'hugepages-1Gi': 64 * Gi,
+      'hugepages-2Mi': 0,
+      'nvidia.com/gpu': 8,
+      'rdma/rdma_shared_device_a': 1000,
+    },
+  ],
   // 1575180724Ki × 1024 = 1612985061376
-  ['huge-r7i-48xlarge-karpenter.json', { cpu: 191_450, memory: 1_612_985_061_376, 'ephemeral-storage': 18_181_869_946, pods: 737, ...noHugepages }],
+  [
+    'huge-r7i-48xlarge-karpenter.json',
+    { cpu: 191_450, memory: 1_612_985_061_376, 'ephemeral-storage': 18_181_869_946, pods: 737, ...noHugepages },
+  ],
   // compact raw API JSON; 16048904Ki × 1024 = 16434077696
-  ['k3s-server.json', { cpu: 8000, memory: 16_434_077_696, 'ephemeral-storage': 251_394_030_395, pods: 110, ...noHugepages }],
+  [
+    'k3s-server.json',
+    { cpu: 8000, memory: 16_434_077_696, 'ephemeral-storage': 251_394_030_395, pods: 110, ...noHugepages },
+  ],
   // 65544140Ki × 1024 = 67117199360; eph 1055762868Ki × 1024 = 1081101176832
-  ['kind-control-plane.json', { cpu: 16_000, memory: 67_117_199_360, 'ephemeral-storage': 1_081_101_176_832, pods: 110, ...noHugepages }],
+  [
+    'kind-control-plane.json',
+    { cpu: 16_000, memory: 67_117_199_360, 'ephemeral-storage': 1_081_101_176_832, pods: 110, ...noHugepages },
+  ],
   // 8027024Ki × 1024 = 8219672576
-  ['notready-cni-kubeadm.json', { cpu: 4000, memory: 8_219_672_576, 'ephemeral-storage': 93_478_772_582, pods: 110, ...noHugepages }],
+  [
+    'notready-cni-kubeadm.json',
+    { cpu: 4000, memory: 8_219_672_576, 'ephemeral-storage': 93_478_772_582, pods: 110, ...noHugepages },
+  ],
   // 7220104Ki × 1024 = 7393386496
-  ['notready-unreachable-eks.json', { cpu: 1930, memory: 7_393_386_496, 'ephemeral-storage': 18_181_869_946, pods: 29, ...noHugepages }],
+  [
+    'notready-unreachable-eks.json',
+    { cpu: 1930, memory: 7_393_386_496, 'ephemeral-storage': 18_181_869_946, pods: 29, ...noHugepages },
+  ],
   // 14934976Ki × 1024 = 15293415424
-  ['openshift-worker-m6i-xlarge.json', { cpu: 3500, memory: 15_293_415_424, 'ephemeral-storage': 114_345_831_029, pods: 250, ...noHugepages }],
+  [
+    'openshift-worker-m6i-xlarge.json',
+    { cpu: 3500, memory: 15_293_415_424, 'ephemeral-storage': 114_345_831_029, pods: 250, ...noHugepages },
+  ],
   // no capacity, no allocatable
   ['registered-no-status.json', null],
 ];
 
 describe('nodeAllocatable: the fixture nodes (test/fixtures/nodes)', () => {
   it('covers every file in test/fixtures/nodes', () => {
-    const files = readdirSync(nodesDir).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(nodesDir)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(nodeFixtures.map(([file]) => file).sort()).toEqual(files);
   });
 
@@ -127,7 +180,11 @@ describe('nodeAllocatable: the fixture nodes (test/fixtures/nodes)', () => {
 
 // Builders for synthetic pods.
 function c(requests?: ResourceList, restartPolicy?: string): Container {
-  return { name: 'c', resources: requests === undefined ? {} : { requests }, ...(restartPolicy ? { restartPolicy } : {}) };
+  return {
+    name: 'c',
+    resources: requests === undefined ? {} : { requests },
+    ...(restartPolicy ? { restartPolicy } : {}),
+  };
 }
 const sidecar = (requests: ResourceList): Container => c(requests, 'Always');
 
@@ -168,7 +225,11 @@ describe('podRequests: synthetic pods', () => {
       // memory: max(256Mi + 64Mi + 128Mi = 448Mi, 512Mi + 192Mi = 704Mi) = 704Mi
       'two sidecars both add to a later init container',
       pod({
-        initContainers: [sidecar({ cpu: '100m', memory: '64Mi' }), sidecar({ cpu: '200m', memory: '128Mi' }), c({ cpu: '1', memory: '512Mi' })],
+        initContainers: [
+          sidecar({ cpu: '100m', memory: '64Mi' }),
+          sidecar({ cpu: '200m', memory: '128Mi' }),
+          c({ cpu: '1', memory: '512Mi' }),
+        ],
         containers: [c({ cpu: '300m', memory: '256Mi' })],
       }),
       { cpu: 1300, memory: 704 * Mi },
@@ -186,7 +247,10 @@ describe('podRequests: synthetic pods', () => {
       // cpu replaced by pod-level 2; memory 1Gi + 512Mi and ephemeral 1Gi keep the container sum
       'pod-level request overrides only cpu',
       pod({
-        containers: [c({ cpu: '500m', memory: '1Gi' }), c({ cpu: '250m', memory: '512Mi', 'ephemeral-storage': '1Gi' })],
+        containers: [
+          c({ cpu: '500m', memory: '1Gi' }),
+          c({ cpu: '250m', memory: '512Mi', 'ephemeral-storage': '1Gi' }),
+        ],
         podLevel: { cpu: '2' },
       }),
       { cpu: 2000, memory: 1536 * Mi, 'ephemeral-storage': 1 * Gi },
@@ -241,13 +305,22 @@ describe('podRequests: synthetic pods', () => {
       {},
     ],
     [
-      'a terminal pod is not this module\'s concern (still computed)',
+      "a terminal pod is not this module's concern (still computed)",
       pod({ containers: [c({ cpu: '500m', memory: '1Gi' })], phase: 'Succeeded' }),
       { cpu: 500, memory: 1 * Gi },
     ],
     ['missing containers list is empty', { metadata: { name: 'p' }, spec: {} }, {}],
     ['missing spec is empty', { metadata: { name: 'p' } }, {}],
-    ['null resources and requests are empty', pod({ containers: [{ name: 'a', resources: null }, { name: 'b', resources: { requests: null } }] }), {}],
+    [
+      'null resources and requests are empty',
+      pod({
+        containers: [
+          { name: 'a', resources: null },
+          { name: 'b', resources: { requests: null } },
+        ],
+      }),
+      {},
+    ],
   ])('%s', (_name, input, expected) => {
     expect(sorted(podRequests(input))).toEqual(sorted(new Map(Object.entries(expected))));
   });
@@ -274,15 +347,43 @@ describe('podRequests: errors name the JSON path', () => {
       pod({ containers: [c({ 'nvidia.com/gpu': 'one' })] }),
       /^spec\.containers\[0\]\.resources\.requests\["nvidia\.com\/gpu"\]: invalid quantity "one"/,
     ],
-    ['invalid pod-level quantity', pod({ podLevel: { memory: '2 Gi' } }), /^spec\.resources\.requests\.memory: invalid quantity "2 Gi"/],
+    [
+      'invalid pod-level quantity',
+      pod({ podLevel: { memory: '2 Gi' } }),
+      /^spec\.resources\.requests\.memory: invalid quantity "2 Gi"/,
+    ],
     ['invalid overhead quantity', pod({ overhead: { cpu: 'abc' } }), /^spec\.overhead\.cpu: invalid quantity "abc"/],
-    ['null quantity', pod({ containers: [c({ cpu: null })] }), /^spec\.containers\[0\]\.resources\.requests\.cpu: .*got null/],
-    ['negative container request', pod({ containers: [c({ cpu: '-1' })] }), /^spec\.containers\[0\]\.resources\.requests\.cpu: negative quantity "-1"/],
+    [
+      'null quantity',
+      pod({ containers: [c({ cpu: null })] }),
+      /^spec\.containers\[0\]\.resources\.requests\.cpu: .*got null/,
+    ],
+    [
+      'negative container request',
+      pod({ containers: [c({ cpu: '-1' })] }),
+      /^spec\.containers\[0\]\.resources\.requests\.cpu: negative quantity "-1"/,
+    ],
     ['negative overhead', pod({ overhead: { memory: '-1Mi' } }), /^spec\.overhead\.memory: negative quantity "-1Mi"/],
-    ['negative JSON number', pod({ containers: [c({ cpu: -0.5 })] }), /^spec\.containers\[0\]\.resources\.requests\.cpu: negative quantity -0\.5/],
-    ['requests is not an object', pod({ containers: [{ resources: { requests: ['1'] as unknown as ResourceList } }] }), /^spec\.containers\[0\]\.resources\.requests: expected a resource list object/],
-    ['containers is not an array', { spec: { containers: {} as unknown as Container[] } }, /^spec\.containers: expected an array/],
-    ['a container is null', { spec: { containers: [null as unknown as Container] } }, /^spec\.containers\[0\]: expected a container object/],
+    [
+      'negative JSON number',
+      pod({ containers: [c({ cpu: -0.5 })] }),
+      /^spec\.containers\[0\]\.resources\.requests\.cpu: negative quantity -0\.5/,
+    ],
+    [
+      'requests is not an object',
+      pod({ containers: [{ resources: { requests: ['1'] as unknown as ResourceList } }] }),
+      /^spec\.containers\[0\]\.resources\.requests: expected a resource list object/,
+    ],
+    [
+      'containers is not an array',
+      { spec: { containers: {} as unknown as Container[] } },
+      /^spec\.containers: expected an array/,
+    ],
+    [
+      'a container is null',
+      { spec: { containers: [null as unknown as Container] } },
+      /^spec\.containers\[0\]: expected a container object/,
+    ],
   ])('%s', (_name, input, message) => {
     expect(quantityError(() => podRequestsExact(input)).message).toMatch(message);
   });
@@ -297,7 +398,9 @@ describe('podRequests: errors name the JSON path', () => {
     // 8Ei is clamped to 2^63 - 1 bytes: exact in BigInt, not a safe JS number
     const p = pod({ containers: [c({ memory: '8Ei' })] });
     expect(podRequestsExact(p).get('memory')).toBe(9_223_372_036_854_775_807_000_000_000n);
-    expect(() => podRequests(p)).toThrow(/pod request memory \(units\): 9223372036854775807 is outside the safe integer range/);
+    expect(() => podRequests(p)).toThrow(
+      /pod request memory \(units\): 9223372036854775807 is outside the safe integer range/,
+    );
   });
 });
 
@@ -305,19 +408,43 @@ describe('nodeAllocatable: synthetic nodes', () => {
   it.each<readonly [string, Node, Record<string, number> | null]>([
     ['no status', { metadata: { name: 'n' } }, null],
     ['null allocatable', { status: { allocatable: null } }, null],
-    ['capacity only is still null (allocatable is what the scheduler uses)', { status: { capacity: { cpu: '4' } } }, null],
+    [
+      'capacity only is still null (allocatable is what the scheduler uses)',
+      { status: { capacity: { cpu: '4' } } },
+      null,
+    ],
     ['empty allocatable', { status: { allocatable: {} } }, {}],
-    ['rounds up: 3920.5m cpu → 3921, 1.5 bytes → 2', { status: { allocatable: { cpu: '3920500u', memory: '1.5' } } }, { cpu: 3921, memory: 2 }],
+    [
+      'rounds up: 3920.5m cpu → 3921, 1.5 bytes → 2',
+      { status: { allocatable: { cpu: '3920500u', memory: '1.5' } } },
+      { cpu: 3921, memory: 2 },
+    ],
   ])('%s', (_name, node, expected) => {
     const actual = nodeAllocatable(node);
     expect(sorted(actual)).toEqual(expected === null ? null : sorted(new Map(Object.entries(expected))));
   });
 
   it.each<readonly [string, Node, RegExp]>([
-    ['invalid quantity', { status: { allocatable: { cpu: '4 cores' } } }, /^status\.allocatable\.cpu: invalid quantity "4 cores"/],
-    ['negative quantity', { status: { allocatable: { pods: '-1' } } }, /^status\.allocatable\.pods: negative quantity "-1"/],
-    ['unsafe integer', { status: { allocatable: { memory: '7Ei' } } }, /^status\.allocatable\.memory \(units\): 8070450532247928832 is outside/],
-    ['not an object', { status: { allocatable: '4' as unknown as ResourceList } }, /^status\.allocatable: expected a resource list object/],
+    [
+      'invalid quantity',
+      { status: { allocatable: { cpu: '4 cores' } } },
+      /^status\.allocatable\.cpu: invalid quantity "4 cores"/,
+    ],
+    [
+      'negative quantity',
+      { status: { allocatable: { pods: '-1' } } },
+      /^status\.allocatable\.pods: negative quantity "-1"/,
+    ],
+    [
+      'unsafe integer',
+      { status: { allocatable: { memory: '7Ei' } } },
+      /^status\.allocatable\.memory \(units\): 8070450532247928832 is outside/,
+    ],
+    [
+      'not an object',
+      { status: { allocatable: '4' as unknown as ResourceList } },
+      /^status\.allocatable: expected a resource list object/,
+    ],
   ])('%s is rejected with its path', (_name, node, message) => {
     expect(quantityError(() => nodeAllocatable(node)).message).toMatch(message);
   });
@@ -336,46 +463,77 @@ describe('toSchedulerUnits', () => {
   });
 
   it('throws naming the resource when the result is not a safe integer', () => {
-    expect(() => toSchedulerUnits('memory', 10n ** 30n)).toThrow(/^memory \(units\): 1000000000000000000000 is outside the safe integer range/);
+    expect(() => toSchedulerUnits('memory', 10n ** 30n)).toThrow(
+      /^memory \(units\): 1000000000000000000000 is outside the safe integer range/,
+    );
     expect(() => toSchedulerUnits('cpu', 10n ** 25n)).toThrow(/^cpu \(millicores\)/);
   });
 });
 
 describe('in-place resize: status resources count as kube-scheduler counts them (UseStatusResources)', () => {
   /** A running pod whose container `app` asks 1 cpu / 1Gi in spec, with the given status. */
-  function resized(status: { actuated?: Record<string, string>; allocated?: Record<string, string>; noResources?: boolean }, conditions: unknown[] = []): Pod {
+  function resized(
+    status: { actuated?: Record<string, string>; allocated?: Record<string, string>; noResources?: boolean },
+    conditions: unknown[] = [],
+  ): Pod {
     return {
       metadata: { name: 'p', uid: 'u' },
       spec: { nodeName: 'n1', containers: [{ name: 'app', resources: { requests: { cpu: '1', memory: '1Gi' } } }] },
       status: {
         phase: 'Running',
         conditions: conditions as never,
-        containerStatuses: [{ name: 'app', ...(status.noResources ? {} : { resources: { requests: status.actuated ?? {} } }), ...(status.allocated ? { allocatedResources: status.allocated } : {}) }],
+        containerStatuses: [
+          {
+            name: 'app',
+            ...(status.noResources ? {} : { resources: { requests: status.actuated ?? {} } }),
+            ...(status.allocated ? { allocatedResources: status.allocated } : {}),
+          },
+        ],
       },
     } as Pod;
   }
 
   it.each<[string, Pod, Record<string, number>]>([
     // max(spec 1000m, actuated 2000m, allocated 2000m) = 2000m: an upsize the kubelet applied
-    ['resized up', resized({ actuated: { cpu: '2', memory: '1Gi' }, allocated: { cpu: '2', memory: '1Gi' } }), { cpu: 2000, memory: 1073741824 }],
+    [
+      'resized up',
+      resized({ actuated: { cpu: '2', memory: '1Gi' }, allocated: { cpu: '2', memory: '1Gi' } }),
+      { cpu: 2000, memory: 1073741824 },
+    ],
     // spec lowered to 1 cpu, still running with 3: max(1000, 3000, 3000) = 3000m until the kubelet actuates it
-    ['resize down pending', resized({ actuated: { cpu: '3', memory: '1Gi' }, allocated: { cpu: '3', memory: '1Gi' } }), { cpu: 3000, memory: 1073741824 }],
+    [
+      'resize down pending',
+      resized({ actuated: { cpu: '3', memory: '1Gi' }, allocated: { cpu: '3', memory: '1Gi' } }),
+      { cpu: 3000, memory: 1073741824 },
+    ],
     // admitted (allocated) 4Gi, not yet actuated: max(1Gi, 1Gi, 4Gi) = 4Gi
-    ['allocated ahead of actuated', resized({ actuated: { cpu: '1', memory: '1Gi' }, allocated: { cpu: '1', memory: '4Gi' } }), { cpu: 1000, memory: 4294967296 }],
+    [
+      'allocated ahead of actuated',
+      resized({ actuated: { cpu: '1', memory: '1Gi' }, allocated: { cpu: '1', memory: '4Gi' } }),
+      { cpu: 1000, memory: 4294967296 },
+    ],
     // Infeasible: spec (1 cpu) is ignored; max(actuated 500m, allocated 500m) = 500m
     [
       'infeasible resize: spec left out',
-      resized({ actuated: { cpu: '500m', memory: '1Gi' }, allocated: { cpu: '500m', memory: '1Gi' } }, [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }]),
+      resized({ actuated: { cpu: '500m', memory: '1Gi' }, allocated: { cpu: '500m', memory: '1Gi' } }, [
+        { type: 'PodResizePending', status: 'True', reason: 'Infeasible' },
+      ]),
       { cpu: 500, memory: 1073741824 },
     ],
     // Deferred is not Infeasible: spec counts again
     [
       'deferred resize: spec still counts',
-      resized({ actuated: { cpu: '500m', memory: '1Gi' }, allocated: { cpu: '500m', memory: '1Gi' } }, [{ type: 'PodResizePending', status: 'True', reason: 'Deferred' }]),
+      resized({ actuated: { cpu: '500m', memory: '1Gi' }, allocated: { cpu: '500m', memory: '1Gi' } }, [
+        { type: 'PodResizePending', status: 'True', reason: 'Deferred' },
+      ]),
       { cpu: 1000, memory: 1073741824 },
     ],
     // a status without `resources` (older kubelet): the spec alone
-    ['status without resources', resized({ noResources: true, allocated: { cpu: '8' } }), { cpu: 1000, memory: 1073741824 }],
+    [
+      'status without resources',
+      resized({ noResources: true, allocated: { cpu: '8' } }),
+      { cpu: 1000, memory: 1073741824 },
+    ],
   ])('%s', (_name, pod, expected) => {
     expect(Object.fromEntries(podRequests(pod))).toEqual(expected);
   });
@@ -403,7 +561,10 @@ describe('in-place resize: status resources count as kube-scheduler counts them 
   });
 
   it('the realistic CoreDNS pod reports allocated = spec, so nothing changes', () => {
-    expect(Object.fromEntries(podRequests(loadJson<Pod>(podsDir, 'running-ready-coredns.json')))).toMatchObject({ cpu: 100, memory: 73400320 });
+    expect(Object.fromEntries(podRequests(loadJson<Pod>(podsDir, 'running-ready-coredns.json')))).toMatchObject({
+      cpu: 100,
+      memory: 73400320,
+    });
   });
 });
 
@@ -417,12 +578,20 @@ describe('pod-level in-place resize (InPlacePodLevelResourcesVerticalScaling, be
   ): Pod {
     return {
       metadata: { name: 'p', uid: 'u' },
-      spec: { nodeName: 'n1', containers: [{ name: 'app', resources: { requests: { cpu: '500m' } } }], resources: { requests } },
+      spec: {
+        nodeName: 'n1',
+        containers: [{ name: 'app', resources: { requests: { cpu: '500m' } } }],
+        resources: { requests },
+      },
       status: {
         phase: 'Running',
-        ...(status.actuated === undefined ? {} : { resources: status.actuated === null ? {} : { requests: status.actuated } }),
+        ...(status.actuated === undefined
+          ? {}
+          : { resources: status.actuated === null ? {} : { requests: status.actuated } }),
         ...(status.allocated ? { allocatedResources: status.allocated } : {}),
-        ...(status.infeasible ? { conditions: [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }] } : {}),
+        ...(status.infeasible
+          ? { conditions: [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }] }
+          : {}),
       },
     } as Pod;
   }
@@ -431,14 +600,20 @@ describe('pod-level in-place resize (InPlacePodLevelResourcesVerticalScaling, be
     // resized up and actuated: max(spec 1, actuated 2, allocated 2) = 2 cpu for the bound pod
     [
       'resized up',
-      podLevel({ cpu: '1', memory: '1Gi' }, { actuated: { cpu: '2', memory: '1Gi' }, allocated: { cpu: '2', memory: '1Gi' } }),
+      podLevel(
+        { cpu: '1', memory: '1Gi' },
+        { actuated: { cpu: '2', memory: '1Gi' }, allocated: { cpu: '2', memory: '1Gi' } },
+      ),
       { cpu: 2000, memory: 1073741824 },
       { cpu: 1000, memory: 1073741824 },
     ],
     // admitted 3Gi, not yet actuated: max(1Gi, 1Gi, 3Gi)
     [
       'allocated ahead of actuated',
-      podLevel({ cpu: '1', memory: '1Gi' }, { actuated: { cpu: '1', memory: '1Gi' }, allocated: { cpu: '1', memory: '3Gi' } }),
+      podLevel(
+        { cpu: '1', memory: '1Gi' },
+        { actuated: { cpu: '1', memory: '1Gi' }, allocated: { cpu: '1', memory: '3Gi' } },
+      ),
       { cpu: 1000, memory: 3221225472 },
       { cpu: 1000, memory: 1073741824 },
     ],
@@ -446,7 +621,10 @@ describe('pod-level in-place resize (InPlacePodLevelResourcesVerticalScaling, be
     // lookup of the missing key yields a zero Quantity: the bound pod is charged 0 bytes of memory
     [
       'infeasible, a resource missing from status',
-      podLevel({ cpu: '4', memory: '1Gi' }, { actuated: { cpu: '1500m' }, allocated: { cpu: '1500m' }, infeasible: true }),
+      podLevel(
+        { cpu: '4', memory: '1Gi' },
+        { actuated: { cpu: '1500m' }, allocated: { cpu: '1500m' }, infeasible: true },
+      ),
       { cpu: 1500, memory: 0 },
       { cpu: 4000, memory: 1073741824 },
     ],
@@ -470,10 +648,16 @@ describe('pod-level in-place resize (InPlacePodLevelResourcesVerticalScaling, be
   });
 });
 
-describe('assigned and incoming pods get kube-scheduler\'s respective options', () => {
+describe("assigned and incoming pods get kube-scheduler's respective options", () => {
   // Container `app` asks 1 cpu / 1Gi; its status says the kubelet resized it to 2 cpu.
   const statusResized = {
-    containerStatuses: [{ name: 'app', resources: { requests: { cpu: '2', memory: '1Gi' } }, allocatedResources: { cpu: '2', memory: '1Gi' } }],
+    containerStatuses: [
+      {
+        name: 'app',
+        resources: { requests: { cpu: '2', memory: '1Gi' } },
+        allocatedResources: { cpu: '2', memory: '1Gi' },
+      },
+    ],
   };
   const spec = { containers: [{ name: 'app', resources: { requests: { cpu: '1', memory: '1Gi' } } }] };
   const dims = { names: ['cpu', 'memory'] };
@@ -494,7 +678,11 @@ describe('assigned and incoming pods get kube-scheduler\'s respective options', 
     const pod = {
       metadata: { name: 'p', uid: 'u' },
       spec: { nodeName: 'n1', containers: [{ name: 'app' }], resources: { requests: { cpu: '4', memory: '1Gi' } } },
-      status: { resources: { requests: { cpu: '1500m' } }, allocatedResources: { cpu: '1500m' }, conditions: [{ type: 'PodResizePending', reason: 'Infeasible' }] },
+      status: {
+        resources: { requests: { cpu: '1500m' } },
+        allocatedResources: { cpu: '1500m' },
+        conditions: [{ type: 'PodResizePending', reason: 'Infeasible' }],
+      },
     } as Pod;
     expect(requestVector(pod, dims)).toEqual([1500, 0]);
   });

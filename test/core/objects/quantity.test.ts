@@ -154,9 +154,12 @@ describe('parseQuantity: the edge cases of resource.ParseQuantity (checked again
     expect(parseQuantityValue(input)).toEqual(parseQuantity(input));
   });
 
-  it.each(rejected.filter(([row]) => row !== 64 && row !== 65))('row %i: JSON string %j is rejected too', (_row, input) => {
-    expect(() => parseQuantityValue(input)).toThrow(QuantityError);
-  });
+  it.each(rejected.filter(([row]) => row !== 64 && row !== 65))(
+    'row %i: JSON string %j is rejected too',
+    (_row, input) => {
+      expect(() => parseQuantityValue(input)).toThrow(QuantityError);
+    },
+  );
 });
 
 describe('parseQuantity: scanner quirks beyond the table (mirroring apimachinery)', () => {
@@ -234,7 +237,9 @@ describe('parseQuantityValue: what Quantity.UnmarshalJSON accepts', () => {
     ['a carriage return and form feed', '\r\f1'],
     ['a vertical tab after a space', ' \u000b1'],
   ])('%s: %j is rejected naming the escape', (_name, input) => {
-    expect(() => parseQuantityValue(input)).toThrow(/only as an escape sequence, which Quantity\.UnmarshalJSON does not decode/);
+    expect(() => parseQuantityValue(input)).toThrow(
+      /only as an escape sequence, which Quantity\.UnmarshalJSON does not decode/,
+    );
   });
 
   it.each([
@@ -347,7 +352,7 @@ describe('length bound: a quantity longer than MAX_QUANTITY_LENGTH is rejected b
     expect(err.message.length).toBeLessThan(400);
   });
 
-  it('applies to JSON values after Go\'s whitespace trimming', () => {
+  it("applies to JSON values after Go's whitespace trimming", () => {
     expect(milliValue(parseQuantityValue(`  ${'0'.repeat(MAX_QUANTITY_LENGTH - 1)}1  `))).toBe(1000n);
     expect(() => parseQuantityValue(`${'0'.repeat(MAX_QUANTITY_LENGTH)}1`)).toThrow(/the limit is 128/);
   });

@@ -50,14 +50,22 @@ describe('nodeImages: node.status.images, bounded', () => {
 
   it("the 50-image limit: of 60 images, kubelet's 50 largest are kept, whatever their order in the list", () => {
     // sizes 1..60 MiB, shuffled deterministically
-    const list = Array.from({ length: 60 }, (_, i) => ({ names: [`img-${i}:v`], sizeBytes: (((i * 37) % 60) + 1) * MiB }));
+    const list = Array.from({ length: 60 }, (_, i) => ({
+      names: [`img-${i}:v`],
+      sizeBytes: (((i * 37) % 60) + 1) * MiB,
+    }));
     const kept = nodeImages(nodeWith(list), KUBELET_MAX_IMAGES);
     expect(kept).toHaveLength(50);
     expect(kept.map((k) => k.sizeBytes / MiB)).toEqual(Array.from({ length: 50 }, (_, i) => 60 - i)); // 60 down to 11
   });
 
   it('images without a size count as 0 bytes: kept while there is room, the first dropped when full', () => {
-    const list = [{ names: ['nosize:1'] }, { names: ['neg:1'], sizeBytes: -5 }, { names: ['nan:1'], sizeBytes: 'big' }, { names: ['sized:1'], sizeBytes: 10 }];
+    const list = [
+      { names: ['nosize:1'] },
+      { names: ['neg:1'], sizeBytes: -5 },
+      { names: ['nan:1'], sizeBytes: 'big' },
+      { names: ['sized:1'], sizeBytes: 10 },
+    ];
     expect(nodeImages(nodeWith(list), 10).map((i) => [i.names[0], i.sizeBytes])).toEqual([
       ['sized:1', 10],
       ['nosize:1', 0],
@@ -69,9 +77,20 @@ describe('nodeImages: node.status.images, bounded', () => {
 
   it('entries of the wrong shape, empty or oversized names are skipped; at most 8 names per image', () => {
     const long = 'x'.repeat(MAX_IMAGE_NAME_LENGTH + 1);
-    const list = [null, 7, 'img', { names: 'not-a-list' }, { names: [long, '', 3] }, { names: [long, 'ok:1'], sizeBytes: 1 }, { names: Array.from({ length: 20 }, (_, i) => `many:${i}`), sizeBytes: 2 }];
+    const list = [
+      null,
+      7,
+      'img',
+      { names: 'not-a-list' },
+      { names: [long, '', 3] },
+      { names: [long, 'ok:1'], sizeBytes: 1 },
+      { names: Array.from({ length: 20 }, (_, i) => `many:${i}`), sizeBytes: 2 },
+    ];
     const kept = nodeImages(nodeWith(list), 50);
-    expect(kept.map((k) => k.names)).toEqual([Array.from({ length: MAX_NAMES_PER_IMAGE }, (_, i) => `many:${i}`), ['ok:1']]);
+    expect(kept.map((k) => k.names)).toEqual([
+      Array.from({ length: MAX_NAMES_PER_IMAGE }, (_, i) => `many:${i}`),
+      ['ok:1'],
+    ]);
     expect(nodeImages(nodeWith('nope'), 50)).toEqual([]);
     expect(nodeImages({ metadata: { name: 'n' } }, 50)).toEqual([]);
   });
@@ -95,7 +114,11 @@ describe('podImages and localityKey', () => {
   });
 
   it('containers then init containers, without repeats; oversized names left out; at most 32', () => {
-    expect(podImages(podWith(['a', 'b:1', 'a:latest'], undefined, ['init:2', 'b:1']))).toEqual(['a:latest', 'b:1', 'init:2']);
+    expect(podImages(podWith(['a', 'b:1', 'a:latest'], undefined, ['init:2', 'b:1']))).toEqual([
+      'a:latest',
+      'b:1',
+      'init:2',
+    ]);
     expect(podImages(podWith(['x'.repeat(MAX_IMAGE_NAME_LENGTH + 1), 'ok']))).toEqual(['ok:latest']);
     expect(podImages(podWith(Array.from({ length: 100 }, (_, i) => `i${i}:v`)))).toHaveLength(MAX_POD_IMAGES);
     expect(podImages({ metadata: { name: 'p' } })).toEqual([]);
@@ -116,7 +139,10 @@ describe('podImages and localityKey', () => {
   });
 
   it('a key of images longer than 2,048 characters is no key (each pod record would otherwise carry up to 16 KB)', () => {
-    const images = Array.from({ length: MAX_POD_IMAGES }, (_, i) => `${'r'.repeat(MAX_IMAGE_NAME_LENGTH - 10)}/i${i}:v`);
+    const images = Array.from(
+      { length: MAX_POD_IMAGES },
+      (_, i) => `${'r'.repeat(MAX_IMAGE_NAME_LENGTH - 10)}/i${i}:v`,
+    );
     expect(localityKey(podWith(images), TEMPLATE_LABEL)).toBeNull();
     expect(localityKey(podWith(images.slice(0, 3)), TEMPLATE_LABEL)!.length).toBeLessThanOrEqual(MAX_IMAGES_KEY_LENGTH);
   });
@@ -128,7 +154,10 @@ describe('LocalityIndex', () => {
 
   it('signal: warm when every image is on the node, partial when some are, cold when none or unknown', () => {
     const idx = index();
-    idx.setNodeImages(1, [{ names: ['a:1', 'a@sha256:aa'], sizeBytes: 10 }, { names: ['b:1'], sizeBytes: 10 }]);
+    idx.setNodeImages(1, [
+      { names: ['a:1', 'a@sha256:aa'], sizeBytes: 10 },
+      { names: ['b:1'], sizeBytes: 10 },
+    ]);
     idx.setNodeImages(2, [{ names: ['a:1'], sizeBytes: 10 }]);
     const q = idx.query({ localityKey: 'images:a:1 b:1', images: ['a:1', 'b:1'] }, 0);
     expect([idx.signal(q, 1), idx.signal(q, 2), idx.signal(q, 3)]).toEqual([WARM, PARTIAL, COLD]);
@@ -193,7 +222,11 @@ describe('LocalityIndex', () => {
     idx.touch('t2', 1, 200);
     idx.touch('t3', 2, 200);
     const view = idx.nodesLocality(new Set([1]), 300, 1).get(1)!;
-    expect(view).toEqual({ images: [{ names: ['b:1'], sizeBytes: 7 }], recentTemplates: [{ key: 't2', ageSeconds: 0.1 }], recentTemplateCount: 2 });
+    expect(view).toEqual({
+      images: [{ names: ['b:1'], sizeBytes: 7 }],
+      recentTemplates: [{ key: 't2', ageSeconds: 0.1 }],
+      recentTemplateCount: 2,
+    });
   });
 
   it('refuses a non-positive TTL or size bound', () => {

@@ -41,12 +41,18 @@ function fullCluster(maxPods = 100, dropped?: () => void) {
   relay.to = (f) => rejected.capacityFreed(f, clock.now);
   return { cache, service, rejected, clock };
 }
-const paused = (name: string, node: string, cpu = '2', phase = 'Succeeded') => toPodRecord(makePod(name).req({ cpu, memory: '4Gi' }).node(node).paused().phase(phase).obj(), DIMS, OPTIONS);
-const sandbox = (name: string, cpu = '2') => toPodRecord(makePod(name).req({ cpu, memory: '4Gi' }).obj(), DIMS, OPTIONS);
+const paused = (name: string, node: string, cpu = '2', phase = 'Succeeded') =>
+  toPodRecord(makePod(name).req({ cpu, memory: '4Gi' }).node(node).paused().phase(phase).obj(), DIMS, OPTIONS);
+const sandbox = (name: string, cpu = '2') =>
+  toPodRecord(makePod(name).req({ cpu, memory: '4Gi' }).obj(), DIMS, OPTIONS);
 const uids = (targets: readonly { uid: string }[]) => targets.map((t) => t.uid);
 
 describe('seenByScheduler: which of the cache’s facts kube-scheduler sees (the table in rejections.ts)', () => {
-  const freed = (cause: CapacityFreed['cause'], podTerminal = false): CapacityFreed => ({ nodeName: 'n1', cause, podTerminal });
+  const freed = (cause: CapacityFreed['cause'], podTerminal = false): CapacityFreed => ({
+    nodeName: 'n1',
+    cause,
+    podTerminal,
+  });
   it.each<[CapacityFreed['cause'], boolean]>([
     ['pod-deleted', true],
     ['pod-updated', true],
@@ -88,7 +94,9 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
   it('a paused Succeeded pod losing its label nudges as well (paused → inactive, hidden from kube-scheduler)', () => {
     const { cache, service, rejected } = fullCluster();
     service.filter(sandbox('w'), NODES, 1_000);
-    cache.upsertPod(toPodRecord(makePod('n1-p3').req({ cpu: '2', memory: '4Gi' }).node('n1').phase('Succeeded').obj(), DIMS, OPTIONS));
+    cache.upsertPod(
+      toPodRecord(makePod('n1-p3').req({ cpu: '2', memory: '4Gi' }).node('n1').phase('Succeeded').obj(), DIMS, OPTIONS),
+    );
     expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
   });
 
@@ -140,7 +148,8 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
 
   it('a change kube-scheduler saw nudges only pods rejected within the race window before the extender applied it', () => {
     const { cache, service, rejected, clock } = fullCluster();
-    for (const n of ['n1', 'n2']) cache.upsertPod(toPodRecord(makePod(`${n}-run`).req({ cpu: '2', memory: '4Gi' }).node(n).obj(), DIMS, OPTIONS));
+    for (const n of ['n1', 'n2'])
+      cache.upsertPod(toPodRecord(makePod(`${n}-run`).req({ cpu: '2', memory: '4Gi' }).node(n).obj(), DIMS, OPTIONS));
     for (const n of ['n1', 'n2']) cache.deletePod(`uid-${n}-p0`); // nodes full again, with one Running pod each
     rejected.takeNudges();
     service.filter(sandbox('early'), NODES, 0);
@@ -162,12 +171,20 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
   it('a start slot freeing nudges a pod held by the starting limit once the node is below its limit', () => {
     // One node of 8 CPU with room, limit 1 starting sandbox: a starting pod holds the slot.
     const relay = freedRelay();
-    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } }, { capacityFreed: relay.listener });
+    const cache = new SchedulerCache(
+      DIMS,
+      { ttlMs: 600_000, startingLimit: { perNode: 1 } },
+      { capacityFreed: relay.listener },
+    );
     cache.upsertNode(toNodeRecord(makeNode('n1', { cpu: '8', memory: '32Gi' }), DIMS));
-    const starting = (ready: boolean) => toPodRecord(makePod('s').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready }).obj(), DIMS, OPTIONS);
+    const starting = (ready: boolean) =>
+      toPodRecord(makePod('s').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready }).obj(), DIMS, OPTIONS);
     cache.upsertPod(starting(false));
     const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
-      schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: false, offerTtlMs: 600_000,
+      schedulerName: 'sandbox-scheduler',
+      chooseInFilter: true,
+      recordOffers: false,
+      offerTtlMs: 600_000,
       rejectedPods: { maxPods: 10, raceWindowMs: RACE_WINDOW_MS },
     });
     const rejected = service.rejectedPods!;
@@ -188,7 +205,11 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
 
   it('a Ready update frees a start slot kube-scheduler does not act on (pod-started, hidden): pods held by the limit are nudged whatever their rejection’s age; running → running frees nothing', () => {
     const relay = freedRelay();
-    const cache = new SchedulerCache(DIMS, { ttlMs: 600_000, startingLimit: { perNode: 1 } }, { capacityFreed: relay.listener });
+    const cache = new SchedulerCache(
+      DIMS,
+      { ttlMs: 600_000, startingLimit: { perNode: 1 } },
+      { capacityFreed: relay.listener },
+    );
     cache.upsertNode(toNodeRecord(makeNode('n1', { cpu: '8', memory: '32Gi' }), DIMS));
     const freed: string[] = [];
     relay.to = (f) => freed.push(`${f.nodeName}:${f.cause}:${seenByScheduler(f) ? 'seen' : 'hidden'}`);
@@ -201,29 +222,42 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
     // Ready and resized down in one update: more than a start slot, an update kube-scheduler acts on.
     const r = makePod('r').req({ cpu: '4', memory: '4Gi' });
     cache.upsertPod(toPodRecord(r.node('n1', { ready: false }).obj(), DIMS, OPTIONS));
-    cache.upsertPod(toPodRecord(makePod('r').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    cache.upsertPod(
+      toPodRecord(makePod('r').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS),
+    );
     expect(freed).toEqual(['n1:pod-started:hidden', 'n1:pod-updated:seen']);
     cache.deletePod('uid-r');
     freed.length = 0;
     // A reservation whose pod is first seen bound and already Ready: its start slot frees with the bind.
     cache.assume({ uid: 'uid-v', key: 'sandboxes/v', request: [2000, 4 * 1024 ** 3] }, 'n1', 0);
-    cache.upsertPod(toPodRecord(makePod('v').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    cache.upsertPod(
+      toPodRecord(makePod('v').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS),
+    );
     expect(freed).toEqual(['n1:bound:seen']);
     cache.assume({ uid: 'uid-y', key: 'sandboxes/y', request: [2000, 4 * 1024 ** 3] }, 'n1', 0);
-    cache.upsertPod(toPodRecord(makePod('y').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
+    cache.upsertPod(
+      toPodRecord(makePod('y').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS),
+    );
     expect(freed).toHaveLength(1); // bound and starting: the reservation's slot is the pod's now
     cache.deletePod('uid-y');
     cache.deletePod('uid-v');
     const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
-      schedulerName: 'sandbox-scheduler', chooseInFilter: true, recordOffers: false, offerTtlMs: 600_000,
+      schedulerName: 'sandbox-scheduler',
+      chooseInFilter: true,
+      recordOffers: false,
+      offerTtlMs: 600_000,
       rejectedPods: { maxPods: 10, raceWindowMs: RACE_WINDOW_MS },
     });
     const rejected = service.rejectedPods!;
     // w was rejected long before the slot freed (it sat in kube-scheduler's unschedulable pool): still nudged.
     relay.to = (f) => rejected.capacityFreed(f, 10_000 + RACE_WINDOW_MS + 60_000);
-    cache.upsertPod(toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS));
+    cache.upsertPod(
+      toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: false }).obj(), DIMS, OPTIONS),
+    );
     expect(service.filter(sandbox('w'), { names: ['n1'] }, 10_000).result).toBe('no_fit');
-    cache.upsertPod(toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS));
+    cache.upsertPod(
+      toPodRecord(makePod('t').req({ cpu: '2', memory: '4Gi' }).node('n1', { ready: true }).obj(), DIMS, OPTIONS),
+    );
     expect(uids(rejected.takeNudges())).toEqual(['uid-w']);
   });
 
@@ -313,9 +347,16 @@ describe('RejectedPods: which pods rejected for capacity are requeued when capac
 
   it('is off unless the service is given rejectedPods; its options are checked', () => {
     const cache = new SchedulerCache(DIMS, { ttlMs: 1000 });
-    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), { schedulerName: 's', chooseInFilter: true, recordOffers: false, offerTtlMs: 1000 });
+    const service = new PlacementService(cache, new Placer('least_loaded', () => 0.5), {
+      schedulerName: 's',
+      chooseInFilter: true,
+      recordOffers: false,
+      offerTtlMs: 1000,
+    });
     expect(service.rejectedPods).toBeNull();
-    expect(() => new RejectedPods(cache, { maxPods: 0, raceWindowMs: 0 })).toThrow(/maxPods must be a positive integer/);
+    expect(() => new RejectedPods(cache, { maxPods: 0, raceWindowMs: 0 })).toThrow(
+      /maxPods must be a positive integer/,
+    );
     expect(() => new RejectedPods(cache, { maxPods: 1, raceWindowMs: -1 })).toThrow(/raceWindowMs must be ≥ 0/);
   });
 });

@@ -5,7 +5,18 @@
  * admin client certificate). The control plane itself: controlPlane.ts.
  */
 import https from 'node:https';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  ServerConfiguration,
+  Watch,
+  createConfiguration,
+  setHeaderOptions,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { parsePrometheusText, type Sample } from '../../../bench/clusterStats.js';
 import type { PodChange } from '../../../bench/overcommit.js';
 import type { Pod } from '../../../src/core/objects/kubeObjects.js';
@@ -32,7 +43,9 @@ export class Kube {
     const server = kc.getCurrentCluster()!.server;
     const config = createConfiguration({
       baseServer: new ServerConfiguration(server, {}),
-      authMethods: { default: { getName: () => 'e2e-admin-keepalive', applySecurityAuthentication: (ctx) => ctx.setAgent(agent) } },
+      authMethods: {
+        default: { getName: () => 'e2e-admin-keepalive', applySecurityAuthentication: (ctx) => ctx.setAgent(agent) },
+      },
     });
     this.api = new CoreV1Api(config);
     this.custom = new CustomObjectsApi(config);
@@ -47,11 +60,19 @@ export class Kube {
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
     if (!opts.cert || !opts.key) throw new Error(`${kubeconfig} has no client certificate`);
-    return new Kube(kc, { ...(opts.ca ? { ca: opts.ca as Buffer } : {}), cert: opts.cert as Buffer, key: opts.key as Buffer }, concurrency);
+    return new Kube(
+      kc,
+      { ...(opts.ca ? { ca: opts.ca as Buffer } : {}), cert: opts.cert as Buffer, key: opts.key as Buffer },
+      concurrency,
+    );
   }
 
   /** Every item of a list, in pages; with the resourceVersion of the last page. */
-  async listAll<T>(page: (cont: string | undefined) => Promise<{ items: T[]; metadata?: { _continue?: string; resourceVersion?: string } }>): Promise<{ items: T[]; resourceVersion: string }> {
+  async listAll<T>(
+    page: (
+      cont: string | undefined,
+    ) => Promise<{ items: T[]; metadata?: { _continue?: string; resourceVersion?: string } }>,
+  ): Promise<{ items: T[]; resourceVersion: string }> {
     const items: T[] = [];
     let cont: string | undefined;
     let resourceVersion = '';
@@ -76,7 +97,11 @@ export class Kube {
 }
 
 /** Runs `fn` over `items` with at most `width` calls in flight. */
-export async function inParallel<T>(items: readonly T[], width: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function inParallel<T>(
+  items: readonly T[],
+  width: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(width, items.length) }, async () => {
@@ -112,8 +137,10 @@ export async function ensureNamespace(kube: Kube, name: string): Promise<void> {
 }
 
 const NOT_READY_TAINTS = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
-export const taintsToClear = (n: V1Node) => (n.spec?.taints ?? []).map((t, i) => ({ t, i })).filter(({ t }) => NOT_READY_TAINTS.has(t.key));
-export const isReady = (n: V1Node) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+export const taintsToClear = (n: V1Node) =>
+  (n.spec?.taints ?? []).map((t, i) => ({ t, i })).filter(({ t }) => NOT_READY_TAINTS.has(t.key));
+export const isReady = (n: V1Node) =>
+  (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 /** The node carries node.kubernetes.io/not-ready or .../unreachable (pods without a toleration stay off it). */
 export const notReadyTainted = (n: V1Node) => taintsToClear(n).length > 0;
 
@@ -138,7 +165,9 @@ export async function untaintNodes(kube: Kube, timeoutMs = 600_000): Promise<{ r
     }
     cleanChecks = 0;
     const ready = tainted.filter(isReady);
-    log(`${tainted.length} of ${nodes.length} nodes carry a not-ready/unreachable taint; removing it from the ${ready.length} Ready ones`);
+    log(
+      `${tainted.length} of ${nodes.length} nodes carry a not-ready/unreachable taint; removing it from the ${ready.length} Ready ones`,
+    );
     await inParallel(ready, 16, async (n) => {
       // Highest index first, so the earlier indexes stay valid within the one patch.
       const ops = taintsToClear(n)
@@ -148,7 +177,10 @@ export async function untaintNodes(kube: Kube, timeoutMs = 600_000): Promise<{ r
           { op: 'remove', path: `/spec/taints/${i}` },
         ]);
       try {
-        await kube.api.patchNode({ name: n.metadata!.name!, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+        await kube.api.patchNode(
+          { name: n.metadata!.name!, body: ops },
+          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        );
         removed++;
       } catch {
         // changed meanwhile (the controller got there first): the next pass looks again
@@ -169,7 +201,12 @@ export interface Creation {
 }
 
 /** Creates the pods, `concurrency` in flight; a 429/5xx answer is retried after 100 ms. */
-export async function createPods(kube: Kube, namespace: string, pods: readonly V1Pod[], concurrency: number): Promise<Creation> {
+export async function createPods(
+  kube: Kube,
+  namespace: string,
+  pods: readonly V1Pod[],
+  concurrency: number,
+): Promise<Creation> {
   const ackMs = new Map<string, number>();
   let retries = 0;
   const startMs = nowMs();
@@ -210,7 +247,11 @@ export class PodChangeLog {
 
   async start(): Promise<void> {
     const namespace = this.namespace;
-    const list = await this.kube.listAll((c) => (namespace ? this.kube.api.listNamespacedPod({ namespace, limit: 1000, _continue: c }) : this.kube.api.listPodForAllNamespaces({ limit: 1000, _continue: c })));
+    const list = await this.kube.listAll((c) =>
+      namespace
+        ? this.kube.api.listNamespacedPod({ namespace, limit: 1000, _continue: c })
+        : this.kube.api.listPodForAllNamespaces({ limit: 1000, _continue: c }),
+    );
     for (const p of list.items) this.keep('ADDED', p);
     this.resourceVersion = list.resourceVersion;
     await this.open();
@@ -226,7 +267,9 @@ export class PodChangeLog {
       },
       (err: unknown) => {
         if (this.stopped) return;
-        log(`pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from ${this.resourceVersion}`);
+        log(
+          `pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from ${this.resourceVersion}`,
+        );
         void this.open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
       },
     );
@@ -235,8 +278,19 @@ export class PodChangeLog {
   /** Keeps what the replay reads. */
   private keep(type: PodChange['type'], p: V1Pod): void {
     const pod: Pod = {
-      metadata: { name: p.metadata?.name ?? '', namespace: p.metadata?.namespace ?? '', resourceVersion: p.metadata?.resourceVersion ?? '' },
-      spec: { schedulerName: p.spec?.schedulerName ?? '', nodeName: p.spec?.nodeName ?? '', containers: (p.spec?.containers ?? []).map((c) => ({ name: c.name, resources: { requests: c.resources?.requests ?? {} } })) } as Pod['spec'],
+      metadata: {
+        name: p.metadata?.name ?? '',
+        namespace: p.metadata?.namespace ?? '',
+        resourceVersion: p.metadata?.resourceVersion ?? '',
+      },
+      spec: {
+        schedulerName: p.spec?.schedulerName ?? '',
+        nodeName: p.spec?.nodeName ?? '',
+        containers: (p.spec?.containers ?? []).map((c) => ({
+          name: c.name,
+          resources: { requests: c.resources?.requests ?? {} },
+        })),
+      } as Pod['spec'],
       status: { phase: p.status?.phase ?? '' },
     };
     this.changes.push({ type, pod, atMs: nowMs() });
@@ -268,7 +322,9 @@ export function httpsGet(url: string, cert: { cert: Buffer; key: Buffer }): Prom
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));
-      res.on('end', () => (res.statusCode === 200 ? ok(body) : bad(new Error(`GET ${url}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`))));
+      res.on('end', () =>
+        res.statusCode === 200 ? ok(body) : bad(new Error(`GET ${url}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`)),
+      );
     });
     req.on('timeout', () => req.destroy(new Error(`GET ${url}: timeout`)));
     req.on('error', bad);
@@ -278,7 +334,9 @@ export function httpsGet(url: string, cert: { cert: Buffer; key: Buffer }): Prom
 /** Samples of one /metrics endpoint (https: with the admin client certificate); [] when it does not answer (a stopped scheduler). */
 export async function scrape(url: string, kube: Kube): Promise<Sample[]> {
   try {
-    return parsePrometheusText(url.startsWith('https:') ? await httpsGet(`${url}/metrics`, kube.clientCert) : await fetchText(`${url}/metrics`));
+    return parsePrometheusText(
+      url.startsWith('https:') ? await httpsGet(`${url}/metrics`, kube.clientCert) : await fetchText(`${url}/metrics`),
+    );
   } catch {
     return [];
   }
@@ -288,6 +346,8 @@ export async function scrape(url: string, kube: Kube): Promise<Sample[]> {
 export async function metricByLabel(url: string, name: string, label: string): Promise<Record<string, number>> {
   const samples = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
   const out: Record<string, number> = {};
-  for (const s of samples) if (s.name === name && s.labels[label] !== undefined) out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
+  for (const s of samples)
+    if (s.name === name && s.labels[label] !== undefined)
+      out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
   return out;
 }

@@ -24,12 +24,15 @@ export const REPO_ROOT = ((): string => {
   const here = dirname(fileURLToPath(import.meta.url));
   for (let dir = here; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'test', 'e2e', 'cluster-up.sh'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no test/e2e/cluster-up.sh in any folder above ${here}: is this the repository?`);
+    if (dirname(dir) === dir)
+      throw new Error(`no test/e2e/cluster-up.sh in any folder above ${here}: is this the repository?`);
   }
 })();
 export const E2E_DIR = join(REPO_ROOT, 'test', 'e2e');
 /** The cluster's state folder ($SANDBOX_E2E_STATE, default .e2e/), as test/e2e/lib.sh has it. */
-export const STATE_DIR = process.env.SANDBOX_E2E_STATE ? resolve(process.env.SANDBOX_E2E_STATE) : join(REPO_ROOT, '.e2e');
+export const STATE_DIR = process.env.SANDBOX_E2E_STATE
+  ? resolve(process.env.SANDBOX_E2E_STATE)
+  : join(REPO_ROOT, '.e2e');
 
 // ------------------------------------------------------------------------------------------ time, progress
 
@@ -43,7 +46,12 @@ export const log = (msg: string) => process.stderr.write(`[bench ${new Date().to
  * Polls `check` every 500 ms until it returns a value (not undefined) or the deadline passes; then throws
  * `describe()`. A check that throws counts as not yet (its last error is in the message).
  */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, describe?: () => Promise<string>): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | undefined>,
+  describe?: () => Promise<string>,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -55,14 +63,21 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
     }
     if (Date.now() > deadline) {
       const detail = describe ? await describe().catch((e: Error) => `(could not describe: ${e.message})`) : '';
-      throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}\n${detail}`);
+      throw new Error(
+        `timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}\n${detail}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 500));
   }
 }
 
 /** Polls `check` every `everyMs` (monotonic clock) until it is true; a check that throws ends the wait with its error. */
-export async function waitUntil(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>, everyMs = 20): Promise<void> {
+export async function waitUntil(
+  what: string,
+  timeoutMs: number,
+  check: () => boolean | Promise<boolean>,
+  everyMs = 20,
+): Promise<void> {
   const deadline = nowMs() + timeoutMs;
   while (!(await check())) {
     if (nowMs() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)}s waiting for ${what}`);
@@ -78,16 +93,30 @@ export interface RunResult {
 }
 
 /** Runs a program (cwd: the repository); rejects with its exit code, stderr and stdout tail in the message. */
-export function run(file: string, args: readonly string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+export function run(
+  file: string,
+  args: readonly string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((ok, bad) => {
     const child = execFile(
       file,
       args,
-      { cwd: REPO_ROOT, env: opts.env ?? process.env, maxBuffer: 512 * 1024 * 1024, timeout: opts.timeoutMs ?? 120_000, encoding: 'utf8' },
+      {
+        cwd: REPO_ROOT,
+        env: opts.env ?? process.env,
+        maxBuffer: 512 * 1024 * 1024,
+        timeout: opts.timeoutMs ?? 120_000,
+        encoding: 'utf8',
+      },
       (err, stdout, stderr) => {
         if (err) {
           const tail = (s: string) => s.split('\n').slice(-40).join('\n');
-          bad(new Error(`${file} ${args.join(' ')} failed (${err.code ?? err.signal ?? err.message})\n--- stderr\n${tail(stderr)}\n--- stdout\n${tail(stdout)}`));
+          bad(
+            new Error(
+              `${file} ${args.join(' ')} failed (${err.code ?? err.signal ?? err.message})\n--- stderr\n${tail(stderr)}\n--- stdout\n${tail(stdout)}`,
+            ),
+          );
         } else ok({ stdout, stderr });
       },
     );
@@ -102,7 +131,11 @@ export function run(file: string, args: readonly string[], opts: { input?: strin
  */
 export function script(name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((ok, bad) => {
-    const child = spawn('bash', [join(E2E_DIR, name), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [join(E2E_DIR, name), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     let partial = '';
@@ -112,7 +145,9 @@ export function script(name: string, args: readonly string[], env: NodeJS.Proces
       for (const l of lines) if (l.trim()) process.stderr.write(`  ${name}: ${l}\n`);
     });
     child.on('error', bad);
-    child.on('close', (code) => (code === 0 ? ok(stdout) : bad(new Error(`${name} ${args.join(' ')} exited with ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? ok(stdout) : bad(new Error(`${name} ${args.join(' ')} exited with ${code}`)),
+    );
   });
 }
 
@@ -153,11 +188,21 @@ export const SETUP_TIMEOUT_MS = Number(process.env.E2E_SETUP_TIMEOUT_MS ?? 45 * 
  * The e2e tests' cluster-up.sh / cluster-down.sh: on examples/cluster/heterogeneous.yaml (CLUSTER_NODES of the
  * caller's environment dropped), within SETUP_TIMEOUT_MS; echoes only their summary lines.
  */
-export async function clusterScript(name: 'cluster-up.sh' | 'cluster-down.sh', args: string[] = [], extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+export async function clusterScript(
+  name: 'cluster-up.sh' | 'cluster-down.sh',
+  args: string[] = [],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<void> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, CLUSTER: 'examples/cluster/heterogeneous.yaml', ...extraEnv };
   delete childEnv.CLUSTER_NODES;
   const { stderr } = await run('bash', [join(E2E_DIR, name), ...args], { env: childEnv, timeoutMs: SETUP_TIMEOUT_MS });
-  process.stderr.write(stderr.split('\n').filter((l) => /cluster (up|stopped)|tools (up to date|built)/.test(l)).map((l) => `${l}\n`).join(''));
+  process.stderr.write(
+    stderr
+      .split('\n')
+      .filter((l) => /cluster (up|stopped)|tools (up to date|built)/.test(l))
+      .map((l) => `${l}\n`)
+      .join(''),
+  );
 }
 
 /** beforeAll of an e2e test file: starts a cluster of its own unless E2E_REUSE_CLUSTER=1; returns its cluster.env. */
@@ -178,10 +223,17 @@ export async function tearDownCluster(): Promise<void> {
  */
 export async function component(args: readonly string[]): Promise<number> {
   const { stdout, stderr } = await run('bash', [join(E2E_DIR, 'component.sh'), ...args], { timeoutMs: 180_000 });
-  process.stderr.write(stderr.split('\n').filter((l) => l.trim()).map((l) => `component.sh ${args.join(' ')}: ${l}\n`).join(''));
+  process.stderr.write(
+    stderr
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => `component.sh ${args.join(' ')}: ${l}\n`)
+      .join(''),
+  );
   if (['stop', 'kill', 'standby'].includes(args[0] ?? '')) return 0;
   const pid = Number(stdout.trim());
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`component.sh ${args.join(' ')} printed no pid: ${JSON.stringify(stdout)}`);
+  if (!Number.isInteger(pid) || pid <= 0)
+    throw new Error(`component.sh ${args.join(' ')} printed no pid: ${JSON.stringify(stdout)}`);
   return pid;
 }
 
@@ -225,13 +277,26 @@ export function metricValue(metricsText: string, metric: string, labels: Record<
  * decision), so that nothing it still sends lands in a namespace the test is about to delete.
  */
 export async function waitExtenderSettled(env: ClusterEnv, timeoutMs = 60_000): Promise<string> {
-  return waitFor('the extender to settle (reservations_pending 0, Event queue drained)', timeoutMs, async () => {
-    const m = await fetchText(`${env.EXTENDER_URL}/metrics`);
-    const decisions = metricValue(m, 'sandbox_extender_placements_total', { result: 'placed' }) + metricValue(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
-    const events = metricValue(m, 'sandbox_extender_events_total');
-    const eventsOn = env.EXTENDER_MODE === 'cluster';
-    return metricValue(m, 'sandbox_extender_reservations_pending') === 0 && (!eventsOn || events >= decisions) ? m : undefined;
-  }, async () => (await fetchText(`${env.EXTENDER_URL}/metrics`)).split('\n').filter((l) => /^sandbox_extender_(reservations|placements|events)/.test(l)).join('\n'));
+  return waitFor(
+    'the extender to settle (reservations_pending 0, Event queue drained)',
+    timeoutMs,
+    async () => {
+      const m = await fetchText(`${env.EXTENDER_URL}/metrics`);
+      const decisions =
+        metricValue(m, 'sandbox_extender_placements_total', { result: 'placed' }) +
+        metricValue(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
+      const events = metricValue(m, 'sandbox_extender_events_total');
+      const eventsOn = env.EXTENDER_MODE === 'cluster';
+      return metricValue(m, 'sandbox_extender_reservations_pending') === 0 && (!eventsOn || events >= decisions)
+        ? m
+        : undefined;
+    },
+    async () =>
+      (await fetchText(`${env.EXTENDER_URL}/metrics`))
+        .split('\n')
+        .filter((l) => /^sandbox_extender_(reservations|placements|events)/.test(l))
+        .join('\n'),
+  );
 }
 
 /**
@@ -240,6 +305,11 @@ export async function waitExtenderSettled(env: ClusterEnv, timeoutMs = 60_000): 
  * from the repository, which the build does not copy to dist/).
  */
 export async function forbiddenLines(): Promise<string[]> {
-  const { forbiddenLinesIn } = (await import(pathToFileURL(join(E2E_DIR, 'forbidden.mjs')).href)) as typeof import('../forbidden.mjs');
-  return forbiddenLinesIn(join(STATE_DIR, 'logs', 'sandbox-extender.log'), join(STATE_DIR, 'logs', 'kube-apiserver.log'));
+  const { forbiddenLinesIn } = (await import(
+    pathToFileURL(join(E2E_DIR, 'forbidden.mjs')).href
+  )) as typeof import('../forbidden.mjs');
+  return forbiddenLinesIn(
+    join(STATE_DIR, 'logs', 'sandbox-extender.log'),
+    join(STATE_DIR, 'logs', 'kube-apiserver.log'),
+  );
 }

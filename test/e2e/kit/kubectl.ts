@@ -14,7 +14,11 @@ export class Kubectl {
   constructor(private readonly env: ClusterEnv) {}
 
   async run(args: readonly string[], input?: string): Promise<string> {
-    const { stdout } = await run(this.env.KUBECTL!, [`--kubeconfig=${this.env.KUBECONFIG}`, ...args], input === undefined ? {} : { input });
+    const { stdout } = await run(
+      this.env.KUBECTL!,
+      [`--kubeconfig=${this.env.KUBECONFIG}`, ...args],
+      input === undefined ? {} : { input },
+    );
     return stdout;
   }
 
@@ -31,7 +35,11 @@ export class Kubectl {
 
 export interface PodView {
   metadata: { name: string; namespace: string; uid?: string; deletionTimestamp?: string };
-  spec: { nodeName?: string; schedulerName?: string; containers: { resources?: { requests?: Record<string, string> } }[] };
+  spec: {
+    nodeName?: string;
+    schedulerName?: string;
+    containers: { resources?: { requests?: Record<string, string> } }[];
+  };
   status: { phase?: string; conditions?: { type: string; status: string }[] };
 }
 export interface NodeView {
@@ -40,14 +48,20 @@ export interface NodeView {
 }
 
 /** The nodes of examples/cluster/heterogeneous.yaml (name -> CPUs), which the e2e tests are written for. */
-export const HETEROGENEOUS_NODES: Readonly<Record<string, string>> = { 'cpu16-0': '16', 'cpu64-0': '64', 'cpu192-0': '192' };
+export const HETEROGENEOUS_NODES: Readonly<Record<string, string>> = {
+  'cpu16-0': '16',
+  'cpu64-0': '64',
+  'cpu192-0': '192',
+};
 
 /** The cluster's nodes; throws unless they are those of examples/cluster/heterogeneous.yaml. */
 export async function heterogeneousNodes(kubectl: Kubectl): Promise<NodeView[]> {
   const nodes = (await kubectl.json<{ items: NodeView[] }>(['get', 'nodes'])).items;
   const shape = Object.fromEntries(nodes.map((n) => [n.metadata.name, n.status.allocatable.cpu]));
   if (JSON.stringify(Object.entries(shape).sort()) !== JSON.stringify(Object.entries(HETEROGENEOUS_NODES).sort())) {
-    throw new Error(`these tests need the cluster of examples/cluster/heterogeneous.yaml (nodes ${JSON.stringify(HETEROGENEOUS_NODES)}), found ${JSON.stringify(shape)}`);
+    throw new Error(
+      `these tests need the cluster of examples/cluster/heterogeneous.yaml (nodes ${JSON.stringify(HETEROGENEOUS_NODES)}), found ${JSON.stringify(shape)}`,
+    );
   }
   return nodes;
 }
@@ -69,7 +83,11 @@ export function podManifests(o: PodSpecOptions): object[] {
   return Array.from({ length: o.count }, (_, i) => ({
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `${o.prefix}-${String(i).padStart(width, '0')}`, namespace: o.namespace, labels: { ...(o.labels ?? {}) } },
+    metadata: {
+      name: `${o.prefix}-${String(i).padStart(width, '0')}`,
+      namespace: o.namespace,
+      labels: { ...(o.labels ?? {}) },
+    },
     spec: {
       ...(o.schedulerName ? { schedulerName: o.schedulerName } : {}),
       terminationGracePeriodSeconds: 0,
@@ -87,7 +105,11 @@ export function podManifests(o: PodSpecOptions): object[] {
 export async function createNamespace(kubectl: Kubectl, name: string): Promise<void> {
   await kubectl.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }]);
   // ServiceAccount admission rejects pods until kube-controller-manager has created the default ServiceAccount.
-  await waitFor(`ServiceAccount ${name}/default`, 60_000, async () => ((await kubectl.run(['-n', name, 'get', 'serviceaccount', 'default', '--ignore-not-found', '-o', 'name'])).trim() ? true : undefined));
+  await waitFor(`ServiceAccount ${name}/default`, 60_000, async () =>
+    (await kubectl.run(['-n', name, 'get', 'serviceaccount', 'default', '--ignore-not-found', '-o', 'name'])).trim()
+      ? true
+      : undefined,
+  );
 }
 
 /** Deletes the namespace and waits until it (and so every pod in it) is gone. */
@@ -96,7 +118,8 @@ export async function deleteNamespace(kubectl: Kubectl, name: string): Promise<v
   await kubectl.run(['delete', 'namespace', name, '--ignore-not-found', '--wait=true', '--timeout=120s']);
 }
 
-export const isRunningReady = (p: PodView) => p.status.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+export const isRunningReady = (p: PodView) =>
+  p.status.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
 export async function describePods(kubectl: Kubectl, namespace: string): Promise<string> {
   const [pods, events] = await Promise.all([
@@ -107,18 +130,34 @@ export async function describePods(kubectl: Kubectl, namespace: string): Promise
 }
 
 /** Waits until `count` pods of the namespace are bound, Running and Ready; returns them. */
-export async function waitAllRunningReady(kubectl: Kubectl, namespace: string, count: number, timeoutMs = 180_000): Promise<PodView[]> {
-  return waitFor(`${count} pods in ${namespace} Running and Ready`, timeoutMs, async () => {
-    const list = await kubectl.json<{ items: PodView[] }>(['-n', namespace, 'get', 'pods']);
-    if (list.items.length !== count || !list.items.every((p) => p.spec.nodeName && isRunningReady(p))) return undefined;
-    return list.items;
-  }, () => describePods(kubectl, namespace));
+export async function waitAllRunningReady(
+  kubectl: Kubectl,
+  namespace: string,
+  count: number,
+  timeoutMs = 180_000,
+): Promise<PodView[]> {
+  return waitFor(
+    `${count} pods in ${namespace} Running and Ready`,
+    timeoutMs,
+    async () => {
+      const list = await kubectl.json<{ items: PodView[] }>(['-n', namespace, 'get', 'pods']);
+      if (list.items.length !== count || !list.items.every((p) => p.spec.nodeName && isRunningReady(p)))
+        return undefined;
+      return list.items;
+    },
+    () => describePods(kubectl, namespace),
+  );
 }
 
 /** Aligns columns of text (first row: headers). */
 export function columns(rows: string[][]): string[] {
   const width = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(width[i]!)).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => c.padEnd(width[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 // ------------------------------------------------------------------------------------------ quantities, pressure
@@ -132,7 +171,19 @@ export function milliCpu(q: string): number {
 export function bytes(q: string): number {
   const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/.exec(q);
   if (!m) throw new Error(`unsupported memory quantity ${q}`);
-  const unit: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15 };
+  const unit: Record<string, number> = {
+    '': 1,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+    Pi: 2 ** 50,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    P: 1e15,
+  };
   return Math.round(Number(m[1]) * unit[m[2] ?? '']!);
 }
 
@@ -163,7 +214,8 @@ export function requestedPerNode(pods: readonly PodView[]): Map<string, Amounts 
 }
 
 /** The extender's pressure of a node: the larger of the CPU and memory shares requested. */
-export const pressureOf = (used: Amounts, allocatable: Amounts) => Math.max(used.cpu / allocatable.cpu, used.memory / allocatable.memory);
+export const pressureOf = (used: Amounts, allocatable: Amounts) =>
+  Math.max(used.cpu / allocatable.cpu, used.memory / allocatable.memory);
 
 /**
  * The best peak pressure any placement of `count` identical pods can reach (on top of `base`, the requests already
@@ -171,12 +223,18 @@ export const pressureOf = (used: Amounts, allocatable: Amounts) => Math.max(used
  * p_n(k) = k · max_r(request_r / allocatable_r), so with peak P it can hold #{k ≥ 1 : p_n(k) ≤ P} pods, and the
  * optimum is the smallest P that holds them all: the count-th smallest p_n(k) over every node and k (p_n(k) ≤ 1).
  */
-export function optimumPeak(nodes: readonly NodeView[], pod: Amounts, count: number, base: ReadonlyMap<string, Amounts> = new Map()): number {
+export function optimumPeak(
+  nodes: readonly NodeView[],
+  pod: Amounts,
+  count: number,
+  base: ReadonlyMap<string, Amounts> = new Map(),
+): number {
   const levels: number[] = [];
   for (const n of nodes) {
     // With a base load b already on the node: p_n(k) = max_r (b_r + k · request_r) / allocatable_r, still increasing in k.
     const b = base.get(n.metadata.name) ?? { cpu: 0, memory: 0 };
-    const level = (k: number) => pressureOf({ cpu: b.cpu + k * pod.cpu, memory: b.memory + k * pod.memory }, allocatableOf(n));
+    const level = (k: number) =>
+      pressureOf({ cpu: b.cpu + k * pod.cpu, memory: b.memory + k * pod.memory }, allocatableOf(n));
     for (let k = 1; level(k) <= 1 + 1e-12; k++) levels.push(level(k));
   }
   levels.sort((a, b) => a - b);
@@ -209,7 +267,12 @@ export interface ObjectWatch {
  * start-up costs. The first events are the objects that exist when the watch starts (ADDED). `listener`, when
  * given, sees each event as it arrives.
  */
-export function watchObjects(env: ClusterEnv, args: readonly string[], fields: readonly string[], listener?: (e: WatchEvent) => void): ObjectWatch {
+export function watchObjects(
+  env: ClusterEnv,
+  args: readonly string[],
+  fields: readonly string[],
+  listener?: (e: WatchEvent) => void,
+): ObjectWatch {
   const template = `{.type}${fields.map((f) => `|{.object${f}}`).join('')}{"\\n"}`;
   const events: WatchEvent[] = [];
   const waiters: { match: (e: WatchEvent) => boolean; ok: (e: WatchEvent) => void }[] = [];
@@ -219,7 +282,11 @@ export function watchObjects(env: ClusterEnv, args: readonly string[], fields: r
   // exists then comes as ADDED events after a RESTARTED event (fields: kubectl's last words), so that a listener
   // that keeps state can start over.
   const start = () => {
-    child = spawn(env.KUBECTL!, [`--kubeconfig=${env.KUBECONFIG}`, 'get', ...args, '-w', '--output-watch-events', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(
+      env.KUBECTL!,
+      [`--kubeconfig=${env.KUBECONFIG}`, 'get', ...args, '-w', '--output-watch-events', '-o', `jsonpath=${template}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let partial = '';
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
@@ -253,7 +320,11 @@ export function watchObjects(env: ClusterEnv, args: readonly string[], fields: r
     new Promise<WatchEvent>((ok, bad) => {
       const earlier = events.find(match);
       if (earlier) return ok(earlier);
-      const timer = setTimeout(() => bad(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} in the watch of ${args.join(' ')}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          bad(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} in the watch of ${args.join(' ')}`)),
+        timeoutMs,
+      );
       waiters.push({ match, ok: (e) => (clearTimeout(timer), ok(e)) });
     });
   return {
@@ -275,7 +346,11 @@ export interface TimedPodChange {
   /** The fields the over-commit replay reads (bench/overcommit.ts): names, resourceVersion, scheduler, node, phase, requests. */
   readonly pod: {
     metadata: { namespace: string; name: string; resourceVersion: string };
-    spec: { schedulerName: string; nodeName?: string; containers: { name: string; resources: { requests: Record<string, string> } }[] };
+    spec: {
+      schedulerName: string;
+      nodeName?: string;
+      containers: { name: string; resources: { requests: Record<string, string> } }[];
+    };
     status: { phase: string };
   };
 }
@@ -306,23 +381,43 @@ export function watchPodChanges(env: ClusterEnv): {
   const watch = watchObjects(env, ['pods', '-A'], POD_CHANGE_FIELDS, (e) => {
     const { type } = e;
     if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
-    const [namespace = '', name = '', resourceVersion = '', schedulerName = '', nodeName = '', phase = '', cpus = '', memories = ''] = e.fields;
+    const [
+      namespace = '',
+      name = '',
+      resourceVersion = '',
+      schedulerName = '',
+      nodeName = '',
+      phase = '',
+      cpus = '',
+      memories = '',
+    ] = e.fields;
     const cpu = cpus.split(' ');
     const memory = memories.split(' ');
-    const containers = cpu.map((c, i) => ({ name: `c${i}`, resources: { requests: { ...(c ? { cpu: c } : {}), ...(memory[i] ? { memory: memory[i]! } : {}) } } }));
+    const containers = cpu.map((c, i) => ({
+      name: `c${i}`,
+      resources: { requests: { ...(c ? { cpu: c } : {}), ...(memory[i] ? { memory: memory[i]! } : {}) } },
+    }));
     const change: TimedPodChange = {
       atMs: e.at,
       type,
-      pod: { metadata: { namespace, name, resourceVersion }, spec: { schedulerName, ...(nodeName ? { nodeName } : {}), containers }, status: { phase } },
+      pod: {
+        metadata: { namespace, name, resourceVersion },
+        spec: { schedulerName, ...(nodeName ? { nodeName } : {}), containers },
+        status: { phase },
+      },
     };
     changeOf.set(e, change);
     changes.push(change);
   });
   const until = async (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) => {
-    const e = await watch.until(what, (event) => {
-      const c = changeOf.get(event);
-      return c !== undefined && match(c);
-    }, timeoutMs);
+    const e = await watch.until(
+      what,
+      (event) => {
+        const c = changeOf.get(event);
+        return c !== undefined && match(c);
+      },
+      timeoutMs,
+    );
     return changeOf.get(e)!;
   };
   return { changes, until, stop: () => watch.stop() };

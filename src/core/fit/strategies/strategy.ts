@@ -55,7 +55,9 @@ export function compareByLoad(scan: CandidateScan, i: number, j: number, pressur
   const knownJ = scan.capacityKnown(j);
   if (knownI !== knownJ) return knownI ? -1 : 1;
   if (knownI && scan.pressure[i] !== scan.pressure[j]) return pressureSign * (scan.pressure[i]! - scan.pressure[j]!);
-  return scan.starting[i]! - scan.starting[j]! || scan.running[i]! - scan.running[j]! || scan.paused[i]! - scan.paused[j]!;
+  return (
+    scan.starting[i]! - scan.starting[j]! || scan.running[i]! - scan.running[j]! || scan.paused[i]! - scan.paused[j]!
+  );
 }
 
 /**
@@ -69,7 +71,9 @@ export function compareRanked(scan: CandidateScan, i: number, j: number, pressur
 
 /** The load order of the scan: compareRanked when the scan was ranked by locality, else compareByLoad. */
 export function loadOrder(scan: CandidateScan, pressureSign: 1 | -1): (i: number, j: number) => number {
-  return scan.localityRanked ? (i, j) => compareRanked(scan, i, j, pressureSign) : (i, j) => compareByLoad(scan, i, j, pressureSign);
+  return scan.localityRanked
+    ? (i, j) => compareRanked(scan, i, j, pressureSign)
+    : (i, j) => compareByLoad(scan, i, j, pressureSign);
 }
 
 /**
@@ -77,7 +81,11 @@ export function loadOrder(scan: CandidateScan, pressureSign: 1 | -1): (i: number
  * (`state.tieCursor`), so that a burst does not pile onto one node. The runner-up is the best of the
  * others, the first in input order among equals.
  */
-export function chooseBest(scan: CandidateScan, state: StrategyState, compare: (i: number, j: number) => number): Choice {
+export function chooseBest(
+  scan: CandidateScan,
+  state: StrategyState,
+  compare: (i: number, j: number) => number,
+): Choice {
   const ties = scan.scratch;
   let tieCount = 0;
   let best = -1;
