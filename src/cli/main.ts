@@ -6,7 +6,7 @@
 import { accessSync, constants } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
-import type { ConfigInput } from '../config/schema.js';
+import { listenHostProblem, type ConfigInput } from '../config/schema.js';
 import { STRATEGIES, type Strategy } from '../core/fit/strategies/index.js';
 import { QuantityError } from '../core/objects/quantity.js';
 import { ObjectError } from '../core/objects/records.js';
@@ -21,6 +21,13 @@ function integer(name: string, min: number, max: number) {
       throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
     return n;
   };
+}
+
+/** --host as the config's server.host takes it (listenHostProblem): an IP address or a hostname. */
+function host(raw: string): string {
+  const problem = listenHostProblem(raw);
+  if (problem !== null) throw new InvalidArgumentError(`--host ${problem}`);
+  return raw;
 }
 
 function strategies(raw: string): Strategy[] {
@@ -81,7 +88,7 @@ program
   .option('--kubeconfig <file>', 'cluster mode: kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
   .option('--config <file>', 'YAML config file (see docs/configuration.md)')
   .option('--port <n>', 'port to listen on (default 8888)', integer('--port', 0, 65535))
-  .option('--host <address>', 'address to listen on (default 127.0.0.1)')
+  .option('--host <address>', 'IP address or hostname to listen on (default 127.0.0.1)', host)
   .addOption(new Option('--strategy <name>', 'placement strategy').choices(STRATEGIES))
   .action(
     async (opts: {

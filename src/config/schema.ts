@@ -4,6 +4,7 @@
  * section, so its fields' defaults apply.
  * A YAML file is parsed against it at start-up; command-line flags override file values.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { hasAtMostThreeDecimals } from '../core/cache/startingLimit.js';
 import { STRATEGIES } from '../core/fit/strategies/index.js';
@@ -23,6 +24,25 @@ const labelKey = z
     /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
     'must be a Kubernetes label key such as sandbox-extender.io/paused',
   );
+
+/** A DNS name (RFC 1123): dot-separated labels of letters, digits and inner hyphens, a trailing dot allowed. */
+const HOSTNAME =
+  /^(?=.{1,253}\.?$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+/**
+ * Why `host` cannot be listened on as written, or null: it must be an IP address (IPv4 dotted quad, or IPv6
+ * without brackets, a zone such as `%eth0` allowed) or a hostname (resolved when the server starts). A name whose
+ * last label is all digits (`999.1.1.1`, `127.1`) is neither: RFC 1123 keeps such names for addresses.
+ * The same rule checks `--host` and `server.host`.
+ */
+export function listenHostProblem(host: string): string | null {
+  if (isIP(host) !== 0) return null;
+  const brackets = /^\[(.*)\]$/.exec(host);
+  if (brackets && isIP(brackets[1]!) === 6)
+    return `must be written without brackets (${brackets[1]}), not ${JSON.stringify(host)}`;
+  if (HOSTNAME.test(host) && !/^\d+$/.test(host.replace(/\.$/, '').split('.').at(-1)!)) return null;
+  return `must be an IP address (127.0.0.1, 0.0.0.0, ::1, ::) or a hostname (localhost), not ${JSON.stringify(host)}`;
+}
 
 export const configSchema = z
   .object({
@@ -116,7 +136,13 @@ export const configSchema = z
     server: z
       .object({
         /** Address to listen on. Loopback by default: the verbs are meant for a kube-scheduler beside the extender. */
-        host: z.string().min(1).default('127.0.0.1'),
+        host: z
+          .string()
+          .superRefine((host, ctx) => {
+            const problem = listenHostProblem(host);
+            if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+          })
+          .default('127.0.0.1'),
         port: z.number().int().min(0).max(65_535).default(8888),
         /** Largest request body accepted; 100 full Node objects are several MB, 5,000 are tens of MB. */
         maxRequestBodyBytes: z

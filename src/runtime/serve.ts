@@ -77,7 +77,17 @@ export async function serve(
     listener = createListener(config, app, metrics, logger, requestLog);
     const starting = listener.server;
     await new Promise<void>((resolve, reject) => {
-      starting.once('error', reject);
+      // The address is valid (the config schema checks it) but may not be bound: not one of this machine's
+      // (EADDRNOTAVAIL), taken (EADDRINUSE), a port below 1024 without the privilege (EACCES), a hostname that does
+      // not resolve (ENOTFOUND). A runtime failure (exit 1), named with the settings that chose the address.
+      starting.once('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new Error(
+            `cannot listen on ${config.server.host} port ${config.server.port} (server.host, server.port): ${err.message}`,
+            { cause: err },
+          ),
+        ),
+      );
       starting.listen(config.server.port, config.server.host, () => resolve());
     });
   } catch (err) {

@@ -4,6 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -506,6 +507,58 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     expect(result.stderr).toBe(
       'sandbox-extender: --pods 1000000 over 5000 nodes ranks 5000000000 nodes per strategy, more than 500,000,000 (about a minute each); use fewer pods or nodes\n',
     );
+  });
+
+  // Regression (new-user trial): `serve --host 999.1.1.1` exited 1 with "getaddrinfo ENOTFOUND 999.1.1.1".
+  it.each([['999.1.1.1'], ['[::1]'], ['localhost:8888']])(
+    'serve --host %s is a usage error: exit 2 before anything starts',
+    (host) => {
+      const result = run('serve', '--snapshot', 'examples/snapshot.json', '--port', '0', '--host', host);
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe(''); // nothing logged: the snapshot was never loaded
+      expect(result.stderr.split('\n')[0]).toBe(
+        `error: option '--host <address>' argument '${host}' is invalid. --host ${
+          host === '[::1]'
+            ? 'must be written without brackets (::1), not "[::1]"'
+            : `must be an IP address (127.0.0.1, 0.0.0.0, ::1, ::) or a hostname (localhost), not "${host}"`
+        }`,
+      );
+    },
+  );
+
+  it('server.host 999.1.1.1 in a config file exits 2 naming the setting', () => {
+    const path = join(dir, 'bad-host.yaml');
+    writeFileSync(path, 'server:\n  host: 999.1.1.1\n');
+    const result = run('serve', '--snapshot', 'examples/snapshot.json', '--config', path);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe(
+      `sandbox-extender: invalid configuration (${path}):\n  - server.host: must be an IP address (127.0.0.1, 0.0.0.0, ::1, ::) or a hostname (localhost), not "999.1.1.1"\n`,
+    );
+  });
+
+  // A valid address that cannot be bound is a runtime failure (exit 1), named with the settings that chose it.
+  it('serve on an address this machine does not have (192.0.2.1, TEST-NET-1) exits 1: cannot listen', () => {
+    const result = run('serve', '--snapshot', 'examples/snapshot.json', '--port', '0', '--host', '192.0.2.1');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe(
+      'sandbox-extender: cannot listen on 192.0.2.1 port 0 (server.host, server.port): listen EADDRNOTAVAIL: address not available 192.0.2.1\n',
+    );
+  });
+
+  it('serve on a port already taken exits 1: cannot listen, address in use', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      // The port stays bound while this process blocks in spawnSync: the kernel holds it, not the event loop.
+      const result = run('serve', '--snapshot', 'examples/snapshot.json', '--port', String(port));
+      expect(result.status).toBe(1);
+      expect(result.stderr).toBe(
+        `sandbox-extender: cannot listen on 127.0.0.1 port ${port} (server.host, server.port): listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 
   // Regression: invalid arguments used to exit 1 (commander's default); usage errors exit 2.

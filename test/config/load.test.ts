@@ -394,6 +394,44 @@ describe('every problem is listed with its path', () => {
   });
 });
 
+// Regression (new-user trial): `--host 999.1.1.1` passed the config and failed at listen (getaddrinfo ENOTFOUND, exit 1).
+describe('server.host is an IP address or a hostname', () => {
+  it.each([
+    ['127.0.0.1'],
+    ['0.0.0.0'],
+    ['::'],
+    ['::1'],
+    ['fe80::1%eth0'],
+    ['localhost'],
+    ['extender.kube-system.svc.cluster.local'],
+    ['extender.example.'],
+    ['node-1'],
+  ])('%s is valid', (host) => {
+    expect(parseConfig({ server: { host } }).server.host).toBe(host);
+  });
+
+  const refused = (host: string) =>
+    `server.host: must be an IP address (127.0.0.1, 0.0.0.0, ::1, ::) or a hostname (localhost), not ${JSON.stringify(host)}`;
+  it.each([
+    ['an IPv4 part above 255', '999.1.1.1'],
+    ['three parts', '1.2.3'],
+    ['a short form', '127.1'],
+    ['empty', ''],
+    ['a URL', 'http://0.0.0.0'],
+    ['a port in it', '127.0.0.1:8888'],
+    ['an underscore', 'my_host'],
+    ['a label starting with a hyphen', '-node'],
+  ])('%s (%j) is refused', (_name, host) => {
+    expect(thrown(ConfigError, () => parseConfig({ server: { host } })).issues).toEqual([refused(host)]);
+  });
+
+  it('an IPv6 address in brackets is refused with the address to write', () => {
+    expect(thrown(ConfigError, () => parseConfig({ server: { host: '[::1]' } })).issues).toEqual([
+      'server.host: must be written without brackets (::1), not "[::1]"',
+    ]);
+  });
+});
+
 describe('a removed setting is refused with what to do, not run without it', () => {
   const REMOVED =
     'apiWorker: no longer a setting: the API side (lists, watches, Events, Bindings) always runs on a worker thread; delete this line';
