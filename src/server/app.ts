@@ -1,7 +1,7 @@
 /**
  * The HTTP edge: POST /filter, /prioritize and /bind on the verbs' own path (verbEdge.ts: raw-body and
- * one JSON.parse, the hot path), and express 5 for the rest: GET /healthz, /readyz, /metrics,
- * /debug/nodes and /debug/nodes/NAME, and the answer to anything else.
+ * one JSON.parse, the hot path), and express 5 for the rest: GET (and HEAD) /healthz, /readyz, /metrics,
+ * /debug/nodes and /debug/nodes/NAME, 405 for another method on them, and the answer to anything else.
  * Handlers only parse → call the verbs → encode; every failure becomes a JSON answer, never an
  * escaped exception, and the server and its state carry on.
  */
@@ -50,36 +50,54 @@ function expressApp(deps: VerbDeps, options: AppOptions): express.Express {
   app.set('etag', false);
   app.use(timing(deps));
 
-  app.get('/debug/nodes', (req, res) => {
-    const sort = req.query.sort ?? 'name';
-    if (sort !== 'name' && sort !== 'pressure') {
-      sendJson(res, 400, { Error: `sandbox-extender: sort must be name or pressure, not ${JSON.stringify(sort)}` });
-      return;
-    }
-    sendJson(res, 200, debugNodes(deps.service.cache, deps.now(), sort));
-  });
-  app.get('/debug/nodes/:name', (req, res) => {
-    const view = debugNode(deps.service.cache, req.params.name, deps.now());
-    if (view) sendJson(res, 200, view);
-    else sendJson(res, 404, { Error: `sandbox-extender: node ${req.params.name} is not in the extender's cache` });
-  });
+  // Each path read with GET (and HEAD, which express answers with the GET handler, without the body); any other
+  // method on it: 405 with Allow (readOnly), not the 404 of a path that does not exist.
+  const readOnly = onlyGetAndHead(options.requestLog);
+  app
+    .route('/debug/nodes')
+    .get((req, res) => {
+      const sort = req.query.sort ?? 'name';
+      if (sort !== 'name' && sort !== 'pressure') {
+        sendJson(res, 400, { Error: `sandbox-extender: sort must be name or pressure, not ${JSON.stringify(sort)}` });
+        return;
+      }
+      sendJson(res, 200, debugNodes(deps.service.cache, deps.now(), sort));
+    })
+    .all(readOnly);
+  app
+    .route('/debug/nodes/:name')
+    .get((req, res) => {
+      const view = debugNode(deps.service.cache, req.params.name, deps.now());
+      if (view) sendJson(res, 200, view);
+      else sendJson(res, 404, { Error: `sandbox-extender: node ${req.params.name} is not in the extender's cache` });
+    })
+    .all(readOnly);
 
-  app.get('/healthz', (_req, res) => {
-    res.type('text/plain').send('ok');
-  });
-  app.get('/readyz', (_req, res) => {
-    const reason = deps.notReady?.() ?? null; // the verbs' own gate: /readyz says exactly when they refuse
-    const details = options.readyDetails?.() ?? '';
-    if (reason === null) res.type('text/plain').send(`ok${details ? `\n${details}` : ''}`);
-    else
-      res
-        .status(503)
-        .type('text/plain')
-        .send(`not ready: ${reason}${details ? `\n${details}` : ''}`);
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
-  });
+  app
+    .route('/healthz')
+    .get((_req, res) => {
+      res.type('text/plain').send('ok');
+    })
+    .all(readOnly);
+  app
+    .route('/readyz')
+    .get((_req, res) => {
+      const reason = deps.notReady?.() ?? null; // the verbs' own gate: /readyz says exactly when they refuse
+      const details = options.readyDetails?.() ?? '';
+      if (reason === null) res.type('text/plain').send(`ok${details ? `\n${details}` : ''}`);
+      else
+        res
+          .status(503)
+          .type('text/plain')
+          .send(`not ready: ${reason}${details ? `\n${details}` : ''}`);
+    })
+    .all(readOnly);
+  app
+    .route('/metrics')
+    .get(async (_req, res) => {
+      res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+    })
+    .all(readOnly);
 
   app.use((req, res) => {
     const message = `no route for ${req.method} ${req.path}; the verbs are POST /filter, /prioritize and /bind`;
@@ -102,6 +120,23 @@ function expressApp(deps: VerbDeps, options: AppOptions): express.Express {
     sendJson(res, status, { Error: `sandbox-extender: ${message}` });
   });
   return app;
+}
+
+/**
+ * The answer to a method other than GET or HEAD on a path that is only read: 405 with `Allow: GET, HEAD` and the
+ * JSON `Error` of every refusal, logged as `method` like a verb called with another method than POST (verbEdge.ts).
+ */
+function onlyGetAndHead(requestLog: RequestLog | undefined) {
+  return (req: Request, res: Response) => {
+    const message = `${req.method} ${req.path}: this path is read with GET or HEAD`;
+    res.set('Allow', 'GET, HEAD');
+    sendJson(res, 405, { Error: `sandbox-extender: ${message}` });
+    requestLog?.note({ reason: 'method', message }, req.socket.remoteAddress, {
+      method: req.method,
+      path: req.originalUrl,
+      status: 405,
+    });
+  };
 }
 
 /** Counts every request and times it, labelled by verb. */

@@ -1014,6 +1014,31 @@ describe('health, readiness, metrics and unknown routes', () => {
     );
   });
 
+  // Regression (new-user trial): POST /readyz answered 404 "no route", as if the path did not exist.
+  it.each([
+    ['POST', '/readyz'],
+    ['POST', '/healthz'],
+    ['PUT', '/metrics'],
+    ['DELETE', '/debug/nodes'],
+    ['PATCH', '/debug/nodes/sandbox-node-16'],
+    ['POST', '/Readyz/'],
+  ])('%s %s → 405 with Allow: GET, HEAD and a JSON Error; counted under "other"', async (method, path) => {
+    const h = makeHarness();
+    const res = await request(h.app)[method.toLowerCase() as 'post' | 'put' | 'delete' | 'patch'](path).send({});
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ Error: `sandbox-extender: ${method} ${path}: this path is read with GET or HEAD` });
+    expect(res.text.endsWith('}\n')).toBe(true);
+    expect(await h.metrics.registry.getSingleMetricAsString('sandbox_extender_http_requests_total')).toContain(
+      '{verb="other",code="405"} 1',
+    );
+  });
+
+  it.each([['/healthz'], ['/readyz'], ['/metrics'], ['/debug/nodes']])('HEAD %s → 200 (as GET)', async (path) => {
+    expect((await request(makeHarness().app).head(path)).status).toBe(200);
+  });
+
   it('/metrics: requests by verb and code, latency histogram, placements by strategy/result, pending reservations', async () => {
     const h = makeHarness();
     const fitsNowhere = makePod('too-big').req({ cpu: '256', memory: '4Gi' }).obj();

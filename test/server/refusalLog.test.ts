@@ -268,6 +268,26 @@ describe('refusals at the door, in the log', () => {
     }
   });
 
+  // Regression (new-user trial): POST /readyz was answered 404 and logged as no_route.
+  it('a wrong method on a read-only path: logged as method, with the 405', async () => {
+    const own = await ownServer();
+    try {
+      await exchange(request('POST', '/readyz', '{}'), own.port);
+      await lineLike(own.lines, (l) => l.reason !== undefined);
+      expect(own.lines).toEqual([
+        expect.objectContaining(
+          warning('method', 'POST /readyz: this path is read with GET or HEAD', {
+            method: 'POST',
+            path: '/readyz',
+            status: 405,
+          }),
+        ),
+      ]);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('a request answered normally logs nothing', async () => {
     expect(await logged(() => exchange(request('POST', '/filter', filterBody('fine'))))).toEqual([]);
   });
