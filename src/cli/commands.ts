@@ -53,11 +53,19 @@ export function packageVersion(moduleUrl: string = import.meta.url): string {
   }
 }
 
-/** Lays out rows as left-aligned columns separated by two spaces. */
+/**
+ * Lays out rows as left-aligned columns separated by two spaces. A line ends at its last character that is not a
+ * blank: empty last cells (rank's REASON of a node that fits) leave no padding or separator behind.
+ */
 export function formatTable(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   return rows
-    .map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  '))
+    .map((r) =>
+      r
+        .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 

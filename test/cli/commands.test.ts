@@ -256,9 +256,21 @@ describe('formatTable', () => {
     expect(
       formatTable([
         ['A', 'BB', 'C'],
-        ['longer', 'x', ''],
+        ['longer', 'x', 'y'],
       ]),
-    ).toBe('A       BB  C\nlonger  x   ');
+    ).toBe('A       BB  C\nlonger  x   y');
+  });
+
+  // Regression (new-user trial): a row whose last cells were empty (rank's REASON of a node that fits) ended with
+  // the padding of the cell before them and the separator.
+  it('a row ends at its last non-empty cell: no trailing whitespace', () => {
+    expect(
+      formatTable([
+        ['A', 'BB', 'C', 'D'],
+        ['longer', 'x', '', ''],
+        ['', '', '', ''],
+      ]),
+    ).toBe('A       BB  C  D\nlonger  x\n');
   });
 });
 
@@ -273,6 +285,7 @@ describe('rankCommand', () => {
     );
     // Every node is Ready, untainted and not cordoned, and the pod has no node constraints.
     expect(rest.at(-1)).toBe('3 nodes: 3 fit');
+    expect(output.split('\n').filter((line) => /\s$/.test(line))).toEqual([]); // REASON is empty: no trailing blanks
     expect(cells(rest.slice(0, -1).join('\n'))).toEqual([
       ['#', 'NODE', 'FITS', 'PRESSURE', 'CPU', 'MEMORY', 'STARTING', 'RUNNING', 'PAUSED', 'REASON'],
       // (20000 + 4000 paused + 2000)/192000 = 0.1354; memory (40 + 8 + 4)/768 Gi = 0.0677

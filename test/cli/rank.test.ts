@@ -254,9 +254,9 @@ describe('rank with control characters in names', () => {
       'pod sandboxes/p\\tq requests cpu=1000m memory=1Gi; projected pressure = (allocated + paused + reserved + requested) / allocatable',
       'note: the pod file is bound to bound\\rthere (spec.nodeName); ranked as if it were pending',
       '#  NODE                          FITS  PRESSURE  CPU     MEMORY  STARTING  RUNNING  PAUSED  REASON',
-      '1  evil\\n2    forged-node  yes   yes   0.1250    0.1250  0.0625  0         0        0       ',
-      '2  plain                         yes   0.2500    0.2500  0.1250  0         0        0       ',
-      '3  tab\\there\\u001b[31m\\u0085\\\\x  yes   0.5000    0.5000  0.2500  0         0        0       ',
+      '1  evil\\n2    forged-node  yes   yes   0.1250    0.1250  0.0625  0         0        0',
+      '2  plain                         yes   0.2500    0.2500  0.1250  0         0        0',
+      '3  tab\\there\\u001b[31m\\u0085\\\\x  yes   0.5000    0.5000  0.2500  0         0        0',
       '3 nodes: 3 fit',
     ]);
   });
