@@ -16,21 +16,27 @@ import type { RequestLog, RequestProblemReason } from '../observability/requestL
 
 type TlsConfig = NonNullable<Config['server']['tls']>;
 
-/** Reads one TLS file. @throws ConfigError naming the key (`server.tls.certFile` …) and the path. */
-function readTlsFile(key: keyof TlsConfig, path: string): Buffer {
-  try {
-    return readFileBounded(path, MAX_BYTES.tls);
-  } catch (err) {
-    throw new ConfigError('server.tls', [`server.tls.${key}: cannot read ${path}: ${(err as Error).message}`]);
-  }
-}
-
+/**
+ * Reads the TLS files, every one of them even when one fails.
+ * @throws ConfigError naming every file that cannot be read, each with its key (`server.tls.certFile` …) and path.
+ */
 function secureContext(tls: TlsConfig) {
-  return {
-    cert: readTlsFile('certFile', tls.certFile),
-    key: readTlsFile('keyFile', tls.keyFile),
-    ...(tls.clientCaFile ? { ca: readTlsFile('clientCaFile', tls.clientCaFile) } : {}),
+  const issues: string[] = [];
+  const read = (key: keyof TlsConfig, path: string): Buffer => {
+    try {
+      return readFileBounded(path, MAX_BYTES.tls);
+    } catch (err) {
+      issues.push(`server.tls.${key}: cannot read ${path}: ${(err as Error).message}`);
+      return Buffer.alloc(0);
+    }
   };
+  const context = {
+    cert: read('certFile', tls.certFile),
+    key: read('keyFile', tls.keyFile),
+    ...(tls.clientCaFile ? { ca: read('clientCaFile', tls.clientCaFile) } : {}),
+  };
+  if (issues.length > 0) throw new ConfigError('server.tls', issues);
+  return context;
 }
 
 /** How often the server checks requests against server.requestTimeoutSeconds (ms; Node's default is 30 s). */

@@ -203,6 +203,35 @@ describe('TLS files that cannot be read', () => {
     );
   });
 
+  // Regression (new-user trial): only the first unreadable file was named; fixing it showed the next one.
+  it('every unreadable file is named in the one error, each with its key', async () => {
+    const paths = {
+      certFile: join(dir, 'gone.crt'),
+      keyFile: join(dir, 'gone.key'),
+      clientCaFile: join(dir, 'gone-ca.crt'),
+    };
+    const err = await serve(
+      parseConfig({
+        snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
+        server: { port: 0, tls: paths },
+      }),
+      pino({ level: 'silent' }),
+    ).then(
+      async (s) => {
+        await s.close();
+        return null;
+      },
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues).toEqual(
+      (['certFile', 'keyFile', 'clientCaFile'] as const).map(
+        (key) =>
+          `server.tls.${key}: cannot read ${paths[key]}: ENOENT: no such file or directory, open '${paths[key]}'`,
+      ),
+    );
+  });
+
   it('a file that is read but is no PEM fails the same way, naming the files (not OpenSSL’s message alone)', async () => {
     const notPem = join(dir, 'not-pem.key');
     writeFileSync(notPem, 'this is not a key\n');
