@@ -8,7 +8,7 @@
  * program's options and runs it; the program's exit code is the runner's.
  *
  *   npm run bench -- --list                                  the scenarios and their variants
- *   npm run bench -- cluster --set nodes=5000 --dry-run     the command, run nothing
+ *   npm run bench -- cluster --set nodes=5000 --dry-run     the command, checked by its program, run nothing
  *   npm run bench -- cluster pin                            a variant
  *   npm run bench -- cluster -- --print FILE                options after -- go to the program as they are
  *
@@ -16,7 +16,7 @@
  * null leaves the option out (the program's default). Upper-case names are environment variables; one already
  * set in the caller's environment wins over the scenario's value (the runner says so).
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -244,6 +244,51 @@ export function listing(dir = SCENARIO_DIR): string {
   return lines.join('\n');
 }
 
+/** The long options a commander help text lists, each with whether it takes a value. */
+export function helpOptions(help: string): Map<string, boolean> {
+  const options = new Map<string, boolean>();
+  for (const m of help.matchAll(/^ {2}(?:-\w, )?(--[a-z0-9-]+)( [<[])?/gm)) options.set(m[1]!, m[2] !== undefined);
+  return options;
+}
+
+/**
+ * What the program refuses of the invocation's options, without running it ([] when nothing): the program is started
+ * with them and `--help`, so each value goes through its own option parser (commander calls an option's parser as it
+ * reads the option, before it answers --help: its message is the one item then), and each option name must be one
+ * its help lists, a flag given no value and an option taking one given one. It prints its help and exits, having run
+ * nothing. A check the program makes when it runs (a list parsed in its action) is not made here. A program that
+ * reads the environment instead (no commander options) is not started, as --help would not stop it.
+ * @throws Error when the built program is missing (npm run bench builds it first).
+ */
+export async function programRefusals(inv: Invocation): Promise<string[]> {
+  const script = join(ROOT, inv.script);
+  if (!existsSync(script)) throw new Error(`${inv.script} does not exist: run npm run build`);
+  if (!readFileSync(script, 'utf8').includes('new Command(')) return [];
+  const help = await new Promise<{ code: number | string | null; stdout: string; stderr: string }>((done) => {
+    execFile(
+      process.execPath,
+      [script, ...inv.args, '--help'],
+      { cwd: ROOT, env: { ...process.env, ...inv.env }, timeout: 60_000 },
+      (err, stdout, stderr) => done({ code: err ? (err.code ?? err.signal ?? 1) : 0, stdout, stderr }),
+    );
+  });
+  if (help.code !== 0) return [help.stderr.trim() || `exit ${help.code}`];
+  const known = helpOptions(help.stdout);
+  const wrong: string[] = [];
+  for (let i = 0; i < inv.args.length; i++) {
+    const arg = inv.args[i]!;
+    if (!arg.startsWith('--')) continue;
+    const eq = arg.indexOf('=');
+    const option = eq < 0 ? arg : arg.slice(0, eq);
+    const next = inv.args[i + 1];
+    const valued = eq >= 0 || (next !== undefined && !next.startsWith('--'));
+    if (!known.has(option)) wrong.push(`${option}: not an option of the program`);
+    else if (known.get(option) !== valued)
+      wrong.push(`${option}: ${known.get(option) ? 'takes a value' : 'is a flag'}`);
+  }
+  return wrong;
+}
+
 interface RunnerOptions {
   set: string[];
   dryRun: boolean;
@@ -267,7 +312,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
-    .option('--dry-run', 'print the command, run nothing', false)
+    .option('--dry-run', "print the command, checked by the program's option parser; run nothing", false)
     .option('--list', 'list the scenarios and their variants', false)
     .addHelpText('after', '\nOptions after -- go to the program as they are: npm run bench -- cluster -- --print FILE')
     .exitOverride()
@@ -296,6 +341,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   for (const key of inv.overridden)
     process.stderr.write(`bench: ${key}=${inv.env[key]} from the environment, in place of the scenario's\n`);
   if (o.dryRun) {
+    // The same checks as a run: the scenario (above) and the program's own option parser, which a run meets first.
+    const refusals = await programRefusals(inv);
+    if (refusals.length > 0) {
+      process.stderr.write(
+        `bench: ${name}: ${inv.script} refuses the command ${commandLine(inv)}:\n${refusals.join('\n')}\n`,
+      );
+      return 2;
+    }
     console.log(commandLine(inv));
     return 0;
   }

@@ -3,7 +3,8 @@
  * a program of bench/ and the result file it feeds, and every command the runner makes from it (each variant
  * too) is one its program accepts: checked against the program's own commander definition by running the built
  * program (dist/, which `npm test` builds first) with the options and --help, so each option value goes through
- * the program's parser and each option name must be one its help lists. The programs that read the environment
+ * the program's parser and each option name must be one its help lists (the runner's own check of --dry-run,
+ * programRefusals). The programs that read the environment
  * instead must read each variable the scenario sets.
  */
 import { describe, expect, it } from '@jest/globals';
@@ -14,13 +15,13 @@ import { SCENARIOS } from '../../bench/results.js';
 import {
   ROOT,
   ScenarioError,
+  programRefusals as refusals,
   commandLine,
   flatten,
   loadScenario,
   parseScenario,
   resolve,
   scenarioNames,
-  type Invocation,
 } from '../../bench/run.js';
 
 const names = scenarioNames();
@@ -43,29 +44,6 @@ function run(args: readonly string[], env: Record<string, string> = {}): Promise
       },
     );
   });
-}
-
-/** The long options a commander help text lists, each with whether it takes a value. */
-function helpOptions(help: string): Map<string, boolean> {
-  const options = new Map<string, boolean>();
-  for (const m of help.matchAll(/^ {2}(?:-\w, )?(--[a-z0-9-]+)( [<[])?/gm)) options.set(m[1]!, m[2] !== undefined);
-  return options;
-}
-
-/** What is wrong with an invocation, as the program's own --help and parsers see it ([] when nothing). */
-async function refusals(inv: Invocation): Promise<string[]> {
-  const help = await run([join(ROOT, inv.script), ...inv.args, '--help'], inv.env);
-  if (help.code !== 0) return [`exit ${help.code}: ${help.stderr.trim()}`];
-  const known = helpOptions(help.stdout);
-  const wrong: string[] = [];
-  for (let i = 0; i < inv.args.length; i++) {
-    const arg = inv.args[i]!;
-    if (!arg.startsWith('--')) continue;
-    if (!known.has(arg)) wrong.push(`${arg}: not an option of the program`);
-    else if (known.get(arg) !== (inv.args[i + 1] !== undefined && !inv.args[i + 1]!.startsWith('--')))
-      wrong.push(`${arg}: ${known.get(arg) ? 'takes a value' : 'is a flag'}`);
-  }
-  return wrong;
 }
 
 describe('the scenario files', () => {
@@ -106,7 +84,9 @@ describe('the scenario files', () => {
     expect(await refusals({ ...inv, args: [...inv.args, '--no-such-option', '1'] })).toEqual([
       '--no-such-option: not an option of the program',
     ]);
-    expect((await refusals(resolve('cluster', s, undefined, ['pods=zero'])))[0]).toMatch(/^exit 1: .*--pods/);
+    expect(await refusals(resolve('cluster', s, undefined, ['pods=zero']))).toEqual([
+      "error: option '--pods <n>' argument 'zero' is invalid. a positive integer",
+    ]);
     expect(await refusals({ ...inv, args: ['--floor', 'yes'] })).toEqual(['--floor: is a flag']);
   });
 });
@@ -244,6 +224,31 @@ describe('the runner (dist/bench/run.js)', () => {
     const r = await run([runner, 'cluster', 'pin', '--set', 'nodes=100', '--dry-run', '--', '--reuse']);
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toMatch(/^node dist\/bench\/cluster\.js --nodes 100 .* --pin .* --reuse$/);
+  });
+
+  // Regression (new-user trial): --dry-run printed a command whose values its program refuses, and exited 0.
+  it('--dry-run exits 2 for a value the program’s option parser refuses, with the program’s message', async () => {
+    const r = await run([runner, 'cluster', '--set', 'pods=zero', '--dry-run']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    const [first, second] = r.stderr.split('\n');
+    expect(first).toMatch(
+      /^bench: cluster: dist\/bench\/cluster\.js refuses the command node dist\/bench\/cluster\.js .*--pods zero .*:$/,
+    );
+    expect(second).toBe("error: option '--pods <n>' argument 'zero' is invalid. a positive integer");
+  });
+
+  it('--dry-run checks the options after -- too', async () => {
+    const r = await run([runner, 'cluster', '--dry-run', '--', '--no-such-option']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[1]).toBe('--no-such-option: not an option of the program');
+  });
+
+  it('--dry-run of a program that reads the environment prints the command and does not start it', async () => {
+    const r = await run([runner, 'verbs', '--set', 'BENCH_SIZES=1000', '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^BENCH_SIZES=1000 .*node --expose-gc dist\/bench\/bench\.js\n$/);
   });
 
   it('exits 2 with the list for an unknown scenario, and lists them with --list', async () => {
