@@ -33,6 +33,7 @@ export const reportSchema = z
       .nullable(),
     machine: z.strictObject({
       cpus: z.int().min(1),
+      cpuModel: z.string().nullable(),
       loadAverage1mAtStart: z.number().min(0),
       node: z.string().regex(/^v\d+\./, "Node's version, as process.version"),
     }),
@@ -86,7 +87,12 @@ export function startReport(
     startedAt: now,
     finishedAt: now,
     commit: commitOf(ROOT),
-    machine: { cpus: cpus().length, loadAverage1mAtStart: loadavg()[0]!, node: process.version },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? null,
+      loadAverage1mAtStart: loadavg()[0]!,
+      node: process.version,
+    },
     options: { ...options },
     runs: [],
     tables: [],
@@ -133,6 +139,27 @@ export function readReport(path: string): Report {
     throw new ReportError(`${path}: ${(err as Error).message}`);
   }
   return check(doc, path);
+}
+
+/** A table of the program's own from printed rows, the header first. */
+export function tableOf(id: string, title: string, rows: readonly (readonly string[])[], notes?: string[]): Table {
+  return { id, title, columns: [...rows[0]!], rows: rows.slice(1).map((r) => [...r]), ...(notes ? { notes } : {}) };
+}
+
+/** A table as text for a terminal: its title, columns padded (the first left, the others right), notes below. */
+export function textTable(t: Table): string {
+  const name = (c: Table['columns'][number]) => (typeof c === 'string' ? c : c.name);
+  const cell = (v: Table['rows'][number][number], c: Table['columns'][number]) =>
+    v === null ? '–' : typeof v === 'number' && typeof c !== 'string' ? v.toFixed(c.decimals) : String(v);
+  const rows = [t.columns.map(name), ...t.rows.map((r) => r.map((v, i) => cell(v, t.columns[i]!)))];
+  const widths = t.columns.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lines = rows.map((r) =>
+    r
+      .map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+  return [t.title, ...lines, ...(t.notes ?? [])].join('\n');
 }
 
 const scalar = (x: unknown): boolean => x === null || typeof x !== 'object';

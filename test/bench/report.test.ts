@@ -30,7 +30,7 @@ const good = (): Report => ({
   startedAt: '2026-12-03T10:00:00.000Z',
   finishedAt: '2026-12-03T10:30:00.000Z',
   commit: '0123456789abcdef0123456789abcdef01234567',
-  machine: { cpus: 2, loadAverage1mAtStart: 0.4, node: 'v22.1.0' },
+  machine: { cpus: 2, cpuModel: 'AMD EPYC', loadAverage1mAtStart: 0.4, node: 'v22.1.0' },
   options: { nodes: [1000] },
   runs: [{ anything: 1 }],
   tables: [{ id: 'mine', title: 'Mine', columns: ['a', 'b'], rows: [['x', 1]] }],

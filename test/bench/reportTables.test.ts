@@ -1,0 +1,138 @@
+/**
+ * The tables the in-process bench programs put in their reports, built from made-up figures: each is a table
+ * bench/results.ts accepts, and those meant for a published table have its id and columns, so that
+ * `npm run bench -- --publish` takes them.
+ */
+import { fileURLToPath } from 'node:url';
+import { verbsTables, type VerbsFigures } from '../../bench/bench.js';
+import { ceilingTable, type Step } from '../../bench/ceilingStats.js';
+import { memoryTables, type ColdStart } from '../../bench/memory.js';
+import { publish, startReport } from '../../bench/report.js';
+import { boundsTables } from '../../bench/requestBounds.js';
+import { loadResults, tableSchema, type Scenario, type Table } from '../../bench/results.js';
+
+const published = loadResults(fileURLToPath(new URL('../../', import.meta.url)));
+
+/** Every table valid; `ids` are the published tables' ids and columns; a report of them publishes. */
+function expectPublishable(scenario: Scenario, tables: Table[], ids: string[]): void {
+  for (const t of tables) expect(tableSchema.safeParse(t).error).toBeUndefined();
+  const result = published.get(scenario)!;
+  const same = tables.filter((t) => result.tables.some((p) => p.id === t.id));
+  expect(same.map((t) => t.id).sort()).toEqual([...ids].sort());
+  for (const t of same) expect(t.columns).toEqual(result.tables.find((p) => p.id === t.id)!.columns);
+  if (ids.length === 0) return;
+  const report = startReport(scenario, {}, { BENCH_SCENARIO: scenario, BENCH_COMMAND: `npm run bench -- ${scenario}` });
+  expect(publish(result, { ...report, tables }).replaced.sort()).toEqual([...ids].sort());
+}
+
+const step = (rate: number, p50: number, p99: number): Step => ({
+  rate,
+  durationSeconds: 15,
+  requests: rate * 15,
+  throughput: rate || 1200,
+  sentRate: rate,
+  placed: rate * 15,
+  notPlaced: 0,
+  failed: 0,
+  statusCodes: { '200': rate * 15 },
+  errors: [],
+  sampleBodies: [],
+  latencyMs: { mean: p50, p50, p90: p99, p95: p99, p99, max: p99 * 2 },
+});
+
+describe('the in-process programs’ report tables', () => {
+  it('verbs: `verbs` and `ranking-model` as published, its parts’ own', () => {
+    const f: VerbsFigures = {
+      day: '2026-12-04',
+      verbs: [{ size: 1000, verb: 'prioritize (two calls)', floorMs: 0.27, workMs: 0.59, ratio: 2.18 }],
+      cycles: [
+        ['nodes', 'mode'],
+        ['1000', 'Nodes'],
+      ],
+      rankingUs: 88,
+      http: [],
+      writes: [],
+      model: { nodes: 5000, pods: 150_000, ms: 900, heapBytes: 60 * 1024 * 1024, podRecords: 150_000 },
+    };
+    const tables = verbsTables(f);
+    expect(tables.map((t) => t.id)).toEqual(['verbs', 'cycles', 'ranking', 'model', 'ranking-model']);
+    expect(tables[0]!.rows[0]).toEqual(['1,000', 'prioritize (two calls)', 0.27, 0.59, 2.18, '4 December', null]);
+    expect(tables.find((t) => t.id === 'ranking-model')!.rows.map((r) => r[1])).toEqual(['88.0', '5.8', '60']);
+    expectPublishable('verbs', tables, ['verbs', 'ranking-model']);
+    expectPublishable('verbs', verbsTables({ ...f, rankingUs: null, model: null, verbs: [] }), []);
+  });
+
+  it('memory: the model run’s and the cluster run’s own tables', () => {
+    const model = memoryTables({
+      nodes: 5000,
+      pods: 150_000,
+      model: { ms: 1000, perEventUs: 6.4, heapMb: 75, rssMb: 170, peakMb: 180 },
+      dumpMb: 1400,
+      whole: { ok: false, seconds: 3, error: 'Cannot create a string longer than 0x1fffffe8 characters' },
+      served: { seconds: 40, rss: 200, peak: 230, objects: '' },
+    });
+    expectPublishable('memory', model, []);
+    const cold: ColdStart = {
+      readySeconds: 154.5,
+      nodesSeconds: 2,
+      podsSeconds: 152.3,
+      pods: 150_000,
+      rss: 593,
+      peak: 620,
+    };
+    const cluster = memoryTables({
+      nodes: 5000,
+      pods: 150_000,
+      rss: 267,
+      peak: 286,
+      pageSize: 500,
+      coldStarts: [cold],
+    });
+    expect(cluster.map((t) => t.id)).toEqual(['cluster', 'cold-starts']);
+    expect(cluster[1]!.columns).toEqual(published.get('memory')!.tables.find((t) => t.id === 'cold-start')!.columns);
+    expectPublishable('memory', cluster, []);
+  });
+
+  it('ceiling: the table `ceiling` as published', () => {
+    const scale = {
+      nodes: 1000,
+      bodyBytes: 40 * 1024,
+      serial: step(0, 0.73, 1),
+      baseline: step(25, 1, 2.84),
+      ceiling: step(128, 1.72, 5.6),
+      firstFailure: step(142, 3, 5.81),
+    };
+    const table = ceilingTable([scale, { ...scale, nodes: 5000, ceiling: null, firstFailure: null }], 25);
+    expect(table.rows[0]).toEqual([
+      '1,000',
+      '40 KiB',
+      '1200 (0.73)',
+      '2.84',
+      '128',
+      '1.72 / 5.60',
+      '142/s (p99 5.81 ms)',
+    ]);
+    expect(table.rows[1]!.slice(4)).toEqual(['none sustained', null, null]);
+    expectPublishable('ceiling', [table], ['ceiling']);
+  });
+
+  it('bounds: `requests` and `hostile` as published', () => {
+    const tables = boundsTables(
+      [
+        {
+          label: 'full Node objects',
+          bytes: 23.17e6,
+          depth: 12,
+          elements: 742742,
+          parseMs: 65.1,
+          passMs: 24.6,
+          ratio: 0.379,
+          refused: null,
+        },
+      ],
+      [{ label: 'nested arrays ([[[...]]])', bytes: 60e6, refused: 'depth', read: 65536, us: 7 }],
+    );
+    expect(tables[1]!.rows).toEqual([['nested arrays ([[[...]]])', 'depth', '65536 bytes', '7 µs']]);
+    expectPublishable('bounds', tables, ['requests', 'hostile']);
+  });
+});
