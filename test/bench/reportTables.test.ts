@@ -1,11 +1,13 @@
 /**
- * The tables the in-process bench programs put in their reports, built from made-up figures: each is a table
- * bench/results.ts accepts, and those meant for a published table have its id and columns, so that
+ * The tables the bench programs put in their reports, built from made-up figures (no benchmark runs here): each
+ * is a table bench/results.ts accepts, and those meant for a published table have its id and columns, so that
  * `npm run bench -- --publish` takes them.
  */
 import { fileURLToPath } from 'node:url';
 import { verbsTables, type VerbsFigures } from '../../bench/bench.js';
 import { ceilingTable, type Step } from '../../bench/ceilingStats.js';
+import { pooledTables, type Options, type RunResult, type ScaleRecord } from '../../bench/cluster.js';
+import { perfTables, type Options as PerfOptions, type RunRecord } from '../../bench/schedulerPerf.js';
 import { memoryTables, type ColdStart } from '../../bench/memory.js';
 import { publish, startReport } from '../../bench/report.js';
 import { boundsTables } from '../../bench/requestBounds.js';
@@ -134,5 +136,83 @@ describe('the in-process programs’ report tables', () => {
     );
     expect(tables[1]!.rows).toEqual([['nested arrays ([[[...]]])', 'depth', '65536 bytes', '7 µs']]);
     expectPublishable('bounds', tables, ['requests', 'hostile']);
+  });
+});
+
+describe('the cluster programs’ report tables', () => {
+  const run = (
+    scheduler: 'sandbox' | 'default',
+    mode: 'drain' | 'burst',
+    pps: number,
+    variant: RunResult['variant'] = null,
+  ) =>
+    ({
+      nodes: 1000,
+      mode,
+      scheduler,
+      run: 1,
+      session: 1,
+      profiled: false,
+      variant,
+      disturbed: [],
+      podsPerSecond: pps,
+      sli: { count: 1000, p50Ms: 5, p99Ms: 50 },
+      createToBound: mode === 'burst' ? { p50Ms: 900, p99Ms: 2346, maxMs: 3000 } : null,
+      cpuPerThousand: {
+        binding: { 'sandbox-extender': 2 },
+        lifecycle: { 'sandbox-extender': 2.22 },
+        lifecycleSeconds: 9,
+      },
+      otherCores: 0.02,
+    }) as unknown as RunResult;
+  const records = [
+    {
+      nodes: 1000,
+      session: 1,
+      settings: { sandbox: { percentageOfNodesToScore: 100 }, default: { percentageOfNodesToScore: null } },
+      results: [
+        run('sandbox', 'drain', 172),
+        run('default', 'drain', 329.2),
+        run('sandbox', 'drain', 231, 'floor extender'),
+        run('sandbox', 'burst', 161.3),
+        run('default', 'burst', 224.7),
+        run('sandbox', 'burst', 149, 'floor extender'),
+      ],
+    },
+  ] as unknown as ScaleRecord[];
+  const opts = { modes: ['drain', 'burst'], pin: false, first: 'sandbox' } as unknown as Options;
+
+  it('cluster: `readme` (or with --pin `pinned`) as published, its pooled tables its own', () => {
+    const tables = pooledTables(records, opts);
+    expect(tables.map((t) => t.id)).toEqual(['pooled', 'floor', 'readme']);
+    expect(tables[2]!.rows.slice(0, 3)).toEqual([
+      ['drain pods/s', 172, 231, 329.2, 0.52],
+      ['burst pods/s', 161.3, 149, 224.7, 0.72],
+      ['burst create→bound p99 ms', '2346', null, '2346', 1],
+    ]);
+    expectPublishable('cluster', tables, ['readme']);
+    const pinned = pooledTables(records, { ...opts, pin: true });
+    expectPublishable('cluster', pinned, ['pinned']);
+    expect(pinned.at(-1)!.rows[0]).toEqual(['drain pods/s', 172, 231, 329.2, 0.52, 0.7, 0.74]);
+  });
+
+  it('scheduler-perf: `throughput` (or with Filter plugins off `fit-filter-cut`) as published', () => {
+    const perf = (variant: RunRecord['variant'], average: number) =>
+      ({
+        run: 1,
+        workload: 'SchedulingBasic/500Nodes',
+        variant,
+        throughput: { name: 'x', average, perc50: average, perc90: average, perc95: average, perc99: average },
+        cpu: { cores: { extender: 0.5 }, otherCores: 0 },
+        upstreamThreshold: 270,
+      }) as unknown as RunRecord;
+    const runs = [perf('stock', 315.2), perf('sandbox', 293.1), perf('floor', 289.4)];
+    const o = { workloads: ['SchedulingBasic/500Nodes'], sandboxPercentage: 100 } as PerfOptions;
+    const tables = perfTables(runs, o);
+    expect(tables.at(-1)!.rows).toEqual([['SchedulingBasic/500Nodes', 315.2, 293.1, 289.4, 1.01, 0.93, null, null]]);
+    expectPublishable('scheduler-perf', tables, ['throughput']);
+    expectPublishable('scheduler-perf', perfTables(runs, { ...o, sandboxFiltersOff: ['NodeResourcesFit'] }), [
+      'fit-filter-cut',
+    ]);
   });
 });
