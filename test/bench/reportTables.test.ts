@@ -11,6 +11,7 @@ import { perfTables, type Options as PerfOptions, type RunRecord } from '../../b
 import { memoryTables, type ColdStart } from '../../bench/memory.js';
 import { publish, startReport } from '../../bench/report.js';
 import { boundsTables } from '../../bench/requestBounds.js';
+import { samplingTables, type SamplingResult } from '../../bench/sampling.js';
 import { loadResults, tableSchema, type Scenario, type Table } from '../../bench/results.js';
 
 const published = loadResults(fileURLToPath(new URL('../../', import.meta.url)));
@@ -136,6 +137,38 @@ describe('the in-process programs’ report tables', () => {
     );
     expect(tables[1]!.rows).toEqual([['nested arrays ([[[...]]])', 'depth', '65536 bytes', '7 µs']]);
     expectPublishable('bounds', tables, ['requests', 'hostile']);
+  });
+});
+
+describe('the sampling model’s report tables', () => {
+  it('sampling: `nodes-N` as published, every figure in `all-N`', () => {
+    const windows: Record<number, number> = { 5: 100, 10: 100, 25: 250, 0: 420, 50: 500, 100: 1000 };
+    const percentages = [5, 10, 25, 0, 50, 100];
+    const results: SamplingResult[] = percentages.map((p) => ({
+      set: 'paused sandboxes',
+      nodes: 1000,
+      percentage: p,
+      window: windows[p]!,
+      pods: 18288,
+      placed: 18288,
+      peak: p === 5 || p === 10 ? 0.52 : 0.5,
+      optimum: 0.5,
+      podsAboveOptimum: p === 5 || p === 10 ? 100 : 0,
+      withinOnePod: p !== 5 && p !== 10,
+    }));
+    const tables = samplingTables(1000, results, percentages);
+    expect(tables[0]!.rows).toEqual([
+      [
+        'paused sandboxes (18,288)',
+        '**100** (peak 0.52, optimum 0.50)',
+        '**100** (peak 0.52, optimum 0.50)',
+        0,
+        0,
+        0,
+        0,
+      ],
+    ]);
+    expectPublishable('sampling', tables, ['nodes-1000']);
   });
 });
 
