@@ -12,6 +12,16 @@ import { memoryTables, type ColdStart } from '../../bench/memory.js';
 import { publish, startReport } from '../../bench/report.js';
 import { boundsTables } from '../../bench/requestBounds.js';
 import { samplingTables, type SamplingResult } from '../../bench/sampling.js';
+import { takeoverTable } from '../../bench/failover.js';
+import { modelTable, type Options as LocalityOptions, type RunResult as LocalityRun } from '../../bench/locality.js';
+import { burstTable as pendingTable, type BurstFigures } from '../../bench/pendingQueue.js';
+import { overcommitTable, type Options as SharedOptions, type Round } from '../../bench/sharedNodes.js';
+import {
+  burstTable as startingTable,
+  type Options as StartingOptions,
+  type RunResult as StartingRun,
+} from '../../bench/startingBurst.js';
+import { readyReportTable, type Options as ReadyOptions, type RunResult as ReadyRun } from '../../bench/timeToReady.js';
 import { loadResults, tableSchema, type Scenario, type Table } from '../../bench/results.js';
 
 const published = loadResults(fileURLToPath(new URL('../../', import.meta.url)));
@@ -247,5 +257,140 @@ describe('the cluster programs’ report tables', () => {
     expectPublishable('scheduler-perf', perfTables(runs, { ...o, sandboxFiltersOff: ['NodeResourcesFit'] }), [
       'fit-filter-cut',
     ]);
+  });
+});
+
+describe('the other cluster programs’ report tables', () => {
+  it('failover: `takeover` as published', () => {
+    const t = takeoverTable(
+      {
+        boundAtKill: 509,
+        standbyModelAtKill: { allocatedMilliCpu: 125250, expectedMilliCpu: [127250, 129000], reservedMilliCpu: 0 },
+        standbyFilterCallsBeforeLeading: 0,
+        killToLeaseSeconds: 16.8,
+        killToFirstBindSeconds: 16.8,
+        killToLastBindSeconds: 19.4,
+        boundByOld: 601,
+        boundByNew: 399,
+        podsPerSecondBefore: 66.8,
+        podsPerSecondAfter: 156.2,
+        burstSeconds: 28.3,
+        nodesEverOver: 0,
+        unbound: {},
+        newLeader: { placed: 399, releasedBound: 399, releasedExpired: 0, reservationsPending: 0, relists: 0 },
+      },
+      'The takeover',
+    );
+    expect(t.rows).toEqual(published.get('failover')!.tables[0]!.rows);
+    expectPublishable('failover', [t], ['takeover']);
+  });
+
+  it('locality: `model` as published', () => {
+    const setups = ['stock', 'off', 'on', 'off+limit', 'on+limit'] as const;
+    const runs = setups.map(
+      (setup) =>
+        ({
+          setup,
+          pods: 2000,
+          kinds: { warm: 1400, joined: 100, pulled: 500 },
+          createToReadyMs: { p50: 30000, p99: 50000, max: 60000 },
+          allReadySeconds: 90,
+          peakPressure: 0.07,
+          peakStarting: 4,
+          byLocality: setup === 'stock' ? null : { warm: 1892, cold: 108 },
+        }) as unknown as LocalityRun,
+    );
+    const t = modelTable(runs, { setups: [...setups] } as LocalityOptions);
+    expect(t.rows.at(-1)).toEqual([
+      'extender placements warm/partial/cold',
+      '-',
+      '1892/0/108',
+      '1892/0/108',
+      '1892/0/108',
+      '1892/0/108',
+    ]);
+    expectPublishable('locality', [t], ['model']);
+  });
+
+  it('pending: `same-priority` or, with a PriorityClass, `priority` as published', () => {
+    const burst = (label: string) =>
+      ({
+        label,
+        podsPerSecond: 100,
+        createToBoundP50Ms: 2983,
+        createToBoundP99Ms: 3828,
+        filterCalls: 1000,
+        filterP50Ms: 0.91,
+        filterP99Ms: 16.18,
+        eventLoopP99Ms: 20,
+        extenderRssMb: 268,
+        scheduleAttempts: { scheduled: 1000 },
+        requeueWrites: 0,
+        podsNudged: 0,
+        rejectedRemembered: 0,
+        rejectedDropped: 0,
+      }) as unknown as BurstFigures;
+    const pair = [burst('alone'), burst('beside 30,000 waiting pods')] as const;
+    expectPublishable('pending', [pendingTable(pair, 0)], ['same-priority']);
+    expectPublishable('pending', [pendingTable(pair, 1000)], ['priority']);
+  });
+
+  it('shared: `overcommit` as published', () => {
+    const round = {
+      config: 'stock',
+      overAtEnd: ['n1'],
+      nodesEverOver: 1,
+      peakOverAtOnce: 1,
+      overflowsBy: { sandbox: 1 },
+      violations: [],
+      bindRefused: 0,
+      unbound: {},
+      seconds: 3,
+    } as unknown as Round;
+    const t = overcommitTable([round, round], ['stock', 'bind-on'], { pods: 160 } as SharedOptions);
+    expect(t.rows).toEqual([['stock', '2', '1 1 (Σ 2)', '1 1 (Σ 2)', '1 1', '2 / 0', '0', '0', '0 0', '3.0']]);
+    expectPublishable('shared', [t], ['overcommit']);
+  });
+
+  it('starting: `burst` as published', () => {
+    const peaks = { min: 1, p50: 4, p90: 4, max: 4, counts: [[4, 100]] as const };
+    const run = (setup: string) =>
+      ({
+        setup,
+        apiPeaks: peaks,
+        modelPeaks: setup === 'default' ? null : peaks,
+        createSeconds: 5,
+        allBoundSeconds: 9,
+        allReadySeconds: 14,
+        podsPerSecond: 71.7,
+        filterRequests: setup === 'default' ? null : 1000,
+        startingLimitHeld: setup === 'default' ? null : 0,
+      }) as unknown as StartingRun;
+    const t = startingTable([run('limit off'), run('limit on'), run('default')], { perNode: 4 } as StartingOptions);
+    expect(t.rows[1]).toEqual(['per-node peaks, API (value×nodes)', '4×100', '4×100', '4×100']);
+    expectPublishable('starting', [t], ['burst']);
+  });
+
+  it('time-to-ready: `ready` as published', () => {
+    const setups = ['stock', 'off', 'on', 'off+limit', 'on+limit'] as const;
+    const runs = setups.map(
+      (setup) =>
+        ({
+          setup,
+          cache: 'cold',
+          peakStarting: 4,
+          figures: { createToReadyMs: { p50: 12500, p99: 15100 }, allReadyMs: 16000, pulls: 8, podsPerNode: { a: 10 } },
+        }) as unknown as ReadyRun,
+    );
+    const t = readyReportTable(runs, { setups: [...setups], caches: ['cold', 'warm'] } as ReadyOptions);
+    expect(t.rows[0]).toEqual([
+      'cold: creation → Ready p50 s',
+      '12.5',
+      '12.5 (1.00×)',
+      '12.5 (1.00×)',
+      '12.5 (1.00×)',
+      '12.5 (1.00×)',
+    ]);
+    expectPublishable('time-to-ready', [t], ['ready']);
   });
 });
