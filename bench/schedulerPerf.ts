@@ -16,7 +16,7 @@ import { log, REPO_ROOT, script } from '../test/e2e/kit/controlPlane.js';
 import { processTree } from './procStats.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { startFloorExtender, type FloorExtender } from './floorProcess.js';
-import { readReport, startReport, tableOf, writeReport, type Report } from './report.js';
+import { defaultReportPath, readReport, startReport, tableOf, writeReport, type Report } from './report.js';
 import type { Table } from './results.js';
 import {
   benchPattern,
@@ -544,14 +544,12 @@ async function main(): Promise<void> {
     return;
   }
   const t = await tools();
-  const started = new Date();
-  const outDir = opts.out
-    ? resolve(opts.out)
-    : join(REPO_ROOT, '.e2e-bench', `scheduler-perf-${started.toISOString().replace(/[:.]/g, '-')}`);
+  const report = startReport('scheduler-perf', opts);
+  // a folder per report: the report (report.json) beside each run's data
+  const outDir = opts.out ? resolve(opts.out) : defaultReportPath(report, REPO_ROOT).replace(/\.json$/, '');
   mkdirSync(outDir, { recursive: true });
   const extenderConfigFile = join(outDir, 'extender-config.yaml');
   writeFileSync(extenderConfigFile, extenderConfig(opts.extenderConfig));
-  const report = startReport('scheduler-perf', opts);
   const harness = `k8s.io/kubernetes ${t.harnessDir.match(/k8s-(v[0-9.]+)/)?.[1] ?? '?'} test/integration/scheduler_perf`;
   const reportFile = join(outDir, 'report.json');
   const runs: RunRecord[] = [];
