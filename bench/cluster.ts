@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- cluster`: burst throughput of sandbox-scheduler (kube-scheduler + the extender) against the
  * stock default-scheduler in one real control plane (test/e2e/cluster-up.sh), interleaved, in drain and burst
- * modes, with the ratios sandbox/stock per node count and a JSON file of the run (.e2e-bench/). Never part of CI.
+ * modes, with the ratios sandbox/stock per node count and its report (bench/report.ts). Never part of CI.
  * The modes, the figures and the checks: docs/benchmarks.md#cluster-sandbox-scheduler-against-the-stock-kube-scheduler;
  * `npm run bench -- cluster -- --help` for the options.
  */

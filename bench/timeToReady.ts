@@ -2,8 +2,8 @@
  * `npm run bench -- time-to-ready`: creation → Ready of sandbox pods on real nodes (a kubelet and a containerd
  * each) with real image pulls, from cold and warm image caches: the stock kube-scheduler against sandbox-scheduler
  * with template locality and the starting limit off / on. Not in CI. The cluster, images, workload, setups and
- * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--print FILE` prints an
- * earlier result's table; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
+ * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--print REPORT` prints an
+ * earlier report's table; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
