@@ -5,15 +5,12 @@
  * Never part of CI; one e2e control plane on a machine at a time: it brings the cluster up and down itself
  * unless --reuse. The runs and their figures: docs/agent-sandbox.md#measured-figures; `--help` lists the options.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from './agentSandboxObjects.js';
 import {
   fmt,
-  formatColumns,
   median,
   parsePrometheusText,
   percentile,
@@ -24,8 +21,9 @@ import {
   type Soundness,
 } from './clusterStats.js';
 import { ensureNamespace, inParallel, Kube, notReadyTainted, untaintNodes } from '../test/e2e/kit/adminClient.js';
-import { log, readClusterEnv, REPO_ROOT, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
+import { log, readClusterEnv, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { positiveInt } from './cliOptions.js';
+import { startReport, tableOf, textTable, writeReport } from './report.js';
 import { StartingTracker, distribution, type Distribution } from './startingStats.js';
 
 const NAMESPACE = 'bench-agent-sandbox';
@@ -263,7 +261,8 @@ async function oneRun(
   return result;
 }
 
-function table(results: readonly RunResult[], kind: Kind): string {
+/** The figures of one kind, sandbox against stock: rows, the header first. */
+function figureRows(results: readonly RunResult[], kind: Kind): string[][] {
   const of = (s: Scheduler) => results.filter((r) => r.kind === kind && r.scheduler === s);
   const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null) =>
     median(rs.map(f).filter((v): v is number => v !== null && Number.isFinite(v)));
@@ -278,7 +277,7 @@ function table(results: readonly RunResult[], kind: Kind): string {
       fmt(ratio(a, b), 2),
     ];
   };
-  return formatColumns([
+  return [
     ['figure (median of runs; each run)', 'sandbox-scheduler', 'default-scheduler', 'sandbox/stock'],
     row('pods/s over the binding window', (r) => r.podsPerSecond),
     row('creation → bound p50 ms', (r) => r.createToBoundP50Ms, 0),
@@ -290,7 +289,7 @@ function table(results: readonly RunResult[], kind: Kind): string {
     row('peak starting on a node (max)', (r) => r.startingPeaks.max, 0),
     row('peak starting per node (p50)', (r) => r.startingPeaks.p50, 0),
     row('extender filter calls', (r) => r.filterRequests, 0),
-  ]);
+  ];
 }
 
 async function main(): Promise<void> {
@@ -327,7 +326,7 @@ async function main(): Promise<void> {
   const kinds = o.kinds.split(',').map((s) => s.trim());
   if (kinds.length === 0 || kinds.some((x) => x !== 'pool' && x !== 'claims'))
     program.error(`--kinds: pool, claims or both, not ${o.kinds}`);
-  mkdirSync(join(REPO_ROOT, '.e2e-bench'), { recursive: true });
+  const report = startReport('agent-sandbox', o);
   if (!o.reuse) {
     await script('cluster-up.sh', [], {
       CLUSTER_NODES: o.nodes,
@@ -380,20 +379,21 @@ async function main(): Promise<void> {
   } finally {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
   }
-  const text = [
-    `agent-sandbox ${agentSandboxVersion} on ${o.nodes} (KWOK), sandbox pods of ${o.podCpu} / ${o.podMemory}, Ready ${o.readyDelay} after binding; ${o.runs} run(s) per scheduler, interleaved (${o.first} first, the order flipped each run)`,
-    ...kinds.flatMap((kind) => [
-      '',
+  report.runs = results;
+  report.tables = kinds.map((kind) =>
+    tableOf(
+      `${kind}-runs`,
       kind === 'pool'
         ? `Warm-pool fill: a SandboxWarmPool of ${o.pool} created at once`
         : `Cold-claim burst: ${o.claims} SandboxClaims with env set (each a new sandbox), ${o.concurrency} creates in flight`,
-      table(results, kind as Kind),
-    ]),
-  ].join('\n');
-  console.log(text);
-  const out = join(REPO_ROOT, '.e2e-bench', `agent-sandbox-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(out, `${JSON.stringify({ options: o, results }, null, 2)}\n`);
-  log(`figures written to ${out}`);
+      figureRows(results, kind as Kind),
+    ),
+  );
+  console.log(
+    `agent-sandbox ${agentSandboxVersion} on ${o.nodes} (KWOK), sandbox pods of ${o.podCpu} / ${o.podMemory}, Ready ${o.readyDelay} after binding; ${o.runs} run(s) per scheduler, interleaved (${o.first} first, the order flipped each run)`,
+  );
+  for (const t of report.tables) console.log(`\n${textTable(t)}`);
+  writeReport(report);
 }
 
 main().catch((err: Error) => {

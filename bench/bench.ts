@@ -28,6 +28,8 @@ import { buildExtender } from '../src/runtime/extender.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
 import { feedThroughInformer } from './informer.js';
+import { startReport, tableOf, textTable, writeReport } from './report.js';
+import { formatDate, type Table } from './results.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
 /** The default bounds of a verb's body (server.maxRequestDepth, maxRequestElements), as serve applies them. */
@@ -168,14 +170,32 @@ function floorOf(text: string, replies: readonly string[]): () => void {
   };
 }
 
-type VerbRow =
+export type VerbRow =
   | 'filter, choosing (one call)'
   | 'filter, every feasible (two calls)'
   | 'prioritize (two calls)'
   | 'bind check (the node Filter chose)';
 
+/** One verb over `size` names against its floor: the medians, ms, and the median of the per-iteration ratios. */
+export interface VerbFigure {
+  size: number;
+  verb: VerbRow;
+  floorMs: number;
+  workMs: number;
+  ratio: number;
+}
+
+/** The model fed at Kubernetes' limits: feed time, heap growth (null without --expose-gc), pod records. */
+export interface ModelFigure {
+  nodes: number;
+  pods: number;
+  ms: number;
+  heapBytes: number | null;
+  podRecords: number;
+}
+
 /** One verb alone over node names, against its own floor. Prioritize follows a Filter of the same pod, as in a two-call cycle. */
-async function verbRow(size: number, verb: VerbRow): Promise<string[]> {
+async function verbRow(size: number, verb: VerbRow): Promise<VerbFigure> {
   const { deps } = await setup(
     size,
     verb === 'filter, choosing (one call)' || verb === 'bind check (the node Filter chose)',
@@ -193,15 +213,7 @@ async function verbRow(size: number, verb: VerbRow): Promise<string[]> {
     verb === 'bind check (the node Filter chose)'
       ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName)
       : text;
-  const { workMs, floorMs, ratio } = interleaved(run, floorOf(request, [run()]));
-  return [
-    String(size),
-    verb,
-    floorMs.toFixed(3),
-    workMs.toFixed(3),
-    ratio.toFixed(2),
-    `≤ ${VERB_GOAL} ${ratio <= VERB_GOAL ? 'met' : 'not met'}`,
-  ];
+  return { size, verb, ...interleaved(run, floorOf(request, [run()])) };
 }
 
 async function cycleRow(size: number, mode: Mode, cycle: Cycle): Promise<string[]> {
@@ -299,7 +311,7 @@ function timeSelections(select: () => number): number {
  * Ranking 1,000 candidates: one selection as the verbs make it (the candidate scan over the cache,
  * then least_loaded's choice), three rounds.
  */
-async function rankingRows(): Promise<string[][]> {
+async function rankingUs(): Promise<number> {
   const { service, config } = await rankingService();
   const view = service.cache;
   const names = Array.from({ length: RANKING_CANDIDATES }, (_, i) => nodeName(i));
@@ -307,12 +319,7 @@ async function rankingRows(): Promise<string[][]> {
   const scan = new CandidateScan((name) => view.nodeInfo(name), view.dims);
   const placer = new Placer('least_loaded', () => 0.5);
   const select = () => placer.choose(scan.run(request, names)).chosen;
-  const tsUs = median(Array.from({ length: 3 }, () => timeSelections(select)));
-  return [
-    ['implementation', 'µs per selection', 'vs 54.3 µs published'],
-    ['sandbox-extender (TypeScript): scan + least_loaded', tsUs.toFixed(2), (tsUs / PUBLISHED_GO_US).toFixed(3)],
-    ['the Go strategy least_loaded, as published (its machine)', PUBLISHED_GO_US.toFixed(2), '1.000'],
-  ];
+  return median(Array.from({ length: 3 }, () => timeSelections(select)));
 }
 
 // ------------------------------------------------------------------------------------------ HTTP
@@ -418,25 +425,12 @@ async function httpRow(size: number): Promise<string[]> {
   ];
 }
 
-/** Columns padded to their widest cell: right-aligned, except the `left` ones. */
-function table(rows: string[][], left: readonly number[] = []): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows
-    .map((r) =>
-      r
-        .map((cell, c) => (left.includes(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
 /**
  * The model alone at Kubernetes' limits: every Node and Pod delivered as a watch event, one at a time,
  * through production's informer side (each object converted to a record and dropped); heap read after
  * a full GC (run with --expose-gc).
  */
-async function modelAtLimits(nodeCount: number, podCount: number): Promise<string> {
+async function modelAtLimits(nodeCount: number, podCount: number): Promise<ModelFigure> {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const before = process.memoryUsage();
@@ -452,16 +446,8 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<strin
     },
   );
   gc?.();
-  const after = process.memoryUsage();
-  const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
-  const perEvent = (ms * 1000) / (nodeCount + podCount);
-  return (
-    `model at Kubernetes' limits: ${nodeCount} nodes + ${podCount} pods delivered as watch events through the informer side (LiveSync → records → CacheUpdates) in ${ms.toFixed(0)} ms (${perEvent.toFixed(1)} µs per event); ` +
-    (gc
-      ? `model heap ${mb(after.heapUsed - before.heapUsed)} (RSS from a fresh process: npm run bench -- memory model)`
-      : 'memory not measured (run with --expose-gc)') +
-    `; ${service.cache.size.pods} compact pod records`
-  );
+  const heapBytes = gc ? process.memoryUsage().heapUsed - before.heapUsed : null;
+  return { nodes: nodeCount, pods: podCount, ms, heapBytes, podRecords: service.cache.size.pods };
 }
 
 // ------------------------------------------------------------------------------------------ API writes
@@ -566,7 +552,130 @@ async function apiWriteRows(): Promise<string[][]> {
   }
 }
 
+// ------------------------------------------------------------------------------------------ the report
+
+/** What one run measured, each part empty or null where BENCH_PARTS left it out; cycles, http, writes as printed (header first). */
+export interface VerbsFigures {
+  /** The day of the run, YYYY-MM-DD. */
+  day: string;
+  verbs: VerbFigure[];
+  cycles: string[][];
+  rankingUs: number | null;
+  http: string[][];
+  writes: string[][];
+  model: ModelFigure | null;
+}
+
+const CYCLES_TITLE = "One scheduling cycle's calls";
+const HTTP_TITLE =
+  "HTTP layer: one-call Filter over node names on loopback (keep-alive client): bare node:http, the extender's listener (the verbs' own path), express 5 with its JSON parser";
+const WRITES_TITLE =
+  "API writes: one Event created per call against a stand-in HTTPS API server in another process (keep-alive, one at a time, as the rate-limited recorder sends them); the extender's CPU per Event";
+
+const VERBS_COLUMNS: Table['columns'] = [
+  'nodes',
+  'verb',
+  { name: 'floor ms', decimals: 3 },
+  { name: 'verb ms', decimals: 3 },
+  { name: '×floor', decimals: 2 },
+  'measured',
+  'before',
+];
+
+/** The verbs against their floors, as bench/results/verbs.json's table `verbs`. */
+export function verbsTable(verbs: readonly VerbFigure[], day: string): Table {
+  const measured = formatDate(day).replace(/ \d+$/, '');
+  return {
+    id: 'verbs',
+    title: `Each verb over node names (nodeCacheCapable: true) against its own floor, medians; goal ≤ ${VERB_GOAL}× the floor`,
+    columns: VERBS_COLUMNS,
+    rows: verbs.map((v) => [v.size.toLocaleString('en-US'), v.verb, v.floorMs, v.workMs, v.ratio, measured, null]),
+  };
+}
+
+const perEventUs = (m: ModelFigure): number => (m.ms * 1000) / (m.nodes + m.pods);
+const heapMb = (m: ModelFigure): string | null =>
+  m.heapBytes === null ? null : (m.heapBytes / 1024 / 1024).toFixed(0);
+
+/** The ranking against the Go strategy's published figure. */
+export function rankingTable(us: number): Table {
+  return tableOf(
+    'ranking',
+    `Ranking ${RANKING_CANDIDATES} candidates (candidate scan + least_loaded choice, no JSON)`,
+    [
+      ['implementation', 'µs per selection', `vs ${PUBLISHED_GO_US} µs published`],
+      ['sandbox-extender (TypeScript): scan + least_loaded', us.toFixed(2), (us / PUBLISHED_GO_US).toFixed(3)],
+      ['the Go strategy least_loaded, as published (its machine)', PUBLISHED_GO_US.toFixed(2), '1.000'],
+    ],
+  );
+}
+
+/** The model at Kubernetes' limits. */
+export function modelTable(m: ModelFigure): Table {
+  return {
+    id: 'model',
+    title: `The model at Kubernetes' limits: ${m.nodes} nodes + ${m.pods} pods delivered as watch events through the informer side`,
+    columns: ['figure', 'value'],
+    rows: [
+      ['feed ms', m.ms.toFixed(0)],
+      ['µs per event', perEventUs(m).toFixed(1)],
+      [
+        'model heap MB (RSS from a fresh process: npm run bench -- memory model)',
+        heapMb(m) ?? 'not measured (run with --expose-gc)',
+      ],
+      ['compact pod records', String(m.podRecords)],
+    ],
+  };
+}
+
+/**
+ * The report's tables of a run: `verbs` and `ranking-model` as bench/results/verbs.json has them (the latter when
+ * both parts ran), and the parts' own (cycles, ranking, http, writes, model).
+ */
+export function verbsTables(f: VerbsFigures): Table[] {
+  const tables: Table[] = [];
+  if (f.verbs.length > 0) tables.push(verbsTable(f.verbs, f.day));
+  if (f.cycles.length > 1) tables.push(tableOf('cycles', CYCLES_TITLE, f.cycles));
+  if (f.rankingUs !== null) tables.push(rankingTable(f.rankingUs));
+  if (f.http.length > 1) tables.push(tableOf('http', HTTP_TITLE, f.http));
+  if (f.writes.length > 1) tables.push(tableOf('writes', WRITES_TITLE, f.writes));
+  if (f.model) tables.push(modelTable(f.model));
+  if (f.rankingUs !== null && f.model) {
+    tables.push({
+      id: 'ranking-model',
+      title: `Ranking ${RANKING_CANDIDATES} candidates and the model at Kubernetes' limits`,
+      columns: ['figure', 'value', 'reference'],
+      rows: [
+        [
+          'ranking, µs per selection',
+          f.rankingUs.toFixed(1),
+          `${PUBLISHED_GO_US} (the Go strategy it comes from, as published)`,
+        ],
+        ['model feed, µs per event', perEventUs(f.model).toFixed(1), null],
+        ['model heap, MB', heapMb(f.model), null],
+      ],
+    });
+  }
+  return tables;
+}
+
 async function main(): Promise<void> {
+  const report = startReport('verbs', {
+    BENCH_ITERATIONS: ITERATIONS,
+    BENCH_SIZES: SIZES,
+    BENCH_PARTS: [...PARTS],
+    BENCH_LOCALITY: LOCALITY ? 'on' : 'off',
+  });
+  const f: VerbsFigures = {
+    day: report.startedAt.slice(0, 10),
+    verbs: [],
+    cycles: [],
+    rankingUs: null,
+    http: [],
+    writes: [],
+    model: null,
+  };
+  const show = (t: Table) => console.log(`${textTable(t)}\n`);
   console.log(
     `sandbox-extender bench (Node ${process.version}): median of ${ITERATIONS} interleaved runs, ms; every cache filled through the informer side; template locality ${LOCALITY ? 'on' : 'off'}`,
   );
@@ -574,10 +683,6 @@ async function main(): Promise<void> {
     'floor = JSON.parse of each request + JSON.stringify of each reply, measured in the same loop; ratio = median of per-run work/floor\n',
   );
   if (PARTS.has('verbs')) {
-    console.log(
-      `Each verb over node names (nodeCacheCapable: true) against its own floor; goal: ≤ ${VERB_GOAL}× the floor`,
-    );
-    const rows = [['nodes', 'verb', 'floor ms', 'verb ms', 'verb/floor', 'goal']];
     for (const size of SIZES) {
       for (const verb of [
         'filter, choosing (one call)',
@@ -585,43 +690,40 @@ async function main(): Promise<void> {
         'prioritize (two calls)',
         'bind check (the node Filter chose)',
       ] as const)
-        rows.push(await verbRow(size, verb));
+        f.verbs.push(await verbRow(size, verb));
     }
-    console.log(`${table(rows, [1, 5])}\n`);
+    show(verbsTable(f.verbs, f.day));
   }
   if (PARTS.has('cycles')) {
-    console.log("One scheduling cycle's calls");
-    const rows = [['nodes', 'mode', 'cycle', 'body', 'floor ms', 'verbs ms', 'verbs/floor']];
+    f.cycles.push(['nodes', 'mode', 'cycle', 'body', 'floor ms', 'verbs ms', 'verbs/floor']);
     for (const size of SIZES) {
       for (const mode of ['NodeNames', 'Nodes'] as const) {
         for (const cycle of ['one call', 'one call + bind check', 'two calls'] as const)
-          rows.push(await cycleRow(size, mode, cycle));
+          f.cycles.push(await cycleRow(size, mode, cycle));
       }
     }
-    console.log(`${table(rows)}\n`);
+    show(tableOf('cycles', CYCLES_TITLE, f.cycles));
   }
   if (PARTS.has('ranking')) {
-    console.log(
-      `Ranking ${RANKING_CANDIDATES} candidates (candidate scan + least_loaded choice, no JSON): µs per selection`,
-    );
-    console.log(table(await rankingRows(), [0]));
-    console.log('');
+    f.rankingUs = await rankingUs();
+    show(rankingTable(f.rankingUs));
   }
   if (PARTS.has('http')) {
-    console.log(
-      "HTTP layer: one-call Filter over node names on loopback (keep-alive client): bare node:http, the extender's listener (the verbs' own path), express 5 with its JSON parser",
-    );
-    const httpRows = [['nodes', 'node:http ms', 'extender ms', 'express ms', 'extender/bare', 'express/bare']];
-    for (const size of SIZES) httpRows.push(await httpRow(size));
-    console.log(`${table(httpRows)}\n`);
+    f.http.push(['nodes', 'node:http ms', 'extender ms', 'express ms', 'extender/bare', 'express/bare']);
+    for (const size of SIZES) f.http.push(await httpRow(size));
+    show(tableOf('http', HTTP_TITLE, f.http));
   }
   if (PARTS.has('writes')) {
-    console.log(
-      "API writes: one Event created per call against a stand-in HTTPS API server in another process (keep-alive, one at a time, as the rate-limited recorder sends them); the extender's CPU per Event",
-    );
-    console.log(`${table(await apiWriteRows())}\n`);
+    f.writes = await apiWriteRows();
+    show(tableOf('writes', WRITES_TITLE, f.writes));
   }
-  if (PARTS.has('model')) console.log(await modelAtLimits(5000, 150_000));
+  if (PARTS.has('model')) {
+    f.model = await modelAtLimits(5000, 150_000);
+    show(modelTable(f.model));
+  }
+  report.runs.push(f);
+  report.tables = verbsTables(f);
+  writeReport(report);
 }
 
-await main();
+if (import.meta.url === `file://${process.argv[1]}`) await main();

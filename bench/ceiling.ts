@@ -5,14 +5,14 @@
  * docs/benchmarks.md#the-extenders-ceiling; `npm run bench -- ceiling -- --help` for the options.
  */
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { stringify as stringifyYaml } from 'yaml';
 import {
   ceilingOf,
+  ceilingTable,
   DEFAULT_SEARCH,
   nextRate,
   parseStep,
@@ -24,6 +24,7 @@ import { fmt, formatColumns, parsePrometheusText, sumSamples } from './clusterSt
 import { log, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
+import { defaultReportPath, readReport, startReport, textTable, writeReport, type Report } from './report.js';
 
 const PODS_PER_NODE = 30;
 const UID_PLACEHOLDER = '__POD_UID__';
@@ -58,13 +59,6 @@ interface ScaleResult {
   cpu: CpuReport;
 }
 
-interface Report {
-  started: string;
-  options: Options;
-  machine: { cpus: number; cpuModel: string | undefined; node: string };
-  scales: ScaleResult[];
-}
-
 function positive(v: string): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('a positive number');
@@ -95,7 +89,7 @@ function parseOptions(argv: string[]): Options {
       positive,
       5,
     )
-    .option('--out <file>', 'JSON report (default .e2e-bench/ceiling-DATE.json)')
+    .option('--out <file>', 'the report (default .e2e-bench/ceiling-DATE.json; bench/report.ts)')
     .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse(argv, { from: 'user' });
   const o = program.opts<Omit<Options, 'nodes'> & { nodes: string }>();
@@ -277,14 +271,16 @@ async function benchScale(opts: Options, nodes: number, outDir: string, loadgenB
 
 function printReport(report: Report, say: (s: string) => void): void {
   const m = report.machine;
+  const options = report.options as unknown as Options;
+  const scales = report.runs as ScaleResult[];
   say('');
   say(
-    `extender ceiling: open-loop Filter calls naming every node, each a distinct pod (chooseInFilter, nodeCacheCapable); ${report.options.stepSeconds} s steps; sustained = p99 ≤ 2 × baseline p99, no failure, the generator sent ≥ 0.95 × rate`,
+    `extender ceiling: open-loop Filter calls naming every node, each a distinct pod (chooseInFilter, nodeCacheCapable); ${options.stepSeconds} s steps; sustained = p99 ≤ 2 × baseline p99, no failure, the generator sent ≥ 0.95 × rate`,
   );
   say(
-    `machine: ${m.cpus} × ${m.cpuModel}, Node ${m.node}; reservations released by placementReservationTtlSeconds ${report.options.ttl}`,
+    `machine: ${m.cpus} × ${m.cpuModel}, Node ${m.node}; reservations released by placementReservationTtlSeconds ${options.ttl}`,
   );
-  for (const s of report.scales) {
+  for (const s of scales) {
     say('');
     say(
       `== ${s.nodes} nodes (request ${(s.bodyBytes / 1024).toFixed(0)} KiB); CPU over the run: extender ${fmt(s.cpu.cores.extender, 2)}, loadgen ${fmt(s.cpu.cores.loadgen, 2)}, other load ${s.cpu.otherCores.toFixed(2)} cores (load average ${s.cpu.loadavg.map((l) => l.toFixed(2)).join(' → ')})${s.cpu.otherCores > QUIET_CORES ? ` — NOT QUIET: other jobs took more than ${QUIET_CORES} cores` : ''}`,
@@ -329,7 +325,9 @@ function printReport(report: Report, say: (s: string) => void): void {
       `ceiling: ${s.ceiling ? `${s.ceiling.rate} filter calls/s (p50 ${s.ceiling.latencyMs.p50.toFixed(2)} ms, p99 ${s.ceiling.latencyMs.p99.toFixed(2)} ms)` : 'none sustained'}${s.firstFailure ? `; first rate not sustained: ${s.firstFailure.rate}/s` : '; no rate tried was too high (raise --max-steps)'}; serial: ${s.serial.throughput.toFixed(0)}/s`,
     );
   }
-  const big = report.scales.find((s) => s.nodes === 5000);
+  say('');
+  for (const t of report.tables) say(textTable(t));
+  const big = scales.find((s) => s.nodes === 5000);
   if (big?.ceiling) {
     const c = big.ceiling.rate;
     say('');
@@ -343,28 +341,24 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print) {
-    printReport(JSON.parse(readFileSync(opts.print, 'utf8')) as Report, say);
+    printReport(readReport(opts.print), say);
     return;
   }
   const loadgenBin = (await script('build-tools.sh', ['--loadgen'])).trim();
-  const started = new Date();
-  const stamp = started.toISOString().replace(/[:.]/g, '-');
-  const outDir = join(REPO_ROOT, '.e2e-bench', `ceiling-${stamp}`);
-  mkdirSync(outDir, { recursive: true });
-  const outFile = opts.out ? resolve(opts.out) : join(outDir, 'report.json');
-  const report: Report = {
-    started: started.toISOString(),
-    options: opts,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
-    scales: [],
-  };
+  const report = startReport('ceiling', opts);
+  const outFile = opts.out ? resolve(opts.out) : defaultReportPath(report, REPO_ROOT);
+  // each node count's snapshot, config and logs go beside the report
+  const outDir = outFile.replace(/\.json$/, '');
+  const scales: ScaleResult[] = [];
   for (const nodes of opts.nodes) {
-    report.scales.push(await benchScale(opts, nodes, outDir, loadgenBin));
-    writeFileSync(outFile, JSON.stringify(report, null, 2));
+    scales.push(await benchScale(opts, nodes, outDir, loadgenBin));
+    report.runs = scales;
+    report.tables = [ceilingTable(scales, opts.baselineRate)];
+    writeReport(report, outFile, () => undefined);
   }
   printReport(report, say);
   say('');
-  say(`results: ${outFile} (print again: npm run bench -- ceiling -- --print FILE)`);
+  say(`report: ${outFile} (print again: npm run bench -- ceiling -- --print FILE)`);
 }
 
 main().catch((err: Error) => {

@@ -1,6 +1,6 @@
 /**
  * Pure helpers of the ceiling scenario (ceiling.ts): whether one open-loop step at a fixed rate was sustained, the
- * step-up search for the highest such rate, and the loadgen's JSON line. No I/O here.
+ * step-up search for the highest such rate, the loadgen's JSON line and the report's table. No I/O here.
  *
  * A step at rate R (filter calls per second, sent on schedule whatever the replies) is sustained when
  *   - its p99 latency is at most `p99Factor` (2) × the p99 of the baseline step (a low rate),
@@ -13,6 +13,7 @@
  * bisects between the highest sustained rate below it and the lowest unsustained one until they are within
  * `precision` (relative) of each other. The ceiling is the highest sustained rate below every unsustained one.
  */
+import type { Table } from './results.js';
 
 /** What loadgen (test/e2e/tools/loadgen) prints for one step. */
 export interface Step {
@@ -118,4 +119,41 @@ export function nextRate(
   }
   if (next < 1 || steps.some((s) => s.rate === next)) return null;
   return next;
+}
+
+/** What the ceiling table shows of one node count: its request's size and its serial, baseline and ceiling steps. */
+export interface ScaleFigures {
+  nodes: number;
+  bodyBytes: number;
+  serial: Step;
+  baseline: Step;
+  ceiling: Step | null;
+  firstFailure: Step | null;
+}
+
+/** The table `ceiling` of bench/results/ceiling.json, one row per node count; `baselineRate` names the baseline. */
+export function ceilingTable(scales: readonly ScaleFigures[], baselineRate: number): Table {
+  const ms = (v: number) => v.toFixed(2);
+  return {
+    id: 'ceiling',
+    title: `Filter calls naming every node, open loop; the ceiling is the highest rate whose p99 stays within twice the baseline's (${baselineRate}/s)`,
+    columns: [
+      'nodes',
+      'request',
+      'serial calls/s (p50 ms)',
+      'baseline p99 ms',
+      'ceiling calls/s',
+      'p50 / p99 ms at the ceiling',
+      'first rate not sustained',
+    ],
+    rows: scales.map((s) => [
+      s.nodes.toLocaleString('en-US'),
+      `${(s.bodyBytes / 1024).toFixed(0)} KiB`,
+      `${s.serial.throughput.toFixed(0)} (${ms(s.serial.latencyMs.p50)})`,
+      ms(s.baseline.latencyMs.p99),
+      s.ceiling ? String(s.ceiling.rate) : 'none sustained',
+      s.ceiling ? `${ms(s.ceiling.latencyMs.p50)} / ${ms(s.ceiling.latencyMs.p99)}` : null,
+      s.firstFailure ? `${s.firstFailure.rate}/s (p99 ${ms(s.firstFailure.latencyMs.p99)} ms)` : null,
+    ]),
+  };
 }

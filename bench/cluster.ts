@@ -1,13 +1,12 @@
 /**
  * `npm run bench -- cluster`: burst throughput of sandbox-scheduler (kube-scheduler + the extender) against the
  * stock default-scheduler in one real control plane (test/e2e/cluster-up.sh), interleaved, in drain and burst
- * modes, with the ratios sandbox/stock per node count and a JSON file of the run (.e2e-bench/). Never part of CI.
+ * modes, with the ratios sandbox/stock per node count and its report (bench/report.ts). Never part of CI.
  * The modes, the figures and the checks: docs/benchmarks.md#cluster-sandbox-scheduler-against-the-stock-kube-scheduler;
  * `npm run bench -- cluster -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -71,6 +70,17 @@ import {
   type SelfTimeTable,
   type Soundness,
 } from './clusterStats.js';
+import {
+  ReportError,
+  defaultReportPath,
+  readReport,
+  startReport,
+  tableOf,
+  textTable,
+  writeReport,
+  type Report,
+} from './report.js';
+import type { Table } from './results.js';
 
 const NAMESPACE = 'bench';
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
@@ -91,7 +101,7 @@ const BENCH = 'bench';
 type Mode = 'drain' | 'burst';
 type SchedulerKind = 'sandbox' | 'default';
 
-interface Options {
+export interface Options {
   nodes: number[];
   nodeShape: string;
   pods: number;
@@ -495,7 +505,7 @@ interface VerbStats {
   p99Ms: number | null;
 }
 
-interface RunResult {
+export interface RunResult {
   nodes: number;
   mode: Mode;
   scheduler: SchedulerKind;
@@ -1230,13 +1240,13 @@ function parseOptions(argv: string[]): Options {
       false,
     )
     .option('--concurrency <n>', 'pod creates in flight', positiveInt, 32)
-    .option('--out <file>', 'JSON result file (default .e2e-bench/cluster-DATE.json)')
+    .option('--out <file>', 'the report (default .e2e-bench/cluster-DATE.json; bench/report.ts)')
     .option('--reuse', 'use the cluster that is already up and leave it running (its node count)', false)
     .option('--run-timeout <seconds>', 'longest wait for a run’s pods to be bound', positiveInt, 900)
     .option('--settle-timeout <seconds>', 'longest wait for the extender to settle after a run', positiveInt, 300)
     .option(
       '--print <files>',
-      'print the tables of earlier result files (JSON, comma-separated: pooled as one series of sessions) and exit; runs nothing',
+      'print the tables of earlier reports (comma-separated: pooled as one series of sessions) and exit; runs nothing',
     )
     .option(
       '--sessions <n>',
@@ -1459,15 +1469,8 @@ function settingsLine(s: Record<SchedulerKind, SchedulerSettings>): string {
   );
 }
 
-interface Machine {
-  cpus: number;
-  cpuModel: string | undefined;
-  node: string;
-  loadavgAtStart: number[];
-}
-
-/** What the JSON file keeps of one node count, enough to print its tables again (--print). */
-interface ScaleRecord {
+/** What the report keeps of one node count, enough to print its tables again (--print). */
+export interface ScaleRecord {
   nodes: number;
   /** Which cluster start-up (1…sessions). */
   session: number;
@@ -1485,7 +1488,7 @@ function pinned(opts: Options): string {
     : '';
 }
 
-function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s: string) => void): void {
+function printScale(scale: ScaleRecord, opts: Options, machine: Report['machine'], say: (s: string) => void): void {
   say('');
   say(
     `== session ${scale.session ?? 1}: ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)${pinned(opts)}`,
@@ -1524,22 +1527,92 @@ function printScale(scale: ScaleRecord, opts: Options, machine: Machine, say: (s
 const spreadText = (x: Spread, digits: number) =>
   x.median === null ? '-' : `${fmt(x.median, digits)} [${fmt(x.min, digits)}–${fmt(x.max, digits)}]`;
 
+/** The figures of the published tables `readme` (the chart's profile) and `pinned` (--pin): sandbox, floor, stock. */
+function publishedTable(all: readonly RunResult[], quiet: readonly RunResult[], opts: Options): Table {
+  const floors = all.filter((r) => r.variant === 'floor extender');
+  const of = (mode: Mode, get: (r: RunResult) => number | null | undefined) => {
+    const x = med(
+      quiet.filter((r) => r.mode === mode && r.scheduler === 'sandbox'),
+      get,
+    );
+    const f = med(
+      floors.filter((r) => r.mode === mode),
+      get,
+    );
+    const d = med(
+      quiet.filter((r) => r.mode === mode && r.scheduler === 'default'),
+      get,
+    );
+    return { x, f, d };
+  };
+  const two = (v: number | null) => (v === null ? null : Number(v.toFixed(2)));
+  const rows: Table['rows'] = [];
+  for (const mode of opts.modes) {
+    const { x, f, d } = of(mode, (r) => r.podsPerSecond);
+    rows.push(
+      opts.pin
+        ? [`${mode} pods/s`, x, f, d, two(ratio(x, d)), two(ratio(f, d)), two(ratio(x, f))]
+        : [`${mode} pods/s`, x, f, d, two(ratio(x, d))],
+    );
+  }
+  if (opts.modes.includes('burst')) {
+    const { x, d } = of('burst', (r) => r.createToBound?.p99Ms);
+    const row = ['burst create→bound p99 ms', x === null ? null : fmt(x, 0), null, d === null ? null : fmt(d, 0)];
+    rows.push(opts.pin ? [...row, two(ratio(x, d)), null, null] : [...row, two(ratio(x, d))]);
+  }
+  if (!opts.pin) {
+    for (const mode of opts.modes) {
+      const { x, f } = of(mode, (r) => r.cpuPerThousand?.lifecycle['sandbox-extender']);
+      rows.push([
+        `extender CPU-s / 1,000 pods, ${mode}`,
+        x === null ? null : fmt(x, 2),
+        f === null ? null : two(f),
+        null,
+        null,
+      ]);
+    }
+  }
+  const nodes = (all[0]?.nodes ?? 0).toLocaleString('en-US');
+  const one = (name: string) => ({ name, decimals: 1 });
+  const two_ = (name: string) => ({ name, decimals: 2 });
+  return opts.pin
+    ? {
+        id: 'pinned',
+        title: `Production-like: the extender (or the floor) alone on one core, everything else on the other; ${nodes} nodes`,
+        columns: [
+          'figure',
+          one('sandbox'),
+          one('floor'),
+          one('stock'),
+          two_('sandbox/stock'),
+          two_('floor/stock'),
+          two_('sandbox/floor'),
+        ],
+        rows,
+      }
+    : {
+        id: 'readme',
+        title: `${nodes} nodes: medians of the quiet runs`,
+        columns: ['figure', one('sandbox'), 'floor (do-nothing extender)', one('stock'), two_('sandbox/stock')],
+        rows,
+      };
+}
+
 /**
- * The figures pooled over every session of one node count: median of the quiet runs with their spread
- * (min–max), the ratio of the medians and the ratio in each session, the warm-up of each session (its
- * first sandbox run against the later ones) and, with --api-cost, the API server's CPU per 1,000 pods.
+ * The figures pooled over every session of one node count, as tables: `pooled` (median of the quiet runs with
+ * their spread (min–max), the ratio of the medians and the ratio in each session; the runs left out and each
+ * session's warm-up, its first run against the later ones, as notes), `floor` (with --floor), `api-cost` (with
+ * --api-cost), and `readme` (or with --pin `pinned`) in the columns of bench/results/cluster.json.
  */
-function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: string) => void): void {
+export function pooledTables(records: readonly ScaleRecord[], opts: Options): Table[] {
   const all = records.flatMap((r) => r.results);
   const sessions = Math.max(1, ...all.map((r) => r.session ?? 1));
   const quiet = all.filter(counted);
   const left = all.filter((r) => !r.profiled && !r.variant && !counted(r));
-  say('');
-  say(
-    `== pooled: ${all[0]?.nodes ?? records[0]?.nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session${pinned(opts)}`,
+  const notes = left.map(
+    (r) =>
+      `left out: session ${r.session ?? 1} ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`,
   );
-  for (const r of left)
-    say(`left out: session ${r.session ?? 1} ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`);
   const rows = [
     ['mode', 'figure', ...schedulerColumns(records[0]?.settings), 'sandbox/stock', 'per session', 'target'],
   ];
@@ -1591,7 +1664,6 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
     line('kube-apiserver CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['kube-apiserver'], 3);
     line('other processes, cores', (r) => r.otherCores, 3);
   }
-  say(formatColumns(rows));
   // Warm-up: the first sandbox run of each session and mode (the first load after the extender started) against the later ones.
   for (const scheduler of ['sandbox', 'default'] as const) {
     const warm: string[] = [];
@@ -1611,16 +1683,20 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
       }
     }
     if (warm.length)
-      say(
+      notes.push(
         `warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs in the session): ${warm.join('; ')}`,
       );
   }
+  const tables: Table[] = [
+    tableOf(
+      'pooled',
+      `pooled: ${nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session${pinned(opts)}`,
+      rows,
+      notes.length > 0 ? notes : undefined,
+    ),
+  ];
   const floors = all.filter((r) => r.variant === 'floor extender');
   if (floors.length) {
-    say('');
-    say(
-      "The floor of a Node extender (--floor: bench/floorExtender.ts in the extender's place: read, JSON.parse, answer a name; no cache, no Event), median of runs:",
-    );
     const rowsFloor = [
       [
         'mode',
@@ -1632,7 +1708,6 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
         'extender/stock',
       ],
     ];
-    const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : a / b);
     for (const mode of opts.modes) {
       const f = floors.filter((r) => r.mode === mode);
       const x = quiet.filter((r) => r.mode === mode && r.scheduler === 'sandbox');
@@ -1655,14 +1730,16 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
         ]);
       }
     }
-    say(formatColumns(rowsFloor));
+    tables.push(
+      tableOf(
+        'floor',
+        "The floor of a Node extender (--floor: bench/floorExtender.ts in the extender's place: read, JSON.parse, answer a name; no cache, no Event), median of runs",
+        rowsFloor,
+      ),
+    );
   }
   const stopped = all.filter((r) => r.variant === 'extender stopped');
   if (stopped.length) {
-    say('');
-    say(
-      "API server CPU-s per 1,000 pods (median of runs; start → all Ready, idle subtracted): what the extender's requests cause",
-    );
     const api = (rs: readonly RunResult[]) => med(rs, (r) => r.cpuPerThousand?.lifecycle['kube-apiserver']);
     const rowsApi = [
       [
@@ -1687,35 +1764,39 @@ function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: st
         fmt(b === null || c === null ? null : c - b, 3),
       ]);
     }
-    say(formatColumns(rowsApi));
+    tables.push(
+      tableOf(
+        'api-cost',
+        "API server CPU-s per 1,000 pods (median of runs; start → all Ready, idle subtracted): what the extender's requests cause",
+        rowsApi,
+      ),
+    );
   }
+  tables.push(publishedTable(all, quiet, opts));
+  return tables;
+}
+
+/** Prints the pooled tables of one node count. */
+function printPooled(records: readonly ScaleRecord[], opts: Options, say: (s: string) => void): void {
+  for (const t of pooledTables(records, opts)) {
+    say('');
+    say(textTable(t));
+  }
+}
+
+/** The report's tables: each node count's pooled tables, their ids suffixed by the node count when there are several. */
+function reportTables(scales: readonly ScaleRecord[], opts: Options): Table[] {
+  const counts = [...new Set(scales.map((s) => s.nodes))];
+  return counts.flatMap((n) =>
+    pooledTables(
+      scales.filter((s) => s.nodes === n),
+      opts,
+    ).map((t) => (counts.length > 1 ? { ...t, id: `${t.id}-${n}` } : t)),
+  );
 }
 
 /** What --print cannot read: said in one line, without a stack. */
 class PrintError extends Error {}
-
-/** A result file of an earlier run (--out), checked for the shape --print reads. @throws PrintError naming the file when it cannot be read or is not one. */
-function readReport(file: string): { options: Options; machine: Machine; scales: ScaleRecord[] } {
-  let report: unknown;
-  try {
-    report = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new PrintError(`--print ${file}: ${(err as Error).message}`);
-  }
-  const r = report as { options?: unknown; machine?: unknown; scales?: unknown } | null;
-  if (
-    typeof r !== 'object' ||
-    r === null ||
-    typeof r.options !== 'object' ||
-    typeof r.machine !== 'object' ||
-    !Array.isArray(r.scales)
-  ) {
-    throw new PrintError(
-      `--print ${file}: not a result file of bench:cluster (an object with options, machine and scales)`,
-    );
-  }
-  return r as { options: Options; machine: Machine; scales: ScaleRecord[] };
-}
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
@@ -1724,15 +1805,16 @@ async function main(): Promise<void> {
     // Several files (comma-separated) pool as one series: the sessions of each later file are numbered after the earlier ones'.
     // The first file's options describe the series (which scheduler ran first in session 1; they alternate after).
     const scales: ScaleRecord[] = [];
-    let first: { options: Options; machine: Machine; scales: ScaleRecord[] } | undefined;
+    let first: Options | undefined;
     const files = opts.print.split(',').filter((f) => f.trim() !== '');
     if (files.length === 0) throw new PrintError('--print: no result file named (give FILE or A.json,B.json,…)');
     for (const file of files) {
       const report = readReport(file);
-      first ??= report;
+      const options = report.options as unknown as Options;
+      first ??= options;
       const offset = Math.max(0, ...scales.flatMap((s) => s.results.map((r) => r.session ?? 1)));
-      for (const scale of report.scales) {
-        printScale(scale, report.options, report.machine, say);
+      for (const scale of report.runs as ScaleRecord[]) {
+        printScale(scale, options, report.machine, say);
         scales.push({ ...scale, results: scale.results.map((r) => ({ ...r, session: (r.session ?? 1) + offset })) });
       }
     }
@@ -1750,28 +1832,26 @@ async function main(): Promise<void> {
     for (const nodes of new Set(scales.map((s) => s.nodes)))
       printPooled(
         scales.filter((s) => s.nodes === nodes),
-        first!.options,
+        first!,
         say,
       );
     return;
   }
   const outDir = join(REPO_ROOT, '.e2e-bench');
   mkdirSync(outDir, { recursive: true });
-  const started = new Date();
-  const outFile = opts.out
-    ? resolve(opts.out)
-    : join(outDir, `cluster-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  const machine: Machine = {
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model,
-    node: process.version,
-    loadavgAtStart: loadavg(),
-  };
+  const report = startReport('cluster', opts);
+  const outFile = opts.out ? resolve(opts.out) : defaultReportPath(report, REPO_ROOT);
+  const machine = report.machine;
   if (opts.pin) {
     if (machine.cpus < 2) throw new Error('--pin needs two CPUs: one for the extender, one for everything else');
     pinExtender(); // before cluster-up: every component it starts inherits CPU 0
   }
-  const report = { started: started.toISOString(), options: opts, machine, scales: [] as ScaleRecord[] };
+  const scales: ScaleRecord[] = [];
+  const save = () => {
+    report.runs = scales;
+    report.tables = reportTables(scales, opts);
+    writeReport(report, outFile, () => undefined);
+  };
   for (const nodeCount of opts.nodes) {
     const records: ScaleRecord[] = [];
     for (let session = 1; session <= opts.sessions; session++) {
@@ -1783,23 +1863,25 @@ async function main(): Promise<void> {
         profile: scale.profile && { files: scale.profile.files, threads: scale.profile.threads },
       };
       records.push(record);
-      report.scales.push(record);
-      writeFileSync(outFile, JSON.stringify(report, null, 2));
+      scales.push(record);
+      save();
       printScale(record, opts, machine, say);
     }
     flagStockOutliers(
       records.flatMap((r) => r.results),
       opts.maxStockDeviation,
     );
-    writeFileSync(outFile, JSON.stringify(report, null, 2));
+    save();
     printPooled(records, opts, say);
   }
   say('');
-  say(`results: ${outFile} (print them again: npm run bench -- cluster -- --print FILE)`);
+  say(`report: ${outFile} (print it again: npm run bench -- cluster -- --print FILE)`);
 }
 
-main().catch((err: Error) => {
-  // A result file that cannot be read says so in one line; anything else with its stack.
-  process.stderr.write(`bench:cluster: ${err instanceof PrintError ? err.message : (err.stack ?? err.message)}\n`);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((err: Error) => {
+    // A report that cannot be read says so in one line; anything else with its stack.
+    const plain = err instanceof PrintError || err instanceof ReportError;
+    process.stderr.write(`bench:cluster: ${plain ? err.message : (err.stack ?? err.message)}\n`);
+    process.exit(1);
+  });

@@ -13,8 +13,7 @@
  * leader's lived only in its process). Never part of CI. `npm run bench -- failover -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
@@ -28,18 +27,11 @@ import {
   taintsToClear,
   untaintNodes,
 } from '../test/e2e/kit/adminClient.js';
-import {
-  log,
-  nowMs,
-  readClusterEnv,
-  REPO_ROOT,
-  script,
-  sleep,
-  waitUntil,
-  type ClusterEnv,
-} from '../test/e2e/kit/controlPlane.js';
-import { formatColumns, parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';
+import { log, nowMs, readClusterEnv, script, sleep, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
+import { parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';
 import { replayOvercommit } from './overcommit.js';
+import { startReport, tableOf, textTable, writeReport } from './report.js';
+import type { Table } from './results.js';
 
 const NAMESPACE = 'bench-failover';
 
@@ -240,7 +232,8 @@ async function run(o: Options): Promise<Record<string, unknown>> {
   return result;
 }
 
-function table(r: Awaited<ReturnType<typeof run>>): string {
+/** The table `takeover` of bench/results/failover.json, from a run's figures. */
+export function takeoverTable(r: Awaited<ReturnType<typeof run>>, title: string): Table {
   const x = r as Record<string, unknown> & {
     standbyModelAtKill: ModelTotals & { expectedMilliCpu: number[] };
     newLeader: Record<string, number>;
@@ -254,20 +247,21 @@ function table(r: Awaited<ReturnType<typeof run>>): string {
       `${x.standbyModelAtKill.allocatedMilliCpu / 1000} (${x.standbyModelAtKill.expectedMilliCpu.map((m) => m / 1000).join('–')}) / ${x.standbyModelAtKill.reservedMilliCpu / 1000} CPUs`,
     ],
     ['standby Filter calls before it led', String(x.standbyFilterCallsBeforeLeading)],
-    ['kill → the standby holds the lease', `${f(x.killToLeaseSeconds)} s`],
-    ['kill → its first binding', `${f(x.killToFirstBindSeconds)} s`],
-    ['kill → its last binding', `${f(x.killToLastBindSeconds)} s`],
+    [
+      'kill → the standby holds the lease / its first binding / its last binding',
+      `${f(x.killToLeaseSeconds)} / ${f(x.killToFirstBindSeconds)} / ${f(x.killToLastBindSeconds)} s`,
+    ],
     ['bound by the dead leader / the new one', `${x.boundByOld} / ${x.boundByNew}`],
     ['pods/s before the kill / after the takeover', `${f(x.podsPerSecondBefore)} / ${f(x.podsPerSecondAfter)}`],
     ['whole burst (first create → last binding)', `${f(x.burstSeconds)} s`],
     ['nodes over allocatable at any time', String(x.nodesEverOver)],
-    ['pods left unbound', JSON.stringify(x.unbound)],
+    ['pods left unbound', Object.keys(x.unbound as object).length === 0 ? 'none' : JSON.stringify(x.unbound)],
     [
       'new leader: decisions / released as bound / expired / pending / pod relists',
       `${x.newLeader.placed} / ${x.newLeader.releasedBound} / ${x.newLeader.releasedExpired} / ${x.newLeader.reservationsPending} / ${x.newLeader.relists}`,
     ],
   ];
-  return formatColumns(rows);
+  return tableOf('takeover', title, rows);
 }
 
 function positiveInt(v: string): number {
@@ -286,15 +280,11 @@ async function main(): Promise<void> {
     .option('--pod-memory <q>', 'memory request of each pod', '512Mi')
     .option('--concurrency <n>', 'creates in flight', positiveInt, 32)
     .option('--reuse', 'use the running cluster and leave it up', false)
-    .option('--out <file>', 'JSON results (default .e2e-bench/failover-DATE.json)')
+    .option('--out <file>', 'the report (default .e2e-bench/failover-DATE.json; bench/report.ts)')
     .parse(['node', 'bench:failover', ...process.argv.slice(2)])
     .opts<Options>();
   if (o.killAt >= o.pods) throw new InvalidArgumentError('--kill-at must be below --pods');
-  const outDir = join(REPO_ROOT, '.e2e-bench');
-  mkdirSync(outDir, { recursive: true });
-  const outFile = o.out
-    ? resolve(o.out)
-    : join(outDir, `failover-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const report = startReport('failover', o);
   if (!o.reuse) {
     log(`cluster up: ${o.nodes}`);
     await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, AGENT_SANDBOX: '0' });
@@ -302,16 +292,21 @@ async function main(): Promise<void> {
   try {
     await sleep(1000);
     const result = await run(o);
-    writeFileSync(outFile, JSON.stringify({ options: o, result }, null, 2));
-    process.stdout.write(
-      `Failover mid-burst: ${o.pods} pods of ${o.podCpu} / ${o.podMemory} on ${o.nodes}, the leading pair killed (SIGKILL) at ${o.killAt} bound:\n\n${table(result)}\n\nresults: ${outFile}\n`,
+    const table = takeoverTable(
+      result,
+      `Failover mid-burst: ${o.pods} pods of ${o.podCpu} / ${o.podMemory} on ${o.nodes}, the leading pair killed (SIGKILL) at ${o.killAt} bound`,
     );
+    report.runs.push(result);
+    report.tables.push(table);
+    process.stdout.write(`${textTable(table)}\n\n`);
+    writeReport(report, o.out ? resolve(o.out) : undefined);
   } finally {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']);
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench:failover: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((err: Error) => {
+    process.stderr.write(`bench:failover: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });

@@ -5,16 +5,18 @@
  * workload, the runs and the figures: docs/benchmarks.md#template-locality. `--help` lists the options;
  * `--print FILE` prints the tables of an earlier result.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { randomSource } from '../src/randomSource.js';
-import { fmt, formatColumns, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
+import { fmt, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
 import { inParallel, Kube, metricByLabel as metric, untaintNodes } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
 import { StartingTracker } from './startingStats.js';
+import { readReport, startReport, tableOf, textTable, writeReport } from './report.js';
+import type { Table } from './results.js';
 
 const NAMESPACE = 'bench-locality';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
@@ -22,10 +24,10 @@ const READY_DELAY_ANNOTATION = 'e2e.sandbox-extender.io/ready-delay';
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
-type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
+export type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
 const SETUPS: readonly Setup[] = ['stock', 'off', 'on', 'off+limit', 'on+limit'];
 
-interface Options {
+export interface Options {
   nodes: string;
   pods: number;
   bursts: number;
@@ -58,7 +60,7 @@ interface Workload {
   readonly podTemplates: readonly number[];
 }
 
-interface RunResult {
+export interface RunResult {
   setup: Setup;
   run: number;
   pods: number;
@@ -383,7 +385,8 @@ const LABELS: Record<Setup, string> = {
   'on+limit': 'locality on, limit',
 };
 
-function table(results: readonly RunResult[], o: Options): string {
+/** The table `model` of bench/results/locality.json: the medians of each setup's runs (a ratio to stock's in brackets). */
+export function modelTable(results: readonly RunResult[], o: Options): Table {
   const setups = o.setups.filter((s) => results.some((r) => r.setup === s));
   const med = (s: Setup, f: (r: RunResult) => number | null) => {
     const xs = results
@@ -398,7 +401,7 @@ function table(results: readonly RunResult[], o: Options): string {
         );
   };
   const stock = (f: (r: RunResult) => number | null) => med('stock', f);
-  const rows: string[][] = [['median of runs', ...setups.map((s) => LABELS[s])]];
+  const rows: string[][] = [['median of runs', ...setups.map((s) => (s === 'stock' ? 'stock' : LABELS[s]))]];
   const row = (label: string, f: (r: RunResult) => number | null, digits: number, vsStock = false) =>
     rows.push([
       label,
@@ -424,7 +427,7 @@ function table(results: readonly RunResult[], o: Options): string {
       return r?.byLocality ? `${r.byLocality.warm ?? 0}/${r.byLocality.partial ?? 0}/${r.byLocality.cold ?? 0}` : '-';
     }),
   ]);
-  return formatColumns(rows);
+  return tableOf('model', "The model: medians of the runs; in brackets, the ratio to stock's", rows);
 }
 
 function describe(o: Options): string {
@@ -491,15 +494,16 @@ async function main(): Promise<void> {
       'use the cluster that is up (started with KWOK_POD_READY_DELAY=3600s) and leave it running',
       false,
     )
-    .option('--print <file>', 'print the tables of an earlier result file and exit')
+    .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse();
   const raw = program.opts<Omit<Options, 'setups'> & { setups: string }>();
   const setups = raw.setups.split(',').map((s) => s.trim()) as Setup[];
   for (const s of setups) if (!SETUPS.includes(s)) program.error(`--setups: unknown setup ${s}`);
   const o: Options = { ...raw, setups };
   if (o.print) {
-    const saved = JSON.parse(readFileSync(o.print, 'utf8')) as { options: Options; results: RunResult[] };
-    console.log([describe(saved.options), '', table(saved.results, saved.options)].join('\n'));
+    const saved = readReport(o.print);
+    const options = saved.options as unknown as Options;
+    console.log([describe(options), '', textTable(modelTable(saved.runs as RunResult[], options))].join('\n'));
     return;
   }
   const dir = join(REPO_ROOT, '.e2e-bench');
@@ -523,7 +527,7 @@ async function main(): Promise<void> {
       E2E_START_TIMEOUT: '600',
     });
   const results: RunResult[] = [];
-  const out = join(dir, `locality-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const report = startReport('locality', o);
   try {
     const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
     if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
@@ -553,7 +557,9 @@ async function main(): Promise<void> {
     for (let run = 1; run <= o.runs; run++) {
       for (const setup of o.setups) {
         results.push(await oneRun(setup, run, o, w, kube, patcher, env, nodeNames, nodeMilliCpu, configs));
-        writeFileSync(out, `${JSON.stringify({ options: o, results }, null, 2)}\n`);
+        report.runs = results;
+        report.tables = [modelTable(results, o)];
+        writeReport(report, undefined, () => undefined);
       }
     }
     await deleteAll(kube, env);
@@ -563,18 +569,12 @@ async function main(): Promise<void> {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
     else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
   }
-  console.log(
-    [
-      describe(o),
-      '',
-      table(results, o),
-      '',
-      `results: ${out} (print them again: npm run bench -- locality -- --print FILE)`,
-    ].join('\n'),
-  );
+  console.log([describe(o), '', textTable(modelTable(results, o)), ''].join('\n'));
+  writeReport(report);
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench:locality: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((err: Error) => {
+    process.stderr.write(`bench:locality: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });

@@ -13,18 +13,22 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
-import { parseConfig } from '../src/config/load.js';
+import { loadConfig, parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { recordOptions } from '../src/runtime/cacheDoors.js';
 import { buildExtender } from '../src/runtime/extender.js';
 import { positiveInt } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
+import { startReport, textTable, writeReport } from './report.js';
+import type { Table } from './results.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '..', '..');
 const CLI = join(REPO, 'bin', 'sandbox-extender.js');
 const FIXTURES = join(REPO, 'test', 'fixtures');
 const MB = 1024 * 1024;
+/** This file run as a program (a test imports it for its tables). */
+const MAIN = import.meta.url === `file://${process.argv[1]}`;
 
 const opts = new Command('bench:memory')
   .description("the extender's memory at Kubernetes' limits, each figure from a fresh process (see bench/memory.ts)")
@@ -49,7 +53,7 @@ const opts = new Command('bench:memory')
   .option('--locality', 'part 1 with template locality on', false)
   .addOption(new Option('--part <part>').choices(['model', 'whole-file']).hideHelp()) // internal: the child-process parts
   .addOption(new Option('--file <file>').hideHelp())
-  .parse()
+  .parse(MAIN ? process.argv : [])
   .opts<{
     nodes: number;
     pods: number;
@@ -238,17 +242,7 @@ async function serveDump(file: string): Promise<{ seconds: number; rss: number; 
  * from its start line to /readyz answering 200 (polled every 50 ms: both lists applied, the model built on the main
  * thread), to each initial list applied on the API thread (its `list applied` log lines), and its RSS once ready.
  */
-async function coldStart(
-  extenderUrl: string,
-  extenderConfig: string | undefined,
-): Promise<{
-  readySeconds: number;
-  nodesSeconds: number;
-  podsSeconds: number;
-  pods: number;
-  rss: number;
-  peak: number;
-}> {
+async function coldStart(extenderUrl: string, extenderConfig: string | undefined): Promise<ColdStart> {
   const logFile = join(REPO, '.e2e', 'logs', 'sandbox-extender.log');
   const from = statSync(logFile).size;
   const ready = async () => (await fetch(`${extenderUrl}/readyz`).catch(() => null))?.ok === true;
@@ -356,19 +350,121 @@ async function clusterPart(podCount: number): Promise<void> {
     });
     await new Promise((r) => setTimeout(r, 10_000)); // let the last events settle and a GC run
     const { rss, peak } = rssOf(pid);
+    const run: ClusterRun = { nodes: NODES, pods: podCount, rss, peak, pageSize: pageSize(), coldStarts: [] };
+    const report = startReport('memory', opts);
+    report.runs.push(run);
     console.log(
       `cluster mode: ${NODES} nodes, ${podCount} pods in the extender's cache: RSS ${rss.toFixed(0)} MB, peak ${peak.toFixed(0)} MB`,
     );
     for (let i = 0; i < opts.coldStarts; i++) {
       const cold = await coldStart(env.EXTENDER_URL!, opts.extenderConfig);
+      run.coldStarts.push(cold);
       console.log(
         `cold start ${i + 1}: ready ${cold.readySeconds.toFixed(1)} s after the process started (nodes listed and applied at ${cold.nodesSeconds.toFixed(1)} s, ` +
           `${cold.pods} pods at ${cold.podsSeconds.toFixed(1)} s); RSS ${cold.rss.toFixed(0)} MB, peak ${cold.peak.toFixed(0)} MB`,
       );
     }
+    report.tables = memoryTables(run);
+    for (const t of report.tables) console.log(textTable(t));
+    writeReport(report);
   } finally {
     if (!opts.reuse) script('cluster-down.sh');
   }
+}
+
+/** One cold start: seconds from the process's start to /readyz and to each initial list applied; RSS MB once ready. */
+export interface ColdStart {
+  readySeconds: number;
+  nodesSeconds: number;
+  podsSeconds: number;
+  pods: number;
+  rss: number;
+  peak: number;
+}
+
+/** Parts 1 and 2, as the child processes measured them (MB, ms, s). */
+export interface ModelRun {
+  nodes: number;
+  pods: number;
+  model: { ms: number; perEventUs: number; heapMb: number; rssMb: number; peakMb: number };
+  dumpMb: number;
+  whole: { ok: boolean; items?: number; seconds: number; peakMb?: number; error?: string };
+  served: { seconds: number; rss: number; peak: number; objects: string };
+}
+
+/** Part 3: the extender's RSS with every pod in its cache (MB), its watch.pageSize, its cold starts. */
+export interface ClusterRun {
+  nodes: number;
+  pods: number;
+  rss: number;
+  peak: number;
+  pageSize: number;
+  coldStarts: ColdStart[];
+}
+
+/** The watch.pageSize of the restarted extender (--extender-config, else the default). */
+function pageSize(): number {
+  return (opts.extenderConfig ? loadConfig(opts.extenderConfig) : parseConfig({})).watch.pageSize;
+}
+
+/**
+ * The report's tables of a run: `model` (parts 1 and 2) or `cluster` and `cold-starts` (part 3, one row per cold
+ * start, in the columns of bench/results/memory.json's `cold-start`, whose rows are medians per page size).
+ */
+export function memoryTables(run: ModelRun | ClusterRun): Table[] {
+  const mb = (v: number) => `${v.toFixed(0)} MB`;
+  if ('model' in run) {
+    const { model, whole, served } = run;
+    return [
+      {
+        id: 'model',
+        title: `The model and a snapshot dump at ${run.nodes.toLocaleString('en-US')} nodes / ${run.pods.toLocaleString('en-US')} pods, each from a fresh process`,
+        columns: ['figure', 'value'],
+        rows: [
+          ['model fed one watch event at a time, µs per event', model.perEventUs.toFixed(1)],
+          ['model heap', mb(model.heapMb)],
+          ['process RSS, model (peak)', `${mb(model.rssMb)} (${mb(model.peakMb)})`],
+          ['snapshot dump', mb(run.dumpMb)],
+          [
+            'whole file (readFileSync + JSON.parse)',
+            whole.ok ? `${whole.seconds.toFixed(1)} s, peak ${mb(whole.peakMb!)}` : `cannot load: ${whole.error}`,
+          ],
+          [
+            'serve --snapshot until it answers',
+            `${served.seconds.toFixed(1)} s, RSS ${mb(served.rss)}, peak ${mb(served.peak)}`,
+          ],
+        ],
+      },
+    ];
+  }
+  const rss: Table = {
+    id: 'cluster',
+    title: `The extender in cluster mode, ${run.nodes.toLocaleString('en-US')} nodes, ${run.pods.toLocaleString('en-US')} pods in its cache`,
+    columns: ['figure', 'value'],
+    rows: [['process RSS (peak)', `${mb(run.rss)} (${mb(run.peak)})`]],
+  };
+  if (run.coldStarts.length === 0) return [rss];
+  return [
+    rss,
+    {
+      id: 'cold-starts',
+      title: "Cold starts: seconds from the process's start to /readyz",
+      columns: [
+        'watch.pageSize',
+        'peak RSS MB',
+        'RSS at ready MB',
+        { name: 'ready s', decimals: 1 },
+        { name: 'pods list applied s', decimals: 1 },
+      ],
+      rows: run.coldStarts.map((c) => [
+        String(run.pageSize),
+        Math.round(c.peak),
+        Math.round(c.rss),
+        c.readySeconds,
+        c.podsSeconds,
+      ]),
+    },
+  ];
 }
 
 async function main(): Promise<void> {
@@ -376,10 +472,11 @@ async function main(): Promise<void> {
   if (opts.part === 'whole-file') return wholeFilePart(opts.file!);
   if (opts.cluster !== undefined) return clusterPart(opts.cluster);
 
+  const report = startReport('memory', opts);
   console.log(
     `sandbox-extender memory bench (Node ${process.version}): ${NODES} nodes, ${PODS} pods, each figure from a fresh process`,
   );
-  const model = child('model', opts.locality ? ['--locality'] : []);
+  const model = child('model', opts.locality ? ['--locality'] : []) as ModelRun['model'];
   console.log(
     `1. model fed one watch event at a time${opts.locality ? ' (template locality on)' : ''}: ${Number(model.ms).toFixed(0)} ms (${Number(model.perEventUs).toFixed(1)} µs per event); ` +
       `heap of the model ${Number(model.heapMb).toFixed(0)} MB; process RSS ${Number(model.rssMb).toFixed(0)} MB (peak ${Number(model.peakMb).toFixed(0)} MB)`,
@@ -392,7 +489,7 @@ async function main(): Promise<void> {
     console.log(
       `2. kubectl-style dump: ${(bytes / MB).toFixed(0)} MB (written in ${((performance.now() - writeStart) / 1000).toFixed(0)} s)`,
     );
-    const whole = child('whole-file', ['--file', file]);
+    const whole = child('whole-file', ['--file', file]) as ModelRun['whole'];
     console.log(
       `   a. whole file (readFileSync + JSON.parse): ${whole.ok ? `loaded ${String(whole.items)} items in ${Number(whole.seconds).toFixed(1)} s, peak RSS ${Number(whole.peakMb).toFixed(0)} MB` : `cannot load: ${String(whole.error)}`}`,
     );
@@ -400,10 +497,14 @@ async function main(): Promise<void> {
     console.log(
       `   b. serve --snapshot (stream → records): answering after ${served.seconds.toFixed(1)} s; RSS ${served.rss.toFixed(0)} MB, peak ${served.peak.toFixed(0)} MB; ${served.objects}`,
     );
+    const run: ModelRun = { nodes: NODES, pods: PODS, model, dumpMb: bytes / MB, whole, served };
+    report.runs.push(run);
+    report.tables = memoryTables(run);
+    writeReport(report);
   } finally {
     if (opts.keep) console.log(`dump kept in ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+if (MAIN) await main();

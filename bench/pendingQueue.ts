@@ -6,7 +6,7 @@
  * docs/benchmarks.md#a-runaway-pending-queue. `npm run bench -- pending -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
@@ -25,14 +25,14 @@ import {
   log,
   nowMs,
   readClusterEnv,
-  REPO_ROOT,
   script,
   STATE_DIR,
   waitUntil,
   type ClusterEnv,
 } from '../test/e2e/kit/controlPlane.js';
+import { startReport, tableOf, textTable, writeReport } from './report.js';
+import type { Table } from './results.js';
 import {
-  formatColumns,
   histogram,
   histogramDelta,
   histogramQuantile,
@@ -148,7 +148,7 @@ async function emptyNamespace(kube: Kube, namespace: string): Promise<void> {
   );
 }
 
-interface BurstFigures {
+export interface BurstFigures {
   label: string;
   pods: number;
   podsPerSecond: number | null;
@@ -252,6 +252,69 @@ function parseShape(shape: string): { count: number; cpu: number; memory: string
   return { count: Number(m[1]), cpu: Number(m[2]), memory: m[3]! };
 }
 
+/**
+ * The burst alone and beside the waiting pods, as bench/results/pending.json's `same-priority` (or, with a
+ * PriorityClass for the burst, `priority`) table.
+ */
+export function burstTable([alone, beside]: readonly [BurstFigures, BurstFigures], burstPriority: number): Table {
+  const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');
+  const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? (a / b).toFixed(2) : '-');
+  const rows = [
+    ['burst figure', alone.label, beside.label, 'ratio'],
+    [
+      'pods/s over the binding window',
+      f(alone.podsPerSecond),
+      f(beside.podsPerSecond),
+      ratio(beside.podsPerSecond, alone.podsPerSecond),
+    ],
+    [
+      'creation → bound p50 / p99 ms',
+      `${f(alone.createToBoundP50Ms, 0)} / ${f(alone.createToBoundP99Ms, 0)}`,
+      `${f(beside.createToBoundP50Ms, 0)} / ${f(beside.createToBoundP99Ms, 0)}`,
+      ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms),
+    ],
+    [
+      'extender Filter calls in the window',
+      String(alone.filterCalls),
+      String(beside.filterCalls),
+      ratio(beside.filterCalls, alone.filterCalls),
+    ],
+    [
+      'extender Filter p50 / p99 ms',
+      `${f(alone.filterP50Ms, 2)} / ${f(alone.filterP99Ms, 2)}`,
+      `${f(beside.filterP50Ms, 2)} / ${f(beside.filterP99Ms, 2)}`,
+      ratio(beside.filterP99Ms, alone.filterP99Ms),
+    ],
+    ['extender event-loop delay p99 ms', f(alone.eventLoopP99Ms, 1), f(beside.eventLoopP99Ms, 1), ''],
+    ['extender RSS MB', f(alone.extenderRssMb, 0), f(beside.extenderRssMb, 0), ''],
+    [
+      'kube-scheduler attempts (result)',
+      JSON.stringify(alone.scheduleAttempts),
+      JSON.stringify(beside.scheduleAttempts),
+      '',
+    ],
+    [
+      'requeue writes / pods nudged',
+      `${alone.requeueWrites} / ${alone.podsNudged}`,
+      `${beside.requeueWrites} / ${beside.podsNudged}`,
+      '',
+    ],
+    [
+      'rejected pods remembered / dropped (total)',
+      `${alone.rejectedRemembered} / ${alone.rejectedDropped}`,
+      `${beside.rejectedRemembered} / ${beside.rejectedDropped}`,
+      '',
+    ],
+  ];
+  return tableOf(
+    burstPriority > 0 ? 'priority' : 'same-priority',
+    burstPriority > 0
+      ? `The burst in a PriorityClass of ${burstPriority} (preemptionPolicy: Never), the waiting pods in none`
+      : 'The burst alone and beside the waiting pods, all of one priority',
+    rows,
+  );
+}
+
 async function main(): Promise<void> {
   const o = new Command('bench:pending')
     .description('A runaway Pending queue beside a normal burst, then nodes added (see bench/pendingQueue.ts)')
@@ -282,23 +345,22 @@ async function main(): Promise<void> {
       0,
     )
     .option('--reuse', 'use the running cluster (the shape of --nodes) and leave it up', false)
-    .option('--out <file>', 'JSON results (default .e2e-bench/pending-DATE.json)')
+    .option('--out <file>', 'the report (default .e2e-bench/pending-DATE.json; bench/report.ts)')
     .parse(['node', 'bench:pending', ...process.argv.slice(2)])
     .opts<Options>();
   const shape = parseShape(o.nodes);
   if (o.hopelessCpu <= shape.cpu - o.fillCpu)
     throw new InvalidArgumentError('--hopeless-cpu must exceed what a node has left after --fill-cpu');
-  const outDir = join(REPO_ROOT, '.e2e-bench');
-  mkdirSync(outDir, { recursive: true });
-  const outFile = o.out
-    ? resolve(o.out)
-    : join(outDir, `pending-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const report = startReport('pending', o);
+  const outFile = o.out ? resolve(o.out) : undefined;
   if (!o.reuse) {
     log(`cluster up: ${o.nodes}`);
     await script('cluster-up.sh', [], { CLUSTER_NODES: o.nodes, AGENT_SANDBOX: '0' });
   }
-  const record: Record<string, unknown> = { options: o };
-  const save = () => writeFileSync(outFile, JSON.stringify(record, null, 2));
+  // the run's figures, the report's one run record, written after each step
+  const record: Record<string, unknown> = {};
+  report.runs = [record];
+  const save = () => writeReport(report, outFile, () => undefined);
   try {
     const env = readClusterEnv([
       'KUBECONFIG',
@@ -406,7 +468,7 @@ async function main(): Promise<void> {
     save();
 
     // ---- 3. the burst beside them
-    bursts.push(await burst(`beside ${o.hopeless} hopeless`, env, kube, o, 1));
+    bursts.push(await burst(`beside ${o.hopeless.toLocaleString('en-US')} waiting pods`, env, kube, o, 1));
     save();
 
     // ---- 4. nodes added: the hopeless pods that now fit must be bound
@@ -471,74 +533,29 @@ async function main(): Promise<void> {
     save();
 
     // ---- report
+    const table = burstTable(bursts as [BurstFigures, BurstFigures], o.burstPriority);
+    report.tables = [table];
+    writeReport(report, outFile, () => undefined);
     const f = (v: number | null | undefined, d = 1) =>
       typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-';
-    const [alone, beside] = bursts as [BurstFigures, BurstFigures];
-    const ratio = (a: number | null, b: number | null) =>
-      a !== null && b !== null && b > 0 ? (a / b).toFixed(2) : '-';
-    const rows = [
-      ['burst figure', alone.label, beside.label, 'ratio'],
-      [
-        'pods/s over the binding window',
-        f(alone.podsPerSecond),
-        f(beside.podsPerSecond),
-        ratio(beside.podsPerSecond, alone.podsPerSecond),
-      ],
-      [
-        'creation → bound p50 / p99 ms',
-        `${f(alone.createToBoundP50Ms, 0)} / ${f(alone.createToBoundP99Ms, 0)}`,
-        `${f(beside.createToBoundP50Ms, 0)} / ${f(beside.createToBoundP99Ms, 0)}`,
-        ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms),
-      ],
-      [
-        'extender Filter calls in the window',
-        String(alone.filterCalls),
-        String(beside.filterCalls),
-        ratio(beside.filterCalls, alone.filterCalls),
-      ],
-      [
-        'extender Filter p50 / p99 ms',
-        `${f(alone.filterP50Ms, 2)} / ${f(alone.filterP99Ms, 2)}`,
-        `${f(beside.filterP50Ms, 2)} / ${f(beside.filterP99Ms, 2)}`,
-        ratio(beside.filterP99Ms, alone.filterP99Ms),
-      ],
-      ['extender event-loop delay p99 ms', f(alone.eventLoopP99Ms, 1), f(beside.eventLoopP99Ms, 1), ''],
-      ['extender RSS MB', f(alone.extenderRssMb, 0), f(beside.extenderRssMb, 0), ''],
-      [
-        'kube-scheduler attempts (result)',
-        JSON.stringify(alone.scheduleAttempts),
-        JSON.stringify(beside.scheduleAttempts),
-        '',
-      ],
-      [
-        'requeue writes / pods nudged',
-        `${alone.requeueWrites} / ${alone.podsNudged}`,
-        `${beside.requeueWrites} / ${beside.podsNudged}`,
-        '',
-      ],
-      [
-        'rejected pods remembered / dropped (total)',
-        `${alone.rejectedRemembered} / ${alone.rejectedDropped}`,
-        `${beside.rejectedRemembered} / ${beside.rejectedDropped}`,
-        '',
-      ],
-    ];
     const h = record.hopeless as Record<string, number>;
     const a = record.nodesAdded as Record<string, number>;
     process.stdout.write(
       `A runaway Pending queue on ${o.nodes} (each node holding a paused Succeeded sandbox of ${o.fillCpu} CPUs: full for the extender, not for kube-scheduler)${o.burstPriority > 0 ? `; the burst in PriorityClass ${BURST_PRIORITY_CLASS} (${o.burstPriority}), the hopeless pods without one` : ''}:\n\n` +
-        `${formatColumns(rows)}\n\n` +
+        `${textTable(table)}\n\n` +
         `hopeless pods: ${o.hopeless} of ${o.hopelessCpu} CPUs created in ${f(h.createSeconds)} s, each tried once after ${f(h.allTriedSeconds)} s; extender RSS ${f(h.extenderRssMb, 0)} MB; ` +
         `rejected pods remembered ${h.rejectedRemembered}, dropped ${h.rejectedDropped}; requeue writes meanwhile ${h.requeueWrites}\n` +
         `${o.addNodes} nodes added (${a.podsThatFit} hopeless pods fit on them): created in ${f(a.createNodesSeconds)} s, untainted after ${f(a.nodesUntaintedSeconds)} s, first bound after ${f(a.firstBoundSeconds)} s, ` +
-        `all ${a.podsThatFit} bound ${f(a.allFitBoundSeconds)} s after the first node was created (${f(a.podsPerSecond)} pods/s; ${a.boundOutsideTheAddedNodes} bound elsewhere); requeue writes ${a.requeueWrites}\n\nresults: ${outFile}\n`,
+        `all ${a.podsThatFit} bound ${f(a.allFitBoundSeconds)} s after the first node was created (${f(a.podsPerSecond)} pods/s; ${a.boundOutsideTheAddedNodes} bound elsewhere); requeue writes ${a.requeueWrites}\n\n`,
     );
+    writeReport(report, outFile);
   } finally {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']);
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench:pending: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((err: Error) => {
+    process.stderr.write(`bench:pending: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });

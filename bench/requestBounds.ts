@@ -21,6 +21,8 @@ import { parseConfig } from '../src/config/load.js';
 import type { Node } from '../src/core/objects/kubeObjects.js';
 import { JsonBounds } from '../src/jsonBounds.js';
 import { nodeName } from './fixtures.js';
+import { startReport, writeReport } from './report.js';
+import type { Table } from './results.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 30);
 const NODES = Number(process.env.BENCH_NODES ?? 5000);
@@ -96,7 +98,28 @@ function request(kind: 'names' | 'nodes' | 'nodes50'): Buffer {
   return Buffer.from(JSON.stringify({ Pod: pod, Nodes: { metadata: {}, items }, NodeNames: null }));
 }
 
-function measure(label: string, bytes: Buffer): void {
+/** One real request: its size, depth and elements, the medians of JSON.parse and of the bounds pass, their ratio. */
+export interface RequestFigure {
+  label: string;
+  bytes: number;
+  depth: number;
+  elements: number;
+  parseMs: number;
+  passMs: number;
+  ratio: number;
+  refused: string | null;
+}
+
+/** One hostile body: the bound that refused it (null: none), the bytes read until then, the median µs. */
+export interface HostileFigure {
+  label: string;
+  bytes: number;
+  refused: string | null;
+  read: number;
+  us: number;
+}
+
+function measure(label: string, bytes: Buffer): RequestFigure {
   const text = bytes.toString('utf8');
   const { bounds, result } = scan(bytes, Infinity, Infinity);
   const parse: number[] = [];
@@ -126,14 +149,24 @@ function measure(label: string, bytes: Buffer): void {
     pass.push(s);
     ratios.push(s / p);
   }
-  const mb = (bytes.length / 1e6).toFixed(2);
+  const f: RequestFigure = {
+    label,
+    bytes: bytes.length,
+    depth: bounds.maxDepthSeen,
+    elements: bounds.elements,
+    parseMs: median(parse),
+    passMs: median(pass),
+    ratio: median(ratios),
+    refused: result ?? null,
+  };
   console.log(
-    `${label.padEnd(22)} ${mb.padStart(7)} MB  depth ${String(bounds.maxDepthSeen).padStart(3)}  elements ${String(bounds.elements).padStart(9)}  ` +
-      `JSON.parse ${median(parse).toFixed(2).padStart(7)} ms  bounds pass ${median(pass).toFixed(2).padStart(6)} ms  ×parse ${median(ratios).toFixed(3)}${result ? `  (${result})` : ''}`,
+    `${label.padEnd(28)} ${(f.bytes / 1e6).toFixed(2).padStart(7)} MB  depth ${String(f.depth).padStart(3)}  elements ${String(f.elements).padStart(9)}  ` +
+      `JSON.parse ${f.parseMs.toFixed(2).padStart(7)} ms  bounds pass ${f.passMs.toFixed(2).padStart(6)} ms  ×parse ${f.ratio.toFixed(3)}${result ? `  (${result})` : ''}`,
   );
+  return f;
 }
 
-function hostile(label: string, bytes: Buffer): void {
+function hostile(label: string, bytes: Buffer): HostileFigure {
   const times: number[] = [];
   let outcome = scan(bytes);
   for (let i = 0; i < ITERATIONS; i++) {
@@ -141,22 +174,75 @@ function hostile(label: string, bytes: Buffer): void {
     outcome = scan(bytes);
     times.push(performance.now() - start);
   }
+  const f = {
+    label,
+    bytes: bytes.length,
+    refused: outcome.result ?? null,
+    read: outcome.read,
+    us: median(times) * 1000,
+  };
   console.log(
-    `${label.padEnd(44)} ${(bytes.length / 1e6).toFixed(0).padStart(3)} MB  refused: ${outcome.result ?? 'no'} after ${outcome.read} bytes read, ${(median(times) * 1000).toFixed(0)} µs`,
+    `${label.padEnd(36)} ${(f.bytes / 1e6).toFixed(0).padStart(3)} MB  refused: ${f.refused ?? 'no'} after ${f.read} bytes read, ${f.us.toFixed(0)} µs`,
   );
+  return f;
 }
 
-console.log(
-  `bounds (defaults): depth ${defaults.maxRequestDepth}, elements ${defaults.maxRequestElements}, body ${defaults.maxRequestBodyBytes} bytes; ${NODES} nodes, ${ITERATIONS} iterations, medians`,
-);
-measure('names (NodeNames)', request('names'));
-measure('nodes (Node objects)', request('nodes'));
-measure('nodes, 50 images each', request('nodes50'));
-console.log();
-const sixty = 30_000_000;
-hostile('60 MB of nested arrays ([[[...]]])', Buffer.from(`${'['.repeat(sixty)}${']'.repeat(sixty)}`));
-hostile('60 MB of empty arrays ([[],[],...])', Buffer.from(`[${'[],'.repeat(20_000_000 - 1)}[]]`));
-hostile(
-  '60 MB of nested objects ({"a":{"a":...}})',
-  Buffer.from(`${'{"a":'.repeat(10_000_000)}1${'}'.repeat(10_000_000)}`),
-);
+/** The tables `requests` and `hostile` of bench/results/bounds.json (the later runs' column left empty). */
+export function boundsTables(requests: readonly RequestFigure[], hostiles: readonly HostileFigure[]): Table[] {
+  return [
+    {
+      id: 'requests',
+      title: 'Real requests: JSON.parse alone against the bounds pass over the same bytes in 64 KiB pieces',
+      columns: [
+        'request',
+        'size',
+        'depth',
+        'elements',
+        'JSON.parse ms',
+        'bounds pass ms',
+        '×parse',
+        '×parse, two later runs with maxObjectMembers',
+      ],
+      rows: requests.map((r) => [
+        r.label,
+        `${(r.bytes / 1e6).toFixed(2)} MB`,
+        r.depth,
+        r.elements,
+        r.parseMs.toFixed(2),
+        r.passMs.toFixed(2),
+        r.ratio.toFixed(3),
+        null,
+      ]),
+    },
+    {
+      id: 'hostile',
+      title: `Hostile ${(Math.max(...hostiles.map((h) => h.bytes)) / 1e6).toFixed(0)} MB bodies`,
+      columns: ['body', 'refused', 'after reading', 'time'],
+      rows: hostiles.map((h) => [h.label, h.refused ?? 'no', `${h.read} bytes`, `${h.us.toFixed(0)} µs`]),
+    },
+  ];
+}
+
+function main(): void {
+  const report = startReport('bounds', { BENCH_ITERATIONS: ITERATIONS, BENCH_NODES: NODES });
+  console.log(
+    `bounds (defaults): depth ${defaults.maxRequestDepth}, elements ${defaults.maxRequestElements}, body ${defaults.maxRequestBodyBytes} bytes; ${NODES} nodes, ${ITERATIONS} iterations, medians`,
+  );
+  const requests = [
+    measure('node names (NodeNames)', request('names')),
+    measure('full Node objects', request('nodes')),
+    measure('Node objects, 50 images each', request('nodes50')),
+  ];
+  console.log();
+  const sixty = 30_000_000;
+  const hostiles = [
+    hostile('nested arrays ([[[...]]])', Buffer.from(`${'['.repeat(sixty)}${']'.repeat(sixty)}`)),
+    hostile('empty arrays ([[],[],...])', Buffer.from(`[${'[],'.repeat(20_000_000 - 1)}[]]`)),
+    hostile('nested objects ({"a":{"a":...}})', Buffer.from(`${'{"a":'.repeat(10_000_000)}1${'}'.repeat(10_000_000)}`)),
+  ];
+  report.runs.push({ requests, hostiles });
+  report.tables = boundsTables(requests, hostiles);
+  writeReport(report);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) main();

@@ -40,7 +40,7 @@ const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
 const command = z.string().regex(/^(\S+=\S+ )*npm run /, 'an npm command (environment settings may come first)');
 
 /** One scheduler side of a comparison and how it sampled nodes: percentageOfNodesToScore, or `unset` (as shipped). */
-const sampling = z.strictObject({
+export const samplingSchema = z.strictObject({
   side: z.string().regex(/^[a-z][\w-]*$/, 'a side is one lower-case word (stock, sandbox, floor, …)'),
   scheduler: z.string().min(1),
   percentageOfNodesToScore: z.union([z.literal('unset'), z.int().min(0).max(100), z.literal('varies')]),
@@ -53,7 +53,8 @@ const column = z.union([
 ]);
 const cell = z.union([z.number(), z.string(), z.null()]);
 
-const table = z
+/** One published table; a report's tables (bench/report.ts) have this shape too. */
+export const tableSchema = z
   .strictObject({
     id: z.string().regex(/^[a-z0-9-]+$/, 'a table id is lower-case words joined by hyphens'),
     title: z.string().min(1),
@@ -66,7 +67,7 @@ const table = z
     /** A table shown only where a region names it (`SCENARIO/TABLE`), not in the scenario's own region. */
     namedOnly: z.boolean().optional(),
     /** Set where the table's sampling is narrower than the scenario's (one row of a per-row comparison). */
-    sampling: z.array(sampling).min(1).optional(),
+    sampling: z.array(samplingSchema).min(1).optional(),
   })
   .superRefine((t, ctx) => {
     t.rows.forEach((row, i) => {
@@ -97,10 +98,10 @@ export const resultSchema = z
       nodes: z.string().min(1),
       pods: z.string().min(1),
       /** Every kube-scheduler of the comparison; empty where none runs. */
-      sampling: z.array(sampling),
+      sampling: z.array(samplingSchema),
       other: z.array(z.string().min(1)).optional(),
     }),
-    tables: z.array(table).min(1),
+    tables: z.array(tableSchema).min(1),
   })
   .superRefine((r, ctx) => {
     // A ratio column names its sides ("sandbox/stock …"); each side must say how it sampled.

@@ -11,22 +11,22 @@
  *   npm run bench -- cluster --set nodes=5000 --dry-run     the command, checked by its program, run nothing
  *   npm run bench -- cluster pin                            a variant
  *   npm run bench -- cluster -- --print FILE                options after -- go to the program as they are
+ *   npm run bench -- --publish .e2e-bench/cluster-….json    a report's tables into bench/results/cluster.json
  *
  * A parameter's value: a number or string is `--name VALUE`, a list is `--name A,B`, true is `--name`, false or
  * null leaves the option out (the program's default). Upper-case names are environment variables; one already
- * set in the caller's environment wins over the scenario's value (the runner says so).
+ * set in the caller's environment wins over the scenario's value (the runner says so). The program learns the
+ * scenario, variant and this command line from BENCH_SCENARIO, BENCH_VARIANT and BENCH_COMMAND (bench/report.ts).
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { ROOT, ReportError, publishFile } from './report.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-/** The project's root, from bench/ (the sources) or dist/bench/ (built). */
-export const ROOT = existsSync(join(HERE, '..', 'package.json')) ? join(HERE, '..') : join(HERE, '..', '..');
+export { ROOT };
 export const SCENARIO_DIR = join(ROOT, 'bench', 'scenarios');
 
 /** The groups a scenario's parameters sit in, in the order their options are passed. */
@@ -229,6 +229,17 @@ export function commandLine(inv: Invocation): string {
   ].join(' ');
 }
 
+/** The runner's command line for a scenario, as a published figure names it: `npm run bench -- NAME [VARIANT] --set …`. */
+export function runnerCommand(
+  name: string,
+  variant: string | undefined,
+  sets: readonly string[],
+  extra: readonly string[],
+): string {
+  const own = [name, ...(variant ? [variant] : []), ...sets.flatMap((s) => ['--set', s])];
+  return ['npm run bench --', ...[...own, ...(extra.length > 0 ? ['--', ...extra] : [])].map(quote)].join(' ');
+}
+
 /** The scenarios and their variants, one a line, for --list. */
 export function listing(dir = SCENARIO_DIR): string {
   const lines: string[] = [];
@@ -293,6 +304,7 @@ interface RunnerOptions {
   set: string[];
   dryRun: boolean;
   list: boolean;
+  publish?: string;
 }
 
 /** The runner's command line (`argv` without node and the script); returns the exit code, or runs the program. */
@@ -314,6 +326,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .option('--dry-run', "print the command, checked by the program's option parser; run nothing", false)
     .option('--list', 'list the scenarios and their variants', false)
+    .option('--publish <report>', "put a report's tables into its scenario's result file (bench/results/)")
     .addHelpText('after', '\nOptions after -- go to the program as they are: npm run bench -- cluster -- --print FILE')
     .exitOverride()
     .parse(own, { from: 'user' });
@@ -322,6 +335,16 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (o.list) {
     console.log(listing());
     return 0;
+  }
+  if (o.publish !== undefined) {
+    try {
+      console.log(publishFile(o.publish).join('\n'));
+      return 0;
+    } catch (err) {
+      if (!(err instanceof ReportError)) throw err;
+      process.stderr.write(`bench: ${err.message}\n`);
+      return 2;
+    }
   }
   const names = scenarioNames();
   if (!name || !names.includes(name)) {
@@ -356,7 +379,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   const child = spawn(process.execPath, [...inv.nodeFlags, join(ROOT, inv.script), ...inv.args], {
     cwd: ROOT,
     stdio: 'inherit',
-    env: { ...process.env, ...inv.env },
+    env: {
+      ...process.env,
+      ...inv.env,
+      BENCH_SCENARIO: name,
+      BENCH_VARIANT: variant ?? '',
+      BENCH_COMMAND: runnerCommand(name, variant, o.set, extra),
+    },
   });
   // A terminal's Ctrl-C reaches the program itself (one process group); the runner waits for its exit.
   process.on('SIGINT', () => undefined);

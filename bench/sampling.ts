@@ -14,6 +14,8 @@ import type { PodRecord } from '../src/core/objects/records.js';
 import { numFeasibleNodesToFind } from '../src/core/fit/kubeSchedulerSampling.js';
 import { discreteOptimum, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/cli/replay.js';
 import { fmt, formatColumns } from './clusterStats.js';
+import { startReport, tableOf, writeReport } from './report.js';
+import type { Table } from './results.js';
 
 const GI = 1024 ** 3;
 /** The burst's pods: 2 CPU / 4 GiB sandboxes. */
@@ -160,6 +162,57 @@ export function measure(set: NodeSet, fill: number, percentage: number): Samplin
   };
 }
 
+const samplingText = (p: number) => (p === 0 ? 'adaptive' : `${p} %`);
+
+/** The printed rows of one node count's results (header first). */
+function printedRows(results: readonly SamplingResult[]): string[][] {
+  return [
+    ['NODE SET', 'SAMPLING', 'WINDOW', 'PODS', 'PEAK', 'OPTIMUM', 'PODS ABOVE', 'WITHIN ONE POD'],
+    ...results.map((r) => [
+      r.set,
+      samplingText(r.percentage),
+      String(r.window),
+      r.placed === r.pods ? String(r.pods) : `${r.placed} of ${r.pods}`,
+      fmt(r.peak, 4),
+      fmt(r.optimum, 4),
+      r.podsAboveOptimum === null ? '-' : String(r.podsAboveOptimum),
+      r.withinOnePod === null ? '-' : r.withinOnePod ? 'yes' : 'no',
+    ]),
+  ];
+}
+
+/**
+ * The tables of one node count `n`: `nodes-N` as bench/results/sampling.json has it (a row per node set, a column
+ * per percentage: the pods above the optimum, in bold with the peak where it is more than one pod above) and
+ * `all-N`, every figure as printed.
+ */
+export function samplingTables(n: number, results: readonly SamplingResult[], percentages: readonly number[]): Table[] {
+  const sets = [...new Set(results.map((r) => r.set))];
+  const of = (set: string, p: number) => results.find((r) => r.set === set && r.percentage === p);
+  const first = (p: number) => results.find((r) => r.percentage === p);
+  const cell = (r: SamplingResult | undefined) =>
+    r === undefined || r.podsAboveOptimum === null || r.optimum === null
+      ? null
+      : r.withinOnePod
+        ? r.podsAboveOptimum
+        : `**${r.podsAboveOptimum}** (peak ${r.peak.toFixed(2)}, optimum ${r.optimum.toFixed(2)})`;
+  return [
+    {
+      id: `nodes-${n}`,
+      title: `${n.toLocaleString('en-US')} nodes: pods above the optimum (peak pressure where more than one pod above it); windows in brackets`,
+      columns: [
+        'node set (pods in the burst)',
+        ...percentages.map((p) => `${samplingText(p)} (${first(p)?.window ?? '?'})`),
+      ],
+      rows: sets.map((set) => [
+        `${set} (${(of(set, percentages[0]!)?.pods ?? 0).toLocaleString('en-US')})`,
+        ...percentages.map((p) => cell(of(set, p))),
+      ]),
+    },
+    tableOf(`all-${n}`, `${n} nodes, every figure`, printedRows(results)),
+  ];
+}
+
 function main(): void {
   const program = new Command('bench:sampling')
     .description(
@@ -180,30 +233,19 @@ function main(): void {
     program.error(`--percentages: "${o.percentages}" is not a list of integers 0–100`);
   if (!(fill > 0 && fill <= 1)) program.error(`--fill: "${o.fill}" is not a fraction in (0, 1]`);
   const wanted = o.sets?.split(',').map((s) => s.trim().toLowerCase());
+  const report = startReport('sampling', { nodes: counts, percentages, fill, sets: wanted ?? null });
   for (const n of counts) {
-    const rows: string[][] = [
-      ['NODE SET', 'SAMPLING', 'WINDOW', 'PODS', 'PEAK', 'OPTIMUM', 'PODS ABOVE', 'WITHIN ONE POD'],
-    ];
-    for (const set of nodeSets(n).filter((s) => !wanted || wanted.some((w) => s.name.toLowerCase().includes(w)))) {
-      for (const p of percentages) {
-        const r = measure(set, fill, p);
-        rows.push([
-          set.name,
-          p === 0 ? 'adaptive' : `${p} %`,
-          String(r.window),
-          r.placed === r.pods ? String(r.pods) : `${r.placed} of ${r.pods}`,
-          fmt(r.peak, 4),
-          fmt(r.optimum, 4),
-          r.podsAboveOptimum === null ? '-' : String(r.podsAboveOptimum),
-          r.withinOnePod === null ? '-' : r.withinOnePod ? 'yes' : 'no',
-        ]);
-      }
-    }
+    const results: SamplingResult[] = [];
+    for (const set of nodeSets(n).filter((s) => !wanted || wanted.some((w) => s.name.toLowerCase().includes(w))))
+      for (const p of percentages) results.push(measure(set, fill, p));
     process.stdout.write(
       `\n${n} nodes, bursts of 2 CPU / 4 GiB pods filling ${Math.round(fill * 100)} % of the CPU at the optimum (least_loaded, capacity honoured)\n`,
     );
-    process.stdout.write(`${formatColumns(rows)}\n`);
+    process.stdout.write(`${formatColumns(printedRows(results))}\n`);
+    report.runs.push(...results);
+    report.tables.push(...samplingTables(n, results, percentages));
   }
+  writeReport(report);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) main();

@@ -8,7 +8,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
@@ -17,8 +16,11 @@ import { log, REPO_ROOT, script } from '../test/e2e/kit/controlPlane.js';
 import { processTree } from './procStats.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { startFloorExtender, type FloorExtender } from './floorProcess.js';
+import { defaultReportPath, readReport, startReport, tableOf, writeReport, type Report } from './report.js';
+import type { Table } from './results.js';
 import {
   benchPattern,
+  publishedThroughput,
   CPU_ETCD,
   CPU_EXTENDER,
   CPU_HARNESS,
@@ -58,7 +60,7 @@ const DEFAULT_WORKLOADS = [
   'SchedulingWithMixedChurn/1000Nodes', // upstream: 1,000 nodes; a node, a high-priority pod and a Service recreated every second; 1,000 measured
 ];
 
-interface Options {
+export interface Options {
   workloads: string[];
   /** The variants run, in the order of the first run (absent in reports from before the floor: stock, sandbox). */
   variants: Variant[];
@@ -76,7 +78,9 @@ interface Options {
   sandboxFiltersOff?: string[];
 }
 
-interface RunRecord {
+export interface RunRecord {
+  /** The harness that ran it: k8s.io/kubernetes VERSION test/integration/scheduler_perf. */
+  harness?: string;
   run: number;
   workload: string;
   variant: Variant;
@@ -89,14 +93,6 @@ interface RunRecord {
   upstreamThreshold: number | null;
   cpu: CpuReport;
   error?: string;
-}
-
-interface Report {
-  started: string;
-  options: Options;
-  machine: { cpus: number; cpuModel: string | undefined; node: string };
-  harness: string;
-  runs: RunRecord[];
 }
 
 function positiveInt(v: string): number {
@@ -161,7 +157,7 @@ function parseOptions(argv: string[]): Options {
       "the extender's --config (its schedulerName is set to default-scheduler, the harness's pods' scheduler)",
     )
     .option('--timeout-minutes <n>', 'longest run of one process', positiveInt, 60)
-    .option('--out <dir>', 'output folder (default .e2e-bench/scheduler-perf-DATE)')
+    .option('--out <dir>', 'output folder, the report in it as report.json (default .e2e-bench/scheduler-perf-DATE)')
     .option('--print <file>', 'print the tables of an earlier report (its report.json) and exit')
     .option(
       '--sandbox-percentage <n>',
@@ -486,15 +482,33 @@ function runRows(runs: readonly RunRecord[]): string {
   return formatColumns(rows);
 }
 
+const VARIANTS_TITLE =
+  'SchedulingThroughput, pods/s (the harness’s own figure; median over runs), and cores (median over runs, over each process’s life)';
+
+/**
+ * The report's tables: `variants` (the median figures of each workload and variant), `ratios` (the ratios of the
+ * medians) and the published `throughput` or, with Filter plugins off, `fit-filter-cut`.
+ */
+export function perfTables(runs: readonly RunRecord[], opts: Options): Table[] {
+  const filtersOff = (opts.sandboxFiltersOff ?? []).length > 0;
+  return [
+    tableOf('variants', VARIANTS_TITLE, variantTable(runs, opts.workloads, opts.sandboxPercentage ?? 100)),
+    tableOf('ratios', 'Ratios of the medians', ratioTable(runs, opts.workloads)),
+    publishedThroughput(runs, opts.workloads, filtersOff),
+  ];
+}
+
 function printReport(report: Report, say: (s: string) => void): void {
-  const { machine, options } = report;
-  const others = report.runs.map((r) => r.cpu.otherCores);
+  const { machine } = report;
+  const options = report.options as unknown as Options;
+  const runs = report.runs as RunRecord[];
+  const others = runs.map((r) => r.cpu.otherCores);
   // Reports from before the floor variant have no `variants` option: the variants are those with runs.
-  const variants = variantsIn(report.runs);
+  const variants = variantsIn(runs);
   const sandboxPercentage = options.sandboxPercentage ?? 100;
   say('');
   say(
-    `scheduler_perf (${report.harness}), ${options.runs} run(s) per workload and variant, ${variants.join(', ')} interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`,
+    `scheduler_perf (${runs[0]?.harness ?? '?'}), ${options.runs} run(s) per workload and variant, ${variants.join(', ')} interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`,
   );
   say(
     `sampling (percentageOfNodesToScore): ${variants.map((v) => `${v} ${samplingOf(v, sandboxPercentage)}`).join('; ')}`,
@@ -502,22 +516,20 @@ function printReport(report: Report, say: (s: string) => void): void {
   const filtersOff = options.sandboxFiltersOff ?? [];
   if (filtersOff.length > 0)
     say(`NOT the chart's profile: Filter plugins disabled in sandbox and floor: ${filtersOff.join(', ')}`);
-  const busy = report.runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
+  const busy = runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
   say(
     `other load on the machine during the runs (cores, besides the harness, etcd, the extender and this bench): ${fmt(Math.min(...others), 2)}–${fmt(Math.max(...others), 2)}${busy ? ` — NOT QUIET in ${busy} run(s): other jobs took more than ${QUIET_CORES} cores` : ''}`,
   );
   say('');
-  say(runRows(report.runs));
+  say(runRows(runs));
   say('');
-  say(
-    'SchedulingThroughput, pods/s (the harness’s own figure; median over runs), and cores (median over runs, over each process’s life):',
-  );
-  say(formatColumns(variantTable(report.runs, options.workloads, sandboxPercentage)));
+  say(`${VARIANTS_TITLE}:`);
+  say(formatColumns(variantTable(runs, options.workloads, sandboxPercentage)));
   say('');
   say(
     `Ratios of the medians${variants.includes('floor') ? ' (sandbox/floor: the extender against the do-nothing floor behind the same profile and sampling; the goal is ≥ 0.95)' : ''}:`,
   );
-  say(formatColumns(ratioTable(report.runs, options.workloads)));
+  say(formatColumns(ratioTable(runs, options.workloads)));
   say('');
   say(
     'Published comparison in this harness (kube-scheduler-wasm-extension PR #63, 500 nodes): 991 pods/s without an extender, 111 with a Go HTTP extender (0.11).',
@@ -528,30 +540,26 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print) {
-    printReport(JSON.parse(readFileSync(opts.print, 'utf8')) as Report, say);
+    printReport(readReport(opts.print), say);
     return;
   }
   const t = await tools();
-  const started = new Date();
-  const outDir = opts.out
-    ? resolve(opts.out)
-    : join(REPO_ROOT, '.e2e-bench', `scheduler-perf-${started.toISOString().replace(/[:.]/g, '-')}`);
+  const report = startReport('scheduler-perf', opts);
+  // a folder per report: the report (report.json) beside each run's data
+  const outDir = opts.out ? resolve(opts.out) : defaultReportPath(report, REPO_ROOT).replace(/\.json$/, '');
   mkdirSync(outDir, { recursive: true });
   const extenderConfigFile = join(outDir, 'extender-config.yaml');
   writeFileSync(extenderConfigFile, extenderConfig(opts.extenderConfig));
-  const report: Report = {
-    started: started.toISOString(),
-    options: opts,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version },
-    harness: `k8s.io/kubernetes ${t.harnessDir.match(/k8s-(v[0-9.]+)/)?.[1] ?? '?'} test/integration/scheduler_perf`,
-    runs: [],
-  };
+  const harness = `k8s.io/kubernetes ${t.harnessDir.match(/k8s-(v[0-9.]+)/)?.[1] ?? '?'} test/integration/scheduler_perf`;
   const reportFile = join(outDir, 'report.json');
+  const runs: RunRecord[] = [];
   for (let run = 1; run <= opts.runs; run++) {
     for (const workload of opts.workloads) {
       for (const variant of variantOrder(opts.variants, run)) {
-        report.runs.push(await runOne(t, opts, outDir, run, workload, variant, extenderConfigFile));
-        writeFileSync(reportFile, JSON.stringify(report, null, 2));
+        runs.push({ harness, ...(await runOne(t, opts, outDir, run, workload, variant, extenderConfigFile)) });
+        report.runs = runs;
+        report.tables = perfTables(runs, opts);
+        writeReport(report, reportFile, () => undefined);
       }
     }
   }
@@ -562,7 +570,8 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench:scheduler-perf: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((err: Error) => {
+    process.stderr.write(`bench:scheduler-perf: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });

@@ -7,6 +7,7 @@
  * No I/O here.
  */
 import { fmt, median, ratio } from './clusterStats.js';
+import type { Table } from './results.js';
 
 // ------------------------------------------------------------------------------------------ the performance config
 
@@ -336,4 +337,64 @@ export function ratioTable(runs: readonly ThroughputRun[], workloads: readonly s
     rows.push([w, ...cells, threshold ? String(threshold) : '-']);
   }
   return rows;
+}
+
+/**
+ * The published table of a run, bench/results/scheduler-perf.json's `throughput` (the chart's profile) or, with
+ * Filter plugins off, `fit-filter-cut`: per workload the median average pods/s of each variant and their ratios.
+ * Its CPU-s per 1,000 pods columns are left empty: the harness does not say how many pods each run placed.
+ */
+export function publishedThroughput(
+  runs: readonly ThroughputRun[],
+  workloads: readonly string[],
+  filtersOff: boolean,
+): Table {
+  const avg = (w: string, v: Variant) => medianThroughput(runs, w, v)[0];
+  const two = (a: number | null, b: number | null) => {
+    const r = ratio(a, b);
+    return r === null ? null : Number(r.toFixed(2));
+  };
+  const one = (v: number | null) => (v === null ? null : Number(v.toFixed(1)));
+  const col = (name: string, decimals: number) => ({ name, decimals });
+  const figures = workloads.map((w) => ({ w, st: avg(w, 'stock'), sb: avg(w, 'sandbox'), fl: avg(w, 'floor') }));
+  return filtersOff
+    ? {
+        id: 'fit-filter-cut',
+        title: "A measurement, not the chart's profile: the sandbox profile with Filter plugins off",
+        columns: [
+          'workload',
+          col('stock', 1),
+          col('sandbox', 1),
+          col('floor', 1),
+          col('sandbox/stock', 2),
+          col('floor/stock', 2),
+          col('sandbox/floor', 2),
+          'CPU-s / 1,000 pods: sandbox, floor',
+        ],
+        rows: figures.map(({ w, st, sb, fl }) => [
+          w,
+          one(st),
+          one(sb),
+          one(fl),
+          two(sb, st),
+          two(fl, st),
+          two(sb, fl),
+          null,
+        ]),
+      }
+    : {
+        id: 'throughput',
+        title: 'SchedulingThroughput average, pods/s (median of the runs)',
+        columns: [
+          'workload',
+          col('stock', 1),
+          col('sandbox', 1),
+          col('floor', 1),
+          col('sandbox/floor', 2),
+          col('sandbox/stock', 2),
+          'CPU-s / 1,000 pods: sandbox',
+          'floor',
+        ],
+        rows: figures.map(({ w, st, sb, fl }) => [w, one(st), one(sb), one(fl), two(sb, fl), two(sb, st), null, null]),
+      };
 }

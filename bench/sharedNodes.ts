@@ -31,14 +31,16 @@ import {
   waitUntil,
   type ClusterEnv,
 } from '../test/e2e/kit/controlPlane.js';
-import { formatColumns, sumSamples } from './clusterStats.js';
+import { sumSamples } from './clusterStats.js';
 import { placementsFromLog, replayOvercommit, type OvercommitReport } from './overcommit.js';
+import { startReport, tableOf, textTable, writeReport } from './report.js';
+import type { Table } from './results.js';
 
 const NAMESPACE = 'bench-shared';
 const CONFIGS = ['stock', 'bind-off', 'bind-on', 'one-process'] as const;
-type Config = (typeof CONFIGS)[number];
+export type Config = (typeof CONFIGS)[number];
 
-interface Options {
+export interface Options {
   nodes: string;
   pods: number;
   podCpu: string;
@@ -51,7 +53,7 @@ interface Options {
   out?: string | undefined;
 }
 
-interface Round {
+export interface Round {
   config: Config;
   round: number;
   pods: number;
@@ -229,12 +231,13 @@ async function oneRound(
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
-function summary(rounds: readonly Round[], configs: readonly Config[], o: Options): string {
+/** The table `overcommit` of bench/results/shared.json: per configuration, each round's figures, then their sum. */
+export function overcommitTable(rounds: readonly Round[], configs: readonly Config[], o: Options): Table {
   const rows = [
     [
       'configuration',
       'rounds',
-      'nodes over at end',
+      'over at end',
       'over at any time',
       'most at once',
       'taken over by sandbox / default',
@@ -262,7 +265,11 @@ function summary(rounds: readonly Round[], configs: readonly Config[], o: Option
       secs[Math.floor(secs.length / 2)]!.toFixed(1),
     ]);
   }
-  return `${o.pods} sandbox-scheduler + ${o.pods} default-scheduler pods of ${o.podCpu} CPU / ${o.podMemory}, created together, on ${o.nodes} (per round values, then the sum):\n\n${formatColumns(rows)}`;
+  return tableOf(
+    'overcommit',
+    `${o.pods} sandbox-scheduler + ${o.pods} default-scheduler pods of ${o.podCpu} CPU / ${o.podMemory}, created together, on ${o.nodes} (per round values, then the sum)`,
+    rows,
+  );
 }
 
 // ------------------------------------------------------------------------------------------ main
@@ -304,7 +311,7 @@ function parseOptions(argv: string[]): Options {
       'use the running cluster (started with an extender config holding logLevel: debug) and leave it up',
       false,
     )
-    .option('--out <file>', 'JSON results (default .e2e-bench/shared-DATE.json)')
+    .option('--out <file>', 'the report (default .e2e-bench/shared-DATE.json; bench/report.ts)')
     .parse(['node', 'bench:shared', ...argv]);
   return program.opts<Options>();
 }
@@ -313,9 +320,8 @@ async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const outDir = join(REPO_ROOT, '.e2e-bench');
   mkdirSync(outDir, { recursive: true });
-  const outFile = o.out
-    ? resolve(o.out)
-    : join(outDir, `shared-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const report = startReport('shared', o);
+  const outFile = o.out ? resolve(o.out) : undefined;
   if (!o.reuse) {
     // The decisions' debug lines carry the pods' resourceVersion the extender had.
     const config = join(outDir, 'shared-extender.yaml');
@@ -339,10 +345,13 @@ async function main(): Promise<void> {
         await sleep(2000); // the restarted scheduler's informers are warm
         const nodes = (await kube.nodes()) as unknown as Node[];
         rounds.push(await oneRound(kube, env, nodes, config, round, o));
-        writeFileSync(outFile, JSON.stringify({ options: o, rounds }, null, 2));
+        report.runs = rounds;
+        report.tables = [overcommitTable(rounds, o.configs, o)];
+        writeReport(report, outFile, () => undefined);
       }
     }
-    process.stdout.write(`${summary(rounds, o.configs, o)}\n\nresults: ${outFile}\n`);
+    process.stdout.write(`${textTable(report.tables[0]!)}\n\n`);
+    writeReport(report, outFile);
   } finally {
     if (o.reuse) {
       if (current.config === 'one-process')
@@ -352,7 +361,8 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench:shared: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((err: Error) => {
+    process.stderr.write(`bench:shared: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });

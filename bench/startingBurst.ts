@@ -10,17 +10,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Command } from 'commander';
-import { formatColumns, median, parsePrometheusText, sumSamples } from './clusterStats.js';
+import { median, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { ensureNamespace, inParallel, Kube } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { positiveInt } from './cliOptions.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
+import { startReport, tableOf, textTable, writeReport } from './report.js';
+import type { Table } from './results.js';
 
 const NAMESPACE = 'bench-starting';
 
-type Setup = 'limit off' | 'limit on' | 'default';
+export type Setup = 'limit off' | 'limit on' | 'default';
 
-interface Options {
+export interface Options {
   nodes: string;
   pods: number;
   podCpu: string;
@@ -44,7 +46,7 @@ async function metric(url: string, name: string, match: Record<string, string> =
   return sumSamples(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, match);
 }
 
-interface RunResult {
+export interface RunResult {
   setup: Setup;
   run: number;
   pods: number;
@@ -262,10 +264,11 @@ async function waitNodesUntainted(env: Record<string, string>): Promise<string[]
 
 const f1 = (x: number) => x.toFixed(1);
 
-function table(results: readonly RunResult[], o: Options): string {
+/** The table `burst` of bench/results/starting.json: peaks per run, times the median of the runs. */
+export function burstTable(results: readonly RunResult[], o: Options): Table {
   const setups: Setup[] = ['limit off', 'limit on', 'default'];
   const med = (xs: number[]) => median(xs) ?? NaN;
-  const rows = [['', 'limit off (sandbox-scheduler)', `limit on (${limitText(o)})`, 'default-scheduler']];
+  const rows = [['figure', 'limit off (sandbox)', `limit on, ${limitText(o)} (sandbox)`, 'stock']];
   const of = (s: Setup) => results.filter((r) => r.setup === s);
   const cell = (s: Setup, f: (rs: RunResult[]) => string) => (of(s).length ? f(of(s)) : '-');
   rows.push([
@@ -311,7 +314,11 @@ function table(results: readonly RunResult[], o: Options): string {
       ),
     ),
   ]);
-  return formatColumns(rows);
+  return tableOf(
+    'burst',
+    `Starting burst: ${o.pods} pods of ${o.podCpu} / ${o.podMemory} on ${o.nodes} (KWOK), each Ready ${o.readyDelay} after it is bound; ${o.runs} run(s) per setup`,
+    rows,
+  );
 }
 
 function limitText(o: Options): string {
@@ -342,6 +349,7 @@ async function main(): Promise<void> {
     .parse();
   const o = program.opts<Options>();
   if (o.perNode === undefined && o.perCore === undefined) o.perNode = 4;
+  const report = startReport('starting', o);
   mkdirSync(join(REPO_ROOT, '.e2e-bench'), { recursive: true });
   const limitConfig = join(REPO_ROOT, '.e2e-bench', 'starting-limit-on.yaml');
   const offConfig = join(REPO_ROOT, '.e2e-bench', 'starting-limit-off.yaml');
@@ -381,18 +389,15 @@ async function main(): Promise<void> {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
     else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
   }
-  const text = [
-    `Starting burst: ${o.pods} pods of ${o.podCpu} / ${o.podMemory} on ${o.nodes} (KWOK), each Ready ${o.readyDelay} after it is bound; ${o.runs} run(s) per setup`,
-    '',
-    table(results, o),
-  ].join('\n');
-  console.log(text);
-  const out = join(REPO_ROOT, '.e2e-bench', `starting-burst-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(out, `${JSON.stringify({ options: o, results }, null, 2)}\n`);
-  log(`figures written to ${out}`);
+  const table = burstTable(results, o);
+  console.log(textTable(table));
+  report.runs = results;
+  report.tables = [table];
+  writeReport(report);
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench:starting: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((err: Error) => {
+    process.stderr.write(`bench:starting: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });

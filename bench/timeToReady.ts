@@ -2,8 +2,8 @@
  * `npm run bench -- time-to-ready`: creation → Ready of sandbox pods on real nodes (a kubelet and a containerd
  * each) with real image pulls, from cold and warm image caches: the stock kube-scheduler against sandbox-scheduler
  * with template locality and the starting limit off / on. Not in CI. The cluster, images, workload, setups and
- * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--print FILE` prints an
- * earlier result's table; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
+ * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--print REPORT` prints an
+ * earlier report's table; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,11 +28,14 @@ import { positiveInt } from './cliOptions.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
+import { readReport, startReport, tableOf, writeReport } from './report.js';
+import type { Table } from './results.js';
 import {
   burstFigures,
   nodePullRates,
   parsePulledMessage,
   pullThroughput,
+  readyRows,
   readyTable,
   type BurstFigures,
   type PodTiming,
@@ -46,7 +49,7 @@ const REAL_LABEL = { type: 'real' } as const;
 const BENCH_REPO = '/sandbox-bench/';
 const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.1';
 
-type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
+export type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
 const SETUPS: readonly Setup[] = ['stock', 'off', 'on', 'off+limit', 'on+limit'];
 type Cache = 'cold' | 'warm';
 const CACHES: readonly Cache[] = ['cold', 'warm'];
@@ -58,7 +61,7 @@ const LABELS: Record<Setup, string> = {
   'on+limit': 'locality on, limit',
 };
 
-interface Options {
+export interface Options {
   realNodes: number;
   kwokNodes: string;
   pods: number;
@@ -82,7 +85,7 @@ interface Template {
   readonly sizeBytes: number;
 }
 
-interface RunResult {
+export interface RunResult {
   setup: Setup;
   cache: Cache;
   run: number;
@@ -407,7 +410,16 @@ function pullLine(results: readonly RunResult[]): string {
   );
 }
 
-function report(o: Options, templates: readonly Template[] | undefined, results: readonly RunResult[]): string {
+/** The table `ready` of bench/results/time-to-ready.json: readyTable's rows, stock's column named `stock`. */
+export function readyReportTable(results: readonly RunResult[], o: Options): Table {
+  return tableOf(
+    'ready',
+    "Median of the runs; in brackets, the ratio to stock's",
+    readyRows(results, o.setups, o.caches, { ...LABELS, stock: 'stock' }, 'stock', 'figure'),
+  );
+}
+
+function summary(o: Options, templates: readonly Template[] | undefined, results: readonly RunResult[]): string {
   return [
     describe(o, templates),
     '',
@@ -489,16 +501,13 @@ async function main(): Promise<void> {
       'use the cluster that is up (with real nodes, REAL_NODE_REGISTRY the engine registry) and leave it running',
       false,
     )
-    .option('--print <file>', 'print the tables of an earlier result file and exit')
+    .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse();
   const o = program.opts<Options>();
   if (o.print) {
-    const saved = JSON.parse(readFileSync(o.print, 'utf8')) as {
-      options: Options;
-      templates: Template[];
-      results: RunResult[];
-    };
-    console.log(report(saved.options, saved.templates, saved.results));
+    const saved = readReport(o.print);
+    const options = saved.options as unknown as Options & { templates: Template[] };
+    console.log(summary(options, options.templates, saved.runs as RunResult[]));
     return;
   }
   const dir = join(REPO_ROOT, '.e2e-bench');
@@ -543,7 +552,8 @@ async function main(): Promise<void> {
     });
   }
   const results: RunResult[] = [];
-  const out = join(dir, `time-to-ready-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  // the templates drawn are the workload: the report keeps them with the options
+  const report = startReport('time-to-ready', { ...o, templates, podTemplates });
   try {
     const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL', 'SANDBOX_SCHEDULER_NAME']);
     if (env.EXTENDER_MODE !== 'cluster') throw new Error('the bench needs the extender in cluster mode');
@@ -559,7 +569,9 @@ async function main(): Promise<void> {
       for (const cache of o.caches) {
         for (const setup of o.setups) {
           results.push(await oneRun(setup, cache, round, o, templates, podTemplates, kube, env, nodes, configs));
-          writeFileSync(out, `${JSON.stringify({ options: o, templates, podTemplates, results }, null, 2)}\n`);
+          report.runs = results;
+          report.tables = [readyReportTable(results, o)];
+          writeReport(report, undefined, () => undefined);
         }
       }
     }
@@ -569,16 +581,12 @@ async function main(): Promise<void> {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));
     else await script('component.sh', ['restart', 'sandbox-extender']).catch((e: Error) => log(e.message));
   }
-  console.log(
-    [
-      report(o, templates, results),
-      '',
-      `results: ${out} (print them again: npm run bench -- time-to-ready -- --print FILE)`,
-    ].join('\n'),
-  );
+  console.log(`${summary(o, templates, results)}\n`);
+  writeReport(report);
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench:time-to-ready: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((err: Error) => {
+    process.stderr.write(`bench:time-to-ready: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });

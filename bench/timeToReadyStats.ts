@@ -151,19 +151,17 @@ export interface RunRow<S extends string, C extends string> {
   readonly peakStarting: number;
 }
 
-/**
- * The table of runs: per cache state, rows of figures (median over the runs of a setup), one column per setup,
- * each time with its ratio to `baseline`'s median in brackets. `labels` names the columns, in order.
- */
-export function readyTable<S extends string, C extends string>(
+/** readyTable's rows, the header first (its first cell `head`). */
+export function readyRows<S extends string, C extends string>(
   runs: readonly RunRow<S, C>[],
   setups: readonly S[],
   caches: readonly C[],
   labels: Readonly<Record<S, string>>,
   baseline: S,
-): string {
+  head = 'median of runs',
+): string[][] {
   const shown = setups.filter((s) => runs.some((r) => r.setup === s));
-  const rows: string[][] = [['median of runs', ...shown.map((s) => labels[s])]];
+  const rows: string[][] = [[head, ...shown.map((s) => labels[s])]];
   for (const cache of caches) {
     if (!runs.some((r) => r.cache === cache)) continue;
     const med = (s: S, f: (x: RunRow<S, C>) => number | null) =>
@@ -193,7 +191,21 @@ export function readyTable<S extends string, C extends string>(
       ...shown.map((s) => String(runs.filter((r) => r.setup === s && r.cache === cache).length)),
     ]);
   }
-  return formatColumns(rows);
+  return rows;
+}
+
+/**
+ * The table of runs: per cache state, rows of figures (median over the runs of a setup), one column per setup,
+ * each time with its ratio to `baseline`'s median in brackets. `labels` names the columns, in order.
+ */
+export function readyTable<S extends string, C extends string>(
+  runs: readonly RunRow<S, C>[],
+  setups: readonly S[],
+  caches: readonly C[],
+  labels: Readonly<Record<S, string>>,
+  baseline: S,
+): string {
+  return formatColumns(readyRows(runs, setups, caches, labels, baseline));
 }
 
 const sec = (ms: number | null) => (ms === null ? null : ms / 1000);
