@@ -1592,7 +1592,7 @@ function publishedTable(all: readonly RunResult[], quiet: readonly RunResult[], 
     : {
         id: 'readme',
         title: `${nodes} nodes: medians of the quiet runs`,
-        columns: ['figure', one('sandbox'), 'floor (do-nothing extender)', one('stock'), two_('sandbox/stock')],
+        columns: ['figure', one('sandbox'), one('floor (do-nothing extender)'), one('stock'), two_('sandbox/stock')],
         rows,
       };
 }
