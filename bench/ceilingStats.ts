@@ -1,17 +1,9 @@
 /**
- * Pure helpers of the ceiling scenario (ceiling.ts): whether one open-loop step at a fixed rate was sustained, the
- * step-up search for the highest such rate, the loadgen's JSON line and the report's table. No I/O here.
- *
- * A step at rate R (filter calls per second, sent on schedule whatever the replies) is sustained when
- *   - its p99 latency is at most `p99Factor` (2) × the p99 of the baseline step (a low rate),
- *   - no request failed (transport error or an HTTP status other than 200), and
- *   - the generator itself kept up: it sent at least `minSent` (0.95) × R per second (else the step measured the
- *     generator, not the extender).
- * (A server that cannot keep up falls behind without bound, which the p99 shows; the replies per second of a
- * short step also count the drain of its last replies, so they are reported but not judged.)
- * The search multiplies the rate by `factor` while steps are sustained; after the first step that is not, it
- * bisects between the highest sustained rate below it and the lowest unsustained one until they are within
- * `precision` (relative) of each other. The ceiling is the highest sustained rate below every unsustained one.
+ * Pure helpers of the ceiling scenario (ceiling.ts): whether one open-loop step was sustained, the step-up search
+ * for the highest such rate, the loadgen's JSON line and the report's table. No I/O. A step at R calls/s is
+ * sustained when its p99 is at most `p99Factor` × the baseline step's, no request failed, and the generator sent at
+ * least `minSent` × R/s (else it measured itself). The search multiplies R by `factor` while steps hold, then
+ * bisects to `precision`; the ceiling is the highest sustained rate below every unsustained one.
  */
 import type { Table } from './results.js';
 

@@ -1,16 +1,9 @@
 /**
- * `npm run bench -- failover`: leader failover in the middle of a burst, in the Helm chart's HA mode — two
- * sandbox-scheduler + extender pairs competing for one lease (`test/e2e/component.sh standby up`; KWOK runs no
- * containers, so the pairs are processes) — on the local control plane. When half the burst is bound, the leading
- * pair (its kube-scheduler and its extender) is killed with SIGKILL (`component.sh kill`): its lease is not given
- * up, so the standby takes it once it expired (leaseDuration 15 s, retryPeriod 2 s: the chart's defaults and
- * kube-scheduler's).
- *
- * Per run: the standby's model just before the kill (the requests it counted against what the API had bound:
- * it watches while standing by), the time from the kill to the standby holding the lease and to its first and
- * last binding, pods/s before and after, every pod bound, no node over allocatable at any time (bench/overcommit.ts
- * on a pod watch), and the new leader's reservations (each released as bound, none expired, none left; the dead
- * leader's lived only in its process). Never part of CI. `npm run bench -- failover -- --help` for the options.
+ * `npm run bench -- failover`: the Helm chart's HA mode as processes (two sandbox-scheduler + extender pairs on one
+ * lease, `test/e2e/component.sh standby up`), a burst, and the leading pair SIGKILLed half-way, so its lease expires
+ * before the standby takes it (leaseDuration 15 s, retryPeriod 2 s: the chart's and kube-scheduler's defaults).
+ * Per run: the standby's model at the kill, kill → lease → first and last bind, pods/s before and after, nothing
+ * over allocatable (bench/overcommit.ts), the new leader's reservations. `-- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';

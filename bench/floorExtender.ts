@@ -1,17 +1,8 @@
 /**
- * The floor of any extender written in Node, for `npm run bench -- cluster`: an HTTP server that
- * does only what the protocol forces on every extender and nothing of the placement. On POST /filter it
- * reads the body (node:http, the chunks joined; at most MAX_BODY_BYTES, as the extender's default
- * server.maxRequestBodyBytes), decodes it with one JSON.parse and answers the next of the request's NodeNames
- * in turn (round-robin over the call count), in the answer shape of the one-call Filter (ADR 0005):
- * `{"NodeNames":[name],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""}`. No cache, no watch, no
- * reservation, no Event, no metric. GET /readyz answers 200, GET /metrics an empty text (the bench scrapes it),
- * anything else 404. A request it cannot use gets the protocol's Error field (HTTP 200, as kube-scheduler
- * reads it), a body over the limit 413.
- *
- * The bench runs it in the extender's place, on its port, for one sandbox-scheduler run per mode: its CPU
- * per placed pod and the rate kube-scheduler reaches with it are what an extender costs on that machine
- * before it does any work of its own.
+ * The floor of any extender written in Node (`npm run bench -- cluster` runs it in the extender's place): POST
+ * /filter reads the body (at most MAX_BODY_BYTES), decodes it with one JSON.parse and answers the next of its
+ * NodeNames in turn, in the one-call Filter's shape (ADR 0005); no cache, watch, reservation, Event or metric.
+ * GET /readyz answers 200, GET /metrics an empty text; a request it cannot use gets the protocol's Error field.
  *
  * Usage: node dist/bench/floorExtender.js --host 127.0.0.1 --port 8888
  */

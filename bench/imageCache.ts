@@ -1,27 +1,9 @@
 /**
- * The cold-start model of the locality benchmark (bench/locality.ts): a simulated kubelet image cache
- * per KWOK node, so that a pod's time from bind to Ready depends on where it was placed. KWOK starts
- * every pod at once; the benchmark tells it how long each one takes (the pod's ready-delay
- * annotation, read by the pod-ready Stage of test/e2e/cluster-up.sh) from this model, the same for
- * every scheduler compared. Pure: no clock, no I/O (unit-tested in test/bench/imageCache.test.ts).
- *
- * For a pod bound to node N at time t (ms) with image I of size S bytes:
- *
- *   pulled_at = t                              I is on N (seeded, or pulled earlier)
- *             = done(I)                        a pull of I on N is queued or running: the pod waits for it
- *             = max(t, queue(N)) + S / B       otherwise a pull is queued on N, after the node's other pulls
- *   ready_at  = pulled_at + warm + slope × k
- *
- * where B is the pull bandwidth, queue(N) when N's last queued pull ends — kubelet pulls one image at a
- * time by default (KubeletConfiguration serializeImagePulls: true) — `warm` the start of a sandbox whose
- * image is cached (the AWS microVM sandbox sample measures 3.2–3.7 s create→Ready with images cached,
- * against 0.8–0.9 s for an ordinary pod), and k the sandboxes already starting on N when the pod is
- * bound: starts slow each other (E2B caps starts at 3 in flight per node for that reason; Docker caps
- * parallel container starts, moby#39733). The slope is a configured modelling figure, not a measurement.
- *
- * A finished pull puts I on N; the node's status.images is then the `maxImages` largest it holds
- * (kubelet's nodeStatusMaxImages, 50 by default), reported as kubelet reports them: names (tag and
- * digest) and sizeBytes, the largest first.
+ * The cold-start model of the locality benchmark (bench/locality.ts): a simulated kubelet image cache per KWOK
+ * node, so that a pod's time from bind to Ready depends on where it was placed — pulls one at a time per node
+ * (KubeletConfiguration serializeImagePulls), a warm start, a slope per sandbox already starting there, and
+ * status.images as kubelet reports it (nodeStatusMaxImages). The formulas and their sources:
+ * docs/benchmarks.md#the-cold-start-model. Pure: no clock, no I/O.
  */
 
 export interface ColdStartModel {

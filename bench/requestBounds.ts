@@ -1,18 +1,7 @@
 /**
- * `npm run bench -- bounds`: what the request bounds cost and what real requests need (server.maxRequestBodyBytes,
- * maxRequestDepth, maxRequestElements; src/jsonBounds.ts).
- *
- * For realistic requests at 5,000 candidate nodes (Kubernetes' limit), each as kube-scheduler would send it:
- *   - names: NodeNames (nodeCacheCapable: true), realistic node names (bench/fixtures.ts) and examples/pod.json;
- *   - nodes: full Node objects (nodeCacheCapable: false), the twelve real nodes of test/fixtures/nodes in turn,
- *     each renamed, compact JSON as kube-scheduler's Go encoder writes it (2 to 10 images each);
- *   - nodes, 50 images: the same with status.images filled to 50 entries (kubelet's nodeStatusMaxImages default),
- *     the largest a real Node usually is;
- * it prints the size, depth and elements, the median time of JSON.parse alone and of the bounds pass over the
- * same bytes in 64 KiB pieces (as they arrive from the socket), and their ratio (the median of per-iteration
- * ratios, the two run back to back in alternating order so a busy machine slows both alike).
- * Then hostile bodies: how many bytes the bounds pass reads before it refuses each, and how long that takes.
- *
+ * `npm run bench -- bounds`: what the request bounds (src/jsonBounds.ts) cost against JSON.parse on realistic
+ * requests at 5,000 candidate nodes — node names, full Node objects, Nodes with 50 images — and how soon they
+ * refuse hostile bodies. The requests and the method: docs/benchmarks.md#request-bounds.
  * Options (environment): BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000).
  */
 import { readFileSync, readdirSync } from 'node:fs';

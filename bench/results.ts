@@ -1,17 +1,9 @@
 /**
- * The published benchmark figures: one JSON file per scenario under bench/results/ (named as its npm script), each
- * holding the figures that hold now, the command that reproduces them, the conditions and the date. The tables of
- * docs/benchmarks.md and README.md are rendered from these files into marked regions:
- *
- *   <!-- results: SCENARIO -->        the scenario's tables (not those marked namedOnly), with its command,
- *                                     conditions and date
- *   <!-- results: SCENARIO/TABLE -->  one table, with one line of command, date and sampling
- *   …
- *   <!-- /results -->
- *
- * `npm run bench:render` rewrites the regions (bench/resultsRender.ts); test/bench/results.test.ts fails when a
- * region differs from what this module makes of its file. The history of the figures is the git history of these
- * files.
+ * The published benchmark figures: bench/results/SCENARIO.json holds what holds now (command, conditions, date,
+ * tables). `npm run bench:render` (resultsRender.ts) renders them into the marked regions of docs/benchmarks.md and
+ * README.md — `<!-- results: SCENARIO -->` (its tables but those marked namedOnly, with command, conditions and date)
+ * or `<!-- results: SCENARIO/TABLE -->` (one table, one line of command, date and sampling), each closed by
+ * `<!-- /results -->`; test/bench/results.test.ts fails when a region differs from its file.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

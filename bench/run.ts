@@ -1,22 +1,8 @@
 /**
- * `npm run bench -- SCENARIO [VARIANT]`: the one runner of the benchmarks. A scenario is data, a file
- * bench/scenarios/NAME.yaml: a one-line description, the program it runs (a file of bench/), the parameters
- * that define its workload grouped as nodes, pods, schedulers, sampling, runs, measure and other (each written as
- * the program's own option name, or as an environment variable in upper case for the programs that read
- * those), the result file it feeds (bench/results/NAME.json), and named variants that change some parameters
- * (the other tables of that result file). The runner validates the file, turns the parameters into the
- * program's options and runs it; the program's exit code is the runner's.
- *
- *   npm run bench -- --list                                  the scenarios and their variants
- *   npm run bench -- cluster --set nodes=5000 --dry-run     the command, checked by its program, run nothing
- *   npm run bench -- cluster pin                            a variant
- *   npm run bench -- cluster -- --print FILE                options after -- go to the program as they are
- *   npm run bench -- --publish .e2e-bench/cluster-….json    a report's tables into bench/results/cluster.json
- *
- * A parameter's value: a number or string is `--name VALUE`, a list is `--name A,B`, true is `--name`, false or
- * null leaves the option out (the program's default). Upper-case names are environment variables; one already
- * set in the caller's environment wins over the scenario's value (the runner says so). The program learns the
- * scenario, variant and this command line from BENCH_SCENARIO, BENCH_VARIANT and BENCH_COMMAND (bench/report.ts).
+ * `npm run bench -- SCENARIO [VARIANT]`: the one runner of the benchmarks. It validates bench/scenarios/NAME.yaml,
+ * turns its parameters into the program's options (or environment variables, for names in upper case), runs the
+ * program with BENCH_SCENARIO, BENCH_VARIANT and BENCH_COMMAND set (bench/report.ts) and exits with its code;
+ * `--list`, `--dry-run` and `--publish REPORT`: docs/benchmarks.md.
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
