@@ -14,9 +14,10 @@ import { NoKubeConfigError } from '../cluster/kubeConfigError.js';
 import { SnapshotError } from '../snapshot/snapshotFile.js';
 import { DEFAULT_REPLAY_STRATEGIES, packageVersion, rankCommand, replayCommand, UsageError } from './commands.js';
 
+/** A flag's value as a decimal integer from `min` to `max`, digits only (no sign, exponent, hex or blanks). */
 function integer(name: string, min: number, max: number) {
   return (raw: string): number => {
-    const n = Number(raw);
+    const n = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isInteger(n) || n < min || n > max)
       throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
     return n;

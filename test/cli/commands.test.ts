@@ -539,6 +539,19 @@ describe('the built CLI (dist/src/cli/main.js)', () => {
     },
   );
 
+  // Regression (new-user trial): `--port 1e3` listened on port 1000 and `--port 0x22b8` on 8888.
+  it.each([['1e3'], ['0x22b8'], [' 8888'], ['+8888'], ['8888.0'], ['70000']])(
+    'serve --port %j is a usage error: exit 2, digits only',
+    (port) => {
+      const result = run('serve', '--snapshot', 'examples/snapshot.json', '--port', port);
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.split('\n')[0]).toBe(
+        `error: option '--port <n>' argument '${port}' is invalid. --port must be an integer from 0 to 65535`,
+      );
+    },
+  );
+
   it('server.host 999.1.1.1 in a config file exits 2 naming the setting', () => {
     const path = join(dir, 'bad-host.yaml');
     writeFileSync(path, 'server:\n  host: 999.1.1.1\n');
