@@ -11,7 +11,7 @@ import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from './agentSandboxObjects.js';
 import {
   fmt,
-  median,
+  medianOf,
   parsePrometheusText,
   percentile,
   placementSoundness,
@@ -264,8 +264,7 @@ async function oneRun(
 /** The figures of one kind, sandbox against stock: rows, the header first. */
 function figureRows(results: readonly RunResult[], kind: Kind): string[][] {
   const of = (s: Scheduler) => results.filter((r) => r.kind === kind && r.scheduler === s);
-  const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null) =>
-    median(rs.map(f).filter((v): v is number => v !== null && Number.isFinite(v)));
+  const med = medianOf<RunResult>;
   const each = (rs: readonly RunResult[], f: (r: RunResult) => number | null, digits: number) =>
     rs.map((r) => fmt(f(r), digits)).join(', ');
   const row = (label: string, f: (r: RunResult) => number | null, digits = 1): string[] => {

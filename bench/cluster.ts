@@ -51,7 +51,7 @@ import {
   histogramMean,
   histogramQuantile,
   histogramsBy,
-  median,
+  medianOf,
   percentile,
   placementSoundness,
   podsPerSecond,
@@ -1042,8 +1042,7 @@ function flagStockOutliers(results: readonly RunResult[], maxStockDeviation: num
   for (const [i, reason] of outliers) candidates[i]!.disturbed = [...(candidates[i]!.disturbed ?? []), reason];
 }
 
-const med = (rs: readonly RunResult[], f: (r: RunResult) => number | null | undefined) =>
-  median(rs.map(f).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)));
+const med = medianOf<RunResult>;
 const mean = (vs: readonly (number | null | undefined)[]) => {
   const xs = vs.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;

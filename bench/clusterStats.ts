@@ -219,6 +219,11 @@ export function median(values: readonly number[]): number | null {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The median of `f` over `rows`, leaving out the rows where it is null, undefined or not finite; null when none is left. */
+export function medianOf<T>(rows: readonly T[], f: (row: T) => number | null | undefined): number | null {
+  return median(rows.map(f).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)));
+}
+
 /** Pods per second over the binding window: (n − 1) intervals between the first and the last bind (ms). */
 export function podsPerSecond(bindTimesMs: readonly number[]): number | null {
   if (bindTimesMs.length < 2) return null;

@@ -4,7 +4,7 @@
  * image-pull Events, the median of runs and the table. No clock, no I/O. Percentiles and medians are
  * clusterStats.ts's (nearest rank; the mean of the two middle values).
  */
-import { fmt, formatColumns, median, percentile, ratio } from './clusterStats.js';
+import { fmt, formatColumns, median, medianOf, percentile, ratio } from './clusterStats.js';
 
 /** One pod of a burst as the benchmark saw it (ms on the bench's monotonic clock, from the burst's start). */
 export interface PodTiming {
@@ -165,11 +165,9 @@ export function readyRows<S extends string, C extends string>(
   for (const cache of caches) {
     if (!runs.some((r) => r.cache === cache)) continue;
     const med = (s: S, f: (x: RunRow<S, C>) => number | null) =>
-      median(
-        runs
-          .filter((r) => r.setup === s && r.cache === cache)
-          .map(f)
-          .filter((v): v is number => v !== null),
+      medianOf(
+        runs.filter((r) => r.setup === s && r.cache === cache),
+        f,
       );
     const row = (label: string, f: (x: RunRow<S, C>) => number | null, digits: number, vsBaseline: boolean) =>
       rows.push([

@@ -5,6 +5,7 @@ import {
   firstRunRatio,
   loadDisturbance,
   otherCores,
+  medianOf,
   spreadOf,
   stockRateOutliers,
   histogram,
@@ -395,5 +396,15 @@ describe('schedulerColumns', () => {
 
   it('labels stock with a percentage set as not shipped', () => {
     expect(schedulerColumns(settings(10, 100))[1]).toBe('stock at 100 % (not as shipped)');
+  });
+});
+
+describe('medianOf', () => {
+  it('takes the median of a field, leaving out null, undefined and non-finite values', () => {
+    const rows = [{ v: 3 }, { v: null }, { v: 1 }, { v: undefined }, { v: NaN }, { v: Infinity }, { v: 2 }, { v: 10 }];
+    expect(medianOf(rows, (r) => r.v)).toBe(2.5);
+  });
+  it('is null when no value is left', () => {
+    expect(medianOf([{ v: null }, { v: NaN }], (r) => r.v)).toBeNull();
   });
 });
