@@ -115,8 +115,8 @@ function formatPressure(p: number): string {
  * dimensions; requested resources outside `dimensions`), the table, then a summary line; every quantity in
  * the units of core/fit/reasons.ts formatAmount. Control characters in what comes from the files (names, reasons) are
  * escaped JSON-style (escapeControl): every line of the output is one the command wrote.
- * @throws SnapshotError for an unreadable file or when no file holds a Node that can be read; UsageError /
- *   QuantityError / ObjectError for an unusable pod file.
+ * @throws SnapshotError for an unreadable file or when no file holds a Node that can be read; UsageError,
+ *   naming the file, for an unusable pod file.
  */
 export function rankCommand(config: Config, snapshotPaths: string | readonly string[], podPath: string): string {
   const paths = typeof snapshotPaths === 'string' ? [snapshotPaths] : snapshotPaths;
@@ -131,11 +131,17 @@ export function rankCommand(config: Config, snapshotPaths: string | readonly str
   const { service, updates } = buildCacheDoors(config);
   const options = recordOptions(config);
   // Ranked as the incoming pod kube-scheduler schedules: unbound (its requests from the spec, as Fit.PreFilter reads them).
-  const record = toPodRecord(
-    { ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } },
-    service.cache.dims,
-    { ...options, withImages: true },
-  );
+  let record: ReturnType<typeof toPodRecord>;
+  try {
+    record = toPodRecord(
+      { ...pod, metadata: { uid: RANK_UID, ...pod.metadata }, spec: { ...pod.spec, nodeName: null } },
+      service.cache.dims,
+      { ...options, withImages: true },
+    );
+  } catch (err) {
+    // QuantityError or ObjectError: what is wrong with the pod, prefixed with the file it came from.
+    throw new UsageError(`--pod ${podPath}: ${(err as Error).message}`);
+  }
 
   const notes: string[] = [];
   const own = pod.metadata?.uid

@@ -40,6 +40,15 @@ function strategies(raw: string): Strategy[] {
   return list as Strategy[];
 }
 
+/** A flag given at most once: a second value is refused, not silently taking the first's place. */
+function once(flag: string, hint: string) {
+  return (value: string, previous: string | undefined): string => {
+    if (previous !== undefined)
+      throw new InvalidArgumentError(`${flag} is given twice (${previous}, ${value}); ${hint}`);
+    return value;
+  };
+}
+
 /** Collects a repeatable option's values in order. */
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -86,7 +95,12 @@ program
     '--snapshot <file>',
     'offline mode: a snapshot file (kubectl get nodes,pods -A -o json|yaml), re-read when it changes',
   )
-  .option('--kubeconfig <file>', 'cluster mode: kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)')
+  .addOption(
+    new Option(
+      '--kubeconfig <file>',
+      'cluster mode: kubeconfig (default: $KUBECONFIG, ~/.kube/config, or in-cluster)',
+    ).conflicts('snapshot'),
+  )
   .option('--config <file>', 'YAML config file (see docs/configuration.md)')
   .option('--port <n>', 'port to listen on (default 8888)', integer('--port', 0, 65535))
   .option('--host <address>', 'IP address or hostname to listen on (default 127.0.0.1)', host)
@@ -137,7 +151,11 @@ program
     'snapshot file: a v1 List of Nodes and/or Pods, JSON or YAML; repeat to merge several (e.g. nodes and pods dumped separately)',
     collect,
   )
-  .requiredOption('--pod <file>', 'the pod to place, JSON or YAML')
+  .requiredOption(
+    '--pod <file>',
+    'the pod to place, JSON or YAML',
+    once('--pod', 'rank takes one pod: run it once for each'),
+  )
   .option('--config <file>', 'YAML config file')
   .action((opts: { snapshot: string[]; pod: string; config?: string }) => {
     try {

@@ -25,6 +25,12 @@ const labelKey = z
     'must be a Kubernetes label key such as sandbox-extender.io/paused',
   );
 
+/** zod's message for a setting that must be given: "required: WHAT" when it is missing, zod's own otherwise. */
+function required(what: string) {
+  return (issue: { input: unknown }): string | undefined =>
+    issue.input === undefined ? `required: ${what}` : undefined;
+}
+
 /** A DNS name (RFC 1123): dot-separated labels of letters, digits and inner hyphens, a trailing dot allowed. */
 const HOSTNAME =
   /^(?=.{1,253}\.?$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -176,8 +182,14 @@ export const configSchema = z
          */
         tls: z
           .object({
-            certFile: z.string().min(1),
-            keyFile: z.string().min(1),
+            certFile: z
+              .string({ error: required("the server certificate's PEM file (server.tls takes certFile and keyFile)") })
+              .min(1),
+            keyFile: z
+              .string({
+                error: required("the certificate's private key, a PEM file (server.tls takes certFile and keyFile)"),
+              })
+              .min(1),
             clientCaFile: z.string().min(1).optional(),
             /** How often the files are checked; a change is loaded for new connections without a restart. */
             reloadIntervalMs: z.number().int().min(50).max(86_400_000).default(10_000),

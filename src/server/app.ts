@@ -155,6 +155,8 @@ function timing(deps: VerbDeps) {
 }
 
 function describeError(err: unknown): { status: number; message: string } {
+  // express's router refuses a path parameter that is not valid percent-encoding (/debug/nodes/%zz) with a URIError.
+  if (err instanceof URIError) return { status: 400, message: 'the path is not valid percent-encoding' };
   const e = err as { type?: string; status?: number; message?: string };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500)
     return { status: e.status, message: e.message ?? 'bad request' };

@@ -214,7 +214,10 @@ export function createListener(
       logger.info({ files }, 'serving certificate reloaded');
     } catch (err) {
       metrics.tlsReloads.inc({ result: 'error' });
-      logger.error({ err: (err as Error).message }, 'serving certificate not reloaded; keeping the previous one');
+      logger.error(
+        { err: (err as Error).message, files },
+        'serving certificate not reloaded; keeping the previous one',
+      );
     }
   };
   const stops = files.map((file) => watchFileChanges(file, tls.reloadIntervalMs, reload));

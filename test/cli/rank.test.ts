@@ -423,17 +423,37 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     [
       'a pod with an invalid quantity',
       () => writePod('bad-q.json', makePod('q').req({ cpu: 'lots' }).obj()),
-      /invalid quantity "lots"/,
+      /^sandbox-extender: --pod .*bad-q\.json: .*invalid quantity "lots"/,
     ],
     [
       'a pod without a name',
       () => writePod('no-name.json', { kind: 'Pod', metadata: { namespace: 'x' }, spec: { containers: [] } }),
-      /pod has no metadata\.name/,
+      /^sandbox-extender: --pod .*no-name\.json: .*pod has no metadata\.name/,
     ],
   ])('%s exits 2', (_name, podPath, message) => {
     const result = run(['rank', '--snapshot', NODES, '--snapshot', PODS, '--pod', podPath()]);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(message);
+    expect(result.status).toBe(2);
+  });
+
+  // Regression (new-user trial): the second --pod silently took the first one's place.
+  it('rank with --pod twice exits 2 naming both files', () => {
+    const first = pod();
+    const second = writePod('cli-pod-2.json', makePod('cli-2').req({ cpu: '1' }).obj());
+    const result = run(['rank', '--snapshot', NODES, '--pod', first, '--pod', second]);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(
+      `--pod is given twice (${first}, ${second}); rank takes one pod: run it once for each`,
+    );
+    expect(result.status).toBe(2);
+  });
+
+  // Regression (new-user trial): --kubeconfig was silently ignored in offline mode.
+  it('serve with --kubeconfig and --snapshot exits 2: the two modes exclude each other', () => {
+    const result = run(['serve', '--snapshot', NODES, '--kubeconfig', join(dir, 'kubeconfig'), '--port', '0']);
+    expect(result.error).toBeUndefined();
+    expect(result.stderr).toContain("option '--kubeconfig <file>' cannot be used with option '--snapshot <file>'");
     expect(result.status).toBe(2);
   });
 

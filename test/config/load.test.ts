@@ -296,6 +296,22 @@ describe('every problem is listed with its path', () => {
       { server: { tls: { certFile: 'c.pem', keyFile: 'k.pem', reloadIntervalMs: 1e12 } } },
       'server.tls.reloadIntervalMs: Too big: expected number to be <=86400000',
     ],
+    // Regression (new-user trial): zod's "expected string, received undefined" did not say the key was missing.
+    [
+      'server.tls without keyFile',
+      { server: { tls: { certFile: 'c.pem' } } },
+      "server.tls.keyFile: required: the certificate's private key, a PEM file (server.tls takes certFile and keyFile)",
+    ],
+    [
+      'server.tls without certFile',
+      { server: { tls: { keyFile: 'k.pem' } } },
+      "server.tls.certFile: required: the server certificate's PEM file (server.tls takes certFile and keyFile)",
+    ],
+    [
+      'a keyFile that is not a string',
+      { server: { tls: { certFile: 'c.pem', keyFile: 5 } } },
+      'server.tls.keyFile: Invalid input: expected string, received number',
+    ],
     [
       'a keep-alive timeout of 1e9 s',
       { server: { keepAliveTimeoutSeconds: 1e9 } },

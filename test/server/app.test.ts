@@ -1035,6 +1035,13 @@ describe('health, readiness, metrics and unknown routes', () => {
     );
   });
 
+  // Regression (new-user trial): express's own "Failed to decode param '%zz'" went out as the message.
+  it('GET /debug/nodes/%zz → 400: the path is not valid percent-encoding', async () => {
+    const res = await request(makeHarness().app).get('/debug/nodes/%zz');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ Error: 'sandbox-extender: the path is not valid percent-encoding' });
+  });
+
   it.each([['/healthz'], ['/readyz'], ['/metrics'], ['/debug/nodes']])('HEAD %s → 200 (as GET)', async (path) => {
     expect((await request(makeHarness().app).head(path)).status).toBe(200);
   });

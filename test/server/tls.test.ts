@@ -4,7 +4,7 @@
  * Certificates are made with openssl for the test.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,6 +174,36 @@ describe('HTTPS with client-certificate verification', () => {
     expect(await server.metrics.registry.getSingleMetricAsString('sandbox_extender_tls_reloads_total')).toMatch(
       /result="ok"} [1-9]/,
     );
+  });
+});
+
+describe('a renewal that cannot be loaded', () => {
+  // Regression (new-user trial): the reload error carried OpenSSL's message alone, naming no file.
+  it('keeps the previous certificate, counts an error and logs the files it tried', async () => {
+    const certFile = file('reload.crt');
+    const keyFile = file('reload.key');
+    copyFileSync(file('server.crt'), certFile);
+    copyFileSync(file('server.key'), keyFile);
+    const lines: string[] = [];
+    const running = await serve(
+      parseConfig({
+        snapshot: { path: new URL('../../examples/snapshot.json', import.meta.url).pathname },
+        server: { port: 0, tls: { certFile, keyFile, reloadIntervalMs: 50 } },
+      }),
+      pino({ level: 'error' }, { write: (line: string) => void lines.push(line) }),
+    );
+    try {
+      writeFileSync(certFile, 'not a certificate\n');
+      for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      const logged = JSON.parse(lines[0] ?? '{}') as { msg?: string; files?: string[] };
+      expect(logged.msg).toBe('serving certificate not reloaded; keeping the previous one');
+      expect(logged.files).toEqual([certFile, keyFile]);
+      expect(await running.metrics.registry.getSingleMetricAsString('sandbox_extender_tls_reloads_total')).toMatch(
+        /result="error"} [1-9]/,
+      );
+    } finally {
+      await running.close();
+    }
   });
 });
 
