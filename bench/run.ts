@@ -226,18 +226,20 @@ export function runnerCommand(
   return ['npm run bench --', ...[...own, ...(extra.length > 0 ? ['--', ...extra] : [])].map(quote)].join(' ');
 }
 
-/** The scenarios and their variants, one a line, for --list. */
+/** The scenarios and their variants, one a line, for --list: the descriptions in one column, however long a name. */
 export function listing(dir = SCENARIO_DIR): string {
-  const lines: string[] = [];
+  const rows: [string, string][] = [];
   for (const name of scenarioNames(dir)) {
     try {
       const s = loadScenario(name, dir);
-      lines.push(`${name.padEnd(16)} ${s.description}`);
-      for (const [v, d] of Object.entries(s.variants ?? {})) lines.push(`  ${v.padEnd(14)} ${d.description}`);
+      rows.push([name, s.description]);
+      for (const [v, d] of Object.entries(s.variants ?? {})) rows.push([`  ${v}`, d.description]);
     } catch (err) {
-      lines.push(`${name.padEnd(16)} (invalid: ${(err as Error).message.split('\n')[0]})`);
+      rows.push([name, `(invalid: ${(err as Error).message.split('\n')[0]})`]);
     }
   }
+  const width = Math.max(0, ...rows.map(([label]) => label.length)) + 1;
+  const lines = rows.map(([label, text]) => `${label.padEnd(width)}${text}`);
   return lines.join('\n');
 }
 

@@ -259,6 +259,14 @@ describe('the runner (dist/bench/run.js)', () => {
     const list = await run([runner, '--list']);
     expect(list.code).toBe(0);
     expect(list.stdout.split('\n').filter((l) => /^\S/.test(l))).toHaveLength(names.length);
+    // Regression (new-user trial): a variant name of 15 characters or more pushed its description out of line.
+    const starts = new Set(
+      list.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => /^ *\S+ +/.exec(l)![0].length),
+    );
+    expect([...starts]).toHaveLength(1);
   });
 
   it('exits 2 for a bad --set and passes the program’s exit code through', async () => {
