@@ -2,7 +2,8 @@
  * docs/configuration.md's table against the config schema (src/config/schema.ts): every key of the
  * schema is in the table and every key in the table is in the schema, each with the schema's default.
  * A cell may name several keys of one section, `a.b` / `c` / `a.d` meaning a.b, a.c and a.d; its default
- * cell then has one value per key (or one for all), `unset` where the schema has no default.
+ * cell then has one value per key (or one for all), `unset` where the schema has no default. The "Bounds" table
+ * is every numeric setting's range as the schema enforces it.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
@@ -13,6 +14,12 @@ const DOC = readFileSync(new URL('../../docs/configuration.md', import.meta.url)
 interface JsonSchema {
   readonly properties?: Record<string, JsonSchema>;
   readonly default?: unknown;
+  readonly anyOf?: readonly JsonSchema[];
+  readonly type?: string;
+  readonly minimum?: number;
+  readonly exclusiveMinimum?: number;
+  readonly maximum?: number;
+  readonly exclusiveMaximum?: number;
 }
 
 /** Every leaf of the schema (a field that is not a section), by dotted path, with its default (undefined: none). */
@@ -76,5 +83,45 @@ describe('docs/configuration.md: the table is the schema', () => {
       schema: schema.get(key),
     }));
     expect(mismatches.filter((m) => JSON.stringify(m.documented) !== JSON.stringify(m.schema))).toEqual([]);
+  });
+});
+
+/** A numeric setting's range as the Bounds table writes it, e.g. `integer, 0 to 65,535` or `> 0, ≤ 86,400`. */
+function rangeText(field: JsonSchema): string {
+  const n = (v: number) => v.toLocaleString('en-US');
+  const parts: string[] = [];
+  if (field.minimum !== undefined && field.maximum !== undefined && field.maximum < Number.MAX_SAFE_INTEGER)
+    parts.push(`${n(field.minimum)} to ${n(field.maximum)}`);
+  else {
+    if (field.minimum !== undefined && field.minimum > Number.MIN_SAFE_INTEGER) parts.push(`≥ ${n(field.minimum)}`);
+    if (field.exclusiveMinimum !== undefined) parts.push(`> ${n(field.exclusiveMinimum)}`);
+    if (field.maximum !== undefined && field.maximum < Number.MAX_SAFE_INTEGER) parts.push(`≤ ${n(field.maximum)}`);
+  }
+  if (field.exclusiveMaximum !== undefined) parts.push(`< ${n(field.exclusiveMaximum)}`);
+  return [...(field.type === 'integer' ? ['integer'] : []), ...parts].join(', ') || 'any number';
+}
+
+/** Every numeric leaf of the schema by dotted path (an optional one is an anyOf in the JSON Schema). */
+function numericLeaves(schema: JsonSchema, prefix = ''): [string, JsonSchema][] {
+  return Object.entries(schema.properties ?? {}).flatMap(([key, field]): [string, JsonSchema][] => {
+    const path = `${prefix}${key}`;
+    if (field.properties) return numericLeaves(field, `${path}.`);
+    const numeric = [field, ...(field.anyOf ?? [])].find((f) => f.type === 'number' || f.type === 'integer');
+    return numeric ? [[path, numeric]] : [];
+  });
+}
+
+describe('docs/configuration.md: the Bounds table is the schema’s ranges', () => {
+  // Regression (new-user trial): the table of settings gave some bounds and not others.
+  it('lists every numeric setting with the range start-up enforces', () => {
+    const expected = numericLeaves(configJsonSchema() as JsonSchema).map(
+      ([path, field]) => `| \`${path}\` | ${rangeText(field)} |`,
+    );
+    const section = DOC.slice(DOC.indexOf('## Bounds'));
+    const rows = section
+      .split('\n')
+      .filter((l) => l.startsWith('| `'))
+      .slice(0, expected.length + 5);
+    expect(rows).toEqual(expected);
   });
 });
