@@ -276,12 +276,14 @@ export function burstTable(results: readonly RunResult[], o: Options): Table {
     ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.apiPeaks.max).join(' / '))),
   ]);
   rows.push([
-    'per-node peaks, API (value×nodes)',
+    'per-node peaks, API, last run (value×nodes)',
     ...setups.map((s) => cell(s, (rs) => formatCounts(rs.at(-1)!.apiPeaks))),
   ]);
   rows.push([
     'peak starting on any node (extender model)',
-    ...setups.map((s) => cell(s, (rs) => rs.map((r) => r.modelPeaks?.max ?? '-').join(' / '))),
+    ...setups.map((s) =>
+      cell(s, (rs) => (rs.some((r) => r.modelPeaks) ? rs.map((r) => r.modelPeaks?.max ?? '-').join(' / ') : '-')),
+    ),
   ]);
   rows.push([
     'first create → all created (s)',
@@ -305,7 +307,7 @@ export function burstTable(results: readonly RunResult[], o: Options): Table {
     ...setups.map((s) => cell(s, (rs) => f1(med(rs.map((r) => r.podsPerSecond))))),
   ]);
   rows.push([
-    'Filter calls / held by the limit',
+    'Filter calls / held by the limit (median of the runs)',
     ...setups.map((s) =>
       cell(s, (rs) =>
         rs[0]!.filterRequests === null

@@ -367,7 +367,9 @@ describe('the other cluster programs’ report tables', () => {
         startingLimitHeld: setup === 'default' ? null : 0,
       }) as unknown as StartingRun;
     const t = startingTable([run('limit off'), run('limit on'), run('default')], { perNode: 4 } as StartingOptions);
-    expect(t.rows[1]).toEqual(['per-node peaks, API (value×nodes)', '4×100', '4×100', '4×100']);
+    expect(t.rows[1]).toEqual(['per-node peaks, API, last run (value×nodes)', '4×100', '4×100', '4×100']);
+    // the stock scheduler has no model: one dash, not one per run
+    expect(t.rows[2]).toEqual(['peak starting on any node (extender model)', '4', '4', '-']);
     expectPublishable('starting', [t], ['burst']);
   });
 
