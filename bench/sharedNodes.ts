@@ -232,6 +232,14 @@ async function oneRound(
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** The table `overcommit` of bench/results/shared.json: per configuration, each round's figures, then their sum. */
+/** Each configuration as the published table names it. */
+const CONFIG_LABEL: Record<Config, string> = {
+  stock: 'stock (a second kube-scheduler, no extender)',
+  'bind-off': "bind-off (the extender's Filter; the chart's default)",
+  'bind-on': 'bind-on (the extender binds, re-checking the node)',
+  'one-process': 'one-process (both profiles in one kube-scheduler)',
+};
+
 export function overcommitTable(rounds: readonly Round[], configs: readonly Config[], o: Options): Table {
   const rows = [
     [
@@ -253,7 +261,7 @@ export function overcommitTable(rounds: readonly Round[], configs: readonly Conf
     const per = (f: (r: Round) => number) => rs.map(f).join(' ');
     const secs = rs.map((r) => r.seconds).sort((a, b) => a - b);
     rows.push([
-      c,
+      CONFIG_LABEL[c],
       String(rs.length),
       `${per((r) => r.overAtEnd.length)} (Σ ${sum(rs.map((r) => r.overAtEnd.length))})`,
       `${per((r) => r.nodesEverOver)} (Σ ${sum(rs.map((r) => r.nodesEverOver))})`,

@@ -348,7 +348,20 @@ describe('the other cluster programs’ report tables', () => {
       seconds: 3,
     } as unknown as Round;
     const t = overcommitTable([round, round], ['stock', 'bind-on'], { pods: 160 } as SharedOptions);
-    expect(t.rows).toEqual([['stock', '2', '1 1 (Σ 2)', '1 1 (Σ 2)', '1 1', '2 / 0', '0', '0', '0 0', '3.0']]);
+    expect(t.rows).toEqual([
+      [
+        'stock (a second kube-scheduler, no extender)',
+        '2',
+        '1 1 (Σ 2)',
+        '1 1 (Σ 2)',
+        '1 1',
+        '2 / 0',
+        '0',
+        '0',
+        '0 0',
+        '3.0',
+      ],
+    ]);
     expectPublishable('shared', [t], ['overcommit']);
   });
 
