@@ -129,8 +129,6 @@ export interface Options {
   apiCost: boolean;
   /** One more sandbox run per mode with the floor extender (bench/floorExtender.ts) in the extender's place. */
   floor: boolean;
-  /** Restart the extender before every sandbox run, so that each is its first run after a start (its own warm-up). */
-  freshExtender: boolean;
   /** Node options for the extender (e.g. V8 heap flags): it is restarted with them once the cluster is up. */
   extenderNodeFlags: string | undefined;
   /** percentageOfNodesToScore of the sandbox-scheduler profile (0: kube-scheduler's adaptive default). */
@@ -1290,11 +1288,6 @@ function parseOptions(argv: string[]): Options {
       'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up',
     )
     .option(
-      '--fresh-extender',
-      'restart the extender before every sandbox run: each run is its first after a start (its own warm-up)',
-      false,
-    )
-    .option(
       '--floor',
       "one more sandbox run per mode with bench/floorExtender.ts in the extender's place (read, JSON.parse, answer a name): the floor of a Node extender on this machine",
       false,
@@ -1327,7 +1320,6 @@ function parseOptions(argv: string[]): Options {
     maxStockDeviation: number;
     apiCost: boolean;
     floor: boolean;
-    freshExtender: boolean;
     extenderNodeFlags?: string;
     sandboxPercentage: number;
     stockPercentage?: number;
@@ -1429,7 +1421,6 @@ async function benchScale(
         const sandboxFirst = (session % 2 === 1) === (opts.first === 'sandbox');
         const order = sandboxFirst ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const);
         for (const scheduler of order) {
-          if (scheduler === 'sandbox' && opts.freshExtender) await restartExtender(opts);
           results.push(await runOnce(ctx, mode, scheduler, run));
         }
       }
