@@ -252,14 +252,50 @@ function parseShape(shape: string): { count: number; cpu: number; memory: string
   return { count: Number(m[1]), cpu: Number(m[2]), memory: m[3]! };
 }
 
+/** What the hopeless pods and the added nodes gave, for the table's notes (the run's `hopeless` and `nodesAdded`). */
+export interface QueueFigures {
+  readonly hopeless: { readonly pods: number; readonly createSeconds: number; readonly allTriedSeconds: number };
+  readonly rejectedRememberedMax: number;
+  readonly nodesAdded: {
+    readonly nodes: number;
+    readonly podsThatFit: number;
+    readonly allFitBoundSeconds: number;
+    readonly boundOutsideTheAddedNodes: number;
+    readonly requeueWrites: number;
+  };
+}
+
+/** The queue moves a burst caused beyond its own pods' arrival and failures, most first ("29042 AssignedPodAdd, …"). */
+function queueMoves(moves: Record<string, number>): string | null {
+  const own = new Set(['UnschedulablePodAdd', 'ScheduleAttemptFailure']);
+  const rest = Object.entries(moves)
+    .filter(([event, n]) => !own.has(event) && n > 0)
+    .sort((a, b) => b[1] - a[1]);
+  return rest.length ? rest.map(([event, n]) => `${n} ${event}`).join(', ') : null;
+}
+
+/** kube-scheduler's attempts by result, as "1000 placed, 30064 unschedulable". */
+function attempts(byResult: Record<string, number>): string {
+  const { scheduled = 0, ...rest } = byResult;
+  return [`${scheduled} placed`, ...Object.entries(rest).map(([result, n]) => `${n} ${result}`)].join(', ');
+}
+
 /**
  * The burst alone and beside the waiting pods, as bench/results/pending.json's `same-priority` (or, with a
- * PriorityClass for the burst, `priority`) table.
+ * PriorityClass for the burst, `priority`) table; the notes say what the waiting pods and the added nodes gave.
  */
-export function burstTable([alone, beside]: readonly [BurstFigures, BurstFigures], burstPriority: number): Table {
+export function burstTable(
+  [alone, beside]: readonly [BurstFigures, BurstFigures],
+  burstPriority: number,
+  queue?: QueueFigures,
+): Table {
   const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');
-  const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? (a / b).toFixed(2) : '-');
-  const rows = [
+  const ratio = (a: number | null, b: number | null, d = 2) =>
+    a !== null && b !== null && b > 0 ? (a / b).toFixed(d) : '-';
+  const pair = (x: BurstFigures, a: keyof BurstFigures, b: keyof BurstFigures, d: number) =>
+    `${f(x[a] as number | null, d)} / ${f(x[b] as number | null, d)}`;
+  const none = null;
+  const rows: (string | null)[][] = [
     ['burst figure', alone.label, beside.label, 'ratio'],
     [
       'pods/s over the binding window',
@@ -269,49 +305,51 @@ export function burstTable([alone, beside]: readonly [BurstFigures, BurstFigures
     ],
     [
       'creation → bound p50 / p99 ms',
-      `${f(alone.createToBoundP50Ms, 0)} / ${f(alone.createToBoundP99Ms, 0)}`,
-      `${f(beside.createToBoundP50Ms, 0)} / ${f(beside.createToBoundP99Ms, 0)}`,
-      ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms),
+      pair(alone, 'createToBoundP50Ms', 'createToBoundP99Ms', 0),
+      pair(beside, 'createToBoundP50Ms', 'createToBoundP99Ms', 0),
+      `${ratio(beside.createToBoundP50Ms, alone.createToBoundP50Ms, 0)} / ${ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms, 0)}`,
     ],
-    [
-      'extender Filter calls in the window',
-      String(alone.filterCalls),
-      String(beside.filterCalls),
-      ratio(beside.filterCalls, alone.filterCalls),
-    ],
+    ['extender Filter calls in the window', String(alone.filterCalls), String(beside.filterCalls), none],
     [
       'extender Filter p50 / p99 ms',
-      `${f(alone.filterP50Ms, 2)} / ${f(alone.filterP99Ms, 2)}`,
-      `${f(beside.filterP50Ms, 2)} / ${f(beside.filterP99Ms, 2)}`,
-      ratio(beside.filterP99Ms, alone.filterP99Ms),
+      pair(alone, 'filterP50Ms', 'filterP99Ms', 2),
+      pair(beside, 'filterP50Ms', 'filterP99Ms', 2),
+      none,
     ],
-    ['extender event-loop delay p99 ms', f(alone.eventLoopP99Ms, 1), f(beside.eventLoopP99Ms, 1), ''],
-    ['extender RSS MB', f(alone.extenderRssMb, 0), f(beside.extenderRssMb, 0), ''],
+    ['extender RSS MB', f(alone.extenderRssMb, 0), f(beside.extenderRssMb, 0), none],
+    ['kube-scheduler attempts', attempts(alone.scheduleAttempts), attempts(beside.scheduleAttempts), none],
     [
-      'kube-scheduler attempts (result)',
-      JSON.stringify(alone.scheduleAttempts),
-      JSON.stringify(beside.scheduleAttempts),
-      '',
-    ],
-    [
-      'requeue writes / pods nudged',
-      `${alone.requeueWrites} / ${alone.podsNudged}`,
-      `${beside.requeueWrites} / ${beside.podsNudged}`,
-      '',
+      'kube-scheduler queue moves in the window',
+      queueMoves(alone.queueMovesByEvent ?? {}) ?? none,
+      queueMoves(beside.queueMovesByEvent ?? {}) ?? none,
+      none,
     ],
     [
       'rejected pods remembered / dropped (total)',
       `${alone.rejectedRemembered} / ${alone.rejectedDropped}`,
       `${beside.rejectedRemembered} / ${beside.rejectedDropped}`,
-      '',
+      none,
     ],
   ];
+  const notes = queue
+    ? [
+        (burstPriority > 0
+          ? ''
+          : `The ${queue.hopeless.pods.toLocaleString('en-US')} waiting pods: created in ${f(queue.hopeless.createSeconds)} s, ` +
+            `each tried once ${f(queue.hopeless.allTriedSeconds, 0)} s after the first was created; rejected pods remembered ` +
+            `${queue.rejectedRememberedMax.toLocaleString('en-US')} (requeue.maxPods). `) +
+          `${queue.nodesAdded.nodes} nodes added (${queue.nodesAdded.podsThatFit.toLocaleString('en-US')} waiting pods fit on them): ` +
+          `all ${queue.nodesAdded.podsThatFit.toLocaleString('en-US')} bound ${f(queue.nodesAdded.allFitBoundSeconds)} s after the first node was created, ` +
+          `${queue.nodesAdded.boundOutsideTheAddedNodes} elsewhere; ${queue.nodesAdded.requeueWrites} requeue writes.`,
+      ]
+    : undefined;
   return tableOf(
     burstPriority > 0 ? 'priority' : 'same-priority',
     burstPriority > 0
       ? `The burst in a PriorityClass of ${burstPriority} (preemptionPolicy: Never), the waiting pods in none`
       : 'The burst alone and beside the waiting pods, all of one priority',
     rows,
+    notes,
   );
 }
 
@@ -533,7 +571,11 @@ async function main(): Promise<void> {
     save();
 
     // ---- report
-    const table = burstTable(bursts as [BurstFigures, BurstFigures], o.burstPriority);
+    const table = burstTable(bursts as [BurstFigures, BurstFigures], o.burstPriority, {
+      hopeless: record.hopeless as QueueFigures['hopeless'],
+      rejectedRememberedMax: (record.hopeless as { rejectedRemembered: number }).rejectedRemembered,
+      nodesAdded: record.nodesAdded as QueueFigures['nodesAdded'],
+    });
     report.tables = [table];
     writeReport(report, outFile, () => undefined);
     const f = (v: number | null | undefined, d = 1) =>

@@ -142,8 +142,14 @@ export function readReport(path: string): Report {
 }
 
 /** A table of the program's own from printed rows, the header first. */
-export function tableOf(id: string, title: string, rows: readonly (readonly string[])[], notes?: string[]): Table {
-  return { id, title, columns: [...rows[0]!], rows: rows.slice(1).map((r) => [...r]), ...(notes ? { notes } : {}) };
+export function tableOf(
+  id: string,
+  title: string,
+  rows: readonly (readonly (string | null)[])[],
+  notes?: string[],
+): Table {
+  const columns = rows[0]!.map((c) => c ?? '');
+  return { id, title, columns, rows: rows.slice(1).map((r) => [...r]), ...(notes ? { notes } : {}) };
 }
 
 /** A table as text for a terminal: its title, columns padded (the first left, the others right), notes below. */
@@ -198,7 +204,8 @@ export interface Published {
  * The result with each table the report carries replaced: its rows, and its command and date (the report's
  * command and the day it started). When the report replaces every table, the scenario's command, date and
  * commit are the report's and the tables' own are dropped; otherwise a table keeps its own only where they
- * differ from the scenario's. Title, notes and sampling stay as published.
+ * differ from the scenario's. Title and sampling stay as published; so do the notes, unless the report's table has
+ * notes of its own (figures of the run the program writes, e.g. pending's), which replace them.
  * @throws ReportError for a command not the runner's (`npm run bench -- …`), another scenario, a table whose columns differ from the published one's, a report
  * with no table of the result, or a result that would not validate.
  */
@@ -234,6 +241,7 @@ export function publish(result: Result, report: Report): Published {
     return {
       ...rest,
       rows: mine.rows,
+      ...(mine.notes ? { notes: mine.notes } : {}),
       ...(report.command !== command ? { command: report.command } : {}),
       ...(day !== date ? { date: day } : {}),
     };

@@ -138,6 +138,12 @@ describe('publishing a report', () => {
     expect([next.command, next.date, next.since]).toEqual(['npm run bench -- ceiling', '2026-12-01', '2026-11-30']);
   });
 
+  it('notes the report’s table writes (figures of its run) replace the published notes', () => {
+    const withNotes = { ...mine('one', [['z', 9]]), notes: ['from this run'] };
+    const { result: next } = publish(result(), { ...good(), tables: [withNotes] });
+    expect(next.tables[0]!.notes).toEqual(['from this run']);
+  });
+
   it('a report of every table is the scenario’s command, date and commit', () => {
     const r = { ...good(), tables: [mine('one', [['z', 9]]), mine('two', [['y', '3']])] };
     const { result: next } = publish(result(), r);
