@@ -9,7 +9,8 @@ import { ceilingTable, type Step } from '../../bench/ceilingStats.js';
 import { pooledTables, type Options, type RunResult, type ScaleRecord } from '../../bench/cluster.js';
 import { perfTables, type Options as PerfOptions, type RunRecord } from '../../bench/schedulerPerf.js';
 import { memoryTables, type ColdStart } from '../../bench/memory.js';
-import { publish, startReport } from '../../bench/report.js';
+import { publish, startReport, tableOf } from '../../bench/report.js';
+import { figureRows as agentSandboxRows, type RunResult as AgentSandboxRun } from '../../bench/agentSandbox.js';
 import { boundsTables } from '../../bench/requestBounds.js';
 import { samplingTables, type SamplingResult } from '../../bench/sampling.js';
 import { takeoverTable } from '../../bench/failover.js';
@@ -310,6 +311,33 @@ describe('the other cluster programs’ report tables', () => {
       '1892/0/108',
     ]);
     expectPublishable('locality', [t], ['model']);
+  });
+
+  it('agent-sandbox: `pool` (runs listed, medians compared) and `claims` as published', () => {
+    const run = (kind: 'pool' | 'claims', scheduler: 'sandbox' | 'default', podsPerSecond: number) =>
+      ({
+        kind,
+        scheduler,
+        podsPerSecond,
+        createToBoundP50Ms: 600,
+        createToBoundP99Ms: 1800,
+        allReadySeconds: 36.5,
+        soundness: {
+          peakPressure: scheduler === 'sandbox' ? 0.015625 : 0.03125,
+          optimum: 0.015625,
+          overAllocatable: [],
+        },
+        startingPeaks: { max: scheduler === 'sandbox' ? 1 : 2 },
+        filterRequests: scheduler === 'sandbox' ? 1000 : 0,
+      }) as unknown as AgentSandboxRun;
+    const runs = [run('pool', 'sandbox', 24.4), run('pool', 'default', 41.5), run('pool', 'sandbox', 36.8)];
+    runs.push(run('pool', 'default', 32.6), run('claims', 'sandbox', 16.1), run('claims', 'default', 17));
+    const pool = tableOf('pool', 'pool', agentSandboxRows(runs, 'pool'));
+    expect(pool.rows[0]).toEqual(['pods/s over the binding window', '24.4, 36.8', '41.5, 32.6', '0.83']);
+    expect(pool.rows[4]).toEqual(['peak pressure (the optimum 0.0156)', '0.0156, 0.0156', '0.0313, 0.0313', '0.50']);
+    const claims = tableOf('claims', 'claims', agentSandboxRows(runs, 'claims'));
+    expect(claims.columns.at(-1)).toBe('sandbox/stock');
+    expectPublishable('agent-sandbox', [pool, claims], ['pool', 'claims']);
   });
 
   it('pending: `same-priority` or, with a PriorityClass, `priority` as published', () => {
