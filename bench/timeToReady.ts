@@ -410,12 +410,13 @@ function pullLine(results: readonly RunResult[]): string {
   );
 }
 
-/** The table `ready` of bench/results/time-to-ready.json: readyTable's rows, stock's column named `stock`. */
+/** The table `ready` of bench/results/time-to-ready.json: readyTable's rows, stock's column named `stock`; kubelet's pulls below. */
 export function readyReportTable(results: readonly RunResult[], o: Options): Table {
   return tableOf(
     'ready',
     "Median of the runs; in brackets, the ratio to stock's",
     readyRows(results, o.setups, o.caches, { ...LABELS, stock: 'stock' }, 'stock', 'figure'),
+    results.some((r) => r.pulls) ? [`${pullLine(results)}.`] : undefined,
   );
 }
 

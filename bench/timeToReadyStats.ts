@@ -169,21 +169,23 @@ export function readyRows<S extends string, C extends string>(
         runs.filter((r) => r.setup === s && r.cache === cache),
         f,
       );
-    const row = (label: string, f: (x: RunRow<S, C>) => number | null, digits: number, vsBaseline: boolean) =>
+    // digits 'count': a whole number as such, a median between two counts with its .5
+    const row = (label: string, f: (x: RunRow<S, C>) => number | null, digits: number | 'count', vsBaseline: boolean) =>
       rows.push([
         `${cache}: ${label}`,
         ...shown.map((s) => {
           const v = med(s, f);
           const r = vsBaseline && s !== baseline ? ratio(v, med(baseline, f)) : null;
-          return fmt(v, digits) + (r !== null ? ` (${r.toFixed(2)}×)` : '');
+          const d = digits === 'count' ? (v !== null && Number.isInteger(v) ? 0 : 1) : digits;
+          return fmt(v, d) + (r !== null ? ` (${r.toFixed(2)}×)` : '');
         }),
       ]);
     row('creation → Ready p50 s', (x) => sec(x.figures.createToReadyMs.p50), 1, true);
     row('creation → Ready p99 s', (x) => sec(x.figures.createToReadyMs.p99), 1, true);
     row('first create → all Ready s', (x) => sec(x.figures.allReadyMs), 1, true);
-    row('pulls made', (x) => x.figures.pulls, 1, false);
-    row('peak starting on one node', (x) => x.peakStarting, 1, false);
-    row('pods on the fullest node', (x) => Math.max(0, ...Object.values(x.figures.podsPerNode)), 1, false);
+    row('pulls made', (x) => x.figures.pulls, 'count', false);
+    row('peak starting on one node', (x) => x.peakStarting, 'count', false);
+    row('pods on the fullest node', (x) => Math.max(0, ...Object.values(x.figures.podsPerNode)), 'count', false);
     rows.push([
       `${cache}: runs`,
       ...shown.map((s) => String(runs.filter((r) => r.setup === s && r.cache === cache).length)),

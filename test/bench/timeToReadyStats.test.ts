@@ -189,9 +189,18 @@ describe('readyTable', () => {
     expect(lines[0]).toMatch(/^median of runs\s+stock\s+locality on$/);
     expect(lines.find((l) => l.startsWith('cold: creation → Ready p50 s'))).toMatch(/10\.0\s+6\.0 \(0\.60×\)$/);
     expect(lines.find((l) => l.startsWith('cold: creation → Ready p99 s'))).toMatch(/20\.0\s+12\.0 \(0\.60×\)$/);
-    expect(lines.find((l) => l.startsWith('cold: pulls made'))).toMatch(/6\.0\s+4\.0$/);
+    // counts print as whole numbers (a median between two counts keeps its .5: below)
+    expect(lines.find((l) => l.startsWith('cold: pulls made'))).toMatch(/\s6\s+4$/);
     expect(lines.find((l) => l.startsWith('cold: runs'))).toMatch(/1\s+2$/);
-    expect(lines.find((l) => l.startsWith('cold: pods on the fullest node'))).toMatch(/6\.0\s+6\.0$/);
+    expect(lines.find((l) => l.startsWith('cold: pods on the fullest node'))).toMatch(/\s6\s+6$/);
+    const between = readyTable(
+      [row('stock', 'cold', 1, 1, 1, 3), row('stock', 'cold', 1, 1, 1, 4)],
+      ['stock'],
+      ['cold'],
+      { stock: 'stock' },
+      'stock',
+    );
+    expect(between.split('\n').find((l) => l.startsWith('cold: pulls made'))).toMatch(/\s3\.5$/);
     // warm: no run of "on", so "-" and no ratio
     expect(lines.find((l) => l.startsWith('warm: creation → Ready p50 s'))).toMatch(/2\.0\s+-$/);
     expect(lines.find((l) => l.startsWith('warm: runs'))).toMatch(/1\s+0$/);
