@@ -337,7 +337,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const names = scenarioNames();
   if (!name || !names.includes(name)) {
     process.stderr.write(
-      `bench: ${name ? `no scenario ${name}` : 'which scenario?'} The scenarios (bench/scenarios/):\n${listing()}\n`,
+      `bench: ${name ? `no scenario ${name}.` : 'which scenario?'} The scenarios (bench/scenarios/):\n${listing()}\n`,
     );
     return 2;
   }

@@ -94,6 +94,7 @@ program
   .option(
     '--snapshot <file>',
     'offline mode: a snapshot file (kubectl get nodes,pods -A -o json|yaml), re-read when it changes',
+    once('--snapshot', 'serve reads one snapshot file (rank merges several): put the objects in one List'),
   )
   .addOption(
     new Option(

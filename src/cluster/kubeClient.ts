@@ -30,7 +30,12 @@ export function loadKubeConfig(path?: string): KubeConfig {
     try {
       kc.loadFromFile(path);
     } catch (err) {
-      throw new NoKubeConfigError(`cannot read the kubeconfig ${path}: ${(err as Error).message}`);
+      // client-node reads a file it parses but cannot use (empty, or YAML of another shape) with a TypeError.
+      const why =
+        err instanceof TypeError
+          ? 'not a kubeconfig (expected YAML with clusters, users and contexts)'
+          : (err as Error).message;
+      throw new NoKubeConfigError(`cannot read the kubeconfig ${path}: ${why}`);
     }
   } else {
     kc.loadFromDefault();

@@ -278,6 +278,11 @@ export const configSchema = z
   .refine((c) => c.startingLimit.perCore === undefined || c.dimensions.includes('cpu'), {
     message: 'startingLimit.perCore counts cores of allocatable cpu: add cpu to dimensions',
     path: ['startingLimit', 'perCore'],
+  })
+  .refine((c) => c.kubeconfig === undefined || c.snapshot.path === undefined, {
+    message:
+      'kubeconfig (cluster mode) and snapshot.path (snapshot mode) pick different modes: set one (a flag counts as setting it)',
+    path: ['kubeconfig'],
   });
 
 /**

@@ -29,11 +29,16 @@ export interface VerbEdgeOptions {
   readonly requestLog?: RequestLog | undefined;
 }
 
-/** The verb a request path names (case-insensitive, trailing slashes and a query ignored, as express routes), or null. */
+/**
+ * The verb a request target names (case-insensitive, trailing slashes and a query ignored, as express routes), or
+ * null. An absolute-form target (`http://host/filter`, RFC 9112 §3.2.2: a server must accept it) names its path.
+ */
 export function verbOfPath(url: string | undefined): VerbName | null {
   if (url === undefined) return null;
-  const q = url.indexOf('?');
-  let path = (q < 0 ? url : url.slice(0, q)).toLowerCase();
+  const absolute = /^https?:\/\/[^/?#]*/i.exec(url);
+  const target = absolute ? url.slice(absolute[0].length) || '/' : url;
+  const q = target.indexOf('?');
+  let path = (q < 0 ? target : target.slice(0, q)).toLowerCase();
   while (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   return path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : path === '/bind' ? 'bind' : null;
 }

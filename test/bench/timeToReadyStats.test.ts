@@ -197,7 +197,7 @@ describe('readyTable', () => {
       [row('stock', 'cold', 1, 1, 1, 3), row('stock', 'cold', 1, 1, 1, 4)],
       ['stock'],
       ['cold'],
-      { stock: 'stock' },
+      { stock: 'stock', on: 'locality on' },
       'stock',
     );
     expect(between.split('\n').find((l) => l.startsWith('cold: pulls made'))).toMatch(/\s3\.5$/);

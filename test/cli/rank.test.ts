@@ -457,6 +457,35 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     expect(result.status).toBe(2);
   });
 
+  // Regression (new-user trial): a second --snapshot silently took the first one's place.
+  it('serve with --snapshot twice exits 2: it serves one file', () => {
+    const result = run(['serve', '--snapshot', NODES, '--snapshot', PODS, '--port', '0']);
+    expect(result.stderr).toContain(`--snapshot is given twice (${NODES}, ${PODS}); serve reads one snapshot file`);
+    expect(result.status).toBe(2);
+  });
+
+  // Regression (new-user trial): a config file's snapshot.path silently won over --kubeconfig.
+  it('serve --kubeconfig with a config file that sets snapshot.path exits 2 naming both', () => {
+    const config = join(dir, 'snapshot-mode.yaml');
+    writeFileSync(config, `snapshot: {path: ${NODES}}\n`);
+    const result = run(['serve', '--config', config, '--kubeconfig', join(dir, 'kubeconfig'), '--port', '0']);
+    expect(result.stderr).toContain(
+      'kubeconfig: kubeconfig (cluster mode) and snapshot.path (snapshot mode) pick different modes: set one',
+    );
+    expect(result.status).toBe(2);
+  });
+
+  // Regression (new-user trial): an empty kubeconfig gave "Cannot read properties of undefined (reading 'clusters')".
+  it('serve --kubeconfig naming an empty file exits 2: not a kubeconfig', () => {
+    const empty = join(dir, 'empty-kubeconfig');
+    writeFileSync(empty, '');
+    const result = run(['serve', '--kubeconfig', empty, '--port', '0']);
+    expect(result.stderr).toBe(
+      `sandbox-extender: cannot read the kubeconfig ${empty}: not a kubeconfig (expected YAML with clusters, users and contexts)\n`,
+    );
+    expect(result.status).toBe(2);
+  });
+
   it('serve --snapshot with a file without nodes exits 2 at once', () => {
     const result = run(['serve', '--snapshot', PODS, '--port', '0']);
     expect(result.stderr).toContain(`sandbox-extender: cannot start: the snapshot ${PODS} could not be loaded`);

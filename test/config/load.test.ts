@@ -146,7 +146,6 @@ describe('a full, valid file', () => {
         '  path: /var/run/snapshot.yaml',
         '  pollIntervalMs: 50',
         'logLevel: debug',
-        'kubeconfig: /etc/kubeconfig',
         'watch: {pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000, maxBrokenSeconds: 5}',
         'events: {enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60}',
         'metrics: {maxNodeSeries: 50}',
@@ -191,7 +190,6 @@ describe('a full, valid file', () => {
       },
       snapshot: { path: '/var/run/snapshot.yaml', pollIntervalMs: 50 },
       logLevel: 'debug',
-      kubeconfig: '/etc/kubeconfig',
       watch: { pageSize: 100, minBackoffMs: 10, maxBackoffMs: 1000, maxBrokenSeconds: 5 },
       events: { enabled: false, perSecond: 5, maxQueued: 10, dedupeWindowSeconds: 60 },
       metrics: { maxNodeSeries: 50 },
@@ -204,6 +202,13 @@ describe('a full, valid file', () => {
         raceWindowSeconds: 0,
       },
     });
+  });
+});
+
+describe('kubeconfig', () => {
+  // The full file above sets snapshot.path, which kubeconfig may not be set beside (two modes).
+  it('is read from YAML in a file without snapshot.path', () => {
+    expect(loadConfig(yamlFile('kubeconfig: /etc/kubeconfig\n')).kubeconfig).toBe('/etc/kubeconfig');
   });
 });
 
@@ -306,6 +311,11 @@ describe('every problem is listed with its path', () => {
       'server.tls without certFile',
       { server: { tls: { keyFile: 'k.pem' } } },
       "server.tls.certFile: required: the server certificate's PEM file (server.tls takes certFile and keyFile)",
+    ],
+    [
+      'a kubeconfig and a snapshot path (two modes)',
+      { kubeconfig: 'kc', snapshot: { path: 'nodes.json' } },
+      'kubeconfig: kubeconfig (cluster mode) and snapshot.path (snapshot mode) pick different modes: set one (a flag counts as setting it)',
     ],
     [
       'a keyFile that is not a string',

@@ -9,7 +9,10 @@
  * A fresh 2 CPU / 4Gi pod therefore projects cpu pressure 0.375 / 0.25 / 0.1354 and least_loaded
  * scores [16: floor(9 × 0.625) = 5, 64: floor(9 × 0.75) = 6, 192: 10].
  */
+import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import request from 'supertest';
@@ -17,6 +20,7 @@ import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
 import { schedulerAmount } from '../../src/core/objects/podRequests.js';
 import { JsonBounds } from '../../src/jsonBounds.js';
 import { createApp } from '../../src/server/app.js';
+import { verbOfPath } from '../../src/server/verbEdge.js';
 import { makeNode, makePod } from '../fixtures/builders.js';
 import {
   EXAMPLE_NODES,
@@ -1120,6 +1124,40 @@ describe('health, readiness, metrics and unknown routes', () => {
     const text = (await request(h.app).get('/metrics')).text;
     expect(sampleValue(text, 'sandbox_extender_http_requests_total', { verb: 'filter', code: '200' })).toBe(1);
   });
+  // Regression (new-user trial): an absolute-form target (RFC 9112 §3.2.2) reached express, which answered 404
+  // "no route for POST /filter; the verbs are POST /filter, ...".
+  it('an absolute-form target (POST http://host/filter) is the filter verb', async () => {
+    expect(verbOfPath('http://extender.example/filter')).toBe('filter');
+    expect(verbOfPath('HTTP://extender.example:8888/Prioritize/?x=1')).toBe('prioritize');
+    expect(verbOfPath('http://extender.example')).toBeNull();
+    expect(verbOfPath('http://extender.example/readyz')).toBeNull();
+    const h = makeHarness();
+    const server = createServer(h.app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = JSON.stringify(namesArgs(sandbox('abs')));
+      const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest(
+          { host: '127.0.0.1', port, method: 'POST', path: 'http://extender.example/filter' },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          },
+        );
+        req.on('error', reject);
+        req.setHeader('Content-Type', 'application/json');
+        req.end(body);
+      });
+      expect(reply.status).toBe(200);
+      expect((JSON.parse(reply.text) as FilterReply).NodeNames).toEqual([...EXAMPLE_NODES]);
+    } finally {
+      server.close();
+    }
+  });
+
   it('/FILTER and /Prioritize/ are served and counted under their verbs', async () => {
     const h = makeHarness();
     await request(h.app)
