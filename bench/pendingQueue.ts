@@ -254,8 +254,12 @@ function parseShape(shape: string): { count: number; cpu: number; memory: string
 
 /** What the hopeless pods and the added nodes gave, for the table's notes (the run's `hopeless` and `nodesAdded`). */
 export interface QueueFigures {
-  readonly hopeless: { readonly pods: number; readonly createSeconds: number; readonly allTriedSeconds: number };
-  readonly rejectedRememberedMax: number;
+  readonly hopeless: {
+    readonly pods: number;
+    readonly createSeconds: number;
+    readonly allTriedSeconds: number;
+    readonly rejectedRemembered: number;
+  };
   readonly nodesAdded: {
     readonly nodes: number;
     readonly podsThatFit: number;
@@ -294,7 +298,6 @@ export function burstTable(
     a !== null && b !== null && b > 0 ? (a / b).toFixed(d) : '-';
   const pair = (x: BurstFigures, a: keyof BurstFigures, b: keyof BurstFigures, d: number) =>
     `${f(x[a] as number | null, d)} / ${f(x[b] as number | null, d)}`;
-  const none = null;
   const rows: (string | null)[][] = [
     ['burst figure', alone.label, beside.label, 'ratio'],
     [
@@ -309,40 +312,41 @@ export function burstTable(
       pair(beside, 'createToBoundP50Ms', 'createToBoundP99Ms', 0),
       `${ratio(beside.createToBoundP50Ms, alone.createToBoundP50Ms, 0)} / ${ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms, 0)}`,
     ],
-    ['extender Filter calls in the window', String(alone.filterCalls), String(beside.filterCalls), none],
+    ['extender Filter calls in the window', String(alone.filterCalls), String(beside.filterCalls), null],
     [
       'extender Filter p50 / p99 ms',
       pair(alone, 'filterP50Ms', 'filterP99Ms', 2),
       pair(beside, 'filterP50Ms', 'filterP99Ms', 2),
-      none,
+      null,
     ],
-    ['extender RSS MB', f(alone.extenderRssMb, 0), f(beside.extenderRssMb, 0), none],
-    ['kube-scheduler attempts', attempts(alone.scheduleAttempts), attempts(beside.scheduleAttempts), none],
+    ['extender RSS MB', f(alone.extenderRssMb, 0), f(beside.extenderRssMb, 0), null],
+    ['kube-scheduler attempts', attempts(alone.scheduleAttempts), attempts(beside.scheduleAttempts), null],
     [
       'kube-scheduler queue moves in the window',
-      queueMoves(alone.queueMovesByEvent ?? {}) ?? none,
-      queueMoves(beside.queueMovesByEvent ?? {}) ?? none,
-      none,
+      queueMoves(alone.queueMovesByEvent ?? {}) ?? null,
+      queueMoves(beside.queueMovesByEvent ?? {}) ?? null,
+      null,
     ],
     [
       'rejected pods remembered / dropped (total)',
       `${alone.rejectedRemembered} / ${alone.rejectedDropped}`,
       `${beside.rejectedRemembered} / ${beside.rejectedDropped}`,
-      none,
+      null,
     ],
   ];
-  const notes = queue
-    ? [
-        (burstPriority > 0
-          ? ''
-          : `The ${queue.hopeless.pods.toLocaleString('en-US')} waiting pods: created in ${f(queue.hopeless.createSeconds)} s, ` +
-            `each tried once ${f(queue.hopeless.allTriedSeconds, 0)} s after the first was created; rejected pods remembered ` +
-            `${queue.rejectedRememberedMax.toLocaleString('en-US')} (requeue.maxPods). `) +
-          `${queue.nodesAdded.nodes} nodes added (${queue.nodesAdded.podsThatFit.toLocaleString('en-US')} waiting pods fit on them): ` +
-          `all ${queue.nodesAdded.podsThatFit.toLocaleString('en-US')} bound ${f(queue.nodesAdded.allFitBoundSeconds)} s after the first node was created, ` +
-          `${queue.nodesAdded.boundOutsideTheAddedNodes} elsewhere; ${queue.nodesAdded.requeueWrites} requeue writes.`,
-      ]
-    : undefined;
+  const count = (n: number) => n.toLocaleString('en-US');
+  const waiting = queue
+    ? `The ${count(queue.hopeless.pods)} waiting pods: created in ${f(queue.hopeless.createSeconds)} s, each tried ` +
+      `once ${f(queue.hopeless.allTriedSeconds, 0)} s after the first was created; rejected pods remembered ` +
+      `${count(queue.hopeless.rejectedRemembered)} (requeue.maxPods).`
+    : '';
+  const added = queue
+    ? `${queue.nodesAdded.nodes} nodes added (${count(queue.nodesAdded.podsThatFit)} waiting pods fit on them): ` +
+      `all ${count(queue.nodesAdded.podsThatFit)} bound ${f(queue.nodesAdded.allFitBoundSeconds)} s after the first ` +
+      `node was created, ${queue.nodesAdded.boundOutsideTheAddedNodes} elsewhere; ${queue.nodesAdded.requeueWrites} requeue writes.`
+    : '';
+  // the waiting pods' line only in the same-priority table (the priority table is the same queue again)
+  const notes = queue ? [burstPriority > 0 ? added : `${waiting} ${added}`] : undefined;
   return tableOf(
     burstPriority > 0 ? 'priority' : 'same-priority',
     burstPriority > 0
@@ -573,7 +577,6 @@ async function main(): Promise<void> {
     // ---- report
     const table = burstTable(bursts as [BurstFigures, BurstFigures], o.burstPriority, {
       hopeless: record.hopeless as QueueFigures['hopeless'],
-      rejectedRememberedMax: (record.hopeless as { rejectedRemembered: number }).rejectedRemembered,
       nodesAdded: record.nodesAdded as QueueFigures['nodesAdded'],
     });
     report.tables = [table];

@@ -231,7 +231,6 @@ async function oneRound(
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
-/** The table `overcommit` of bench/results/shared.json: per configuration, each round's figures, then their sum. */
 /** Each configuration as the published table names it. */
 const CONFIG_LABEL: Record<Config, string> = {
   stock: 'stock (a second kube-scheduler, no extender)',
@@ -239,6 +238,8 @@ const CONFIG_LABEL: Record<Config, string> = {
   'bind-on': 'bind-on (the extender binds, re-checking the node)',
   'one-process': 'one-process (both profiles in one kube-scheduler)',
 };
+
+/** The table `overcommit` of bench/results/shared.json: per configuration, each round's figures, then their sum. */
 
 export function overcommitTable(rounds: readonly Round[], configs: readonly Config[], o: Options): Table {
   const rows = [

@@ -35,12 +35,22 @@ export interface VerbEdgeOptions {
  */
 export function verbOfPath(url: string | undefined): VerbName | null {
   if (url === undefined) return null;
-  const absolute = /^https?:\/\/[^/?#]*/i.exec(url);
-  const target = absolute ? url.slice(absolute[0].length) || '/' : url;
+  const target = url.startsWith('/') ? url : absolutePath(url);
+  if (target === null) return null;
   const q = target.indexOf('?');
   let path = (q < 0 ? target : target.slice(0, q)).toLowerCase();
   while (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   return path === '/filter' ? 'filter' : path === '/prioritize' ? 'prioritize' : path === '/bind' ? 'bind' : null;
+}
+
+/** The path of an absolute-form target (WHATWG URL's parser), or null when it is not one. */
+function absolutePath(url: string): string | null {
+  try {
+    const { protocol, pathname } = new URL(url);
+    return protocol === 'http:' || protocol === 'https:' ? pathname : null;
+  } catch {
+    return null;
+  }
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
