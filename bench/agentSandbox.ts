@@ -20,7 +20,16 @@ import {
   sumSamples,
   type Soundness,
 } from './clusterStats.js';
-import { ensureNamespace, inParallel, Kube, notReadyTainted, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import {
+  ensureNamespace,
+  inParallel,
+  Kube,
+  notReadyTainted,
+  PodWatch,
+  retryBusy,
+  untaintNodes,
+  type PodEventType,
+} from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { positiveInt } from './cliOptions.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
@@ -72,24 +81,14 @@ async function metric(url: string, name: string, match: Record<string, string> =
   return sumSamples(parsePrometheusText(await res.text()), name, match);
 }
 
-/** Creates one extensions.agents.x-k8s.io object (plural: sandboxtemplates, ...); 409 is fine; 429/5xx retried. */
+/** Creates one extensions.agents.x-k8s.io object (plural: sandboxtemplates, ...); 409 is fine; retryBusy. */
 async function createExtension(k: Kube, plural: string, body: object): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await k.custom.createNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: NAMESPACE,
-        plural,
-        body,
-      });
-      return;
-    } catch (err) {
-      const code = (err as { code?: number }).code;
-      if (code === 409) return;
-      if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
-      else throw err;
-    }
+  try {
+    await retryBusy(() =>
+      k.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural, body }),
+    );
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
   }
 }
 
@@ -137,42 +136,27 @@ async function waitEventsOut(env: ClusterEnv): Promise<void> {
 }
 
 /** The namespace's pods as a watch shows them: times seen created, bound and Ready, and the starting peaks. */
-class PodWatch {
+class PodTimes {
   readonly createdAt = new Map<string, number>();
   readonly boundAt = new Map<string, number>();
   readonly readyAt = new Map<string, number>();
   readonly starting = new StartingTracker();
-  reopens = 0;
-  private resourceVersion = '';
-  private controller: AbortController | undefined;
-  private watching = true;
+  private readonly watch: PodWatch;
 
-  constructor(private readonly k: Kube) {}
-
-  async start(): Promise<void> {
-    // The API server closes the watch of a reader that falls behind: it is reopened from the last resourceVersion
-    // seen, so no change is lost and the order is kept.
-    this.controller = await this.k.watch.watch(
-      `/api/v1/namespaces/${NAMESPACE}/pods`,
-      this.resourceVersion
-        ? { resourceVersion: this.resourceVersion, allowWatchBookmarks: true }
-        : { allowWatchBookmarks: true },
-      (type: string, pod: V1Pod) => this.observe(type, pod),
-      (err: unknown) => {
-        if (!this.watching) return;
-        this.reopens++;
-        log(
-          `pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${this.resourceVersion}`,
-        );
-        void this.start().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-      },
-    );
+  constructor(k: Kube) {
+    this.watch = new PodWatch(k, NAMESPACE, (type, pod) => this.observe(type, pod));
   }
 
-  private observe(type: string, pod: V1Pod): void {
-    if (pod.metadata?.resourceVersion) this.resourceVersion = pod.metadata.resourceVersion;
-    const name = pod.metadata?.name;
-    if (type === 'BOOKMARK' || type === 'ERROR' || !name) return;
+  get reopens(): number {
+    return this.watch.reopens;
+  }
+
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  private observe(type: PodEventType, pod: V1Pod): void {
+    const name = pod.metadata!.name!;
     const t = now();
     const node = pod.spec?.nodeName ?? null;
     const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
@@ -184,8 +168,7 @@ class PodWatch {
   }
 
   stop(): void {
-    this.watching = false;
-    this.controller?.abort();
+    this.watch.stop();
   }
 }
 
@@ -204,7 +187,7 @@ async function oneRun(
   log(
     `run ${run}: ${kind} of ${count} through ${scheduler === 'sandbox' ? env.SANDBOX_SCHEDULER_NAME : 'default-scheduler'}`,
   );
-  const watch = new PodWatch(k);
+  const watch = new PodTimes(k);
   await watch.start();
   const filtersBefore = await metric(env.EXTENDER_URL!, 'sandbox_extender_http_requests_total', { verb: 'filter' });
   const claimedAt = new Map<string, number>();

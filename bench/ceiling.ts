@@ -8,7 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { stringify as stringifyYaml } from 'yaml';
 import {
   ceilingOf,
@@ -25,6 +25,7 @@ import { log, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { defaultReportPath, readReport, startReport, textTable, writeReport, type Report } from './report.js';
+import { positive } from './cliOptions.js';
 
 const PODS_PER_NODE = 30;
 const UID_PLACEHOLDER = '__POD_UID__';
@@ -57,12 +58,6 @@ interface ScaleResult {
   ceiling: Step | null;
   firstFailure: Step | null;
   cpu: CpuReport;
-}
-
-function positive(v: string): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('a positive number');
-  return n;
 }
 
 function parseOptions(argv: string[]): Options {

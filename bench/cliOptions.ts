@@ -8,6 +8,20 @@ export function positiveInt(v: string): number {
   return n;
 }
 
+/** commander's parser of a positive number. @throws InvalidArgumentError unless `v` is a finite number > 0. */
+export function positive(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a number > 0');
+  return n;
+}
+
+/** commander's parser of a number that may be 0. @throws InvalidArgumentError unless `v` is a finite number ≥ 0. */
+export function nonNegative(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number ≥ 0');
+  return n;
+}
+
 /** commander's parser of a port option. @throws InvalidArgumentError unless `v` is a TCP port, 1–65535, in decimal digits. */
 export function tcpPort(v: string): number {
   if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535)

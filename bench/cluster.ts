@@ -10,10 +10,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import {
+  benchPod,
   createPods,
+  PodWatch,
+  type PodEventType,
   ensureNamespace,
   httpsGet,
   Kube,
@@ -34,6 +37,7 @@ import {
   type ClusterEnv,
 } from '../test/e2e/kit/controlPlane.js';
 import { startFloorExtender } from './floorProcess.js';
+import { clockTicksPerSecond } from './procWatch.js';
 import {
   cpuSecondsPerThousand,
   cpuShares,
@@ -58,7 +62,7 @@ import {
   ratio,
   schedulerColumns,
   selfTimeTable,
-  sumBy,
+  counterDeltas,
   sumSamples,
   startTimeOfStat,
   ticksOfStat,
@@ -81,6 +85,7 @@ import {
   type Report,
 } from './report.js';
 import type { Table } from './results.js';
+import { nonNegative, positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench';
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
@@ -119,23 +124,17 @@ export interface Options {
   runTimeout: number;
   settleTimeout: number;
   print?: string | undefined;
-  /** Separate cluster start-ups per node count; the published figures pool them (median and spread). */
-  sessions: number;
   /** A run in which other processes took more cores than this is flagged and left out of the summary. */
   maxOtherCores: number;
   /** A stock run whose pods/s lies further than this from the median of its mode is flagged (0.25 = ±25 %). */
   maxStockDeviation: number;
-  /** One more stock run per mode with the extender stopped: the API server's cost of the extender's watches and writes. */
-  apiCost: boolean;
   /** One more sandbox run per mode with the floor extender (bench/floorExtender.ts) in the extender's place. */
   floor: boolean;
-  /** Node options for the extender (e.g. V8 heap flags): it is restarted with them once the cluster is up. */
-  extenderNodeFlags: string | undefined;
   /** percentageOfNodesToScore of the sandbox-scheduler profile (0: kube-scheduler's adaptive default). */
   sandboxPercentage: number;
   /** percentageOfNodesToScore of the stock scheduler; undefined: not set, kube-scheduler as shipped (the baseline). */
   stockPercentage: number | undefined;
-  /** Which scheduler runs first in session 1 (then they alternate from session to session). */
+  /** Which scheduler runs first in each round of runs. */
   first: SchedulerKind;
   /**
    * The production-like variant: the extender (or the floor in its place) on CPU 1, everything else (the control
@@ -207,62 +206,32 @@ class PodTracker {
   /** When the watch first showed each pod Ready (condition Ready=True; KWOK reports it after its ready delay). */
   readonly readyAtMs = new Map<string, number>();
   readonly gone = new Set<string>();
-  /** Times the API server closed the watch and it was reopened from the last resourceVersion (a slow reader). */
-  reopens = 0;
-  private controller: AbortController | undefined;
-  private stopped = false;
-  private resourceVersion = '';
+  private watch: PodWatch | undefined;
 
   constructor(
     private readonly kube: Kube,
     private readonly runLabel: string,
   ) {}
 
+  /** Times the API server closed the watch and it was reopened from the last resourceVersion (a slow reader). */
+  get reopens(): number {
+    return this.watch?.reopens ?? 0;
+  }
+
   async start(): Promise<void> {
+    const labelSelector = `bench-run=${this.runLabel}`;
     const list = await this.kube.listAll((c) =>
-      this.kube.api.listNamespacedPod({
-        namespace: NAMESPACE,
-        labelSelector: `bench-run=${this.runLabel}`,
-        limit: 1000,
-        _continue: c,
-      }),
+      this.kube.api.listNamespacedPod({ namespace: NAMESPACE, labelSelector, limit: 1000, _continue: c }),
     );
     for (const p of list.items) this.observe('ADDED', p);
-    this.resourceVersion = list.resourceVersion;
-    await this.open();
+    const observe = (type: PodEventType, pod: V1Pod) => this.observe(type, pod);
+    this.watch = new PodWatch(this.kube, NAMESPACE, observe, list.resourceVersion, labelSelector);
+    await this.watch.start();
   }
 
-  private async open(): Promise<void> {
-    this.controller = await this.kube.watch.watch(
-      `/api/v1/namespaces/${NAMESPACE}/pods`,
-      {
-        labelSelector: `bench-run=${this.runLabel}`,
-        resourceVersion: this.resourceVersion,
-        allowWatchBookmarks: true,
-        timeoutSeconds: 3600,
-      },
-      (type, obj: V1Pod) => this.observe(type, obj),
-      (err: unknown) => {
-        if (this.stopped) return;
-        this.reopens++;
-        log(
-          `pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from resourceVersion ${this.resourceVersion}`,
-        );
-        void this.open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-      },
-    );
-  }
-
-  private observe(type: string, pod: V1Pod): void {
+  private observe(type: PodEventType, pod: V1Pod): void {
     const t = nowMs();
-    if (pod.metadata?.resourceVersion) this.resourceVersion = pod.metadata.resourceVersion;
-    if (type === 'BOOKMARK') return;
-    if (type === 'ERROR') {
-      log(`pod watch: ERROR event ${JSON.stringify(pod).slice(0, 300)}`);
-      return;
-    }
-    const name = pod.metadata?.name;
-    if (!name) return;
+    const name = pod.metadata!.name!;
     if (type === 'DELETED') {
       this.gone.add(name);
       return;
@@ -277,28 +246,8 @@ class PodTracker {
   }
 
   stop(): void {
-    this.stopped = true;
-    this.controller?.abort();
+    this.watch?.stop();
   }
-}
-
-function podManifest(name: string, runLabel: string, schedulerName: string, cpu: string, memory: string): V1Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: NAMESPACE, labels: { 'bench-run': runLabel } },
-    spec: {
-      schedulerName,
-      terminationGracePeriodSeconds: 0,
-      containers: [
-        {
-          name: 'sandbox',
-          image: 'example.invalid/none',
-          resources: { requests: { cpu, memory }, limits: { cpu, memory } },
-        },
-      ],
-    },
-  };
 }
 
 /**
@@ -448,14 +397,6 @@ async function waitClusterSettled(sampler: CpuSampler, clkTck: number): Promise<
   }
 }
 
-function clockTicksPerSecond(): number {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-}
-
 // ------------------------------------------------------------------------------------------ production-like pinning
 
 /** CPU of the extender under --pin; every other process of the run stays on CPU_CONTROL_PLANE. */
@@ -543,10 +484,8 @@ export interface RunResult {
   watchReopens: number;
   soundness: Soundness;
   settleSeconds: number;
-  /** Cluster start-up (1…sessions) the run belongs to. */
-  session: number;
-  /** 'extender stopped': a stock run with the extender down (--api-cost); null otherwise. */
-  variant: 'extender stopped' | 'floor extender' | null;
+  /** 'floor extender': a sandbox run with the floor (--floor) in the extender's place; null otherwise. */
+  variant: 'floor extender' | null;
   /** Cores each component took over the quiet 3 s just before the run (its background: timers, heartbeats). */
   idleCores: Record<string, number>;
   /**
@@ -570,8 +509,6 @@ interface Context {
   sampler: CpuSampler;
   clkTck: number;
   nodeCount: number;
-  /** The cluster start-up this context belongs to (1…sessions). */
-  session: number;
 }
 
 function verbStats(h: Histogram): VerbStats {
@@ -593,23 +530,6 @@ function deltasBy(
 ): Map<string, Histogram> {
   const b = histogramsBy(before, name, label, match);
   return new Map([...histogramsBy(after, name, label, match)].map(([k, h]) => [k, histogramDelta(h, b.get(k))]));
-}
-
-function counterDeltas(
-  after: Sample[],
-  before: Sample[],
-  name: string,
-  label: string,
-  match: Record<string, string> = {},
-): Record<string, number> {
-  const b = sumBy(before, name, label, match);
-  const out: Record<string, number> = {};
-  for (const [k, v] of sumBy(after, name, label, match)) {
-    const prior = b.get(k) ?? 0;
-    const d = v >= prior ? v - prior : v;
-    if (d !== 0) out[k] = d;
-  }
-  return out;
 }
 
 /** The extender's event-loop delay over the run: its histogram if it exports one, else prom-client's gauges. */
@@ -707,7 +627,12 @@ async function measuredRun(
   await tracker.start();
   const width = String(opts.pods - 1).length;
   const manifests = Array.from({ length: opts.pods }, (_, i) =>
-    podManifest(`${runLabel}-${String(i).padStart(width, '0')}`, runLabel, schedulerName, opts.podCpu, opts.podMemory),
+    benchPod(`${runLabel}-${String(i).padStart(width, '0')}`, NAMESPACE, {
+      schedulerName,
+      cpu: opts.podCpu,
+      memory: opts.podMemory,
+      labels: { 'bench-run': runLabel },
+    }),
   );
   const names = manifests.map((m) => m.metadata!.name!);
 
@@ -876,7 +801,6 @@ async function measuredRun(
     watchReopens: tracker.reopens,
     soundness,
     settleSeconds: settleMs / 1000,
-    session: ctx.session,
     variant,
     idleCores: Object.fromEntries(idleCores),
     cpuPerThousand: {
@@ -887,10 +811,9 @@ async function measuredRun(
     otherCores: other,
     disturbed: loadDisturbance(other, { maxOtherCores: opts.maxOtherCores, maxStockDeviation: opts.maxStockDeviation }),
     apiRequests: Object.fromEntries(
-      [...sumBy(apiAfter, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' })].map(([g, v]) => [
-        `POST events ${g || 'core/v1'}`,
-        v - (sumBy(apiBefore, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' }).get(g) ?? 0),
-      ]),
+      Object.entries(
+        counterDeltas(apiAfter, apiBefore, 'apiserver_request_total', 'group', { resource: 'events', verb: 'POST' }),
+      ).map(([g, v]) => [`POST events ${g || 'core/v1'}`, v]),
     ),
   };
   log(
@@ -919,22 +842,21 @@ export function profileThreadId(file: string): number {
   return m ? Number(m[2]) : -1;
 }
 
-/** Restarts the extender (with --extender-node-flags, if any). */
-async function restartExtender(opts: Options, extraFlags = ''): Promise<void> {
-  const flags = [opts.extenderNodeFlags ?? '', extraFlags].filter(Boolean).join(' ');
-  await script('component.sh', ['restart', 'sandbox-extender', ...(flags ? ['--node-flags', flags] : [])]);
+/** Restarts the extender, with `nodeFlags` if given. */
+async function restartExtender(nodeFlags = ''): Promise<void> {
+  await script('component.sh', ['restart', 'sandbox-extender', ...(nodeFlags ? ['--node-flags', nodeFlags] : [])]);
 }
 
 async function profiledRun(ctx: Context, mode: Mode, outDir: string): Promise<ProfileResult> {
   const dir = join(outDir, `profile-${ctx.nodeCount}-${Date.now().toString(36)}`);
   mkdirSync(dir, { recursive: true });
   // No --cpu-prof-name: every thread (the main thread and the API worker) writes a profile of its own.
-  await restartExtender(ctx.opts, `--cpu-prof --cpu-prof-dir=${dir}`);
+  await restartExtender(`--cpu-prof --cpu-prof-dir=${dir}`);
   let run: RunResult;
   try {
     run = await runOnce(ctx, mode, 'sandbox', 1, true);
   } finally {
-    await restartExtender(ctx.opts); // SIGTERM: the process exits and writes its profiles
+    await restartExtender(); // SIGTERM: the process exits and writes its profiles
   }
   const profiles = () => readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   await waitUntil(
@@ -1046,64 +968,6 @@ const mean = (vs: readonly (number | null | undefined)[]) => {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
 };
 
-/**
- * The targets of the throughput work, printed next to the ratios (never asserted anywhere): drain pods/s at
- * least 90 % of stock's at 1,000 nodes (70 % at 5,000), burst SLI p99 at most 2× stock's.
- */
-function target(
-  mode: Mode,
-  figure: 'pods/s' | 'sli-p99',
-  nodes: number,
-): { text: string; met: (r: number) => boolean } | null {
-  if (mode === 'drain' && figure === 'pods/s') {
-    const min = nodes >= 5000 ? 0.7 : 0.9;
-    return { text: `≥ ${min.toFixed(2)}`, met: (r) => r >= min };
-  }
-  if (mode === 'burst' && figure === 'sli-p99') return { text: '≤ 2.00', met: (r) => r <= 2 };
-  return null;
-}
-
-function summaryRows(
-  results: readonly RunResult[],
-  modes: readonly Mode[],
-  settings: Record<SchedulerKind, SchedulerSettings>,
-): string {
-  const rows = [['mode', 'figure (median of runs)', ...schedulerColumns(settings), 'sandbox/stock', 'target']];
-  const nodes = results[0]?.nodes ?? 0;
-  for (const mode of modes) {
-    const s = results.filter((r) => r.mode === mode && r.scheduler === 'sandbox' && counted(r));
-    const d = results.filter((r) => r.mode === mode && r.scheduler === 'default' && counted(r));
-    const line = (
-      label: string,
-      f: (r: RunResult) => number | null | undefined,
-      digits: number,
-      figure?: 'pods/s' | 'sli-p99',
-    ) => {
-      const a = med(s, f);
-      const b = med(d, f);
-      const r = ratio(a, b);
-      const t = figure ? target(mode, figure, nodes) : null;
-      rows.push([
-        mode,
-        label,
-        fmt(a, digits),
-        fmt(b, digits),
-        fmt(r, 2),
-        t ? `${t.text}${r === null ? '' : t.met(r) ? ' met' : ' not met'}` : '',
-      ]);
-    };
-    line('pods/s over the binding window', (r) => r.podsPerSecond, 1, 'pods/s');
-    line('SLI p50 ms (kube-scheduler)', (r) => r.sli.p50Ms, 0);
-    line('SLI p99 ms (kube-scheduler)', (r) => r.sli.p99Ms, 0, 'sli-p99');
-    if (mode === 'burst') {
-      line('create→bound p50 ms (client)', (r) => r.createToBound?.p50Ms, 0);
-      line('create→bound p99 ms (client)', (r) => r.createToBound?.p99Ms, 0);
-    }
-    line('scheduling_algorithm mean ms', (r) => r.algorithm.meanMs, 2);
-  }
-  return formatColumns(rows);
-}
-
 const POINT_ORDER = [
   'Sign',
   'PreEnqueue',
@@ -1200,18 +1064,6 @@ function profileRows(t: SelfTimeTable): string {
 
 // ------------------------------------------------------------------------------------------ main
 
-function nonNegative(v: string): number {
-  const n = Number(v);
-  if (!(n >= 0)) throw new InvalidArgumentError('a number ≥ 0');
-  return n;
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('a positive integer');
-  return n;
-}
-
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:cluster')
     .description(
@@ -1240,16 +1092,7 @@ function parseOptions(argv: string[]): Options {
     .option('--reuse', 'use the cluster that is already up and leave it running (its node count)', false)
     .option('--run-timeout <seconds>', 'longest wait for a run’s pods to be bound', positiveInt, 900)
     .option('--settle-timeout <seconds>', 'longest wait for the extender to settle after a run', positiveInt, 300)
-    .option(
-      '--print <files>',
-      'print the tables of earlier reports (comma-separated: pooled as one series of sessions) and exit; runs nothing',
-    )
-    .option(
-      '--sessions <n>',
-      'separate cluster start-ups per node count, pooled in the summary (median and spread)',
-      positiveInt,
-      1,
-    )
+    .option('--print <file>', 'print the tables of an earlier report and exit; runs nothing')
     .option(
       '--max-other-cores <cores>',
       'flag (and leave out of the summary) a run in which other processes took more cores than this',
@@ -1262,11 +1105,7 @@ function parseOptions(argv: string[]): Options {
       nonNegative,
       0.25,
     )
-    .option(
-      '--first <scheduler>',
-      'which scheduler runs first in session 1 (sandbox or stock); sessions then alternate',
-      'sandbox',
-    )
+    .option('--first <scheduler>', 'which scheduler runs first in each round of runs (sandbox or stock)', 'sandbox')
     .option(
       '--pin',
       'production-like variant: the extender (or the floor) on CPU 1, the control plane, both kube-schedulers, KWOK and the bench on CPU 0 (taskset), for every scheduler in the run',
@@ -1284,17 +1123,8 @@ function parseOptions(argv: string[]): Options {
       nonNegative,
     )
     .option(
-      '--extender-node-flags <flags>',
-      'node options for the extender (e.g. "--max-semi-space-size=32"), applied by a restart once the cluster is up',
-    )
-    .option(
       '--floor',
       "one more sandbox run per mode with bench/floorExtender.ts in the extender's place (read, JSON.parse, answer a name): the floor of a Node extender on this machine",
-      false,
-    )
-    .option(
-      '--api-cost',
-      "one more stock run per mode with the extender stopped: the API server's CPU that the extender's watches and writes cause",
       false,
     )
     .parse(argv, { from: 'user' });
@@ -1315,12 +1145,9 @@ function parseOptions(argv: string[]): Options {
     runTimeout: number;
     settleTimeout: number;
     print?: string;
-    sessions: number;
     maxOtherCores: number;
     maxStockDeviation: number;
-    apiCost: boolean;
     floor: boolean;
-    extenderNodeFlags?: string;
     sandboxPercentage: number;
     stockPercentage?: number;
     first: string;
@@ -1346,7 +1173,6 @@ function parseOptions(argv: string[]): Options {
     nodes,
     modes: modes as Mode[],
     extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined,
-    extenderNodeFlags: o.extenderNodeFlags,
     stockPercentage: o.stockPercentage,
     first: o.first === 'stock' ? 'default' : 'sandbox',
   };
@@ -1356,7 +1182,6 @@ async function benchScale(
   opts: Options,
   nodeCount: number,
   outDir: string,
-  session: number,
 ): Promise<{
   results: RunResult[];
   profile: ProfileResult | null;
@@ -1368,7 +1193,7 @@ async function benchScale(
   if (!opts.reuse) {
     const t = nowMs();
     log(
-      `cluster up (session ${session} of ${opts.sessions}): ${nodeCount} nodes of ${opts.nodeShape}${opts.extenderConfig ? `, extender --config ${opts.extenderConfig}` : ''}`,
+      `cluster up: ${nodeCount} nodes of ${opts.nodeShape}${opts.extenderConfig ? `, extender --config ${opts.extenderConfig}` : ''}`,
     );
     await script('cluster-up.sh', [], {
       CLUSTER_NODES: `${nodeCount}x${opts.nodeShape}`,
@@ -1404,29 +1229,22 @@ async function benchScale(
       default: await schedulerSettings(env.DEFAULT_SCHEDULER_URL!, kube),
     };
     await ensureNamespace(kube, NAMESPACE);
-    if (opts.extenderNodeFlags) await restartExtender(opts);
     sampler.start();
     const settled = await waitClusterSettled(sampler, clockTicksPerSecond());
     log(
       `the cluster's load has settled (${settled.cores.toFixed(2)} cores busy over the last 5 s) after ${(settled.waitedMs / 1000).toFixed(0)} s`,
     );
-    const ctx: Context = { opts, env, kube, sampler, clkTck: clockTicksPerSecond(), nodeCount: actualNodes, session };
+    const ctx: Context = { opts, env, kube, sampler, clkTck: clockTicksPerSecond(), nodeCount: actualNodes };
     const results: RunResult[] = [];
     let profile: ProfileResult | null = null;
     const profileMode: Mode = opts.modes.includes('drain') ? 'drain' : opts.modes[0]!;
     for (const mode of opts.modes) {
       for (let run = 1; run <= opts.runs; run++) {
-        // Odd sessions run sandbox first, even ones stock first: whatever the cluster still does after its start
-        // (or a process's own warm-up) falls on each scheduler's first run in turn (see the warm-up line).
-        const sandboxFirst = (session % 2 === 1) === (opts.first === 'sandbox');
-        const order = sandboxFirst ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const);
-        for (const scheduler of order) {
-          results.push(await runOnce(ctx, mode, scheduler, run));
-        }
+        const order = opts.first === 'sandbox' ? (['sandbox', 'default'] as const) : (['default', 'sandbox'] as const);
+        for (const scheduler of order) results.push(await runOnce(ctx, mode, scheduler, run));
       }
-      if (opts.apiCost) results.push(await runOnce(ctx, mode, 'default', opts.runs + 1, false, 'extender stopped'));
       if (opts.floor) results.push(await runOnce(ctx, mode, 'sandbox', opts.runs + 1, false, 'floor extender'));
-      if (opts.profile && session === 1 && mode === profileMode) {
+      if (opts.profile && mode === profileMode) {
         profile = await profiledRun(ctx, mode, outDir);
         results.push(profile.run);
       }
@@ -1461,8 +1279,6 @@ function settingsLine(s: Record<SchedulerKind, SchedulerSettings>): string {
 /** What the report keeps of one node count, enough to print its tables again (--print). */
 export interface ScaleRecord {
   nodes: number;
-  /** Which cluster start-up (1…sessions). */
-  session: number;
   results: RunResult[];
   settings: Record<SchedulerKind, SchedulerSettings>;
   untaint: { removed: number; waitedMs: number };
@@ -1480,10 +1296,10 @@ function pinned(opts: Options): string {
 function printScale(scale: ScaleRecord, opts: Options, machine: Report['machine'], say: (s: string) => void): void {
   say('');
   say(
-    `== session ${scale.session ?? 1}: ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)${pinned(opts)}`,
+    `== ${scale.results[0]?.nodes ?? scale.nodes} nodes of ${opts.nodeShape}, ${opts.pods} pods of ${opts.podCpu} / ${opts.podMemory}, ${opts.runs} runs per scheduler and mode, interleaved (sandbox, default, …)${pinned(opts)}`,
   );
   say(
-    `machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}${opts.extenderNodeFlags ? `, node ${opts.extenderNodeFlags}` : ''}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`,
+    `machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}; extender config: ${opts.extenderConfig ?? 'defaults'}; bind: ${opts.bind ? 'the extender (bindVerb)' : 'kube-scheduler'}; creates ${opts.concurrency} in flight on keep-alive connections`,
   );
   say(settingsLine(scale.settings));
   say(
@@ -1491,8 +1307,6 @@ function printScale(scale: ScaleRecord, opts: Options, machine: Report['machine'
   );
   say('');
   say(runRows(scale.results));
-  say('');
-  say(summaryRows(scale.results, opts.modes, scale.settings));
   say('');
   say(
     "Breakdown (kube-scheduler histograms and the extender's, deltas over each run; CPU in cores over the binding window, 1.00 = one core busy):",
@@ -1588,59 +1402,34 @@ function publishedTable(all: readonly RunResult[], quiet: readonly RunResult[], 
 }
 
 /**
- * The figures pooled over every session of one node count, as tables: `pooled` (median of the quiet runs with
- * their spread (min–max), the ratio of the medians and the ratio in each session; the runs left out and each
- * session's warm-up, its first run against the later ones, as notes), `floor` (with --floor), `api-cost` (with
- * --api-cost), and `readme` (or with --pin `pinned`) in the columns of bench/results/cluster.json.
+ * The figures of one node count as tables: `summary` (median of the quiet runs with their spread (min–max) and the
+ * ratio of the medians; the runs left out and each scheduler's warm-up, its first run against the later ones, as
+ * notes), `floor` (with --floor), and `readme` (or with --pin `pinned`) in the columns of bench/results/cluster.json.
  */
 export function pooledTables(records: readonly ScaleRecord[], opts: Options): Table[] {
   const all = records.flatMap((r) => r.results);
-  const sessions = Math.max(1, ...all.map((r) => r.session ?? 1));
   const quiet = all.filter(counted);
-  const left = all.filter((r) => !r.profiled && !r.variant && !counted(r));
-  const notes = left.map(
-    (r) =>
-      `left out: session ${r.session ?? 1} ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`,
-  );
-  const rows = [
-    ['mode', 'figure', ...schedulerColumns(records[0]?.settings), 'sandbox/stock', 'per session', 'target'],
-  ];
+  const notes = all
+    .filter((r) => !r.profiled && !r.variant && !counted(r))
+    .map((r) => `left out: ${r.mode} run ${r.run} ${r.scheduler}: ${(r.disturbed ?? []).join('; ')}`);
+  const rows = [['mode', 'figure', ...schedulerColumns(records[0]?.settings), 'sandbox/stock']];
   const nodes = all[0]?.nodes ?? 0;
   for (const mode of opts.modes) {
-    const line = (
-      label: string,
-      f: (r: RunResult) => number | null | undefined,
-      digits: number,
-      figure?: 'pods/s' | 'sli-p99',
-    ) => {
+    const line = (label: string, f: (r: RunResult) => number | null | undefined, digits: number) => {
       const pick = (scheduler: SchedulerKind) =>
-        spreadOf(
-          quiet
-            .filter((r) => r.mode === mode && r.scheduler === scheduler)
-            .map((r) => ({ session: r.session ?? 1, value: f(r) })),
-          sessions,
-        );
+        spreadOf(quiet.filter((r) => r.mode === mode && r.scheduler === scheduler).map(f));
       const a = pick('sandbox');
       const b = pick('default');
-      const r = ratio(a.median, b.median);
-      const t = figure ? target(mode, figure, nodes) : null;
-      const per = a.sessions.map((x, i) => fmt(ratio(x, b.sessions[i]), 2)).join(', ');
-      rows.push([
-        mode,
-        label,
-        spreadText(a, digits),
-        spreadText(b, digits),
-        fmt(r, 2),
-        per,
-        t ? `${t.text}${r === null ? '' : t.met(r) ? ' met' : ' not met'}` : '',
-      ]);
+      rows.push([mode, label, spreadText(a, digits), spreadText(b, digits), fmt(ratio(a.median, b.median), 2)]);
     };
-    line('pods/s over the binding window', (r) => r.podsPerSecond, 1, 'pods/s');
-    line('SLI p99 ms (kube-scheduler)', (r) => r.sli.p99Ms, 0, 'sli-p99');
+    line('pods/s over the binding window', (r) => r.podsPerSecond, 1);
+    line('SLI p50 ms (kube-scheduler)', (r) => r.sli.p50Ms, 0);
+    line('SLI p99 ms (kube-scheduler)', (r) => r.sli.p99Ms, 0);
     if (mode === 'burst') {
       line('create→bound p50 ms (client)', (r) => r.createToBound?.p50Ms, 0);
       line('create→bound p99 ms (client)', (r) => r.createToBound?.p99Ms, 0);
     }
+    line('scheduling_algorithm mean ms', (r) => r.algorithm.meanMs, 2);
     line('extender CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['sandbox-extender'], 3);
     line('  the same, binding window only', (r) => r.cpuPerThousand?.binding['sandbox-extender'], 3);
     line('  of which its main thread', (r) => r.cpuPerThousand?.lifecycle[EXTENDER_MAIN], 3);
@@ -1653,33 +1442,24 @@ export function pooledTables(records: readonly ScaleRecord[], opts: Options): Ta
     line('kube-apiserver CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['kube-apiserver'], 3);
     line('other processes, cores', (r) => r.otherCores, 3);
   }
-  // Warm-up: the first sandbox run of each session and mode (the first load after the extender started) against the later ones.
+  // Warm-up: each scheduler's first run of a mode (the first load after its start) against its later ones.
   for (const scheduler of ['sandbox', 'default'] as const) {
-    const warm: string[] = [];
-    for (const mode of opts.modes) {
-      for (let s = 1; s <= sessions; s++) {
-        const runs = all
-          .filter(
-            (r) => r.mode === mode && r.scheduler === scheduler && !r.profiled && !r.variant && (r.session ?? 1) === s,
-          )
-          .sort((a, b) => a.run - b.run);
-        const first = firstRunRatio(runs.map((r) => r.podsPerSecond));
-        const sandboxFirst = (s % 2 === 1) === ((opts.first ?? 'sandbox') === 'sandbox');
-        if (first !== null)
-          warm.push(
-            `${mode} session ${s}${sandboxFirst ? ' (sandbox ran first)' : ' (stock ran first)'}: ${fmt(first, 2)}`,
-          );
-      }
-    }
+    const warm = opts.modes.flatMap((mode) => {
+      const runs = all
+        .filter((r) => r.mode === mode && r.scheduler === scheduler && !r.profiled && !r.variant)
+        .sort((a, b) => a.run - b.run);
+      const first = firstRunRatio(runs.map((r) => r.podsPerSecond));
+      return first === null ? [] : [`${mode} ${fmt(first, 2)}`];
+    });
     if (warm.length)
       notes.push(
-        `warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs in the session): ${warm.join('; ')}`,
+        `warm-up of ${scheduler === 'sandbox' ? 'sandbox-scheduler' : 'default-scheduler'} (its first run's pods/s ÷ median of its later runs): ${warm.join('; ')}`,
       );
   }
   const tables: Table[] = [
     tableOf(
-      'pooled',
-      `pooled: ${nodes} nodes, ${sessions} session(s) (separate cluster start-ups), ${quiet.length} quiet runs; median [min–max] of the runs, ratio of the medians, and the ratio of each session${pinned(opts)}`,
+      'summary',
+      `${nodes} nodes, ${quiet.length} quiet runs; median [min–max] of the runs and the ratio of the medians${pinned(opts)}`,
       rows,
       notes.length > 0 ? notes : undefined,
     ),
@@ -1727,40 +1507,6 @@ export function pooledTables(records: readonly ScaleRecord[], opts: Options): Ta
       ),
     );
   }
-  const stopped = all.filter((r) => r.variant === 'extender stopped');
-  if (stopped.length) {
-    const api = (rs: readonly RunResult[]) => med(rs, (r) => r.cpuPerThousand?.lifecycle['kube-apiserver']);
-    const rowsApi = [
-      [
-        'mode',
-        'stock, extender stopped',
-        'stock, extender watching',
-        'sandbox (watches, Events, requeue)',
-        'watches (2nd − 1st)',
-        'writes (3rd − 2nd)',
-      ],
-    ];
-    for (const mode of opts.modes) {
-      const a = api(stopped.filter((r) => r.mode === mode));
-      const b = api(quiet.filter((r) => r.mode === mode && r.scheduler === 'default'));
-      const c = api(quiet.filter((r) => r.mode === mode && r.scheduler === 'sandbox'));
-      rowsApi.push([
-        mode,
-        fmt(a, 3),
-        fmt(b, 3),
-        fmt(c, 3),
-        fmt(a === null || b === null ? null : b - a, 3),
-        fmt(b === null || c === null ? null : c - b, 3),
-      ]);
-    }
-    tables.push(
-      tableOf(
-        'api-cost',
-        "API server CPU-s per 1,000 pods (median of runs; start → all Ready, idle subtracted): what the extender's requests cause",
-        rowsApi,
-      ),
-    );
-  }
   tables.push(publishedTable(all, quiet, opts));
   return tables;
 }
@@ -1784,46 +1530,15 @@ function reportTables(scales: readonly ScaleRecord[], opts: Options): Table[] {
   );
 }
 
-/** What --print cannot read: said in one line, without a stack. */
-class PrintError extends Error {}
-
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print !== undefined) {
-    // Several files (comma-separated) pool as one series: the sessions of each later file are numbered after the earlier ones'.
-    // The first file's options describe the series (which scheduler ran first in session 1; they alternate after).
-    const scales: ScaleRecord[] = [];
-    let first: Options | undefined;
-    const files = opts.print.split(',').filter((f) => f.trim() !== '');
-    if (files.length === 0) throw new PrintError('--print: no result file named (give FILE or A.json,B.json,…)');
-    for (const file of files) {
-      const report = readReport(file);
-      const options = report.options as unknown as Options;
-      first ??= options;
-      const offset = Math.max(0, ...scales.flatMap((s) => s.results.map((r) => r.session ?? 1)));
-      for (const scale of report.runs as ScaleRecord[]) {
-        printScale(scale, options, report.machine, say);
-        scales.push({ ...scale, results: scale.results.map((r) => ({ ...r, session: (r.session ?? 1) + offset })) });
-      }
-    }
-    // The pooled figures judge every run again by this command's limits (--max-other-cores, --max-stock-deviation).
-    for (const scale of scales) {
-      for (const r of scale.results)
-        r.disturbed = loadDisturbance(r.otherCores, {
-          maxOtherCores: opts.maxOtherCores,
-          maxStockDeviation: opts.maxStockDeviation,
-        });
-      flagStockOutliers(scale.results, opts.maxStockDeviation);
-    }
-    say('');
-    say(`pooled with --max-other-cores ${opts.maxOtherCores} --max-stock-deviation ${opts.maxStockDeviation}`);
-    for (const nodes of new Set(scales.map((s) => s.nodes)))
-      printPooled(
-        scales.filter((s) => s.nodes === nodes),
-        first!,
-        say,
-      );
+    const report = readReport(opts.print);
+    const options = report.options as unknown as Options;
+    const scales = report.runs as ScaleRecord[];
+    for (const scale of scales) printScale(scale, options, report.machine, say);
+    for (const t of reportTables(scales, options)) say(`\n${textTable(t)}`);
     return;
   }
   const outDir = join(REPO_ROOT, '.e2e-bench');
@@ -1842,26 +1557,17 @@ async function main(): Promise<void> {
     writeReport(report, outFile, () => undefined);
   };
   for (const nodeCount of opts.nodes) {
-    const records: ScaleRecord[] = [];
-    for (let session = 1; session <= opts.sessions; session++) {
-      const scale = await benchScale(opts, nodeCount, outDir, session);
-      const record: ScaleRecord = {
-        nodes: nodeCount,
-        session,
-        ...scale,
-        profile: scale.profile && { files: scale.profile.files, threads: scale.profile.threads },
-      };
-      records.push(record);
-      scales.push(record);
-      save();
-      printScale(record, opts, machine, say);
-    }
-    flagStockOutliers(
-      records.flatMap((r) => r.results),
-      opts.maxStockDeviation,
-    );
+    const scale = await benchScale(opts, nodeCount, outDir);
+    const record: ScaleRecord = {
+      nodes: nodeCount,
+      ...scale,
+      profile: scale.profile && { files: scale.profile.files, threads: scale.profile.threads },
+    };
+    flagStockOutliers(record.results, opts.maxStockDeviation);
+    scales.push(record);
     save();
-    printPooled(records, opts, say);
+    printScale(record, opts, machine, say);
+    printPooled([record], opts, say);
   }
   say('');
   say(`report: ${outFile} (print it again: npm run bench -- cluster -- --print FILE)`);
@@ -1870,7 +1576,7 @@ async function main(): Promise<void> {
 if (import.meta.url === `file://${process.argv[1]}`)
   main().catch((err: Error) => {
     // A report that cannot be read says so in one line; anything else with its stack.
-    const plain = err instanceof PrintError || err instanceof ReportError;
+    const plain = err instanceof ReportError;
     process.stderr.write(`bench:cluster: ${plain ? err.message : (err.stack ?? err.message)}\n`);
     process.exit(1);
   });

@@ -119,6 +119,27 @@ export function sumBy(
   return out;
 }
 
+/**
+ * How much each counter of `name` (grouped by `label`) grew from `before` to `after`, the groups that did not
+ * grow left out; a counter that went down was reset (its process restarted) and counts from 0.
+ */
+export function counterDeltas(
+  after: readonly Sample[],
+  before: readonly Sample[],
+  name: string,
+  label: string,
+  match: LabelMatch = {},
+): Record<string, number> {
+  const b = sumBy(before, name, label, match);
+  const out: Record<string, number> = {};
+  for (const [k, v] of sumBy(after, name, label, match)) {
+    const prior = b.get(k) ?? 0;
+    const d = v >= prior ? v - prior : v;
+    if (d !== 0) out[k] = d;
+  }
+  return out;
+}
+
 /** A cumulative histogram: counts of observations ≤ each upper bound (ascending, ending at +Inf), sum and count. */
 export interface Histogram {
   readonly buckets: readonly { readonly le: number; readonly count: number }[];
@@ -620,42 +641,28 @@ export function stockRateOutliers(
   return out;
 }
 
-/** Median and spread (min–max) of a figure over runs, and the medians of each session. */
+/** Median and spread (min–max) of a figure over runs. */
 export interface Spread {
   readonly median: number | null;
   readonly min: number | null;
   readonly max: number | null;
   readonly n: number;
-  /** Median per session, in session order (null where a session had no value). */
-  readonly sessions: readonly (number | null)[];
 }
 
-/** The pooled median and spread of `values` (one per run, tagged with its session number 1…sessions). */
-export function spreadOf(
-  values: readonly { readonly session: number; readonly value: number | null | undefined }[],
-  sessions: number,
-): Spread {
-  const xs = values.map((v) => v.value).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
-  const per = Array.from({ length: sessions }, (_, s) =>
-    median(
-      values
-        .filter((v) => v.session === s + 1)
-        .map((v) => v.value)
-        .filter((v): v is number => typeof v === 'number' && Number.isFinite(v)),
-    ),
-  );
+/** The median and spread of `values` (one per run; null, undefined and NaN are left out). */
+export function spreadOf(values: readonly (number | null | undefined)[]): Spread {
+  const xs = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
   return {
     median: median(xs),
     min: xs.length ? Math.min(...xs) : null,
     max: xs.length ? Math.max(...xs) : null,
     n: xs.length,
-    sessions: per,
   };
 }
 
 /**
  * Warm-up: the first run's figure after a (re)start against the median of the later runs of the same
- * session and mode (1.00 = no warm-up cost; 0.70 = the first run reached 70 % of the later ones' rate).
+ * mode (1.00 = no warm-up cost; 0.70 = the first run reached 70 % of the later ones' rate).
  * Null without a later run.
  */
 export function firstRunRatio(ordered: readonly (number | null)[]): number | null {

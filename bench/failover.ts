@@ -7,10 +7,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import {
+  benchPod,
   createPods,
   ensureNamespace,
   httpsGet,
@@ -25,6 +25,7 @@ import { parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.j
 import { replayOvercommit } from './overcommit.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
+import { positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench-failover';
 
@@ -122,25 +123,14 @@ async function run(o: Options): Promise<Record<string, unknown>> {
   await changes.start();
   const ours = (p: Pod) => p.metadata?.namespace === NAMESPACE;
   const width = String(o.pods - 1).length;
-  const manifests: V1Pod[] = Array.from({ length: o.pods }, (_, i) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `sbx-${String(i).padStart(width, '0')}`, namespace: NAMESPACE },
-    spec: {
+  const manifests = Array.from({ length: o.pods }, (_, i) =>
+    benchPod(`sbx-${String(i).padStart(width, '0')}`, NAMESPACE, {
       schedulerName: lease,
-      terminationGracePeriodSeconds: 0,
-      containers: [
-        {
-          name: 'sandbox',
-          image: 'example.invalid/none',
-          resources: {
-            requests: { cpu: o.podCpu, memory: o.podMemory },
-            limits: { cpu: o.podCpu, memory: o.podMemory },
-          },
-        },
-      ],
-    },
-  }));
+      cpu: o.podCpu,
+      memory: o.podMemory,
+    }),
+  );
+
   const t0 = nowMs();
   const creating = createPods(kube, NAMESPACE, manifests, o.concurrency);
   await waitUntil(`${o.killAt} pods bound`, 600_000, () => changes.boundAt(ours).size >= o.killAt, 10);
@@ -255,12 +245,6 @@ export function takeoverTable(r: Awaited<ReturnType<typeof run>>, title: string)
     ],
   ];
   return tableOf('takeover', title, rows);
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer');
-  return n;
 }
 
 async function main(): Promise<void> {

@@ -8,15 +8,26 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { randomSource } from '../src/randomSource.js';
-import { fmt, parsePrometheusText, percentile, sumSamples } from './clusterStats.js';
-import { inParallel, Kube, metricByLabel as metric, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import { fmt, percentile } from './clusterStats.js';
+import {
+  benchPod,
+  deleteAllPods,
+  inParallel,
+  Kube,
+  metricByLabel as metric,
+  PodWatch,
+  retryBusy,
+  untaintNodes,
+  type PodEventType,
+} from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
 import { StartingTracker } from './startingStats.js';
 import { readReport, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
+import { nonNegative, positive, positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench-locality';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
@@ -119,35 +130,19 @@ function seededCache(o: Options, w: Workload): SimulatedImageCache {
   return cache;
 }
 
-/**
- * An idempotent `write` (a merge patch) retried on 429 and 5xx answers (the API server under a burst) and on
- * connection errors without an answer (a keep-alive connection closed under the request), up to 20 times.
- */
-async function retried(write: () => Promise<unknown>): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await write();
-      return;
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      const retriable = code === 429 || (typeof code === 'number' && code >= 500) || typeof code !== 'number';
-      if (attempt < 20 && retriable) await sleep(100);
-      else throw err;
-    }
-  }
-}
-
 /** Writes `images` to the node's status.images (a merge patch of the status subresource replaces the list). */
-function patchNodeImages(
+async function patchNodeImages(
   kube: Kube,
   node: string,
   images: readonly { names: string[]; sizeBytes: number }[],
 ): Promise<void> {
-  return retried(() =>
-    kube.api.patchNodeStatus(
-      { name: node, body: { status: { images } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    ),
+  await retryBusy(
+    () =>
+      kube.api.patchNodeStatus(
+        { name: node, body: { status: { images } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    { idempotent: true },
   );
 }
 
@@ -158,58 +153,16 @@ function podManifest(
   schedulerName: string | null,
   o: Options,
 ): V1Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: NAMESPACE,
-      labels: { app: 'bench-locality', [TEMPLATE_LABEL]: `tmpl-${String(template).padStart(2, '0')}` },
-    },
-    spec: {
-      ...(schedulerName ? { schedulerName } : {}),
-      terminationGracePeriodSeconds: 0,
-      containers: [
-        {
-          name: 'sandbox',
-          image: image.name,
-          resources: {
-            requests: { cpu: o.podCpu, memory: o.podMemory },
-            limits: { cpu: o.podCpu, memory: o.podMemory },
-          },
-        },
-      ],
-    },
-  };
+  return benchPod(name, NAMESPACE, {
+    schedulerName,
+    cpu: o.podCpu,
+    memory: o.podMemory,
+    image: image.name,
+    labels: { app: 'bench-locality', [TEMPLATE_LABEL]: `tmpl-${String(template).padStart(2, '0')}` },
+  });
 }
 
 // ------------------------------------------------------------------------------------------ one run
-
-async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void> {
-  try {
-    await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 0 });
-  } catch (err) {
-    if ((err as { code?: number }).code !== 404) throw err;
-  }
-  await waitUntil(
-    'the pods of the previous run to be gone',
-    300_000,
-    async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0,
-    500,
-  );
-  await waitUntil(
-    'the extender to drop them',
-    120_000,
-    async () => {
-      const m = parsePrometheusText(await (await fetch(`${env.EXTENDER_URL}/metrics`)).text());
-      return (
-        sumSamples(m, 'sandbox_extender_reservations_pending') === 0 &&
-        sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0
-      );
-    },
-    500,
-  );
-}
 
 /**
  * One run. `kube` creates and watches the pods; `patcher`, on connections of its own, writes the model's ready
@@ -228,7 +181,7 @@ async function oneRun(
   configs: Record<Exclude<Setup, 'stock'>, string>,
 ): Promise<RunResult> {
   log(`run ${run}: ${setup}: resetting node images`);
-  await deleteAll(kube, env);
+  await deleteAllPods(kube, NAMESPACE, env.EXTENDER_URL!);
   const sim = seededCache(o, w);
   await inParallel(nodeNames, o.concurrency, (n) => patchNodeImages(patcher, n, sim.statusImages(n)));
   if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
@@ -245,16 +198,10 @@ async function oneRun(
   const boundCount = new Map<string, number>();
   const templateOf = new Map<string, number>();
   const patches: Promise<unknown>[] = [];
-  let resourceVersion = '';
-  let reopens = 0;
-  let watching = true;
-  let controller: AbortController | undefined;
   const t0 = nowMs();
-  const onPod = (type: string, pod: V1Pod) => {
+  const onPod = (type: PodEventType, pod: V1Pod) => {
     const t = nowMs() - t0;
-    if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
-    const name = pod.metadata?.name;
-    if (type === 'BOOKMARK' || type === 'ERROR' || !name) return;
+    const name = pod.metadata!.name!;
     const node = pod.spec?.nodeName ?? null;
     const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
     tracker.observe(name, node, ready, type === 'DELETED');
@@ -266,31 +213,20 @@ async function oneRun(
       kinds[plan.kind]++;
       const body = { metadata: { annotations: { [READY_DELAY_ANNOTATION]: `${Math.round(plan.delayMs)}ms` } } };
       patches.push(
-        retried(() =>
-          patcher.api.patchNamespacedPod(
-            { name, namespace: NAMESPACE, body },
-            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-          ),
+        retryBusy(
+          () =>
+            patcher.api.patchNamespacedPod(
+              { name, namespace: NAMESPACE, body },
+              setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+            ),
+          { idempotent: true },
         ).catch((e: Error) => log(`annotating ${name}: ${e.message}`)),
       );
     }
   };
-  const open = async (): Promise<void> => {
-    controller = await kube.watch.watch(
-      `/api/v1/namespaces/${NAMESPACE}/pods`,
-      { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
-      onPod,
-      (err: unknown) => {
-        if (!watching) return;
-        reopens++;
-        log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from ${resourceVersion}`);
-        void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-      },
-    );
-  };
-  resourceVersion =
-    (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion ?? '';
-  await open();
+  const from = (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion;
+  const watch = new PodWatch(kube, NAMESPACE, onPod, from ?? '');
+  await watch.start();
   // Finished pulls go to the nodes' status.images, as kubelet would report them at its next status update.
   let pulling = true;
   const pulls = (async () => {
@@ -317,27 +253,19 @@ async function oneRun(
       const name = `sbx-${String(i).padStart(width, '0')}`;
       const template = w.podTemplates[i]!;
       templateOf.set(name, template);
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await kube.api.createNamespacedPod({
-            namespace: NAMESPACE,
-            body: podManifest(name, template, w.images[template]!, schedulerName, o),
-          });
-          ackAt.set(name, nowMs() - t0);
-          return;
-        } catch (err) {
-          const code = (err as { code?: number }).code;
-          if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
-          else throw err;
-        }
-      }
+      await retryBusy(() =>
+        kube.api.createNamespacedPod({
+          namespace: NAMESPACE,
+          body: podManifest(name, template, w.images[template]!, schedulerName, o),
+        }),
+      );
+      ackAt.set(name, nowMs() - t0);
     });
   }
   await waitUntil(`${setup}: all ${o.pods} pods Ready`, 15 * 60_000, () => readyAt.size >= o.pods, 200);
   pulling = false;
   await pulls;
-  watching = false;
-  controller?.abort();
+  watch.stop();
   await Promise.all(patches);
 
   const latencies = [...readyAt].map(([name, t]) => t - ackAt.get(name)!).sort((a, b) => a - b);
@@ -363,7 +291,7 @@ async function oneRun(
     peakPressure,
     peakStarting,
     byLocality,
-    watchReopens: reopens,
+    watchReopens: watch.reopens,
   };
   log(
     `${setup} run ${run}: warm ${kinds.warm}, joined ${kinds.joined}, pulled ${kinds.pulled}; create→Ready p50 ${fmt(result.createToReadyMs.p50, 0)} ms, p99 ${fmt(result.createToReadyMs.p99, 0)} ms; all Ready in ${result.allReadySeconds.toFixed(1)} s`,
@@ -440,24 +368,6 @@ function describe(o: Options): string {
 }
 
 // ------------------------------------------------------------------------------------------ main
-
-function positive(v: string): number {
-  const n = Number(v);
-  if (!(n > 0)) throw new InvalidArgumentError('expected a number > 0');
-  return n;
-}
-
-function nonNegative(v: string): number {
-  const n = Number(v);
-  if (!(n >= 0)) throw new InvalidArgumentError('expected a number ≥ 0');
-  return n;
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
-  return n;
-}
 
 async function main(): Promise<void> {
   const program = new Command('bench:locality')
@@ -562,7 +472,7 @@ async function main(): Promise<void> {
         writeReport(report, undefined, () => undefined);
       }
     }
-    await deleteAll(kube, env);
+    await deleteAllPods(kube, NAMESPACE, env.EXTENDER_URL!);
     kube.agent.destroy();
     patcher.agent.destroy();
   } finally {

@@ -8,9 +8,10 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import {
+  benchPod,
   createPods,
   ensureNamespace,
   httpsGet,
@@ -33,6 +34,7 @@ import {
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
+  counterDeltas,
   histogram,
   histogramDelta,
   histogramQuantile,
@@ -97,47 +99,6 @@ const ms = (h: Histogram, q: number) => {
   return v === null ? null : v * 1000;
 };
 
-function delta(
-  after: Sample[],
-  before: Sample[],
-  name: string,
-  label: string,
-  match: Record<string, string> = {},
-): Record<string, number> {
-  const b = sumBy(before, name, label, match);
-  const out: Record<string, number> = {};
-  for (const [k, v] of sumBy(after, name, label, match)) if (v - (b.get(k) ?? 0) !== 0) out[k] = v - (b.get(k) ?? 0);
-  return out;
-}
-
-function pod(
-  name: string,
-  namespace: string,
-  schedulerName: string,
-  cpu: string,
-  memory: string,
-  extra: { nodeName?: string; labels?: Record<string, string>; priorityClassName?: string } = {},
-): V1Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace, ...(extra.labels ? { labels: extra.labels } : {}) },
-    spec: {
-      schedulerName,
-      ...(extra.nodeName ? { nodeName: extra.nodeName } : {}),
-      ...(extra.priorityClassName ? { priorityClassName: extra.priorityClassName } : {}),
-      terminationGracePeriodSeconds: 0,
-      containers: [
-        {
-          name: 'sandbox',
-          image: 'example.invalid/none',
-          resources: { requests: { cpu, memory }, limits: { cpu, memory } },
-        },
-      ],
-    },
-  };
-}
-
 async function emptyNamespace(kube: Kube, namespace: string): Promise<void> {
   await kube.api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
   await waitUntil(
@@ -176,7 +137,12 @@ async function burst(label: string, env: ClusterEnv, kube: Kube, o: Options, rou
   const before = await scrapeBoth(env, kube);
   const priority = o.burstPriority > 0 ? { priorityClassName: BURST_PRIORITY_CLASS } : {};
   const manifests = Array.from({ length: o.burst }, (_, i) =>
-    pod(`burst-${round}-${i}`, BURST_NS, env.SANDBOX_SCHEDULER_NAME!, o.burstCpu, o.burstMemory, priority),
+    benchPod(`burst-${round}-${i}`, BURST_NS, {
+      schedulerName: env.SANDBOX_SCHEDULER_NAME!,
+      cpu: o.burstCpu,
+      memory: o.burstMemory,
+      ...priority,
+    }),
   );
   const creation = await createPods(kube, BURST_NS, manifests, o.concurrency);
   await waitUntil(`the ${o.burst} pods of the burst bound`, 3_600_000, () => changes.boundAt().size >= o.burst, 100);
@@ -209,8 +175,14 @@ async function burst(label: string, env: ClusterEnv, kube: Kube, o: Options, rou
     filterP99Ms: ms(filter, 0.99),
     eventLoopP99Ms: ms(loop, 0.99),
     extenderRssMb: extenderRssMb(),
-    scheduleAttempts: delta(after.scheduler, before.scheduler, 'scheduler_schedule_attempts_total', 'result', profile),
-    queueMovesByEvent: delta(after.scheduler, before.scheduler, 'scheduler_queue_incoming_pods_total', 'event'),
+    scheduleAttempts: counterDeltas(
+      after.scheduler,
+      before.scheduler,
+      'scheduler_schedule_attempts_total',
+      'result',
+      profile,
+    ),
+    queueMovesByEvent: counterDeltas(after.scheduler, before.scheduler, 'scheduler_queue_incoming_pods_total', 'event'),
     pendingPods: Object.fromEntries(sumBy(after.scheduler, 'scheduler_pending_pods', 'queue')),
     requeueWrites:
       sumSamples(after.extender, 'sandbox_extender_requeue_writes_total') -
@@ -435,7 +407,10 @@ async function main(): Promise<void> {
     // ---- every node full in the extender's model: a paused sandbox of fillCpu, Succeeded
     log(`filling ${nodeNames.length} nodes with a paused Succeeded sandbox of ${o.fillCpu} CPUs each`);
     const fillers = nodeNames.map((n) =>
-      pod(`fill-${n}`, FILL_NS, 'default-scheduler', String(o.fillCpu), `${o.fillCpu * 4}Gi`, {
+      benchPod(`fill-${n}`, FILL_NS, {
+        schedulerName: 'default-scheduler',
+        cpu: String(o.fillCpu),
+        memory: `${o.fillCpu * 4}Gi`,
         nodeName: n,
         labels: { [PAUSED]: 'true' },
       }),
@@ -474,7 +449,11 @@ async function main(): Promise<void> {
 
     // ---- 2. the hopeless pods, each tried once
     const hopeless = Array.from({ length: o.hopeless }, (_, i) =>
-      pod(`hopeless-${i}`, HOPELESS_NS, env.SANDBOX_SCHEDULER_NAME!, String(o.hopelessCpu), o.hopelessMemory),
+      benchPod(`hopeless-${i}`, HOPELESS_NS, {
+        schedulerName: env.SANDBOX_SCHEDULER_NAME!,
+        cpu: String(o.hopelessCpu),
+        memory: o.hopelessMemory,
+      }),
     );
     const beforeHopeless = await scrapeBoth(env, kube);
     log(`creating ${o.hopeless} pods of ${o.hopelessCpu} CPUs that fit nowhere in the extender's model`);
@@ -564,9 +543,15 @@ async function main(): Promise<void> {
       podsNudged:
         sumSamples(afterAdd.extender, 'sandbox_extender_pods_nudged_total') -
         sumSamples(beforeAdd.extender, 'sandbox_extender_pods_nudged_total'),
-      scheduleAttempts: delta(afterAdd.scheduler, beforeAdd.scheduler, 'scheduler_schedule_attempts_total', 'result', {
-        profile: env.SANDBOX_SCHEDULER_NAME!,
-      }),
+      scheduleAttempts: counterDeltas(
+        afterAdd.scheduler,
+        beforeAdd.scheduler,
+        'scheduler_schedule_attempts_total',
+        'result',
+        {
+          profile: env.SANDBOX_SCHEDULER_NAME!,
+        },
+      ),
       extenderRssMb: extenderRssMb(),
       rejectedRemembered: sumSamples(afterAdd.extender, 'sandbox_extender_rejected_pods'),
       rejectedDropped: sumSamples(afterAdd.extender, 'sandbox_extender_rejected_pods_dropped_total'),

@@ -24,7 +24,8 @@ export interface CpuReport {
 
 export type Select = (all: readonly ProcStat[]) => { proc: ProcStat; category: string }[];
 
-function clockTicksPerSecond(): number {
+/** The kernel's clock ticks per second (getconf CLK_TCK), the unit of /proc/PID/stat's utime and stime; 100 if unknown. */
+export function clockTicksPerSecond(): number {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   } catch {

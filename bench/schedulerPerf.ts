@@ -41,6 +41,7 @@ import {
   type Variant,
   type WorkloadChoice,
 } from './schedulerPerfStats.js';
+import { positiveInt } from './cliOptions.js';
 
 /** Other jobs' CPU above which a run is flagged as not from a quiet machine (cores). */
 const QUIET_CORES = 0.15;
@@ -93,12 +94,6 @@ export interface RunRecord {
   upstreamThreshold: number | null;
   cpu: CpuReport;
   error?: string;
-}
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('a positive integer');
-  return n;
 }
 
 function percentage(v: string): number {

@@ -7,11 +7,11 @@
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse, stringify } from 'yaml';
 import type { Node } from '../src/core/objects/kubeObjects.js';
 import {
+  benchPod,
   createPods,
   ensureNamespace,
   Kube,
@@ -35,6 +35,7 @@ import { sumSamples } from './clusterStats.js';
 import { placementsFromLog, replayOvercommit, type OvercommitReport } from './overcommit.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
+import { positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench-shared';
 const CONFIGS = ['stock', 'bind-off', 'bind-on', 'one-process'] as const;
@@ -104,28 +105,6 @@ async function configure(config: Config, env: ClusterEnv, current: { config: Con
 
 // ------------------------------------------------------------------------------------------ one round
 
-function podManifest(name: string, schedulerName: string, o: Options): V1Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: NAMESPACE, labels: { app: 'bench-shared' } },
-    spec: {
-      schedulerName,
-      terminationGracePeriodSeconds: 0,
-      containers: [
-        {
-          name: 'sandbox',
-          image: 'example.invalid/none',
-          resources: {
-            requests: { cpu: o.podCpu, memory: o.podMemory },
-            limits: { cpu: o.podCpu, memory: o.podMemory },
-          },
-        },
-      ],
-    },
-  };
-}
-
 const counts = (m: ReadonlyMap<string, number>) =>
   Object.fromEntries([...m].map(([k, v]) => [k === 'default-scheduler' ? 'default' : 'sandbox', v]));
 
@@ -145,9 +124,16 @@ async function oneRound(
   const changes = new PodChangeLog(kube);
   await changes.start();
   const width = String(o.pods - 1).length;
+  const pod = { cpu: o.podCpu, memory: o.podMemory, labels: { app: 'bench-shared' } };
   const manifests = Array.from({ length: o.pods }, (_, i) => [
-    podManifest(`sbx-${round}-${String(i).padStart(width, '0')}`, env.SANDBOX_SCHEDULER_NAME!, o),
-    podManifest(`std-${round}-${String(i).padStart(width, '0')}`, 'default-scheduler', o),
+    benchPod(`sbx-${round}-${String(i).padStart(width, '0')}`, NAMESPACE, {
+      ...pod,
+      schedulerName: env.SANDBOX_SCHEDULER_NAME!,
+    }),
+    benchPod(`std-${round}-${String(i).padStart(width, '0')}`, NAMESPACE, {
+      ...pod,
+      schedulerName: 'default-scheduler',
+    }),
   ]).flat();
   const names = new Set(manifests.map((m) => m.metadata!.name!));
   const t0 = nowMs();
@@ -282,12 +268,6 @@ export function overcommitTable(rounds: readonly Round[], configs: readonly Conf
 }
 
 // ------------------------------------------------------------------------------------------ main
-
-function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer');
-  return n;
-}
 
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:shared')

@@ -8,10 +8,9 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { median, parsePrometheusText, sumSamples } from './clusterStats.js';
-import { ensureNamespace, inParallel, Kube } from '../test/e2e/kit/adminClient.js';
+import { benchPod, createPods, ensureNamespace, Kube, PodWatch } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { positiveInt } from './cliOptions.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
@@ -78,41 +77,16 @@ async function oneRun(
   const tracker = new StartingTracker();
   const boundAt = new Map<string, number>();
   const readyAt = new Map<string, number>();
-  // The API server closes the watch of a reader that falls behind (a burst is thousands of changes in seconds):
-  // it is reopened from the last resourceVersion seen, so no change is lost and the order is kept.
-  let watching = true;
-  let resourceVersion = '';
-  let reopens = 0;
-  let controller: AbortController | undefined;
-  const open = async (): Promise<void> => {
-    controller = await k.watch.watch(
-      `/api/v1/namespaces/${NAMESPACE}/pods`,
-      resourceVersion ? { resourceVersion, allowWatchBookmarks: true } : { allowWatchBookmarks: true },
-      (type: string, pod: V1Pod) => {
-        if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
-        const name = pod.metadata?.name;
-        if (type === 'BOOKMARK' || type === 'ERROR' || !name) {
-          if (type === 'ERROR') log(`pod watch: ERROR ${JSON.stringify(pod).slice(0, 200)}`);
-          return;
-        }
-        const node = pod.spec?.nodeName ?? null;
-        const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-        tracker.observe(name, node, ready, type === 'DELETED');
-        const t = performance.now();
-        if (node && !boundAt.has(name)) boundAt.set(name, t);
-        if (ready && !readyAt.has(name)) readyAt.set(name, t);
-      },
-      (err: unknown) => {
-        if (!watching) return;
-        reopens++;
-        log(
-          `pod watch closed (${err ? String(err) : 'by the API server'}); reopening from resourceVersion ${resourceVersion}`,
-        );
-        void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-      },
-    );
-  };
-  await open();
+  const watch = new PodWatch(k, NAMESPACE, (type, pod) => {
+    const name = pod.metadata!.name!;
+    const node = pod.spec?.nodeName ?? null;
+    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    tracker.observe(name, node, ready, type === 'DELETED');
+    const t = performance.now();
+    if (node && !boundAt.has(name)) boundAt.set(name, t);
+    if (ready && !readyAt.has(name)) readyAt.set(name, t);
+  });
+  await watch.start();
   const modelPeak = new Map<string, number>();
   let sampling = sandbox;
   const sampler = (async () => {
@@ -135,37 +109,16 @@ async function oneRun(
   const filterBefore = sandbox ? await filters() : 0;
   await sleep(500);
   const t0 = performance.now();
-  await inParallel(names, o.concurrency, async (name) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await k.api.createNamespacedPod({
-          namespace: NAMESPACE,
-          body: {
-            metadata: { name, labels: { app: 'bench-starting' } },
-            spec: {
-              ...(sandbox ? { schedulerName: env.SANDBOX_SCHEDULER_NAME! } : {}),
-              terminationGracePeriodSeconds: 0,
-              containers: [
-                {
-                  name: 'sandbox',
-                  image: 'registry.invalid/bench/sandbox:1',
-                  resources: {
-                    requests: { cpu: o.podCpu, memory: o.podMemory },
-                    limits: { cpu: o.podCpu, memory: o.podMemory },
-                  },
-                },
-              ],
-            },
-          },
-        });
-        return;
-      } catch (err) {
-        const code = (err as { code?: number }).code;
-        if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
-        else throw err;
-      }
-    }
-  });
+  const pods = names.map((name) =>
+    benchPod(name, NAMESPACE, {
+      schedulerName: sandbox ? env.SANDBOX_SCHEDULER_NAME! : null,
+      cpu: o.podCpu,
+      memory: o.podMemory,
+      labels: { app: 'bench-starting' },
+    }),
+  );
+
+  await createPods(k, NAMESPACE, pods, o.concurrency);
   const created = performance.now();
   const deadline = Date.now() + 15 * 60_000;
   let listedAllReadySince: number | undefined;
@@ -185,8 +138,7 @@ async function oneRun(
   }
   sampling = false;
   await sampler;
-  watching = false;
-  controller?.abort();
+  watch.stop();
   const last = (m: Map<string, number>) => Math.max(...m.values());
   const allReadySeconds = (last(readyAt) - t0) / 1000;
   const result: RunResult = {
@@ -201,7 +153,7 @@ async function oneRun(
     modelPeaks: sandbox ? distribution(nodeNames.map((n) => modelPeak.get(n) ?? 0)) : null,
     startingLimitHeld: sandbox ? (await held()) - heldBefore : null,
     filterRequests: sandbox ? (await filters()) - filterBefore : null,
-    watchReopens: reopens,
+    watchReopens: watch.reopens,
   };
   log(
     `${setup} run ${runIndex}: all Ready in ${allReadySeconds.toFixed(1)} s, peak starting ${result.apiPeaks.max}; deleting the pods`,

@@ -12,19 +12,19 @@ import { promisify } from 'node:util';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError } from 'commander';
 import { randomSource } from '../src/randomSource.js';
-import { fmt, median, parsePrometheusText, sumSamples } from './clusterStats.js';
-import { ensureNamespace, inParallel, Kube, metricByLabel, untaintNodes } from '../test/e2e/kit/adminClient.js';
+import { fmt, median } from './clusterStats.js';
 import {
-  log,
-  nowMs,
-  readClusterEnv,
-  REPO_ROOT,
-  script,
-  sleep,
-  STATE_DIR,
-  waitUntil,
-} from '../test/e2e/kit/controlPlane.js';
-import { positiveInt } from './cliOptions.js';
+  ensureNamespace,
+  inParallel,
+  Kube,
+  deleteAllPods,
+  metricByLabel,
+  PodWatch,
+  retryBusy,
+  untaintNodes,
+} from '../test/e2e/kit/adminClient.js';
+import { log, nowMs, readClusterEnv, REPO_ROOT, script, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
+import { positive, positiveInt } from './cliOptions.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
@@ -178,29 +178,6 @@ async function prepareCaches(
 
 // ------------------------------------------------------------------------------------------ one run
 
-async function deleteAll(kube: Kube, env: Record<string, string>): Promise<void> {
-  await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 1 });
-  await waitUntil(
-    'the pods of the previous run to be gone',
-    300_000,
-    async () => (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).items.length === 0,
-    500,
-  );
-  await kube.api.deleteCollectionNamespacedEvent({ namespace: NAMESPACE });
-  await waitUntil(
-    'the extender to drop them',
-    120_000,
-    async () => {
-      const m = parsePrometheusText(await (await fetch(`${env.EXTENDER_URL}/metrics`)).text());
-      return (
-        sumSamples(m, 'sandbox_extender_reservations_pending') === 0 &&
-        sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0
-      );
-    },
-    500,
-  );
-}
-
 function podManifest(name: string, template: number, t: Template, schedulerName: string | null, o: Options): V1Pod {
   return {
     apiVersion: 'v1',
@@ -279,7 +256,7 @@ async function oneRun(
 ): Promise<RunResult> {
   const t00 = nowMs();
   log(`round ${round}: ${cache} ${setup}: preparing`);
-  await deleteAll(kube, env);
+  await deleteAllPods(kube, NAMESPACE, env.EXTENDER_URL!, { graceSeconds: 1, events: true });
   await prepareCaches(cache, kube, nodes, templates);
   const held = new Map(nodes.map((n) => [n, new Set<number>()]));
   for (const n of await realNodes(kube)) held.set(n.metadata!.name!, listedTemplates(n, templates));
@@ -294,60 +271,41 @@ async function oneRun(
   const createdAt = new Map<string, number>();
   const readyAt = new Map<string, number>();
   const nodeOf = new Map<string, string>();
-  let resourceVersion =
-    (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion ?? '';
-  let watching = true;
-  let controller: AbortController | undefined;
+  const from = (await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 })).metadata?.resourceVersion;
   const cpu = new ProcWatch(cpuCategories(extenderPid()));
   cpu.start();
   const t0 = nowMs();
-  const open = async (): Promise<void> => {
-    controller = await kube.watch.watch(
-      `/api/v1/namespaces/${NAMESPACE}/pods`,
-      { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
-      (type: string, pod: V1Pod) => {
-        const t = nowMs() - t0;
-        if (pod.metadata?.resourceVersion) resourceVersion = pod.metadata.resourceVersion;
-        const name = pod.metadata?.name;
-        if (type === 'BOOKMARK' || type === 'ERROR' || !name) return;
-        const node = pod.spec?.nodeName ?? null;
-        const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-        tracker.observe(name, node, ready, type === 'DELETED');
-        if (node) nodeOf.set(name, node);
-        if (ready && !readyAt.has(name)) readyAt.set(name, t);
-      },
-      (err: unknown) => {
-        if (!watching) return;
-        log(`pod watch closed (${err ? String(err) : 'by the API server'}); reopening from ${resourceVersion}`);
-        void open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-      },
-    );
-  };
-  await open();
+  const watch = new PodWatch(
+    kube,
+    NAMESPACE,
+    (type, pod) => {
+      const t = nowMs() - t0;
+      const name = pod.metadata!.name!;
+      const node = pod.spec?.nodeName ?? null;
+      const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+      tracker.observe(name, node, ready, type === 'DELETED');
+      if (node) nodeOf.set(name, node);
+      if (ready && !readyAt.has(name)) readyAt.set(name, t);
+    },
+    from ?? '',
+  );
+  await watch.start();
   const schedulerName = setup === 'stock' ? null : env.SANDBOX_SCHEDULER_NAME!;
   const width = String(o.pods - 1).length;
   const names = podTemplates.map((_, i) => `sbx-${String(i).padStart(width, '0')}`);
   await inParallel(names, o.concurrency, async (name, i) => {
     const template = podTemplates[i]!;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await kube.api.createNamespacedPod({
-          namespace: NAMESPACE,
-          body: podManifest(name, template, templates[template]!, schedulerName, o),
-        });
-        createdAt.set(name, nowMs() - t0);
-        return;
-      } catch (err) {
-        const code = (err as { code?: number }).code;
-        if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) await sleep(100);
-        else throw err;
-      }
-    }
+    await retryBusy(() =>
+      kube.api.createNamespacedPod({
+        namespace: NAMESPACE,
+        body: podManifest(name, template, templates[template]!, schedulerName, o),
+      }),
+    );
+    createdAt.set(name, nowMs() - t0);
   });
   await waitUntil(`${cache} ${setup}: all ${o.pods} pods Ready`, 10 * 60_000, () => readyAt.size >= o.pods, 200);
   const cpuReport = cpu.stop();
-  watching = false;
-  controller?.abort();
+  watch.stop();
 
   const timings: PodTiming[] = names.map((name, i) => ({
     name,
@@ -441,12 +399,6 @@ function list<T extends string>(allowed: readonly T[], what: string) {
       if (!allowed.includes(x)) throw new InvalidArgumentError(`unknown ${what} ${x} (${allowed.join(', ')})`);
     return xs;
   };
-}
-
-function positive(v: string): number {
-  const n = Number(v);
-  if (!(n > 0)) throw new InvalidArgumentError('expected a number > 0');
-  return n;
 }
 
 function mibList(v: string): number[] {
@@ -576,7 +528,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    await deleteAll(kube, env);
+    await deleteAllPods(kube, NAMESPACE, env.EXTENDER_URL!, { graceSeconds: 1, events: true });
     kube.agent.destroy();
   } finally {
     if (!o.reuse) await script('cluster-down.sh', ['--keep-logs']).catch((e: Error) => log(e.message));

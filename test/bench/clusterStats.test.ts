@@ -22,6 +22,7 @@ import {
   selfTimeTable,
   sumBy,
   sumSamples,
+  counterDeltas,
   startTimeOfStat,
   ticksOfStat,
   type CpuProfile,
@@ -73,6 +74,15 @@ describe('parsePrometheusText', () => {
       ['scheduled', 10],
       ['unschedulable', 2],
     ]);
+  });
+
+  it('gives how much each counter grew, leaving out the ones that did not, a reset counting from 0', () => {
+    const before = parsePrometheusText('c{result="scheduled"} 10\nc{result="error"} 3\nc{result="unschedulable"} 7');
+    const after = parsePrometheusText(
+      'c{result="scheduled"} 25\nc{result="error"} 3\nc{result="unschedulable"} 2\nc{result="new"} 4',
+    );
+    expect(counterDeltas(after, before, 'c', 'result')).toEqual({ scheduled: 15, unschedulable: 2, new: 4 });
+    expect(counterDeltas(after, before, 'c', 'result', { result: 'scheduled' })).toEqual({ scheduled: 15 });
   });
 
   it('reads the special values in any letter case, as Prometheus does (prom-client writes Nan)', () => {
@@ -358,21 +368,12 @@ describe('CPU per 1,000 pods, quiet-run checks, spread and warm-up', () => {
     expect(stockRateOutliers(runs, 0.3).size).toBe(0);
   });
 
-  it('pools runs of several sessions into a median, a spread and a median per session', () => {
-    const s = spreadOf(
-      [
-        { session: 1, value: 10 },
-        { session: 1, value: 12 },
-        { session: 2, value: 20 },
-        { session: 3, value: null },
-        { session: 2, value: Number.NaN },
-      ],
-      3,
-    );
-    expect(s).toEqual({ median: 12, min: 10, max: 20, n: 3, sessions: [11, 20, null] });
+  it('takes the median and the spread of the runs, leaving out what is not a number', () => {
+    expect(spreadOf([10, 12, 20, null, Number.NaN, undefined])).toEqual({ median: 12, min: 10, max: 20, n: 3 });
+    expect(spreadOf([null])).toEqual({ median: null, min: null, max: null, n: 0 });
   });
 
-  it('gives the first run of a session against the median of the later ones', () => {
+  it('gives the first run against the median of the later ones', () => {
     expect(firstRunRatio([70, 100, 90, 110])).toBeCloseTo(0.7, 10);
     expect(firstRunRatio([70])).toBeNull();
     expect(firstRunRatio([null, 100])).toBeNull();

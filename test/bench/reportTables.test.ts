@@ -195,12 +195,12 @@ describe('the cluster programs’ report tables', () => {
       mode,
       scheduler,
       run: 1,
-      session: 1,
       profiled: false,
       variant,
       disturbed: [],
       podsPerSecond: pps,
       sli: { count: 1000, p50Ms: 5, p99Ms: 50 },
+      algorithm: { count: 1000, meanMs: 1.5, p99Ms: 3 },
       createToBound: mode === 'burst' ? { p50Ms: 900, p99Ms: 2346, maxMs: 3000 } : null,
       cpuPerThousand: {
         binding: { 'sandbox-extender': 2 },
@@ -212,7 +212,6 @@ describe('the cluster programs’ report tables', () => {
   const records = [
     {
       nodes: 1000,
-      session: 1,
       settings: { sandbox: { percentageOfNodesToScore: 100 }, default: { percentageOfNodesToScore: null } },
       results: [
         run('sandbox', 'drain', 172),
@@ -228,7 +227,14 @@ describe('the cluster programs’ report tables', () => {
 
   it('cluster: `readme` (or with --pin `pinned`) as published, its pooled tables its own', () => {
     const tables = pooledTables(records, opts);
-    expect(tables.map((t) => t.id)).toEqual(['pooled', 'floor', 'readme']);
+    expect(tables.map((t) => t.id)).toEqual(['summary', 'floor', 'readme']);
+    expect(tables[0]!.rows[0]).toEqual([
+      'drain',
+      'pods/s over the binding window',
+      '172.0 [172.0–172.0]',
+      '329.2 [329.2–329.2]',
+      '0.52',
+    ]);
     expect(tables[2]!.rows.slice(0, 3)).toEqual([
       ['drain pods/s', 172, 231, 329.2, 0.52],
       ['burst pods/s', 161.3, 149, 224.7, 0.72],

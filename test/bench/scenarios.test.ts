@@ -85,7 +85,7 @@ describe('the scenario files', () => {
       '--no-such-option: not an option of the program',
     ]);
     expect(await refusals(resolve('cluster', s, undefined, ['pods=zero']))).toEqual([
-      "error: option '--pods <n>' argument 'zero' is invalid. a positive integer",
+      "error: option '--pods <n>' argument 'zero' is invalid. expected an integer ≥ 1",
     ]);
     expect(await refusals({ ...inv, args: ['--floor', 'yes'] })).toEqual(['--floor: is a flag']);
   });
@@ -235,7 +235,7 @@ describe('the runner (dist/bench/run.js)', () => {
     expect(first).toMatch(
       /^bench: cluster: dist\/bench\/cluster\.js refuses the command node dist\/bench\/cluster\.js .*--pods zero .*:$/,
     );
-    expect(second).toBe("error: option '--pods <n>' argument 'zero' is invalid. a positive integer");
+    expect(second).toBe("error: option '--pods <n>' argument 'zero' is invalid. expected an integer ≥ 1");
   });
 
   it('--dry-run checks the options after -- too', async () => {

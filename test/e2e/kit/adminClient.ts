@@ -17,10 +17,11 @@ import {
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { parsePrometheusText, type Sample } from '../../../bench/clusterStats.js';
+import pRetry from 'p-retry';
+import { parsePrometheusText, sumSamples, type Sample } from '../../../bench/clusterStats.js';
 import type { PodChange } from '../../../bench/overcommit.js';
 import type { Pod } from '../../../src/core/objects/kubeObjects.js';
-import { fetchText, log, nowMs, sleep } from './controlPlane.js';
+import { fetchText, log, nowMs, sleep, waitUntil } from './controlPlane.js';
 
 // ------------------------------------------------------------------------------------------ the client
 
@@ -200,7 +201,67 @@ export interface Creation {
   readonly retries: number;
 }
 
-/** Creates the pods, `concurrency` in flight; a 429/5xx answer is retried after 100 ms. */
+/** What a benchmark's pod sets beside its name and namespace (benchPod). */
+export interface BenchPodSpec {
+  /** Unset: the stock default-scheduler. */
+  schedulerName?: string | null;
+  /** The container's requests = limits (Quantity strings, e.g. 250m, 512Mi). */
+  cpu: string;
+  memory: string;
+  labels?: Record<string, string>;
+  /** KWOK nodes run no container, so the image is never pulled there. */
+  image?: string;
+  nodeName?: string;
+  priorityClassName?: string;
+}
+
+/** A pod of one container with requests = limits and no grace period, as the cluster benchmarks create them. */
+export function benchPod(name: string, namespace: string, p: BenchPodSpec): V1Pod {
+  const { cpu, memory } = p;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, ...(p.labels ? { labels: p.labels } : {}) },
+    spec: {
+      ...(p.schedulerName ? { schedulerName: p.schedulerName } : {}),
+      ...(p.nodeName ? { nodeName: p.nodeName } : {}),
+      ...(p.priorityClassName ? { priorityClassName: p.priorityClassName } : {}),
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'sandbox',
+          image: p.image ?? 'example.invalid/none',
+          resources: { requests: { cpu, memory }, limits: { cpu, memory } },
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * One API call, tried again (p-retry: up to 20 more times, 100 ms apart) while the API server answers busy: 429 (API
+ * Priority and Fairness) or a 5xx; with `idempotent`, also after an error without an answer (a keep-alive connection
+ * closed under the request), which a create must not retry. `onRetry` is called before each retry.
+ * @throws the first other error, or the last one once the retries are spent.
+ */
+export function retryBusy<T>(
+  call: () => Promise<T>,
+  { onRetry, idempotent = false }: { onRetry?: () => void; idempotent?: boolean } = {},
+): Promise<T> {
+  return pRetry(call, {
+    retries: 20,
+    minTimeout: 100,
+    factor: 1,
+    shouldRetry: ({ error }) => {
+      const code = (error as { code?: unknown }).code;
+      const again = code === 429 || (typeof code === 'number' ? code >= 500 : idempotent);
+      if (again) onRetry?.();
+      return again;
+    },
+  });
+}
+
+/** Creates the pods, `concurrency` in flight, each create retried while the API server is busy (retryBusy). */
 export async function createPods(
   kube: Kube,
   namespace: string,
@@ -211,23 +272,65 @@ export async function createPods(
   let retries = 0;
   const startMs = nowMs();
   await inParallel(pods, concurrency, async (body) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await kube.api.createNamespacedPod({ namespace, body });
-        ackMs.set(body.metadata!.name!, nowMs());
-        return;
-      } catch (err) {
-        const code = (err as { code?: number }).code;
-        if (attempt < 20 && (code === 429 || (code !== undefined && code >= 500))) {
-          retries++;
-          await sleep(100);
-          continue;
-        }
-        throw err;
-      }
-    }
+    await retryBusy(() => kube.api.createNamespacedPod({ namespace, body }), { onRetry: () => retries++ });
+    ackMs.set(body.metadata!.name!, nowMs());
   });
   return { ackMs, startMs, endMs: nowMs(), retries };
+}
+
+/** The kinds of watch event that carry a pod (not BOOKMARK or ERROR). */
+export type PodEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/**
+ * A watch of the pods of `namespace` (or of all namespaces) from `resourceVersion` (empty: from now), with
+ * bookmarks. The API server closes the watch of a reader that falls behind (a burst is thousands of changes in
+ * seconds): it is opened again from the last resourceVersion seen, so no change is lost and the order is kept.
+ * `onEvent` gets each ADDED, MODIFIED and DELETED pod that has a name; an ERROR event is logged.
+ */
+export class PodWatch {
+  /** Times the watch was opened again. */
+  reopens = 0;
+  private controller: AbortController | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly kube: Kube,
+    private readonly namespace: string | undefined,
+    private readonly onEvent: (type: PodEventType, pod: V1Pod) => void,
+    private resourceVersion = '',
+    private readonly labelSelector?: string,
+  ) {}
+
+  async start(): Promise<void> {
+    this.controller = await this.kube.watch.watch(
+      this.namespace ? `/api/v1/namespaces/${this.namespace}/pods` : '/api/v1/pods',
+      {
+        allowWatchBookmarks: true,
+        timeoutSeconds: 3600,
+        ...(this.labelSelector ? { labelSelector: this.labelSelector } : {}),
+        ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}),
+      },
+      (type: string, pod: V1Pod) => {
+        if (pod.metadata?.resourceVersion) this.resourceVersion = pod.metadata.resourceVersion;
+        if (type === 'ERROR') log(`pod watch: ERROR event ${JSON.stringify(pod).slice(0, 300)}`);
+        if ((type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') && pod.metadata?.name)
+          this.onEvent(type, pod);
+      },
+      (err: unknown) => {
+        if (this.stopped) return;
+        this.reopens++;
+        log(
+          `pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from resourceVersion ${this.resourceVersion}`,
+        );
+        void this.start().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+      },
+    );
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.controller?.abort();
+  }
 }
 
 /**
@@ -236,9 +339,7 @@ export async function createPods(
  */
 export class PodChangeLog {
   readonly changes: (PodChange & { readonly atMs: number })[] = [];
-  private controller: AbortController | undefined;
-  private stopped = false;
-  private resourceVersion = '';
+  private watch: PodWatch | undefined;
 
   constructor(
     private readonly kube: Kube,
@@ -253,26 +354,8 @@ export class PodChangeLog {
         : this.kube.api.listPodForAllNamespaces({ limit: 1000, _continue: c }),
     );
     for (const p of list.items) this.keep('ADDED', p);
-    this.resourceVersion = list.resourceVersion;
-    await this.open();
-  }
-
-  private async open(): Promise<void> {
-    this.controller = await this.kube.watch.watch(
-      this.namespace ? `/api/v1/namespaces/${this.namespace}/pods` : '/api/v1/pods',
-      { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 3600 },
-      (type, obj: V1Pod) => {
-        if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
-        if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') this.keep(type, obj);
-      },
-      (err: unknown) => {
-        if (this.stopped) return;
-        log(
-          `pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from ${this.resourceVersion}`,
-        );
-        void this.open().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
-      },
-    );
+    this.watch = new PodWatch(this.kube, namespace, (type, p) => this.keep(type, p), list.resourceVersion);
+    await this.watch.start();
   }
 
   /** Keeps what the replay reads. */
@@ -297,8 +380,7 @@ export class PodChangeLog {
   }
 
   stop(): void {
-    this.stopped = true;
-    this.controller?.abort();
+    this.watch?.stop();
   }
 
   /** When each pod (namespace/name) was first seen bound, of those `which` selects. */
@@ -350,4 +432,41 @@ export async function metricByLabel(url: string, name: string, label: string): P
     if (s.name === name && s.labels[label] !== undefined)
       out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
   return out;
+}
+
+/**
+ * Deletes every pod of `namespace` (and, with `events`, its Events) and waits until the API server lists none and
+ * the extender at `extenderUrl` holds neither one of them nor a reservation: a clean start for the next run.
+ * @throws when they are not gone within 5 min (the extender: 2 min).
+ */
+export async function deleteAllPods(
+  kube: Kube,
+  namespace: string,
+  extenderUrl: string,
+  { graceSeconds = 0, events = false }: { graceSeconds?: number; events?: boolean } = {},
+): Promise<void> {
+  try {
+    await kube.api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: graceSeconds });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 404) throw err; // no namespace yet: no pods
+  }
+  await waitUntil(
+    'the pods of the previous run to be gone',
+    300_000,
+    async () => (await kube.api.listNamespacedPod({ namespace, limit: 1 })).items.length === 0,
+    500,
+  );
+  if (events) await kube.api.deleteCollectionNamespacedEvent({ namespace });
+  await waitUntil(
+    'the extender to drop them',
+    120_000,
+    async () => {
+      const m = parsePrometheusText(await (await fetch(`${extenderUrl}/metrics`)).text());
+      return (
+        sumSamples(m, 'sandbox_extender_reservations_pending') === 0 &&
+        sumSamples(m, 'sandbox_extender_snapshot_objects', { kind: 'pod' }) === 0
+      );
+    },
+    500,
+  );
 }
