@@ -266,8 +266,9 @@ export function burstTable(
   queue?: QueueFigures,
 ): Table {
   const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');
-  const ratio = (a: number | null, b: number | null, d = 2) =>
-    a !== null && b !== null && b > 0 ? (a / b).toFixed(d) : '-';
+  /** a ÷ b, with 2 decimals below 10 (1.19) and none from 10 on (70: the waiting time of a starved burst). */
+  const ratio = (a: number | null, b: number | null) =>
+    a !== null && b !== null && b > 0 ? (a / b).toFixed(a / b < 10 ? 2 : 0) : '-';
   const pair = (x: BurstFigures, a: keyof BurstFigures, b: keyof BurstFigures, d: number) =>
     `${f(x[a] as number | null, d)} / ${f(x[b] as number | null, d)}`;
   const rows: (string | null)[][] = [
@@ -282,7 +283,7 @@ export function burstTable(
       'creation → bound p50 / p99 ms',
       pair(alone, 'createToBoundP50Ms', 'createToBoundP99Ms', 0),
       pair(beside, 'createToBoundP50Ms', 'createToBoundP99Ms', 0),
-      `${ratio(beside.createToBoundP50Ms, alone.createToBoundP50Ms, 0)} / ${ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms, 0)}`,
+      `${ratio(beside.createToBoundP50Ms, alone.createToBoundP50Ms)} / ${ratio(beside.createToBoundP99Ms, alone.createToBoundP99Ms)}`,
     ],
     ['extender Filter calls in the window', String(alone.filterCalls), String(beside.filterCalls), null],
     [

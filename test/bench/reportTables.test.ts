@@ -347,12 +347,12 @@ describe('the other cluster programs’ report tables', () => {
   });
 
   it('pending: `same-priority` or, with a PriorityClass, `priority` as published', () => {
-    const burst = (label: string) =>
+    const burst = (label: string, p50 = 2983, p99 = 3828) =>
       ({
         label,
         podsPerSecond: 100,
-        createToBoundP50Ms: 2983,
-        createToBoundP99Ms: 3828,
+        createToBoundP50Ms: p50,
+        createToBoundP99Ms: p99,
         filterCalls: 1000,
         filterP50Ms: 0.91,
         filterP99Ms: 16.18,
@@ -367,6 +367,11 @@ describe('the other cluster programs’ report tables', () => {
     const pair = [burst('alone'), burst('beside 30,000 waiting pods')] as const;
     expectPublishable('pending', [pendingTable(pair, 0)], ['same-priority']);
     expectPublishable('pending', [pendingTable(pair, 1000)], ['priority']);
+    // The ratio of the waiting times: two decimals near 1 (4 December's priority run printed "1 / 1"), none when large.
+    const near = pendingTable([burst('alone', 2074, 2773), burst('beside', 2478, 3477)], 1000);
+    expect(near.rows[1]!.at(-1)).toBe('1.19 / 1.25');
+    const starved = pendingTable([burst('alone', 1646, 2213), burst('beside', 115465, 117533)], 0);
+    expect(starved.rows[1]!.at(-1)).toBe('70 / 53');
   });
 
   it('shared: `overcommit` as published', () => {
