@@ -14,6 +14,7 @@ import { fmt, percentile } from './clusterStats.js';
 import {
   benchPod,
   deleteAllPods,
+  ensureNamespace,
   inParallel,
   Kube,
   metricByLabel as metric,
@@ -452,17 +453,7 @@ async function main(): Promise<void> {
     const nodeNames = nodes.map((n) => n.metadata!.name!).sort();
     const nodeMilliCpu = milliCpu(String(nodes[0]?.status?.allocatable?.cpu ?? '1'));
     log(`${nodeNames.length} nodes (${untaint.removed} not-ready taints removed)`);
-    try {
-      await kube.api.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-    } catch (err) {
-      if ((err as { code?: number }).code !== 409) throw err;
-    }
-    await waitUntil(
-      `ServiceAccount ${NAMESPACE}/default`,
-      60_000,
-      async () => (await kube.api.listNamespacedServiceAccount({ namespace: NAMESPACE })).items.length > 0,
-      250,
-    );
+    await ensureNamespace(kube, NAMESPACE);
     const w = workload(o, nodeNames);
     for (let run = 1; run <= o.runs; run++) {
       for (const setup of o.setups) {
