@@ -17,6 +17,9 @@ import { loadConfig, parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { recordOptions } from '../src/runtime/cacheDoors.js';
 import { buildExtender } from '../src/runtime/extender.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { createPods, ensureNamespace, Kube } from '../test/e2e/kit/adminClient.js';
+import { readClusterEnv, script, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
 import { positiveInt } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 import { startReport, textTable, writeReport } from './report.js';
@@ -27,6 +30,10 @@ const REPO = resolve(HERE, '..', '..');
 const CLI = join(REPO, 'bin', 'sandbox-extender.js');
 const FIXTURES = join(REPO, 'test', 'fixtures');
 const MB = 1024 * 1024;
+/** The cluster part's namespace and the pods' app label. */
+const NAMESPACE = 'memory-bench';
+/** Pod creates in flight (keep-alive connections of the kit's admin client). */
+const CREATES_IN_FLIGHT = 32;
 /** This file run as a program (a test imports it for its tables). */
 const MAIN = import.meta.url === `file://${process.argv[1]}`;
 
@@ -207,15 +214,6 @@ function child(part: string, extra: string[] = []): Record<string, unknown> {
   return JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
 }
 
-async function until(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** Part 2b: the built CLI serving the dump. */
 async function serveDump(file: string): Promise<{ seconds: number; rss: number; peak: number; objects: string }> {
   const port = 18000 + Math.floor(Math.random() * 1000);
@@ -224,7 +222,12 @@ async function serveDump(file: string): Promise<{ seconds: number; rss: number; 
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
-    await until('the extender to answer', 600_000, async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok);
+    await waitUntil(
+      'the extender to answer',
+      600_000,
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok === true,
+      200,
+    );
     const seconds = (performance.now() - start) / 1000;
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const objects = metrics
@@ -243,20 +246,12 @@ async function serveDump(file: string): Promise<{ seconds: number; rss: number; 
  * thread), to each initial list applied on the API thread (its `list applied` log lines), and its RSS once ready.
  */
 async function coldStart(extenderUrl: string, extenderConfig: string | undefined): Promise<ColdStart> {
-  const logFile = join(REPO, '.e2e', 'logs', 'sandbox-extender.log');
+  const logFile = join(STATE_DIR, 'logs', 'sandbox-extender.log');
   const from = statSync(logFile).size;
   const ready = async () => (await fetch(`${extenderUrl}/readyz`).catch(() => null))?.ok === true;
-  const restart = new Promise<void>((ok, bad) => {
-    // A cold start at 150,000 pods takes minutes on 2 shared cores: component.sh's 120 s default wait is raised.
-    const args = ['restart', 'sandbox-extender', ...(extenderConfig ? ['--config', extenderConfig] : [])];
-    const child = spawn('bash', [join(REPO, 'test', 'e2e', 'component.sh'), ...args], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, E2E_START_TIMEOUT: '1800' },
-    });
-    child.on('close', (code) =>
-      code === 0 ? ok() : bad(new Error(`component.sh restart sandbox-extender exited with ${code}`)),
-    );
-  });
+  // A cold start at 150,000 pods takes minutes on 2 shared cores: component.sh's 120 s default wait is raised.
+  const args = ['restart', 'sandbox-extender', ...(extenderConfig ? ['--config', extenderConfig] : [])];
+  const restart = script('component.sh', args, { E2E_START_TIMEOUT: '1800' });
   while (await ready()) await new Promise((r) => setTimeout(r, 20)); // the old process goes first
   while (!(await ready())) await new Promise((r) => setTimeout(r, 50));
   const readyMs = Date.now();
@@ -275,7 +270,7 @@ async function coldStart(extenderUrl: string, extenderConfig: string | undefined
   const nodes = listed.get('nodes');
   const pods = listed.get('pods');
   if (!nodes || !pods) throw new Error('the restarted extender logged no initial list of nodes and pods');
-  const pid = Number(readFileSync(join(REPO, '.e2e', 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
+  const pid = Number(readFileSync(join(STATE_DIR, 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
   return {
     readySeconds: (readyMs - startMs) / 1000,
     nodesSeconds: (nodes.time - startMs) / 1000,
@@ -287,67 +282,46 @@ async function coldStart(extenderUrl: string, extenderConfig: string | undefined
 
 /** Part 3: the extender in cluster mode on a 5,000-node cluster holding `podCount` bound pods. */
 async function clusterPart(podCount: number): Promise<void> {
-  const script = (name: string, env: Record<string, string> = {}) =>
-    execFileSync('bash', [join(REPO, 'test', 'e2e', name)], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, ...env },
-    });
   if (!opts.reuse)
-    script('cluster-up.sh', {
+    await script('cluster-up.sh', [], {
       CLUSTER_NODES: `${NODES}x32/128Gi`,
       EXTENDER_BUILD: '0',
       EXTENDER_BIND: '0',
       AGENT_SANDBOX: '0',
     }); // kube-scheduler binds, as the chart installs it
   try {
-    const env = Object.fromEntries(
-      readFileSync(join(REPO, '.e2e', 'cluster.env'), 'utf8')
-        .split('\n')
-        .filter((l) => l.includes('='))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
-    const pid = Number(readFileSync(join(REPO, '.e2e', 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
-    const kubectl = join(REPO, '.e2e', 'bin', 'kubectl');
-    const kubeconfig = join(REPO, '.e2e', 'kubeconfig');
-    const namespaces = execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'get', 'namespaces', '-o', 'name'], {
-      encoding: 'utf8',
-    });
-    if (!namespaces.split('\n').includes('namespace/memory-bench'))
-      execFileSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'memory-bench'], { stdio: 'ignore' });
-    const { CoreV1Api, KubeConfig } = await import('@kubernetes/client-node');
-    const kc = new KubeConfig();
-    kc.loadFromFile(kubeconfig);
-    const api = kc.makeApiClient(CoreV1Api);
-    const names = (await api.listNode()).items.map((n) => n.metadata!.name!);
-    const start = performance.now();
+    const env = readClusterEnv(['KUBECONFIG', 'EXTENDER_URL']);
+    const pid = Number(readFileSync(join(STATE_DIR, 'pids', 'sandbox-extender'), 'utf8').split(' ')[0]);
+    const kube = await Kube.connect(env.KUBECONFIG!, CREATES_IN_FLIGHT);
+    await ensureNamespace(kube, NAMESPACE);
+    const names = (await kube.nodes()).map((n) => n.metadata!.name!);
     // With --reuse the pods a run before created are counted, and only the missing ones made.
-    const first = await api.listNamespacedPod({ namespace: 'memory-bench', limit: 1 });
-    let next = first.items.length === 0 ? 0 : Number(first.metadata?.remainingItemCount ?? 0) + 1;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (next < podCount) {
-          const i = next++;
-          await api.createNamespacedPod({
-            namespace: 'memory-bench',
-            body: {
-              metadata: { name: `fill-${i}`, labels: { app: 'memory-bench' } },
-              spec: {
-                nodeName: names[i % names.length],
-                containers: [
-                  { name: 'c', image: 'example.invalid/none', resources: { requests: { cpu: '10m', memory: '16Mi' } } },
-                ],
-              },
-            },
-          });
-        }
-      }),
+    const first = await kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1 });
+    const made = first.items.length === 0 ? 0 : Number(first.metadata?.remainingItemCount ?? 0) + 1;
+    const pods: V1Pod[] = Array.from({ length: Math.max(0, podCount - made) }, (_, k) => ({
+      metadata: { name: `fill-${made + k}`, labels: { app: NAMESPACE } },
+      spec: {
+        nodeName: names[(made + k) % names.length],
+        containers: [
+          { name: 'c', image: 'example.invalid/none', resources: { requests: { cpu: '10m', memory: '16Mi' } } },
+        ],
+      },
+    }));
+    const creation = await createPods(kube, NAMESPACE, pods, CREATES_IN_FLIGHT);
+    kube.agent.destroy();
+    console.log(
+      `created ${pods.length} bound pods (${made} there before) in ${((creation.endMs - creation.startMs) / 1000).toFixed(0)} s`,
     );
-    console.log(`created ${podCount} bound pods in ${((performance.now() - start) / 1000).toFixed(0)} s`);
-    await until('the extender to hold every pod', 900_000, async () => {
-      const metrics = await (await fetch(`${env.EXTENDER_URL}/metrics`)).text();
-      const pods = Number(/^sandbox_extender_snapshot_objects\{kind="pod"\} (\d+)/m.exec(metrics)?.[1] ?? 0);
-      return pods >= podCount;
-    });
+    await waitUntil(
+      'the extender to hold every pod',
+      900_000,
+      async () => {
+        const metrics = await (await fetch(`${env.EXTENDER_URL}/metrics`)).text();
+        const pods = Number(/^sandbox_extender_snapshot_objects\{kind="pod"\} (\d+)/m.exec(metrics)?.[1] ?? 0);
+        return pods >= podCount;
+      },
+      200,
+    );
     await new Promise((r) => setTimeout(r, 10_000)); // let the last events settle and a GC run
     const { rss, peak } = rssOf(pid);
     const run: ClusterRun = { nodes: NODES, pods: podCount, rss, peak, pageSize: pageSize(), coldStarts: [] };
@@ -368,7 +342,7 @@ async function clusterPart(podCount: number): Promise<void> {
     for (const t of report.tables) console.log(textTable(t));
     writeReport(report);
   } finally {
-    if (!opts.reuse) script('cluster-down.sh');
+    if (!opts.reuse) await script('cluster-down.sh', []);
   }
 }
 
