@@ -1369,7 +1369,7 @@ function publishedTable(all: readonly RunResult[], quiet: readonly RunResult[], 
       rows.push([
         `extender CPU-s / 1,000 pods, ${mode}`,
         x === null ? null : fmt(x, 2),
-        f === null ? null : two(f),
+        f === null ? null : fmt(f, 2),
         null,
         null,
       ]);

@@ -189,6 +189,7 @@ describe('the cluster programs’ report tables', () => {
     mode: 'drain' | 'burst',
     pps: number,
     variant: RunResult['variant'] = null,
+    cpu = 2.22,
   ) =>
     ({
       nodes: 1000,
@@ -204,7 +205,7 @@ describe('the cluster programs’ report tables', () => {
       createToBound: mode === 'burst' ? { p50Ms: 900, p99Ms: 2346, maxMs: 3000 } : null,
       cpuPerThousand: {
         binding: { 'sandbox-extender': 2 },
-        lifecycle: { 'sandbox-extender': 2.22 },
+        lifecycle: { 'sandbox-extender': cpu },
         lifecycleSeconds: 9,
       },
       otherCores: 0.02,
@@ -216,10 +217,10 @@ describe('the cluster programs’ report tables', () => {
       results: [
         run('sandbox', 'drain', 172),
         run('default', 'drain', 329.2),
-        run('sandbox', 'drain', 231, 'floor extender'),
+        run('sandbox', 'drain', 231, 'floor extender', 0.587),
         run('sandbox', 'burst', 161.3),
         run('default', 'burst', 224.7),
-        run('sandbox', 'burst', 149, 'floor extender'),
+        run('sandbox', 'burst', 149, 'floor extender', 0.587),
       ],
     },
   ] as unknown as ScaleRecord[];
@@ -235,10 +236,13 @@ describe('the cluster programs’ report tables', () => {
       '329.2 [329.2–329.2]',
       '0.52',
     ]);
-    expect(tables[2]!.rows.slice(0, 3)).toEqual([
+    expect(tables[2]!.rows).toEqual([
       ['drain pods/s', 172, 231, 329.2, 0.52],
       ['burst pods/s', 161.3, 149, 224.7, 0.72],
       ['burst create→bound p99 ms', '2346', null, '2346', 1],
+      // the floor's CPU as text with two decimals, as the extender's: its column's one decimal made 0.59 read 0.6
+      ['extender CPU-s / 1,000 pods, drain', '2.22', '0.59', null, null],
+      ['extender CPU-s / 1,000 pods, burst', '2.22', '0.59', null, null],
     ]);
     expectPublishable('cluster', tables, ['readme']);
     const pinned = pooledTables(records, { ...opts, pin: true });
