@@ -24,7 +24,15 @@ import { fmt, formatColumns, parsePrometheusText, sumSamples } from './clusterSt
 import { log, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
-import { defaultReportPath, readReport, startReport, textTable, writeReport, type Report } from './report.js';
+import {
+  defaultReportPath,
+  exitWith,
+  readReportOf,
+  type Report,
+  startReport,
+  textTable,
+  writeReport,
+} from './report.js';
 import { positive } from './cliOptions.js';
 
 const PODS_PER_NODE = 30;
@@ -336,7 +344,7 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print) {
-    printReport(readReport(opts.print), say);
+    printReport(readReportOf('ceiling', opts.print), say);
     return;
   }
   const loadgenBin = (await script('build-tools.sh', ['--loadgen'])).trim();
@@ -356,7 +364,4 @@ async function main(): Promise<void> {
   say(`report: ${outFile} (print again: npm run bench -- ceiling -- --print FILE)`);
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`bench:ceiling: ${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+main().catch(exitWith('bench:ceiling'));

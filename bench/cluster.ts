@@ -6,11 +6,11 @@
  * `npm run bench -- cluster -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import {
   benchPod,
@@ -75,17 +75,17 @@ import {
   type Soundness,
 } from './clusterStats.js';
 import {
-  ReportError,
   defaultReportPath,
-  readReport,
+  exitWith,
+  readReportOf,
+  type Report,
   startReport,
   tableOf,
   textTable,
   writeReport,
-  type Report,
 } from './report.js';
 import type { Table } from './results.js';
-import { nonNegative, positiveInt } from './cliOptions.js';
+import { existingFile, listOf, nonNegative, oneOf, percentage, positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench';
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
@@ -949,7 +949,7 @@ function runRows(results: readonly RunResult[]): string {
   return formatColumns(rows);
 }
 
-/** Whether a run counts in the summaries: not profiled, not an --api-cost variant, not disturbed. */
+/** Whether a run counts in the summaries: not profiled, not the floor's, not disturbed. */
 const counted = (r: RunResult) => !r.profiled && !r.variant && !(r.disturbed ?? []).length;
 
 /** Marks the stock runs whose rate lies off the median of their mode (stockRateOutliers) as disturbed. */
@@ -1069,8 +1069,8 @@ function parseOptions(argv: string[]): Options {
     .description(
       'Pods/s and latency of sandbox-scheduler vs the stock default-scheduler in one local control plane (test/e2e), interleaved runs.',
     )
-    .option('--nodes <counts>', 'KWOK node counts, one cluster each (e.g. 1000,5000)', '1000')
-    .option('--node-shape <cpu/memory>', 'allocatable of every node', '32/128Gi')
+    .option('--nodes <counts>', 'KWOK node counts, one cluster each (e.g. 1000,5000)', listOf(positiveInt), [1000])
+    .option('--node-shape <cpu/memory>', 'allocatable of every node', nodeShape, '32/128Gi')
     .option('--pods <n>', 'pods per run', positiveInt, 1000)
     .option('--pod-cpu <quantity>', 'cpu request = limit of each pod', '250m')
     .option('--pod-memory <quantity>', 'memory request = limit of each pod', '512Mi')
@@ -1078,9 +1078,10 @@ function parseOptions(argv: string[]): Options {
     .option(
       '--modes <list>',
       'drain (pods created with the scheduler stopped, then it starts), burst (created while it runs)',
-      'drain,burst',
+      listOf(oneOf(['drain', 'burst'] as const)),
+      ['drain', 'burst'] as Mode[],
     )
-    .option('--extender-config <file>', 'extender --config (default: $EXTENDER_CONFIG)')
+    .option('--extender-config <file>', 'extender --config (default: $EXTENDER_CONFIG)', existingFile)
     .option('--bind', 'the extender binds (bindVerb); by default kube-scheduler binds, as the chart installs it', false)
     .option(
       '--profile',
@@ -1105,7 +1106,12 @@ function parseOptions(argv: string[]): Options {
       nonNegative,
       0.25,
     )
-    .option('--first <scheduler>', 'which scheduler runs first in each round of runs (sandbox or stock)', 'sandbox')
+    .option(
+      '--first <scheduler>',
+      'which scheduler runs first in each round of runs (sandbox or stock)',
+      oneOf(['sandbox', 'stock'] as const),
+      'sandbox',
+    )
     .option(
       '--pin',
       'production-like variant: the extender (or the floor) on CPU 1, the control plane, both kube-schedulers, KWOK and the bench on CPU 0 (taskset), for every scheduler in the run',
@@ -1114,13 +1120,13 @@ function parseOptions(argv: string[]): Options {
     .option(
       '--sandbox-percentage <n>',
       "percentageOfNodesToScore of the sandbox-scheduler profile, 0–100 (0: kube-scheduler's adaptive default, 50 − nodes/125 %)",
-      nonNegative,
+      percentage,
       100,
     )
     .option(
       '--stock-percentage <n>',
       'percentageOfNodesToScore of the stock scheduler, 0–100: a labelled extra (default: not set, kube-scheduler as shipped, the baseline)',
-      nonNegative,
+      percentage,
     )
     .option(
       '--floor',
@@ -1128,54 +1134,16 @@ function parseOptions(argv: string[]): Options {
       false,
     )
     .parse(argv, { from: 'user' });
-  const o = program.opts<{
-    nodes: string;
-    nodeShape: string;
-    pods: number;
-    podCpu: string;
-    podMemory: string;
-    runs: number;
-    modes: string;
-    extenderConfig?: string;
-    bind: boolean;
-    profile: boolean;
-    concurrency: number;
-    out?: string;
-    reuse: boolean;
-    runTimeout: number;
-    settleTimeout: number;
-    print?: string;
-    maxOtherCores: number;
-    maxStockDeviation: number;
-    floor: boolean;
-    sandboxPercentage: number;
-    stockPercentage?: number;
-    first: string;
-    pin: boolean;
-  }>();
-  const nodes = o.nodes.split(',').map((s) => positiveInt(s.trim()));
-  const modes = o.modes.split(',').map((s) => s.trim());
-  for (const m of modes)
-    if (m !== 'drain' && m !== 'burst') program.error(`--modes: "${m}" is neither drain nor burst`);
-  if (o.first !== 'sandbox' && o.first !== 'stock') program.error(`--first: "${o.first}" is neither sandbox nor stock`);
-  for (const [flag, p] of [
-    ['--sandbox-percentage', o.sandboxPercentage],
-    ['--stock-percentage', o.stockPercentage],
-  ] as const) {
-    if (p !== undefined && (!Number.isInteger(p) || p > 100)) program.error(`${flag}: ${p} is not an integer 0–100`);
-  }
-  if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(o.nodeShape))
-    program.error(`--node-shape: "${o.nodeShape}" is not CPUS/MEMORY, e.g. 32/128Gi`);
-  const extenderConfig = o.extenderConfig ?? (process.env.EXTENDER_CONFIG || undefined);
-  if (extenderConfig && !existsSync(extenderConfig)) program.error(`--extender-config: ${extenderConfig} not found`);
-  return {
-    ...o,
-    nodes,
-    modes: modes as Mode[],
-    extenderConfig: extenderConfig ? resolve(extenderConfig) : undefined,
-    stockPercentage: o.stockPercentage,
-    first: o.first === 'stock' ? 'default' : 'sandbox',
-  };
+  const o = program.opts<Omit<Options, 'first'> & { first: 'sandbox' | 'stock' }>();
+  const extenderConfig =
+    o.extenderConfig ?? (process.env.EXTENDER_CONFIG ? existingFile(process.env.EXTENDER_CONFIG) : undefined);
+  return { ...o, extenderConfig, first: o.first === 'stock' ? 'default' : 'sandbox' };
+}
+
+/** --node-shape: CPUS/MEMORY. @throws InvalidArgumentError otherwise. */
+function nodeShape(v: string): string {
+  if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(v)) throw new InvalidArgumentError('expected CPUS/MEMORY, e.g. 32/128Gi');
+  return v;
 }
 
 async function benchScale(
@@ -1534,7 +1502,7 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print !== undefined) {
-    const report = readReport(opts.print);
+    const report = readReportOf('cluster', opts.print);
     const options = report.options as unknown as Options;
     const scales = report.runs as ScaleRecord[];
     for (const scale of scales) printScale(scale, options, report.machine, say);
@@ -1573,10 +1541,4 @@ async function main(): Promise<void> {
   say(`report: ${outFile} (print it again: npm run bench -- cluster -- --print FILE)`);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    // A report that cannot be read says so in one line; anything else with its stack.
-    const plain = err instanceof ReportError;
-    process.stderr.write(`bench:cluster: ${plain ? err.message : (err.stack ?? err.message)}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:cluster'));

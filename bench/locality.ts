@@ -26,7 +26,7 @@ import {
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
 import { StartingTracker } from './startingStats.js';
-import { readReport, startReport, tableOf, textTable, writeReport } from './report.js';
+import { exitWith, readReportOf, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 import { nonNegative, positive, positiveInt } from './cliOptions.js';
 
@@ -412,7 +412,7 @@ async function main(): Promise<void> {
   for (const s of setups) if (!SETUPS.includes(s)) program.error(`--setups: unknown setup ${s}`);
   const o: Options = { ...raw, setups };
   if (o.print) {
-    const saved = readReport(o.print);
+    const saved = readReportOf('locality', o.print);
     const options = saved.options as unknown as Options;
     console.log([describe(options), '', textTable(modelTable(saved.runs as RunResult[], options))].join('\n'));
     return;
@@ -474,8 +474,4 @@ async function main(): Promise<void> {
   writeReport(report);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    process.stderr.write(`bench:locality: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:locality'));

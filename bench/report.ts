@@ -100,9 +100,35 @@ export function startReport(
 }
 
 function check(doc: unknown, where: string): Report {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !('format' in doc))
+    throw new ReportError(
+      `${where}: not a bench report (the JSON a bench program writes: format, scenario, runs, tables)`,
+    );
   const parsed = reportSchema.safeParse(doc);
   if (!parsed.success) throw new ReportError(`${where}: not a bench report:\n${z.prettifyError(parsed.error)}`);
   return parsed.data;
+}
+
+/**
+ * Reads the report that `--print` of `scenario`'s program prints again. @throws ReportError as readReport does, and
+ * for the report of another scenario.
+ */
+export function readReportOf(scenario: string, path: string): Report {
+  const report = readReport(path);
+  if (report.scenario !== scenario)
+    throw new ReportError(`${path}: a report of ${report.scenario}, not of ${scenario}`);
+  return report;
+}
+
+/**
+ * The last words of a bench program (`main().catch(exitWith('bench:NAME'))`): a report that cannot be read or
+ * published (ReportError) in one line, anything else with its stack; exit code 1.
+ */
+export function exitWith(program: string): (err: Error) => never {
+  return (err) => {
+    process.stderr.write(`${program}: ${err instanceof ReportError ? err.message : (err.stack ?? err.message)}\n`);
+    process.exit(1);
+  };
 }
 
 /** Checks a report's JSON value. @throws ReportError naming `where` and each key at fault. */
@@ -136,7 +162,7 @@ export function readReport(path: string): Report {
   try {
     doc = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new ReportError(`${path}: ${(err as Error).message}`);
+    throw new ReportError(`${path}: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}`);
   }
   return check(doc, path);
 }
@@ -216,6 +242,10 @@ export function publish(result: Result, report: Report): Published {
     );
   if (report.scenario !== result.scenario)
     throw new ReportError(`the report is of ${report.scenario}, the result file of ${result.scenario}`);
+  if (report.command.split(' ')[4] !== report.scenario)
+    throw new ReportError(
+      `the report's command "${report.command}" runs another scenario than its own, ${report.scenario}`,
+    );
   const byId = new Map(report.tables.map((t) => [t.id, t]));
   const replaced = result.tables.filter((t) => byId.has(t.id)).map((t) => t.id);
   const skipped = report.tables.filter((t) => !result.tables.some((p) => p.id === t.id)).map((t) => t.id);
@@ -268,7 +298,14 @@ export function publishFile(reportPath: string, root = ROOT): string[] {
   const file = join(root, 'bench', 'results', `${report.scenario}.json`);
   if (!existsSync(file)) throw new ReportError(`${reportPath}: no result file bench/results/${report.scenario}.json`);
   const current = resultSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
-  const { result, replaced, skipped } = publish(current, report);
+  let published: Published;
+  try {
+    published = publish(current, report);
+  } catch (err) {
+    if (err instanceof ReportError) throw new ReportError(`${reportPath}: ${err.message}`);
+    throw err;
+  }
+  const { result, replaced, skipped } = published;
   writeFileSync(file, `${jsonText(result)}\n`);
   return [
     `bench/results/${report.scenario}.json: replaced ${replaced.join(', ')}`,

@@ -325,6 +325,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (o.publish !== undefined) {
+    if (name !== undefined || o.dryRun || o.set.length > 0) {
+      process.stderr.write(
+        'bench: --publish REPORT takes no scenario, --set or --dry-run: the report names its scenario\n',
+      );
+      return 2;
+    }
     try {
       console.log(publishFile(o.publish).join('\n'));
       return 0;

@@ -16,7 +16,7 @@ import { log, REPO_ROOT, script } from '../test/e2e/kit/controlPlane.js';
 import { processTree } from './procStats.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { startFloorExtender, type FloorExtender } from './floorProcess.js';
-import { defaultReportPath, readReport, startReport, tableOf, writeReport, type Report } from './report.js';
+import { defaultReportPath, exitWith, readReportOf, type Report, startReport, tableOf, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
   benchPattern,
@@ -535,7 +535,7 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print) {
-    printReport(readReport(opts.print), say);
+    printReport(readReportOf('scheduler-perf', opts.print), say);
     return;
   }
   const t = await tools();
@@ -565,8 +565,4 @@ async function main(): Promise<void> {
   );
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    process.stderr.write(`bench:scheduler-perf: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:scheduler-perf'));

@@ -28,7 +28,7 @@ import { positive, positiveInt } from './cliOptions.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
-import { readReport, startReport, tableOf, writeReport } from './report.js';
+import { exitWith, readReportOf, startReport, tableOf, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
   burstFigures,
@@ -458,7 +458,7 @@ async function main(): Promise<void> {
     .parse();
   const o = program.opts<Options>();
   if (o.print) {
-    const saved = readReport(o.print);
+    const saved = readReportOf('time-to-ready', o.print);
     const options = saved.options as unknown as Options & { templates: Template[] };
     console.log(summary(options, options.templates, saved.runs as RunResult[]));
     return;
@@ -538,8 +538,4 @@ async function main(): Promise<void> {
   writeReport(report);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    process.stderr.write(`bench:time-to-ready: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:time-to-ready'));

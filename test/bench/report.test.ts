@@ -2,7 +2,7 @@
  * The one report format of the bench programs (bench/report.ts): its schema, writing and reading it, and
  * publishing its tables into a result file.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ import {
   parseReport,
   publish,
   readReport,
+  readReportOf,
   startReport,
   writeReport,
   type Report,
@@ -108,6 +109,23 @@ describe('writing and reading a report', () => {
       ReportError,
     );
     expect(() => readReport(join(dir, 'bad.json'))).toThrow(/bad\.json: ENOENT/);
+    writeFileSync(join(dir, 'text.json'), 'not json{\n}\n');
+    expect(() => readReport(join(dir, 'text.json'))).toThrow(/text\.json: Unexpected token .* is not valid JSON$/);
+    // JSON that is not a report at all: one line, not zod's list of every key it lacks
+    writeFileSync(join(dir, 'array.json'), '[1, 2]');
+    expect(() => readReport(join(dir, 'array.json'))).toThrow(
+      new ReportError(
+        `${join(dir, 'array.json')}: not a bench report (the JSON a bench program writes: format, scenario, runs, tables)`,
+      ),
+    );
+  });
+
+  it("refuses to print another scenario's report", () => {
+    const path = writeReport(good(), join(dir, 'ceiling.json'), () => {});
+    expect(readReportOf('ceiling', path).scenario).toBe('ceiling');
+    expect(() => readReportOf('cluster', path)).toThrow(
+      new ReportError(`${path}: a report of ceiling, not of cluster`),
+    );
   });
 
   it('goes to .e2e-bench/SCENARIO-DATE.json by default', () => {
@@ -173,6 +191,12 @@ describe('publishing a report', () => {
     expect(() => publish(result(), good())).toThrow(/the report has no table of bench\/results\/ceiling\.json/);
     const byHand = { ...good(), command: 'node dist/bench/ceiling.js', tables: [mine('two', [['y', '1']])] };
     expect(() => publish(result(), byHand)).toThrow(/is not the runner's/);
+    const otherScenario = { ...good(), command: 'npm run bench -- verbs http', tables: [mine('two', [['y', '1']])] };
+    expect(() => publish(result(), otherScenario)).toThrow(
+      new ReportError(
+        'the report\'s command "npm run bench -- verbs http" runs another scenario than its own, ceiling',
+      ),
+    );
   });
 
   it('lays a published file out as the result files are', () => {

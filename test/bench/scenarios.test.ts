@@ -88,6 +88,26 @@ describe('the scenario files', () => {
       "error: option '--pods <n>' argument 'zero' is invalid. expected an integer ≥ 1",
     ]);
     expect(await refusals({ ...inv, args: ['--floor', 'yes'] })).toEqual(['--floor: is a flag']);
+    // values the program used to check only once it ran (a dry run passed them): each is now its option's parser's
+    const refused = async (set: string) => (await refusals(resolve('cluster', s, undefined, [set])))[0];
+    expect(await refused('first=bogus')).toBe(
+      "error: option '--first <scheduler>' argument 'bogus' is invalid. expected one of sandbox, stock",
+    );
+    expect(await refused('modes=drain,bogus')).toBe(
+      "error: option '--modes <list>' argument 'drain,bogus' is invalid. expected one of drain, burst",
+    );
+    expect(await refused('nodes=abc')).toBe(
+      "error: option '--nodes <counts>' argument 'abc' is invalid. expected an integer ≥ 1",
+    );
+    expect(await refused('node-shape=abc')).toBe(
+      "error: option '--node-shape <cpu/memory>' argument 'abc' is invalid. expected CPUS/MEMORY, e.g. 32/128Gi",
+    );
+    expect(await refused('sandbox-percentage=101')).toBe(
+      "error: option '--sandbox-percentage <n>' argument '101' is invalid. expected an integer 0–100",
+    );
+    expect(await refused('extender-config=/nonexistent.yaml')).toBe(
+      "error: option '--extender-config <file>' argument '/nonexistent.yaml' is invalid. no such file: /nonexistent.yaml",
+    );
   });
 });
 
@@ -276,5 +296,20 @@ describe('the runner (dist/bench/run.js)', () => {
     const refused = await run([runner, 'sampling', '--set', 'fill=', '--', '--no-such-option']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("unknown option '--no-such-option'");
+  });
+
+  // Regression (new-user trial): `cluster --publish R --dry-run` published (wrote the result file) all the same.
+  it('refuses --publish beside a scenario, --set or --dry-run, writing nothing', async () => {
+    for (const args of [
+      ['cluster', '--publish', 'r.json'],
+      ['--publish', 'r.json', '--dry-run'],
+      ['--publish', 'r.json', '--set', 'pods=1'],
+    ]) {
+      const r = await run([runner, ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        'bench: --publish REPORT takes no scenario, --set or --dry-run: the report names its scenario\n',
+      );
+    }
   });
 });
