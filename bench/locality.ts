@@ -28,7 +28,7 @@ import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind }
 import { StartingTracker } from './startingStats.js';
 import { exitWith, readReportOf, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
-import { nonNegative, positive, positiveInt } from './cliOptions.js';
+import { listOf, nonNegative, oneOf, positive, positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench-locality';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
@@ -397,7 +397,9 @@ async function main(): Promise<void> {
     .option('--per-node <n>', 'startingLimit.perNode of the limit setups', positiveInt, 4)
     .option('--band <x>', 'locality.pressureBand of the locality-on setups', Number, 0.05)
     .option('--runs <n>', 'runs per setup', positiveInt, 1)
-    .option('--setups <list>', `which setups, in this order each run (${SETUPS.join(',')})`, SETUPS.join(','))
+    .option('--setups <list>', `which setups, in this order each run (${SETUPS.join(',')})`, listOf(oneOf(SETUPS)), [
+      ...SETUPS,
+    ])
     .option('--seed <n>', 'seed of the workload', positiveInt, 1)
     .option('--concurrency <n>', 'API requests in flight', positiveInt, 32)
     .option(
@@ -407,10 +409,7 @@ async function main(): Promise<void> {
     )
     .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse();
-  const raw = program.opts<Omit<Options, 'setups'> & { setups: string }>();
-  const setups = raw.setups.split(',').map((s) => s.trim()) as Setup[];
-  for (const s of setups) if (!SETUPS.includes(s)) program.error(`--setups: unknown setup ${s}`);
-  const o: Options = { ...raw, setups };
+  const o = program.opts<Options>();
   if (o.print) {
     const saved = readReportOf('locality', o.print);
     const options = saved.options as unknown as Options;

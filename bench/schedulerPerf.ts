@@ -41,7 +41,7 @@ import {
   type Variant,
   type WorkloadChoice,
 } from './schedulerPerfStats.js';
-import { positiveInt } from './cliOptions.js';
+import { percentage, positiveInt } from './cliOptions.js';
 
 /** Other jobs' CPU above which a run is flagged as not from a quiet machine (cores). */
 const QUIET_CORES = 0.15;
@@ -94,12 +94,6 @@ export interface RunRecord {
   upstreamThreshold: number | null;
   cpu: CpuReport;
   error?: string;
-}
-
-function percentage(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 100) throw new InvalidArgumentError('an integer 0–100');
-  return n;
 }
 
 function pluginList(v: string): string[] {

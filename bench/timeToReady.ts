@@ -24,7 +24,7 @@ import {
   untaintNodes,
 } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
-import { positive, positiveInt } from './cliOptions.js';
+import { listOf, oneOf, positive, positiveInt } from './cliOptions.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
@@ -392,15 +392,6 @@ function summary(o: Options, templates: readonly Template[] | undefined, results
 
 // ------------------------------------------------------------------------------------------ main
 
-function list<T extends string>(allowed: readonly T[], what: string) {
-  return (v: string): T[] => {
-    const xs = v.split(',').map((s) => s.trim()) as T[];
-    for (const x of xs)
-      if (!allowed.includes(x)) throw new InvalidArgumentError(`unknown ${what} ${x} (${allowed.join(', ')})`);
-    return xs;
-  };
-}
-
 function mibList(v: string): number[] {
   const xs = v.split(',').map(Number);
   if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 1))
@@ -443,10 +434,8 @@ async function main(): Promise<void> {
     .option('--per-node <n>', 'startingLimit.perNode of the limit setups', positiveInt, 4)
     .option('--band <x>', 'locality.pressureBand of the locality-on setups', Number, 0.05)
     .option('--runs <n>', 'rounds (each: every cache state × every setup)', positiveInt, 1)
-    .option('--setups <list>', `setups, in this order (${SETUPS.join(',')})`, list(SETUPS, 'setup'), [...SETUPS])
-    .option('--caches <list>', `cache states, in this order (${CACHES.join(',')})`, list(CACHES, 'cache state'), [
-      ...CACHES,
-    ])
+    .option('--setups <list>', `setups, in this order (${SETUPS.join(',')})`, listOf(oneOf(SETUPS)), [...SETUPS])
+    .option('--caches <list>', `cache states, in this order (${CACHES.join(',')})`, listOf(oneOf(CACHES)), [...CACHES])
     .option('--seed <n>', 'seed of the templates drawn', positiveInt, 1)
     .option('--concurrency <n>', 'creates in flight', positiveInt, 16)
     .option(

@@ -89,25 +89,19 @@ describe('the scenario files', () => {
     ]);
     expect(await refusals({ ...inv, args: ['--floor', 'yes'] })).toEqual(['--floor: is a flag']);
     // values the program used to check only once it ran (a dry run passed them): each is now its option's parser's
-    const refused = async (set: string) => (await refusals(resolve('cluster', s, undefined, [set])))[0];
-    expect(await refused('first=bogus')).toBe(
-      "error: option '--first <scheduler>' argument 'bogus' is invalid. expected one of sandbox, stock",
-    );
-    expect(await refused('modes=drain,bogus')).toBe(
-      "error: option '--modes <list>' argument 'drain,bogus' is invalid. expected one of drain, burst",
-    );
-    expect(await refused('nodes=abc')).toBe(
-      "error: option '--nodes <counts>' argument 'abc' is invalid. expected an integer ≥ 1",
-    );
-    expect(await refused('node-shape=abc')).toBe(
-      "error: option '--node-shape <cpu/memory>' argument 'abc' is invalid. expected CPUS/MEMORY, e.g. 32/128Gi",
-    );
-    expect(await refused('sandbox-percentage=101')).toBe(
-      "error: option '--sandbox-percentage <n>' argument '101' is invalid. expected an integer 0–100",
-    );
-    expect(await refused('extender-config=/nonexistent.yaml')).toBe(
-      "error: option '--extender-config <file>' argument '/nonexistent.yaml' is invalid. no such file: /nonexistent.yaml",
-    );
+    for (const [option, value, expected] of [
+      ['--first <scheduler>', 'bogus', 'expected one of sandbox, stock'],
+      ['--modes <list>', 'drain,bogus', 'expected one of drain, burst'],
+      ['--nodes <counts>', 'abc', 'expected an integer ≥ 1'],
+      ['--node-shape <cpu/memory>', 'abc', 'expected CPUS/MEMORY, e.g. 32/128Gi'],
+      ['--sandbox-percentage <n>', '101', 'expected an integer 0–100'],
+      ['--extender-config <file>', '/nonexistent.yaml', 'no such file: /nonexistent.yaml'],
+    ]) {
+      const name = option!.slice(2, option!.indexOf(' '));
+      expect(await refusals(resolve('cluster', s, undefined, [`${name}=${value}`]))).toEqual([
+        `error: option '${option}' argument '${value}' is invalid. ${expected}`,
+      ]);
+    }
   });
 });
 
