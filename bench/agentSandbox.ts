@@ -31,7 +31,7 @@ import {
   type PodEventType,
 } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
-import { positiveInt } from './cliOptions.js';
+import { exitOnUsage, positiveInt } from './cliOptions.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import { StartingTracker, distribution, type Distribution } from './startingStats.js';
 
@@ -276,6 +276,7 @@ export function figureRows(results: readonly RunResult[], kind: Kind): string[][
 
 async function main(): Promise<void> {
   const program = new Command('bench:agent-sandbox')
+    .exitOverride(exitOnUsage)
     .description(
       'agent-sandbox warm-pool fill and cold-claim burst (its own controller creating the pods), sandbox-scheduler against the stock default-scheduler, interleaved in one cluster.',
     )

@@ -27,13 +27,13 @@ import { ProcWatch, type CpuReport } from './procWatch.js';
 import {
   defaultReportPath,
   exitWith,
-  readReportOf,
+  printReportOf,
   type Report,
   startReport,
   textTable,
   writeReport,
 } from './report.js';
-import { positive } from './cliOptions.js';
+import { exitOnUsage, positive } from './cliOptions.js';
 
 const PODS_PER_NODE = 30;
 const UID_PLACEHOLDER = '__POD_UID__';
@@ -70,6 +70,7 @@ interface ScaleResult {
 
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:ceiling')
+    .exitOverride(exitOnUsage)
     .description(
       'The highest rate of Filter calls one extender process sustains before its p99 doubles (open loop, from a separate load generator).',
     )
@@ -344,7 +345,7 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print) {
-    printReport(readReportOf('ceiling', opts.print), say);
+    printReportOf('ceiling', opts.print, (r) => printReport(r, say));
     return;
   }
   const loadgenBin = (await script('build-tools.sh', ['--loadgen'])).trim();

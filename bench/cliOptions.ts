@@ -1,7 +1,7 @@
 /** Option parsers shared by the bench commands (commander's argParser shape), free of the Kubernetes client. */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type CommanderError } from 'commander';
 
 /** commander's parser of a count option. @throws InvalidArgumentError unless `v` is an integer ≥ 1. */
 export function positiveInt(v: string): number {
@@ -61,4 +61,12 @@ export function oneOf<T extends string>(allowed: readonly T[]): (v: string) => T
 export function existingFile(v: string): string {
   if (!existsSync(v)) throw new InvalidArgumentError(`no such file: ${v}`);
   return resolve(v);
+}
+
+/**
+ * commander's exitOverride for a bench program: a usage error (an unknown option, a value its parser refuses) exits 2,
+ * as the runner's own refusals do; --help exits 0. Commander has printed the message by then.
+ */
+export function exitOnUsage(err: CommanderError): never {
+  process.exit(err.exitCode === 0 ? 0 : 2);
 }

@@ -77,7 +77,7 @@ import {
 import {
   defaultReportPath,
   exitWith,
-  readReportOf,
+  printReportOf,
   type Report,
   startReport,
   tableOf,
@@ -85,7 +85,7 @@ import {
   writeReport,
 } from './report.js';
 import type { Table } from './results.js';
-import { existingFile, listOf, nonNegative, oneOf, percentage, positiveInt } from './cliOptions.js';
+import { existingFile, exitOnUsage, listOf, nonNegative, oneOf, percentage, positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench';
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
@@ -1066,6 +1066,7 @@ function profileRows(t: SelfTimeTable): string {
 
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:cluster')
+    .exitOverride(exitOnUsage)
     .description(
       'Pods/s and latency of sandbox-scheduler vs the stock default-scheduler in one local control plane (test/e2e), interleaved runs.',
     )
@@ -1502,11 +1503,12 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print !== undefined) {
-    const report = readReportOf('cluster', opts.print);
-    const options = report.options as unknown as Options;
-    const scales = report.runs as ScaleRecord[];
-    for (const scale of scales) printScale(scale, options, report.machine, say);
-    for (const t of reportTables(scales, options)) say(`\n${textTable(t)}`);
+    printReportOf('cluster', opts.print, (report) => {
+      const options = report.options as unknown as Options;
+      const scales = report.runs as ScaleRecord[];
+      for (const scale of scales) printScale(scale, options, report.machine, say);
+      for (const t of reportTables(scales, options)) say(`\n${textTable(t)}`);
+    });
     return;
   }
   const outDir = join(REPO_ROOT, '.e2e-bench');

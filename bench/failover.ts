@@ -25,7 +25,7 @@ import { parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.j
 import { replayOvercommit } from './overcommit.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
-import { positiveInt } from './cliOptions.js';
+import { exitOnUsage, positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench-failover';
 
@@ -249,6 +249,7 @@ export function takeoverTable(r: Awaited<ReturnType<typeof run>>, title: string)
 
 async function main(): Promise<void> {
   const o = new Command('bench:failover')
+    .exitOverride(exitOnUsage)
     .description('Leader failover mid-burst with two sandbox-scheduler + extender pairs (see bench/failover.ts)')
     .option('--nodes <shape>', 'CLUSTER_NODES of the cluster', '100x32/128Gi')
     .option('--pods <n>', 'pods in the burst', positiveInt, 1000)

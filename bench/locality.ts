@@ -26,9 +26,9 @@ import {
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
 import { StartingTracker } from './startingStats.js';
-import { exitWith, readReportOf, startReport, tableOf, textTable, writeReport } from './report.js';
+import { exitWith, printReportOf, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
-import { listOf, nonNegative, oneOf, positive, positiveInt } from './cliOptions.js';
+import { exitOnUsage, listOf, nonNegative, oneOf, positive, positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench-locality';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
@@ -372,6 +372,7 @@ function describe(o: Options): string {
 
 async function main(): Promise<void> {
   const program = new Command('bench:locality')
+    .exitOverride(exitOnUsage)
     .description(
       'Time to a Ready sandbox under a pull-cost model on KWOK: stock default-scheduler vs sandbox-scheduler with locality off and on, the starting limit off and on.',
     )
@@ -411,9 +412,10 @@ async function main(): Promise<void> {
     .parse();
   const o = program.opts<Options>();
   if (o.print) {
-    const saved = readReportOf('locality', o.print);
-    const options = saved.options as unknown as Options;
-    console.log([describe(options), '', textTable(modelTable(saved.runs as RunResult[], options))].join('\n'));
+    printReportOf('locality', o.print, (saved) => {
+      const options = saved.options as unknown as Options;
+      console.log([describe(options), '', textTable(modelTable(saved.runs as RunResult[], options))].join('\n'));
+    });
     return;
   }
   const dir = join(REPO_ROOT, '.e2e-bench');

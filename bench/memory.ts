@@ -20,7 +20,7 @@ import { buildExtender } from '../src/runtime/extender.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createPods, ensureNamespace, Kube } from '../test/e2e/kit/adminClient.js';
 import { readClusterEnv, script, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
-import { positiveInt } from './cliOptions.js';
+import { exitOnUsage, positiveInt } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 import { startReport, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
@@ -38,6 +38,7 @@ const CREATES_IN_FLIGHT = 32;
 const MAIN = import.meta.url === `file://${process.argv[1]}`;
 
 const opts = new Command('bench:memory')
+  .exitOverride(exitOnUsage)
   .description("the extender's memory at Kubernetes' limits, each figure from a fresh process (see bench/memory.ts)")
   .option('--nodes <n>', 'nodes of the model and the dump', positiveInt, 5000)
   .option('--pods <n>', 'pods of the model and the dump', positiveInt, 150_000)

@@ -46,7 +46,7 @@ import {
   type Histogram,
   type Sample,
 } from './clusterStats.js';
-import { positiveInt } from './cliOptions.js';
+import { exitOnUsage, positiveInt } from './cliOptions.js';
 
 const FILL_NS = 'bench-pending-fill';
 const HOPELESS_NS = 'bench-pending';
@@ -332,6 +332,7 @@ export function burstTable(
 
 async function main(): Promise<void> {
   const o = new Command('bench:pending')
+    .exitOverride(exitOnUsage)
     .description('A runaway Pending queue beside a normal burst, then nodes added (see bench/pendingQueue.ts)')
     .option('--nodes <shape>', 'CLUSTER_NODES of the cluster (COUNTxCPUS/MEMORY)', '100x32/128Gi')
     .option('--hopeless <n>', 'pods that fit nowhere', positiveInt, 30_000)

@@ -110,14 +110,20 @@ function check(doc: unknown, where: string): Report {
 }
 
 /**
- * Reads the report that `--print` of `scenario`'s program prints again. @throws ReportError as readReport does, and
- * for the report of another scenario.
+ * `--print` of `scenario`'s program: reads the report at `path` and hands it to `print`, which reads its options and
+ * runs as the program wrote them. @throws ReportError as readReport does, for the report of another scenario, and
+ * when `print` meets runs or options of another shape (a TypeError, named with the file, in one line).
  */
-export function readReportOf(scenario: string, path: string): Report {
+export function printReportOf(scenario: string, path: string, print: (report: Report) => void): void {
   const report = readReport(path);
   if (report.scenario !== scenario)
     throw new ReportError(`${path}: a report of ${report.scenario}, not of ${scenario}`);
-  return report;
+  try {
+    print(report);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    throw new ReportError(`${path}: its runs or options are not those a ${scenario} program writes (${err.message})`);
+  }
 }
 
 /**

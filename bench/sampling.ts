@@ -10,6 +10,7 @@
  * name. No cluster, no clock: the figures are exact for the model and repeat from run to run.
  */
 import { Command } from 'commander';
+import { exitOnUsage } from './cliOptions.js';
 import type { PodRecord } from '../src/core/objects/records.js';
 import { numFeasibleNodesToFind } from '../src/core/fit/kubeSchedulerSampling.js';
 import { discreteOptimum, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/cli/replay.js';
@@ -215,6 +216,7 @@ export function samplingTables(n: number, results: readonly SamplingResult[], pe
 
 function main(): void {
   const program = new Command('bench:sampling')
+    .exitOverride(exitOnUsage)
     .description(
       "placement quality at each percentageOfNodesToScore, from the replay's model of kube-scheduler's sampling",
     )

@@ -16,7 +16,15 @@ import { log, REPO_ROOT, script } from '../test/e2e/kit/controlPlane.js';
 import { processTree } from './procStats.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { startFloorExtender, type FloorExtender } from './floorProcess.js';
-import { defaultReportPath, exitWith, readReportOf, type Report, startReport, tableOf, writeReport } from './report.js';
+import {
+  defaultReportPath,
+  exitWith,
+  printReportOf,
+  type Report,
+  startReport,
+  tableOf,
+  writeReport,
+} from './report.js';
 import type { Table } from './results.js';
 import {
   benchPattern,
@@ -41,7 +49,7 @@ import {
   type Variant,
   type WorkloadChoice,
 } from './schedulerPerfStats.js';
-import { percentage, positiveInt } from './cliOptions.js';
+import { exitOnUsage, percentage, positiveInt } from './cliOptions.js';
 
 /** Other jobs' CPU above which a run is flagged as not from a quiet machine (cores). */
 const QUIET_CORES = 0.15;
@@ -119,6 +127,7 @@ function variantList(v: string): Variant[] {
 
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:scheduler-perf')
+    .exitOverride(exitOnUsage)
     .description(
       "kube-scheduler's scheduler_perf harness: the stock configuration, the sandbox-scheduler profile with sandbox-extender, and the same profile with the floor extender, interleaved; the harness's SchedulingThroughput and the ratios.",
     )
@@ -529,7 +538,7 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   if (opts.print) {
-    printReport(readReportOf('scheduler-perf', opts.print), say);
+    printReportOf('scheduler-perf', opts.print, (r) => printReport(r, say));
     return;
   }
   const t = await tools();

@@ -35,7 +35,7 @@ import { sumSamples } from './clusterStats.js';
 import { placementsFromLog, replayOvercommit, type OvercommitReport } from './overcommit.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
-import { positiveInt } from './cliOptions.js';
+import { exitOnUsage, positiveInt } from './cliOptions.js';
 
 const NAMESPACE = 'bench-shared';
 const CONFIGS = ['stock', 'bind-off', 'bind-on', 'one-process'] as const;
@@ -271,6 +271,7 @@ export function overcommitTable(rounds: readonly Round[], configs: readonly Conf
 
 function parseOptions(argv: string[]): Options {
   const program = new Command('bench:shared')
+    .exitOverride(exitOnUsage)
     .description('Over-commit when default-scheduler and sandbox-scheduler share the nodes (see bench/sharedNodes.ts)')
     .option('--nodes <shape>', 'CLUSTER_NODES of the cluster ([COUNTx]CPUS[/MEMORY])', '40x8/32Gi')
     .option('--pods <n>', 'pods per scheduler per round', positiveInt, 160)

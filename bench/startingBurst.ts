@@ -12,7 +12,7 @@ import { Command } from 'commander';
 import { median, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { benchPod, createPods, ensureNamespace, Kube, PodWatch } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
-import { positiveInt } from './cliOptions.js';
+import { exitOnUsage, positiveInt } from './cliOptions.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
@@ -283,6 +283,7 @@ function limitText(o: Options): string {
 
 async function main(): Promise<void> {
   const program = new Command('bench:starting')
+    .exitOverride(exitOnUsage)
     .description(
       'A burst of sandbox pods on KWOK nodes that become Ready after a delay: the starting limit off, on, and the stock default-scheduler.',
     )

@@ -24,11 +24,11 @@ import {
   untaintNodes,
 } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
-import { listOf, oneOf, positive, positiveInt } from './cliOptions.js';
+import { exitOnUsage, listOf, oneOf, positive, positiveInt } from './cliOptions.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
-import { exitWith, readReportOf, startReport, tableOf, writeReport } from './report.js';
+import { exitWith, printReportOf, startReport, tableOf, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
   burstFigures,
@@ -417,6 +417,7 @@ function envFile(path: string): Record<string, string> {
 
 async function main(): Promise<void> {
   const program = new Command('bench:time-to-ready')
+    .exitOverride(exitOnUsage)
     .description(
       'creation → Ready of sandbox pods on real nodes with real image pulls: stock default-scheduler vs sandbox-scheduler, locality off/on, the starting limit off/on, cold and warm image caches.',
     )
@@ -447,9 +448,10 @@ async function main(): Promise<void> {
     .parse();
   const o = program.opts<Options>();
   if (o.print) {
-    const saved = readReportOf('time-to-ready', o.print);
-    const options = saved.options as unknown as Options & { templates: Template[] };
-    console.log(summary(options, options.templates, saved.runs as RunResult[]));
+    printReportOf('time-to-ready', o.print, (saved) => {
+      const options = saved.options as unknown as Options & { templates: Template[] };
+      console.log(summary(options, options.templates, saved.runs as RunResult[]));
+    });
     return;
   }
   const dir = join(REPO_ROOT, '.e2e-bench');

@@ -14,7 +14,7 @@ import {
   parseReport,
   publish,
   readReport,
-  readReportOf,
+  printReportOf,
   startReport,
   writeReport,
   type Report,
@@ -120,12 +120,30 @@ describe('writing and reading a report', () => {
     );
   });
 
-  it("refuses to print another scenario's report", () => {
+  it("prints a report through the program's reader; refuses another scenario's", () => {
     const path = writeReport(good(), join(dir, 'ceiling.json'), () => {});
-    expect(readReportOf('ceiling', path).scenario).toBe('ceiling');
-    expect(() => readReportOf('cluster', path)).toThrow(
+    const seen: string[] = [];
+    printReportOf('ceiling', path, (r) => seen.push(r.scenario));
+    expect(seen).toEqual(['ceiling']);
+    expect(() => printReportOf('cluster', path, () => {})).toThrow(
       new ReportError(`${path}: a report of ceiling, not of cluster`),
     );
+  });
+
+  // Regression (new-user trial): a valid report whose runs the program cannot read printed a TypeError's stack.
+  it('names the file in one line when the reader meets runs of another shape', () => {
+    const path = writeReport({ ...good(), runs: [{}] }, join(dir, 'odd.json'), () => {});
+    const reader = (r: Report) => (r.runs[0] as { scale: { nodes: number } }).scale.nodes;
+    expect(() => printReportOf('ceiling', path, reader)).toThrow(ReportError);
+    expect(() => printReportOf('ceiling', path, reader)).toThrow(
+      /odd\.json: its runs or options are not those a ceiling program writes \(Cannot read properties of undefined/,
+    );
+    const other = new Error('disk full');
+    expect(() =>
+      printReportOf('ceiling', path, () => {
+        throw other;
+      }),
+    ).toThrow(other);
   });
 
   it('goes to .e2e-bench/SCENARIO-DATE.json by default', () => {

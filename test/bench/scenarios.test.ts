@@ -231,6 +231,19 @@ describe('the command of a scenario', () => {
   });
 });
 
+// Regression (new-user trial): a program refused a bad option with exit 1, where the runner refuses one with 2.
+describe('each program with options', () => {
+  const programs = [...new Set(names.map((n) => loadScenario(n).program))].filter((p) =>
+    source(p).includes('new Command('),
+  );
+
+  it.each(programs)('%s exits 2 for an option it does not have, as the runner does', async (program) => {
+    const r = await run([join(ROOT, 'dist', program.replace(/\.ts$/, '.js')), '--no-such-option']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown option '--no-such-option'");
+  });
+});
+
 describe('the runner (dist/bench/run.js)', () => {
   const runner = join(ROOT, 'dist/bench/run.js');
 
@@ -288,7 +301,7 @@ describe('the runner (dist/bench/run.js)', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('cluster has no parameter nodez');
     const refused = await run([runner, 'sampling', '--set', 'fill=', '--', '--no-such-option']);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("unknown option '--no-such-option'");
   });
 
