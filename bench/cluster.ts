@@ -1373,7 +1373,8 @@ function publishedTable(all: readonly RunResult[], quiet: readonly RunResult[], 
 /**
  * The figures of one node count as tables: `summary` (median of the quiet runs with their spread (min–max) and the
  * ratio of the medians; the runs left out and each scheduler's warm-up, its first run against the later ones, as
- * notes), `floor` (with --floor), and `readme` (or with --pin `pinned`) in the columns of bench/results/cluster.json.
+ * notes), and `readme` (with --pin `pinned`): sandbox, the floor (--floor) and stock side by side, in the columns of
+ * bench/results/cluster.json.
  */
 export function pooledTables(records: readonly ScaleRecord[], opts: Options): Table[] {
   const all = records.flatMap((r) => r.results);
@@ -1433,49 +1434,6 @@ export function pooledTables(records: readonly ScaleRecord[], opts: Options): Ta
       notes.length > 0 ? notes : undefined,
     ),
   ];
-  const floors = all.filter((r) => r.variant === 'floor extender');
-  if (floors.length) {
-    const rowsFloor = [
-      [
-        'mode',
-        'figure',
-        'sandbox-scheduler + floor',
-        'sandbox-scheduler + extender',
-        'default-scheduler',
-        'floor/stock',
-        'extender/stock',
-      ],
-    ];
-    for (const mode of opts.modes) {
-      const f = floors.filter((r) => r.mode === mode);
-      const x = quiet.filter((r) => r.mode === mode && r.scheduler === 'sandbox');
-      const d = quiet.filter((r) => r.mode === mode && r.scheduler === 'default');
-      const figures: [string, (r: RunResult) => number | null | undefined, number][] = [
-        ['pods/s over the binding window', (r) => r.podsPerSecond, 1],
-        ['extender CPU-s per 1,000 pods', (r) => r.cpuPerThousand?.lifecycle['sandbox-extender'], 3],
-        ['  of which its main thread', (r) => r.cpuPerThousand?.lifecycle[EXTENDER_MAIN], 3],
-      ];
-      for (const [name, get, digits] of figures) {
-        const [a, b, c] = [med(f, get), med(x, get), med(d, get)];
-        rowsFloor.push([
-          mode,
-          name,
-          fmt(a, digits),
-          fmt(b, digits),
-          fmt(c, digits),
-          fmt(ratio(a, c), 2),
-          fmt(ratio(b, c), 2),
-        ]);
-      }
-    }
-    tables.push(
-      tableOf(
-        'floor',
-        "The floor of a Node extender (--floor: bench/floorExtender.ts in the extender's place: read, JSON.parse, answer a name; no cache, no Event), median of runs",
-        rowsFloor,
-      ),
-    );
-  }
   tables.push(publishedTable(all, quiet, opts));
   return tables;
 }

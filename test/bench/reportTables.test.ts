@@ -228,7 +228,7 @@ describe('the cluster programs’ report tables', () => {
 
   it('cluster: `readme` (or with --pin `pinned`) as published, its pooled tables its own', () => {
     const tables = pooledTables(records, opts);
-    expect(tables.map((t) => t.id)).toEqual(['summary', 'floor', 'readme']);
+    expect(tables.map((t) => t.id)).toEqual(['summary', 'readme']);
     expect(tables[0]!.rows[0]).toEqual([
       'drain',
       'pods/s over the binding window',
@@ -236,7 +236,7 @@ describe('the cluster programs’ report tables', () => {
       '329.2 [329.2–329.2]',
       '0.52',
     ]);
-    expect(tables[2]!.rows).toEqual([
+    expect(tables[1]!.rows).toEqual([
       ['drain pods/s', 172, 231, 329.2, 0.52],
       ['burst pods/s', 161.3, 149, 224.7, 0.72],
       ['burst create→bound p99 ms', '2346', null, '2346', 1],
