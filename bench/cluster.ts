@@ -37,6 +37,7 @@ import {
   type ClusterEnv,
 } from '../test/e2e/kit/controlPlane.js';
 import { startFloorExtender } from './floorProcess.js';
+import { parseProcStat } from './procStats.js';
 import { clockTicksPerSecond } from './procWatch.js';
 import {
   cpuSecondsPerThousand,
@@ -65,7 +66,6 @@ import {
   counterDeltas,
   sumSamples,
   startTimeOfStat,
-  ticksOfStat,
   type CpuProfile,
   type CpuSample,
   type Histogram,
@@ -343,7 +343,7 @@ class CpuSampler {
     const procs: Record<string, ProcTicks> = {};
     const read = (name: string, pid: number) => {
       try {
-        procs[name] = { pid, ticks: ticksOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8')) };
+        procs[name] = { pid, ticks: parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).ticks };
       } catch {
         // not running (a stopped scheduler)
       }
@@ -355,7 +355,10 @@ class CpuSampler {
         // The extender's main thread alone (its task id is the pid): the rest is the API worker and V8's helpers.
         if (pid > 0 && c === 'sandbox-extender') {
           try {
-            procs[EXTENDER_MAIN] = { pid, ticks: ticksOfStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')) };
+            procs[EXTENDER_MAIN] = {
+              pid,
+              ticks: parseProcStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')).ticks,
+            };
           } catch {
             // gone meanwhile
           }

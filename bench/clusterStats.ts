@@ -267,17 +267,6 @@ export interface CpuSample {
   readonly procs: Readonly<Record<string, ProcTicks>>;
 }
 
-/** utime + stime (fields 14 and 15) of the text of /proc/PID/stat; comm may hold spaces and parentheses. */
-export function ticksOfStat(stat: string): number {
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // rest[0] is field 3 (state); utime is field 14, stime field 15.
-  const utime = Number(rest[11]);
-  const stime = Number(rest[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime))
-    throw new Error(`not a /proc/PID/stat line: ${stat.slice(0, 80)}`);
-  return utime + stime;
-}
-
 /** The start time (field 22, clock ticks after boot) of the text of /proc/PID/stat, as cluster-up.sh records it in its pid files. */
 export function startTimeOfStat(stat: string): string {
   const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];

@@ -24,11 +24,11 @@ import {
   sumSamples,
   counterDeltas,
   startTimeOfStat,
-  ticksOfStat,
   type CpuProfile,
   type CpuSample,
 } from '../../bench/clusterStats.js';
 import type { Node, Pod } from '../../src/core/objects/kubeObjects.js';
+import { parseProcStat } from '../../bench/procStats.js';
 
 const SCHEDULER_TEXT = `# HELP scheduler_pod_scheduling_sli_duration_seconds [BETA] E2e latency
 # TYPE scheduler_pod_scheduling_sli_duration_seconds histogram
@@ -193,10 +193,10 @@ describe('client-side figures', () => {
 });
 
 describe('CPU from /proc', () => {
-  it('reads utime + stime past a comm with spaces and parentheses', () => {
+  it('reads utime + stime past a comm with spaces and parentheses (parseProcStat, as the sampler does)', () => {
     const stat = '4242 (kube sched (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 173 27 0 0 20 0 12 0 9876 1000000 200';
-    expect(ticksOfStat(stat)).toBe(200);
-    expect(() => ticksOfStat('garbage')).toThrow('not a /proc/PID/stat line');
+    expect(parseProcStat(stat).ticks).toBe(200);
+    expect(() => parseProcStat('garbage')).toThrow('not a /proc/PID/stat line');
   });
 
   it('reads the start time (field 22) as cluster-up.sh records it', () => {
