@@ -31,7 +31,7 @@ import {
   type PodEventType,
 } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
-import { exitOnUsage, positiveInt } from './cliOptions.js';
+import { clusterNodes, exitOnUsage, goDuration, positiveInt, quantity } from './cliOptions.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import { StartingTracker, distribution, type Distribution } from './startingStats.js';
 
@@ -280,12 +280,12 @@ async function main(): Promise<void> {
     .description(
       'agent-sandbox warm-pool fill and cold-claim burst (its own controller creating the pods), sandbox-scheduler against the stock default-scheduler, interleaved in one cluster.',
     )
-    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '1000x32/128Gi')
+    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', clusterNodes, '1000x32/128Gi')
     .option('--pool <n>', 'sandboxes of the warm pool', positiveInt, 1000)
     .option('--claims <n>', 'cold claims of the burst', positiveInt, 1000)
-    .option('--pod-cpu <q>', 'cpu request (= limit) per sandbox pod', '500m')
-    .option('--pod-memory <q>', 'memory request (= limit) per sandbox pod', '1Gi')
-    .option('--ready-delay <d>', 'KWOK_POD_READY_DELAY: a pod is Ready this long after it is bound', '1s')
+    .option('--pod-cpu <q>', 'cpu request (= limit) per sandbox pod', quantity, '500m')
+    .option('--pod-memory <q>', 'memory request (= limit) per sandbox pod', quantity, '1Gi')
+    .option('--ready-delay <d>', 'KWOK_POD_READY_DELAY: a pod is Ready this long after it is bound', goDuration, '1s')
     .option(
       '--runs <n>',
       'runs per kind and scheduler, interleaved and the order flipped each run (sandbox, default, default, sandbox, ...)',

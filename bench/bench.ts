@@ -27,6 +27,7 @@ import { recordOptions } from '../src/runtime/cacheDoors.js';
 import { buildExtender } from '../src/runtime/extender.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
+import { refuseArguments } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import { formatDate, type Table } from './results.js';
@@ -726,4 +727,10 @@ async function main(): Promise<void> {
   writeReport(report);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  refuseArguments(
+    'bench:verbs',
+    'settings: BENCH_ITERATIONS (default 40), BENCH_SIZES (1000,5000), BENCH_PARTS (verbs,cycles,ranking,http,writes,model), BENCH_LOCALITY (on or off)',
+  );
+  await main();
+}

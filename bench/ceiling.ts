@@ -33,7 +33,7 @@ import {
   textTable,
   writeReport,
 } from './report.js';
-import { exitOnUsage, positive } from './cliOptions.js';
+import { exitOnUsage, listOf, positive, positiveInt } from './cliOptions.js';
 
 const PODS_PER_NODE = 30;
 const UID_PLACEHOLDER = '__POD_UID__';
@@ -74,7 +74,7 @@ function parseOptions(argv: string[]): Options {
     .description(
       'The highest rate of Filter calls one extender process sustains before its p99 doubles (open loop, from a separate load generator).',
     )
-    .option('--nodes <counts>', 'node counts, one extender each', '1000,5000')
+    .option('--nodes <counts>', 'node counts, one extender each', listOf(positiveInt), [1000, 5000])
     .option('--step-seconds <s>', 'length of each step', positive, 15)
     .option('--warmup-seconds <s>', 'warm-up at --baseline-rate × 4 before anything is measured', positive, 15)
     .option('--baseline-rate <n>', 'rate of the baseline step (its p99 is the reference)', positive, 25)
@@ -96,10 +96,7 @@ function parseOptions(argv: string[]): Options {
     .option('--out <file>', 'the report (default .e2e-bench/ceiling-DATE.json; bench/report.ts)')
     .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse(argv, { from: 'user' });
-  const o = program.opts<Omit<Options, 'nodes'> & { nodes: string }>();
-  const nodes = o.nodes.split(',').map((s) => Number(s.trim()));
-  for (const n of nodes) if (!Number.isInteger(n) || n <= 0) program.error(`--nodes: "${n}" is not a positive integer`);
-  return { ...o, nodes };
+  return program.opts<Options>();
 }
 
 function freePort(): Promise<number> {
@@ -344,7 +341,7 @@ function printReport(report: Report, say: (s: string) => void): void {
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
-  if (opts.print) {
+  if (opts.print !== undefined) {
     printReportOf('ceiling', opts.print, (r) => printReport(r, say));
     return;
   }

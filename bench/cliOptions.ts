@@ -2,11 +2,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type CommanderError } from 'commander';
+import { milliValue, parseQuantity } from '../src/core/objects/quantity.js';
 
-/** commander's parser of a count option. @throws InvalidArgumentError unless `v` is an integer ≥ 1. */
+/** commander's parser of a count option. @throws InvalidArgumentError unless `v` is an integer ≥ 1 in decimal digits. */
 export function positiveInt(v: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
+  if (!/^\d+$/.test(v) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
   return n;
 }
 
@@ -69,4 +70,63 @@ export function existingFile(v: string): string {
  */
 export function exitOnUsage(err: CommanderError): never {
   process.exit(err.exitCode === 0 ? 0 : 2);
+}
+
+/**
+ * commander's parser of a request such as `--pod-cpu 250m`: a Kubernetes quantity (parseQuantity, as the API server
+ * reads one) above zero; returns it as written. @throws InvalidArgumentError otherwise.
+ */
+export function quantity(v: string): string {
+  let milli: bigint;
+  try {
+    milli = milliValue(parseQuantity(v));
+  } catch {
+    throw new InvalidArgumentError('expected a Kubernetes quantity, e.g. 250m or 512Mi');
+  }
+  if (milli <= 0n) throw new InvalidArgumentError('expected a quantity above 0');
+  return v;
+}
+
+/**
+ * commander's parser of a cluster's nodes in cluster-up.sh's CLUSTER_NODES shorthand, `[COUNTx]CPUS[/MEMORY]`,
+ * comma-separated (the rule of test/e2e/cluster-nodes.mjs), e.g. `1000x32/128Gi`. @throws InvalidArgumentError
+ * naming the entry at fault.
+ */
+export function clusterNodes(v: string): string {
+  v.split(',').forEach((part, i) => {
+    const m = /^\s*(?:(\d+)\s*[x×*]\s*)?(\d+)\s*(?:cpus?)?\s*(?:\/\s*([0-9.]+[A-Za-z]*))?\s*$/.exec(part);
+    if (!m || (m[3] !== undefined && !isQuantity(m[3])))
+      throw new InvalidArgumentError(`entry ${i + 1} "${part}": expected [COUNTx]CPUS[/MEMORY], e.g. 1000x32/128Gi`);
+  });
+  return v;
+}
+
+function isQuantity(v: string): boolean {
+  try {
+    parseQuantity(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** commander's parser of a Go duration such as KWOK's ready delay (`5s`, `1m30s`). @throws InvalidArgumentError otherwise. */
+export function goDuration(v: string): string {
+  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(v))
+    throw new InvalidArgumentError('expected a Go duration, e.g. 5s or 1m30s');
+  return v;
+}
+
+/**
+ * For a program whose settings are environment variables (no options): `--help` prints `usage` and exits 0; any other
+ * argument exits 2 with `usage`, so that a stray option does not start the benchmark.
+ */
+export function refuseArguments(program: string, usage: string, argv = process.argv.slice(2)): void {
+  if (argv.length === 0) return;
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  process.stderr.write(`${program}: takes no arguments (${argv.join(' ')}); ${usage}\n`);
+  process.exit(2);
 }

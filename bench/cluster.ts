@@ -85,7 +85,16 @@ import {
   writeReport,
 } from './report.js';
 import type { Table } from './results.js';
-import { existingFile, exitOnUsage, listOf, nonNegative, oneOf, percentage, positiveInt } from './cliOptions.js';
+import {
+  existingFile,
+  exitOnUsage,
+  listOf,
+  nonNegative,
+  oneOf,
+  percentage,
+  positiveInt,
+  quantity,
+} from './cliOptions.js';
 
 const NAMESPACE = 'bench';
 /** Components whose CPU is sampled (pid files of cluster-up.sh), plus the bench itself and the whole machine. */
@@ -1076,8 +1085,8 @@ function parseOptions(argv: string[]): Options {
     .option('--nodes <counts>', 'KWOK node counts, one cluster each (e.g. 1000,5000)', listOf(positiveInt), [1000])
     .option('--node-shape <cpu/memory>', 'allocatable of every node', nodeShape, '32/128Gi')
     .option('--pods <n>', 'pods per run', positiveInt, 1000)
-    .option('--pod-cpu <quantity>', 'cpu request = limit of each pod', '250m')
-    .option('--pod-memory <quantity>', 'memory request = limit of each pod', '512Mi')
+    .option('--pod-cpu <quantity>', 'cpu request = limit of each pod', quantity, '250m')
+    .option('--pod-memory <quantity>', 'memory request = limit of each pod', quantity, '512Mi')
     .option('--runs <n>', 'runs per scheduler and mode', positiveInt, 2)
     .option(
       '--modes <list>',

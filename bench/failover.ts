@@ -25,7 +25,7 @@ import { parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.j
 import { replayOvercommit } from './overcommit.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
-import { exitOnUsage, positiveInt } from './cliOptions.js';
+import { clusterNodes, exitOnUsage, positiveInt, quantity } from './cliOptions.js';
 
 const NAMESPACE = 'bench-failover';
 
@@ -251,11 +251,11 @@ async function main(): Promise<void> {
   const o = new Command('bench:failover')
     .exitOverride(exitOnUsage)
     .description('Leader failover mid-burst with two sandbox-scheduler + extender pairs (see bench/failover.ts)')
-    .option('--nodes <shape>', 'CLUSTER_NODES of the cluster', '100x32/128Gi')
+    .option('--nodes <shape>', 'CLUSTER_NODES of the cluster', clusterNodes, '100x32/128Gi')
     .option('--pods <n>', 'pods in the burst', positiveInt, 1000)
     .option('--kill-at <n>', 'kill the leading pair once this many pods are bound', positiveInt, 500)
-    .option('--pod-cpu <q>', 'cpu request of each pod', '250m')
-    .option('--pod-memory <q>', 'memory request of each pod', '512Mi')
+    .option('--pod-cpu <q>', 'cpu request of each pod', quantity, '250m')
+    .option('--pod-memory <q>', 'memory request of each pod', quantity, '512Mi')
     .option('--concurrency <n>', 'creates in flight', positiveInt, 32)
     .option('--reuse', 'use the running cluster and leave it up', false)
     .option('--out <file>', 'the report (default .e2e-bench/failover-DATE.json; bench/report.ts)')

@@ -28,7 +28,16 @@ import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind }
 import { StartingTracker } from './startingStats.js';
 import { exitWith, printReportOf, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
-import { exitOnUsage, listOf, nonNegative, oneOf, positive, positiveInt } from './cliOptions.js';
+import {
+  clusterNodes,
+  exitOnUsage,
+  listOf,
+  nonNegative,
+  oneOf,
+  positive,
+  positiveInt,
+  quantity,
+} from './cliOptions.js';
 
 const NAMESPACE = 'bench-locality';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
@@ -376,7 +385,7 @@ async function main(): Promise<void> {
     .description(
       'Time to a Ready sandbox under a pull-cost model on KWOK: stock default-scheduler vs sandbox-scheduler with locality off and on, the starting limit off and on.',
     )
-    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '1000x32/128Gi')
+    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', clusterNodes, '1000x32/128Gi')
     .option('--pods <n>', 'pods per run', positiveInt, 2000)
     .option('--bursts <n>', 'bursts per run (pods split evenly)', positiveInt, 10)
     .option('--burst-interval-ms <ms>', 'time between the starts of two bursts', positiveInt, 5000)
@@ -390,13 +399,13 @@ async function main(): Promise<void> {
       nonNegative,
       0.05,
     )
-    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '500m')
-    .option('--pod-memory <q>', 'memory request (= limit) per pod', '1Gi')
+    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', quantity, '500m')
+    .option('--pod-memory <q>', 'memory request (= limit) per pod', quantity, '1Gi')
     .option('--bandwidth-mib <x>', 'pull bandwidth of a node, MiB/s', positive, 100)
     .option('--warm-start-ms <ms>', 'bind → Ready with the image on the node', positiveInt, 1000)
-    .option('--slope-ms <ms>', 'added per sandbox already starting on the node', (v) => Number(v), 250)
+    .option('--slope-ms <ms>', 'added per sandbox already starting on the node', nonNegative, 250)
     .option('--per-node <n>', 'startingLimit.perNode of the limit setups', positiveInt, 4)
-    .option('--band <x>', 'locality.pressureBand of the locality-on setups', Number, 0.05)
+    .option('--band <x>', 'locality.pressureBand of the locality-on setups', nonNegative, 0.05)
     .option('--runs <n>', 'runs per setup', positiveInt, 1)
     .option('--setups <list>', `which setups, in this order each run (${SETUPS.join(',')})`, listOf(oneOf(SETUPS)), [
       ...SETUPS,
@@ -411,7 +420,7 @@ async function main(): Promise<void> {
     .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse();
   const o = program.opts<Options>();
-  if (o.print) {
+  if (o.print !== undefined) {
     printReportOf('locality', o.print, (saved) => {
       const options = saved.options as unknown as Options;
       console.log([describe(options), '', textTable(modelTable(saved.runs as RunResult[], options))].join('\n'));

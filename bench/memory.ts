@@ -20,7 +20,7 @@ import { buildExtender } from '../src/runtime/extender.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createPods, ensureNamespace, Kube } from '../test/e2e/kit/adminClient.js';
 import { readClusterEnv, script, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
-import { exitOnUsage, positiveInt } from './cliOptions.js';
+import { existingFile, exitOnUsage, positiveInt } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 import { startReport, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
@@ -56,6 +56,7 @@ const opts = new Command('bench:memory')
   .option(
     '--extender-config <file>',
     'with --cluster: the config file of the restarted extender (e.g. another watch.pageSize)',
+    existingFile,
   )
   .option('--keep', 'keep the snapshot dump', false)
   .option('--locality', 'part 1 with template locality on', false)

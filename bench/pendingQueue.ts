@@ -46,7 +46,7 @@ import {
   type Histogram,
   type Sample,
 } from './clusterStats.js';
-import { exitOnUsage, positiveInt } from './cliOptions.js';
+import { clusterNodes, exitOnUsage, positiveInt, quantity } from './cliOptions.js';
 
 const FILL_NS = 'bench-pending-fill';
 const HOPELESS_NS = 'bench-pending';
@@ -334,7 +334,7 @@ async function main(): Promise<void> {
   const o = new Command('bench:pending')
     .exitOverride(exitOnUsage)
     .description('A runaway Pending queue beside a normal burst, then nodes added (see bench/pendingQueue.ts)')
-    .option('--nodes <shape>', 'CLUSTER_NODES of the cluster (COUNTxCPUS/MEMORY)', '100x32/128Gi')
+    .option('--nodes <shape>', 'CLUSTER_NODES of the cluster (COUNTxCPUS/MEMORY)', clusterNodes, '100x32/128Gi')
     .option('--hopeless <n>', 'pods that fit nowhere', positiveInt, 30_000)
     .option('--burst <n>', 'pods of the burst that fit', positiveInt, 1000)
     .option('--add-nodes <n>', 'empty nodes added at the end (the cluster shape)', positiveInt, 500)
@@ -350,9 +350,9 @@ async function main(): Promise<void> {
       positiveInt,
       12,
     )
-    .option('--hopeless-memory <q>', 'memory of each hopeless pod', '8Gi')
-    .option('--burst-cpu <q>', 'cpu of each burst pod', '250m')
-    .option('--burst-memory <q>', 'memory of each burst pod', '512Mi')
+    .option('--hopeless-memory <q>', 'memory of each hopeless pod', quantity, '8Gi')
+    .option('--burst-cpu <q>', 'cpu of each burst pod', quantity, '250m')
+    .option('--burst-memory <q>', 'memory of each burst pod', quantity, '512Mi')
     .option('--concurrency <n>', 'creates in flight', positiveInt, 32)
     .option(
       '--burst-priority <n>',

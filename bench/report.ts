@@ -47,7 +47,8 @@ export const reportSchema = z
     const ids = r.tables.map((t) => t.id);
     if (new Set(ids).size !== ids.length)
       ctx.addIssue({ code: 'custom', path: ['tables'], message: 'table ids repeat' });
-    if (r.finishedAt < r.startedAt)
+    // As instants: the text of two ISO times does not order them (…00Z against …00.500Z).
+    if (Date.parse(r.finishedAt) < Date.parse(r.startedAt))
       ctx.addIssue({ code: 'custom', path: ['finishedAt'], message: 'finishedAt is before startedAt' });
   });
 export type Report = z.infer<typeof reportSchema>;
@@ -112,7 +113,7 @@ function check(doc: unknown, where: string): Report {
 /**
  * `--print` of `scenario`'s program: reads the report at `path` and hands it to `print`, which reads its options and
  * runs as the program wrote them. @throws ReportError as readReport does, for the report of another scenario, and
- * when `print` meets runs or options of another shape (a TypeError, named with the file, in one line).
+ * when `print` meets runs or options of another shape (a TypeError or RangeError, named with the file, in one line).
  */
 export function printReportOf(scenario: string, path: string, print: (report: Report) => void): void {
   const report = readReport(path);
@@ -121,7 +122,7 @@ export function printReportOf(scenario: string, path: string, print: (report: Re
   try {
     print(report);
   } catch (err) {
-    if (!(err instanceof TypeError)) throw err;
+    if (!(err instanceof TypeError || err instanceof RangeError)) throw err;
     throw new ReportError(`${path}: its runs or options are not those a ${scenario} program writes (${err.message})`);
   }
 }
@@ -294,6 +295,19 @@ export function publish(result: Result, report: Report): Published {
   return { result: parsed.data, replaced, skipped };
 }
 
+/** A result file read for publishing. @throws ReportError naming it (`where`) when it is not JSON or not a result file. */
+function readResultFile(file: string, where: string): Result {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ReportError(`${where}: ${(err as Error).message}`);
+  }
+  const parsed = resultSchema.safeParse(doc);
+  if (!parsed.success) throw new ReportError(`${where}: not a result file:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
 /**
  * `npm run bench -- --publish REPORT.json`: validates the report and rewrites bench/results/SCENARIO.json under
  * `root` (see publish), in the files' layout. Returns the lines to print. @throws ReportError as readReport and publish do, and when
@@ -303,7 +317,7 @@ export function publishFile(reportPath: string, root = ROOT): string[] {
   const report = readReport(reportPath);
   const file = join(root, 'bench', 'results', `${report.scenario}.json`);
   if (!existsSync(file)) throw new ReportError(`${reportPath}: no result file bench/results/${report.scenario}.json`);
-  const current = resultSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+  const current = readResultFile(file, `bench/results/${report.scenario}.json`);
   let published: Published;
   try {
     published = publish(current, report);

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { parseConfig } from '../src/config/load.js';
 import type { Node } from '../src/core/objects/kubeObjects.js';
 import { JsonBounds } from '../src/jsonBounds.js';
+import { refuseArguments } from './cliOptions.js';
 import { nodeName } from './fixtures.js';
 import { startReport, writeReport } from './report.js';
 import type { Table } from './results.js';
@@ -234,4 +235,7 @@ function main(): void {
   writeReport(report);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) main();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  refuseArguments('bench:bounds', 'settings: BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000)');
+  main();
+}

@@ -127,7 +127,10 @@ export function parseScenario(text: string, file: string): Scenario {
 /** Reads bench/scenarios/NAME.yaml. @throws ScenarioError when it does not validate. */
 export function loadScenario(name: string, dir = SCENARIO_DIR): Scenario {
   const file = join(dir, `${name}.yaml`);
-  return parseScenario(readFileSync(file, 'utf8'), `bench/scenarios/${name}.yaml`);
+  const scenario = parseScenario(readFileSync(file, 'utf8'), `bench/scenarios/${name}.yaml`);
+  if (!existsSync(join(ROOT, scenario.program)))
+    throw new ScenarioError(`bench/scenarios/${name}.yaml: its program ${scenario.program} does not exist`);
+  return scenario;
 }
 
 /** What the runner runs: environment, node flags, the built program and its options. */
@@ -256,13 +259,17 @@ export function helpOptions(help: string): Map<string, boolean> {
  * reads the option, before it answers --help: its message is the one item then), and each option name must be one
  * its help lists, a flag given no value and an option taking one given one. It prints its help and exits, having run
  * nothing. A check the program makes when it runs (a list parsed in its action) is not made here. A program that
- * reads the environment instead (no commander options) is not started, as --help would not stop it.
+ * reads the environment instead (no commander options) is not started: it refuses any argument, and no parser checks
+ * its settings.
  * @throws Error when the built program is missing (npm run bench builds it first).
  */
 export async function programRefusals(inv: Invocation): Promise<string[]> {
   const script = join(ROOT, inv.script);
   if (!existsSync(script)) throw new Error(`${inv.script} does not exist: run npm run build`);
-  if (!readFileSync(script, 'utf8').includes('new Command(')) return [];
+  if (!readFileSync(script, 'utf8').includes('new Command('))
+    return inv.args.length > 0
+      ? [`takes no arguments (${inv.args.join(' ')}): its settings are environment variables`]
+      : [];
   const help = await new Promise<{ code: number | string | null; stdout: string; stderr: string }>((done) => {
     execFile(
       process.execPath,
@@ -357,6 +364,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   for (const key of inv.overridden)
     process.stderr.write(`bench: ${key}=${inv.env[key]} from the environment, in place of the scenario's\n`);
+  if (!existsSync(join(ROOT, inv.script))) {
+    process.stderr.write(`bench: ${inv.script} does not exist: run npm run build\n`);
+    return 2;
+  }
   if (o.dryRun) {
     // The same checks as a run: the scenario (above) and the program's own option parser, which a run meets first.
     const refusals = await programRefusals(inv);

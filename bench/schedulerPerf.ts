@@ -49,7 +49,7 @@ import {
   type Variant,
   type WorkloadChoice,
 } from './schedulerPerfStats.js';
-import { exitOnUsage, percentage, positiveInt } from './cliOptions.js';
+import { existingFile, exitOnUsage, percentage, positiveInt } from './cliOptions.js';
 
 /** Other jobs' CPU above which a run is flagged as not from a quiet machine (cores). */
 const QUIET_CORES = 0.15;
@@ -153,6 +153,7 @@ function parseOptions(argv: string[]): Options {
     .option(
       '--extender-config <file>',
       "the extender's --config (its schedulerName is set to default-scheduler, the harness's pods' scheduler)",
+      existingFile,
     )
     .option('--timeout-minutes <n>', 'longest run of one process', positiveInt, 60)
     .option('--out <dir>', 'output folder, the report in it as report.json (default .e2e-bench/scheduler-perf-DATE)')
@@ -537,7 +538,7 @@ function printReport(report: Report, say: (s: string) => void): void {
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
-  if (opts.print) {
+  if (opts.print !== undefined) {
     printReportOf('scheduler-perf', opts.print, (r) => printReport(r, say));
     return;
   }

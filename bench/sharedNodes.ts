@@ -35,7 +35,7 @@ import { sumSamples } from './clusterStats.js';
 import { placementsFromLog, replayOvercommit, type OvercommitReport } from './overcommit.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
-import { exitOnUsage, positiveInt } from './cliOptions.js';
+import { clusterNodes, exitOnUsage, positiveInt, quantity } from './cliOptions.js';
 
 const NAMESPACE = 'bench-shared';
 const CONFIGS = ['stock', 'bind-off', 'bind-on', 'one-process'] as const;
@@ -273,10 +273,10 @@ function parseOptions(argv: string[]): Options {
   const program = new Command('bench:shared')
     .exitOverride(exitOnUsage)
     .description('Over-commit when default-scheduler and sandbox-scheduler share the nodes (see bench/sharedNodes.ts)')
-    .option('--nodes <shape>', 'CLUSTER_NODES of the cluster ([COUNTx]CPUS[/MEMORY])', '40x8/32Gi')
+    .option('--nodes <shape>', 'CLUSTER_NODES of the cluster ([COUNTx]CPUS[/MEMORY])', clusterNodes, '40x8/32Gi')
     .option('--pods <n>', 'pods per scheduler per round', positiveInt, 160)
-    .option('--pod-cpu <q>', 'cpu request of each pod', '1')
-    .option('--pod-memory <q>', 'memory request of each pod', '2Gi')
+    .option('--pod-cpu <q>', 'cpu request of each pod', quantity, '1')
+    .option('--pod-memory <q>', 'memory request of each pod', quantity, '2Gi')
     .option('--rounds <n>', 'rounds per configuration', positiveInt, 5)
     .option(
       '--configs <list>',

@@ -12,7 +12,7 @@ import { Command } from 'commander';
 import { median, parsePrometheusText, sumSamples } from './clusterStats.js';
 import { benchPod, createPods, ensureNamespace, Kube, PodWatch } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
-import { exitOnUsage, positiveInt } from './cliOptions.js';
+import { clusterNodes, exitOnUsage, goDuration, positive, positiveInt, quantity } from './cliOptions.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
@@ -287,13 +287,13 @@ async function main(): Promise<void> {
     .description(
       'A burst of sandbox pods on KWOK nodes that become Ready after a delay: the starting limit off, on, and the stock default-scheduler.',
     )
-    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', '100x32/128Gi')
+    .option('--nodes <shape>', 'CLUSTER_NODES of cluster-up.sh', clusterNodes, '100x32/128Gi')
     .option('--pods <n>', 'pods per burst', positiveInt, 1000)
-    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '250m')
-    .option('--pod-memory <q>', 'memory request (= limit) per pod', '512Mi')
-    .option('--ready-delay <d>', 'KWOK_POD_READY_DELAY: a pod is Ready this long after it is bound', '5s')
+    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', quantity, '250m')
+    .option('--pod-memory <q>', 'memory request (= limit) per pod', quantity, '512Mi')
+    .option('--ready-delay <d>', 'KWOK_POD_READY_DELAY: a pod is Ready this long after it is bound', goDuration, '5s')
     .option('--per-node <n>', 'startingLimit.perNode of the "limit on" runs', positiveInt)
-    .option('--per-core <x>', 'startingLimit.perCore of the "limit on" runs', Number)
+    .option('--per-core <x>', 'startingLimit.perCore of the "limit on" runs', positive)
     .option('--runs <n>', 'bursts per setup (interleaved: off, on, default, off, ...)', positiveInt, 1)
     .option('--concurrency <n>', 'pod creates in flight', positiveInt, 32)
     .option(

@@ -24,7 +24,16 @@ import {
   untaintNodes,
 } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
-import { exitOnUsage, listOf, oneOf, positive, positiveInt } from './cliOptions.js';
+import {
+  clusterNodes,
+  exitOnUsage,
+  listOf,
+  nonNegative,
+  oneOf,
+  positive,
+  positiveInt,
+  quantity,
+} from './cliOptions.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
@@ -425,15 +434,16 @@ async function main(): Promise<void> {
     .option(
       '--kwok-nodes <shape>',
       'CLUSTER_NODES of cluster-up.sh: the KWOK nodes beside them (never used by the pods)',
+      clusterNodes,
       '4x32/128Gi',
     )
     .option('--pods <n>', 'pods per burst', positiveInt, 30)
     .option('--image-mib <list>', 'one template per size (MiB of random bytes)', mibList, [200, 300, 400])
     .option('--zipf <s>', 'Zipf exponent of template popularity', positive, 1)
-    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', '25m')
-    .option('--pod-memory <q>', 'memory request (= limit) per pod', '64Mi')
+    .option('--pod-cpu <q>', 'cpu request (= limit) per pod', quantity, '25m')
+    .option('--pod-memory <q>', 'memory request (= limit) per pod', quantity, '64Mi')
     .option('--per-node <n>', 'startingLimit.perNode of the limit setups', positiveInt, 4)
-    .option('--band <x>', 'locality.pressureBand of the locality-on setups', Number, 0.05)
+    .option('--band <x>', 'locality.pressureBand of the locality-on setups', nonNegative, 0.05)
     .option('--runs <n>', 'rounds (each: every cache state × every setup)', positiveInt, 1)
     .option('--setups <list>', `setups, in this order (${SETUPS.join(',')})`, listOf(oneOf(SETUPS)), [...SETUPS])
     .option('--caches <list>', `cache states, in this order (${CACHES.join(',')})`, listOf(oneOf(CACHES)), [...CACHES])
@@ -447,7 +457,7 @@ async function main(): Promise<void> {
     .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse();
   const o = program.opts<Options>();
-  if (o.print) {
+  if (o.print !== undefined) {
     printReportOf('time-to-ready', o.print, (saved) => {
       const options = saved.options as unknown as Options & { templates: Template[] };
       console.log(summary(options, options.templates, saved.runs as RunResult[]));

@@ -1,11 +1,27 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError } from 'commander';
-import { existingFile, listOf, nonNegative, oneOf, percentage, positive, positiveInt } from '../../bench/cliOptions.js';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import {
+  clusterNodes,
+  existingFile,
+  goDuration,
+  listOf,
+  nonNegative,
+  oneOf,
+  percentage,
+  positive,
+  positiveInt,
+  quantity,
+} from '../../bench/cliOptions.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe("the bench programs' option parsers", () => {
   it('take numbers in their range and refuse the rest with what they expect', () => {
     expect(positiveInt('3')).toBe(3);
-    for (const bad of ['0', '-1', '1.5', 'zero', ''])
+    // Regression (new-user trial): 1e3, 0x10 and ' 5' passed as counts.
+    for (const bad of ['0', '-1', '1.5', 'zero', '', '1e3', '0x10', ' 5'])
       expect(() => positiveInt(bad)).toThrow(new InvalidArgumentError('expected an integer ≥ 1'));
     expect(positive('0.25')).toBe(0.25);
     for (const bad of ['0', '-2', 'Infinity', 'x']) expect(() => positive(bad)).toThrow('expected a number > 0');
@@ -28,5 +44,61 @@ describe("the bench programs' option parsers", () => {
   it('take a file that exists, as an absolute path', () => {
     expect(existingFile('package.json')).toMatch(/^\/.*\/package\.json$/);
     expect(() => existingFile('/nonexistent.yaml')).toThrow('no such file: /nonexistent.yaml');
+  });
+
+  // Regression (new-user trial): these were plain strings, so `--per-core abc` or `--pod-cpu lots` passed the dry
+  // run and the program brought a control plane up before it failed.
+  it('take a Kubernetes quantity above zero, as written', () => {
+    for (const good of ['250m', '1', '512Mi', '1.5Gi', '2e3']) expect(quantity(good)).toBe(good);
+    for (const bad of ['lots', '', '12 Mi', '1.5.2'])
+      expect(() => quantity(bad)).toThrow('expected a Kubernetes quantity, e.g. 250m or 512Mi');
+    for (const bad of ['0', '-1', '0m']) expect(() => quantity(bad)).toThrow('expected a quantity above 0');
+  });
+
+  it("take cluster-up.sh's node shorthand, naming the entry at fault", () => {
+    for (const good of ['1000x32/128Gi', '40x8/32Gi', '16', '900x16,100x192', '4 x 32 / 128Gi'])
+      expect(clusterNodes(good)).toBe(good);
+    expect(() => clusterNodes('banana')).toThrow(
+      'entry 1 "banana": expected [COUNTx]CPUS[/MEMORY], e.g. 1000x32/128Gi',
+    );
+    expect(() => clusterNodes('10x16,10x8/lots')).toThrow('entry 2 "10x8/lots"');
+    expect(() => clusterNodes('10x16/1.2.3Gi')).toThrow('entry 1');
+  });
+
+  it('take a Go duration', () => {
+    for (const good of ['5s', '1m30s', '500ms', '1.5h', '3600s']) expect(goDuration(good)).toBe(good);
+    for (const bad of ['soon', '5', '', '5 s', '-1s'])
+      expect(() => goDuration(bad)).toThrow('expected a Go duration, e.g. 5s or 1m30s');
+  });
+});
+
+// Regression (new-user trial): the programs that read environment variables ran the whole benchmark on --help.
+describe('a program whose settings are environment variables', () => {
+  const run = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
+      execFile(
+        process.execPath,
+        [`${ROOT}dist/bench/requestBounds.js`, ...args],
+        { cwd: ROOT },
+        (err, stdout, stderr) => done({ code: err ? Number(err.code) : 0, stdout, stderr }),
+      ),
+    );
+
+  it('prints its settings for --help and exits 0, having run nothing', async () => {
+    const r = await run(['--help']);
+    expect(r).toEqual({
+      code: 0,
+      stdout: 'settings: BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000)\n',
+      stderr: '',
+    });
+  });
+
+  it('refuses any other argument with exit 2', async () => {
+    const r = await run(['--bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      'bench:bounds: takes no arguments (--bogus); settings: BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000)\n',
+    );
   });
 });

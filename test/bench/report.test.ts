@@ -2,7 +2,7 @@
  * The one report format of the bench programs (bench/report.ts): its schema, writing and reading it, and
  * publishing its tables into a result file.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import {
   jsonText,
   parseReport,
   publish,
+  publishFile,
   readReport,
   printReportOf,
   startReport,
@@ -67,6 +68,15 @@ describe('the report schema', () => {
     twice.tables.push(twice.tables[0]!);
     expect(() => parseReport(twice)).toThrow('table ids repeat');
     expect(() => parseReport({ ...good(), extra: 1 })).toThrow(/extra/);
+  });
+
+  // Regression (new-user trial): finishedAt was compared with startedAt as text, so …00Z came after …00.500Z.
+  it('orders startedAt and finishedAt as instants', () => {
+    const r = { ...good(), startedAt: '2026-12-10T00:00:00Z', finishedAt: '2026-12-10T00:00:00.500Z' };
+    expect(parseReport(r).finishedAt).toBe('2026-12-10T00:00:00.500Z');
+    expect(() => parseReport({ ...r, finishedAt: '2026-12-09T23:59:59.999Z' })).toThrow(
+      'finishedAt is before startedAt',
+    );
   });
 
   it('startReport names the runner’s scenario, variant and command, else the program’s own and its argv', () => {
@@ -137,6 +147,11 @@ describe('writing and reading a report', () => {
     expect(() => printReportOf('ceiling', path, reader)).toThrow(ReportError);
     expect(() => printReportOf('ceiling', path, reader)).toThrow(
       /odd\.json: its runs or options are not those a ceiling program writes \(Cannot read properties of undefined/,
+    );
+    // a report nested deeper than the reader's stack (RangeError): one line too
+    const recurse = (n: number): number => recurse(n + 1) + 1;
+    expect(() => printReportOf('ceiling', path, () => recurse(0))).toThrow(
+      /odd\.json: its runs or options are not those a ceiling program writes \(Maximum call stack size exceeded\)/,
     );
     const other = new Error('disk full');
     expect(() =>
@@ -215,6 +230,23 @@ describe('publishing a report', () => {
         'the report\'s command "npm run bench -- verbs http" runs another scenario than its own, ceiling',
       ),
     );
+  });
+
+  // Regression (new-user trial): a result file broken by hand gave a SyntaxError's or a ZodError's stack.
+  it('names a result file that is not JSON or not a result file, in place of a stack', () => {
+    const root = mkdtempSync(join(tmpdir(), 'publish-'));
+    try {
+      mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+      const reportPath = writeReport({ ...good(), tables: [] }, join(root, 'r.json'), () => {});
+      writeFileSync(join(root, 'bench', 'results', 'ceiling.json'), '{broken');
+      expect(() => publishFile(reportPath, root)).toThrow(ReportError);
+      expect(() => publishFile(reportPath, root)).toThrow(/^bench\/results\/ceiling\.json: Expected property name/);
+      writeFileSync(join(root, 'bench', 'results', 'ceiling.json'), '{"scenario": "ceiling"}');
+      expect(() => publishFile(reportPath, root)).toThrow(/^bench\/results\/ceiling\.json: not a result file:\n/);
+      expect(readFileSync(join(root, 'bench', 'results', 'ceiling.json'), 'utf8')).toBe('{"scenario": "ceiling"}');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('lays a published file out as the result files are', () => {

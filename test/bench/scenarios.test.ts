@@ -9,7 +9,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SCENARIOS } from '../../bench/results.js';
 import {
@@ -49,6 +50,22 @@ function run(args: readonly string[], env: Record<string, string> = {}): Promise
 describe('the scenario files', () => {
   it('are the published scenarios, one file each', () => {
     expect(names).toEqual([...SCENARIOS].sort());
+  });
+
+  // Regression (new-user trial): a scenario naming a program that does not exist failed with a stack when run.
+  it('refuses a scenario whose program does not exist, naming both', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scenarios-'));
+    try {
+      writeFileSync(
+        join(dir, 'zz.yaml'),
+        source('bench/scenarios/verbs.yaml').replace('program: bench/bench.ts', 'program: bench/nope.ts'),
+      );
+      expect(() => loadScenario('zz', dir)).toThrow(
+        new ScenarioError('bench/scenarios/zz.yaml: its program bench/nope.ts does not exist'),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.each(names)('%s validates, names a program of bench/ and feeds its own result file', (name) => {
@@ -101,6 +118,29 @@ describe('the scenario files', () => {
       expect(await refusals(resolve('cluster', s, undefined, [`${name}=${value}`]))).toEqual([
         `error: option '${option}' argument '${value}' is invalid. ${expected}`,
       ]);
+    }
+  });
+
+  // Regression (new-user trial): plain-string options passed the dry run; `starting --set per-core=abc` then wrote
+  // perCore: NaN into the extender's config and brought a control plane up.
+  it('refuses, in a dry run, the values of the other programs that their option parsers now check', async () => {
+    for (const [scenario, option, value, expected] of [
+      ['starting', '--per-core <x>', 'abc', 'expected a number > 0'],
+      ['starting', '--ready-delay <d>', 'soon', 'expected a Go duration, e.g. 5s or 1m30s'],
+      ['cluster', '--pod-cpu <quantity>', 'lots', 'expected a Kubernetes quantity, e.g. 250m or 512Mi'],
+      ['shared', '--pod-cpu <q>', '-1', 'expected a quantity above 0'],
+      ['failover', '--nodes <shape>', 'banana', 'entry 1 "banana": expected [COUNTx]CPUS[/MEMORY], e.g. 1000x32/128Gi'],
+      ['pending', '--hopeless-memory <q>', 'lots', 'expected a Kubernetes quantity, e.g. 250m or 512Mi'],
+      ['locality', '--band <x>', 'abc', 'expected a number ≥ 0'],
+      ['memory', '--extender-config <file>', '/nope.yaml', 'no such file: /nope.yaml'],
+      ['ceiling', '--nodes <counts>', 'x', 'expected an integer ≥ 1'],
+    ]) {
+      const name = option!.slice(2, option!.indexOf(' '));
+      const inv = resolve(scenario!, loadScenario(scenario!), undefined, [], [`--${name}`, value!]);
+      expect({ scenario, wrong: await refusals(inv) }).toEqual({
+        scenario,
+        wrong: [`error: option '${option}' argument '${value}' is invalid. ${expected}`],
+      });
     }
   });
 });
@@ -269,6 +309,12 @@ describe('the runner (dist/bench/run.js)', () => {
     const r = await run([runner, 'cluster', '--dry-run', '--', '--no-such-option']);
     expect(r.code).toBe(2);
     expect(r.stderr.split('\n')[1]).toBe('--no-such-option: not an option of the program');
+  });
+
+  it('--dry-run refuses an argument to a program that reads the environment', async () => {
+    const r = await run([runner, 'verbs', '--dry-run', '--', '--bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[1]).toBe('takes no arguments (--bogus): its settings are environment variables');
   });
 
   it('--dry-run of a program that reads the environment prints the command and does not start it', async () => {
