@@ -239,8 +239,9 @@ export interface Published {
  * commit are the report's and the tables' own are dropped; otherwise a table keeps its own only where they
  * differ from the scenario's. Title and sampling stay as published; so do the notes, unless the report's table has
  * notes of its own (figures of the run the program writes, e.g. pending's), which replace them.
- * @throws ReportError for a command not the runner's (`npm run bench -- …`), another scenario, a table whose columns differ from the published one's, a report
- * with no table of the result, or a result that would not validate.
+ * @throws ReportError for a command not the runner's (`npm run bench -- …`), another scenario, a variant other than
+ * the command's, a start in the future, a table whose columns differ from the published one's, a report with no
+ * table of the result, or a result that would not validate.
  */
 export function publish(result: Result, report: Report): Published {
   if (!RUNNER_COMMAND.test(report.command))
@@ -253,6 +254,13 @@ export function publish(result: Result, report: Report): Published {
     throw new ReportError(
       `the report's command "${report.command}" runs another scenario than its own, ${report.scenario}`,
     );
+  const commandVariant = /^--/.test(report.command.split(' ')[5] ?? '--') ? null : report.command.split(' ')[5]!;
+  if (commandVariant !== report.variant)
+    throw new ReportError(
+      `the report's command "${report.command}" runs ${commandVariant ? `variant ${commandVariant}` : 'no variant'}, its variant field says ${report.variant ?? 'none'}`,
+    );
+  if (Date.parse(report.startedAt) > Date.now())
+    throw new ReportError(`the report starts in the future (${report.startedAt})`);
   const byId = new Map(report.tables.map((t) => [t.id, t]));
   const replaced = result.tables.filter((t) => byId.has(t.id)).map((t) => t.id);
   const skipped = report.tables.filter((t) => !result.tables.some((p) => p.id === t.id)).map((t) => t.id);

@@ -230,6 +230,22 @@ describe('publishing a report', () => {
         'the report\'s command "npm run bench -- verbs http" runs another scenario than its own, ceiling',
       ),
     );
+    // Regression (new-user trial): a variant other than the command's, or a start in 2999, was published.
+    const table = [mine('two', [['y', '1']])];
+    expect(() => publish(result(), { ...good(), command: 'npm run bench -- ceiling pin', tables: table })).toThrow(
+      new ReportError(
+        'the report\'s command "npm run bench -- ceiling pin" runs variant pin, its variant field says none',
+      ),
+    );
+    expect(() => publish(result(), { ...good(), variant: 'pin', tables: table })).toThrow(
+      'runs no variant, its variant field says pin',
+    );
+    const variant = { ...good(), variant: 'pin', command: 'npm run bench -- ceiling pin --set nodes=5', tables: table };
+    expect(publish(result(), variant).replaced).toEqual(['two']);
+    const future = { ...good(), startedAt: '2999-01-01T00:00:00.000Z', finishedAt: '2999-01-01T00:30:00.000Z' };
+    expect(() => publish(result(), { ...future, tables: table })).toThrow(
+      new ReportError('the report starts in the future (2999-01-01T00:00:00.000Z)'),
+    );
   });
 
   // Regression (new-user trial): a result file broken by hand gave a SyntaxError's or a ZodError's stack.
