@@ -32,7 +32,7 @@ import {
 } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { clusterNodes, exitOnUsage, goDuration, positiveInt, quantity } from './cliOptions.js';
-import { startReport, tableOf, textTable, writeReport } from './report.js';
+import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import { StartingTracker, distribution, type Distribution } from './startingStats.js';
 
 const NAMESPACE = 'bench-agent-sandbox';
@@ -379,8 +379,4 @@ async function main(): Promise<void> {
   writeReport(report);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    process.stderr.write(`bench:agent-sandbox: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:agent-sandbox'));

@@ -32,14 +32,21 @@ import { feedThroughInformer } from './informer.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import { formatDate, type Table } from './results.js';
 
-const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
+/** The settings (environment variables) and their defaults. */
+const SETTINGS = {
+  BENCH_ITERATIONS: '40',
+  BENCH_SIZES: '1000,5000',
+  BENCH_PARTS: 'verbs,cycles,ranking,http,writes,model',
+  BENCH_LOCALITY: 'off',
+};
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? SETTINGS.BENCH_ITERATIONS);
 /** The default bounds of a verb's body (server.maxRequestDepth, maxRequestElements), as serve applies them. */
 const BODY_BOUNDS = (({ maxRequestDepth, maxRequestElements }) => ({ maxRequestDepth, maxRequestElements }))(
   parseConfig({}).server,
 );
-const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'verbs,cycles,ranking,http,writes,model').split(','));
-const LOCALITY = process.env.BENCH_LOCALITY === 'on';
+const SIZES = (process.env.BENCH_SIZES ?? SETTINGS.BENCH_SIZES).split(',').map(Number);
+const PARTS = new Set((process.env.BENCH_PARTS ?? SETTINGS.BENCH_PARTS).split(','));
+const LOCALITY = (process.env.BENCH_LOCALITY ?? SETTINGS.BENCH_LOCALITY) === 'on';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
 /** With BENCH_LOCALITY=on: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
 const nodeImages = (i: number) =>
@@ -728,9 +735,6 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  refuseArguments(
-    'bench:verbs',
-    'settings: BENCH_ITERATIONS (default 40), BENCH_SIZES (1000,5000), BENCH_PARTS (verbs,cycles,ranking,http,writes,model), BENCH_LOCALITY (on or off)',
-  );
+  refuseArguments('bench:verbs', SETTINGS);
   await main();
 }

@@ -118,11 +118,18 @@ export function goDuration(v: string): string {
 }
 
 /**
- * For a program whose settings are environment variables (no options): `--help` prints `usage` and exits 0; any other
- * argument exits 2 with `usage`, so that a stray option does not start the benchmark.
+ * For a program whose settings are environment variables (no options), given as name → default: `--help` prints
+ * them and exits 0; any other argument exits 2 with them, so that a stray option does not start the benchmark.
  */
-export function refuseArguments(program: string, usage: string, argv = process.argv.slice(2)): void {
+export function refuseArguments(
+  program: string,
+  settings: Readonly<Record<string, string>>,
+  argv = process.argv.slice(2),
+): void {
   if (argv.length === 0) return;
+  const usage = `settings: ${Object.entries(settings)
+    .map(([name, value]) => `${name} (default ${value})`)
+    .join(', ')}`;
   if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
     process.stdout.write(`${usage}\n`);
     process.exit(0);

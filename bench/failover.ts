@@ -23,7 +23,7 @@ import {
 import { log, nowMs, readClusterEnv, script, sleep, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';
 import { replayOvercommit } from './overcommit.js';
-import { startReport, tableOf, textTable, writeReport } from './report.js';
+import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 import { clusterNodes, exitOnUsage, positiveInt, quantity } from './cliOptions.js';
 
@@ -283,8 +283,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    process.stderr.write(`bench:failover: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:failover'));

@@ -31,7 +31,7 @@ import {
   waitUntil,
   type ClusterEnv,
 } from '../test/e2e/kit/controlPlane.js';
-import { startReport, tableOf, textTable, writeReport } from './report.js';
+import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
   counterDeltas,
@@ -586,8 +586,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    process.stderr.write(`bench:pending: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:pending'));

@@ -250,11 +250,13 @@ export function publish(result: Result, report: Report): Published {
     );
   if (report.scenario !== result.scenario)
     throw new ReportError(`the report is of ${report.scenario}, the result file of ${result.scenario}`);
-  if (report.command.split(' ')[4] !== report.scenario)
+  // npm run bench -- SCENARIO [VARIANT] [--set …]: RUNNER_COMMAND has checked the shape.
+  const [, , , , scenario, variantWord] = report.command.split(' ');
+  if (scenario !== report.scenario)
     throw new ReportError(
       `the report's command "${report.command}" runs another scenario than its own, ${report.scenario}`,
     );
-  const commandVariant = /^--/.test(report.command.split(' ')[5] ?? '--') ? null : report.command.split(' ')[5]!;
+  const commandVariant = variantWord === undefined || variantWord.startsWith('--') ? null : variantWord;
   if (commandVariant !== report.variant)
     throw new ReportError(
       `the report's command "${report.command}" runs ${commandVariant ? `variant ${commandVariant}` : 'no variant'}, its variant field says ${report.variant ?? 'none'}`,

@@ -14,8 +14,10 @@ import { nodeName } from './fixtures.js';
 import { startReport, writeReport } from './report.js';
 import type { Table } from './results.js';
 
-const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 30);
-const NODES = Number(process.env.BENCH_NODES ?? 5000);
+/** The settings (environment variables) and their defaults. */
+const SETTINGS = { BENCH_ITERATIONS: '30', BENCH_NODES: '5000' };
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? SETTINGS.BENCH_ITERATIONS);
+const NODES = Number(process.env.BENCH_NODES ?? SETTINGS.BENCH_NODES);
 const PIECE = 64 * 1024;
 const ROOT = new URL('../../', import.meta.url);
 const defaults = parseConfig({}).server;
@@ -236,6 +238,6 @@ function main(): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  refuseArguments('bench:bounds', 'settings: BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000)');
+  refuseArguments('bench:bounds', SETTINGS);
   main();
 }

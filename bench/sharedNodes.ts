@@ -33,7 +33,7 @@ import {
 } from '../test/e2e/kit/controlPlane.js';
 import { sumSamples } from './clusterStats.js';
 import { placementsFromLog, replayOvercommit, type OvercommitReport } from './overcommit.js';
-import { startReport, tableOf, textTable, writeReport } from './report.js';
+import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 import { clusterNodes, exitOnUsage, positiveInt, quantity } from './cliOptions.js';
 
@@ -351,8 +351,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    process.stderr.write(`bench:shared: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:shared'));

@@ -14,7 +14,7 @@ import { benchPod, createPods, ensureNamespace, Kube, PodWatch } from '../test/e
 import { log, readClusterEnv, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { clusterNodes, exitOnUsage, goDuration, positive, positiveInt, quantity } from './cliOptions.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
-import { startReport, tableOf, textTable, writeReport } from './report.js';
+import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 
 const NAMESPACE = 'bench-starting';
@@ -351,8 +351,4 @@ async function main(): Promise<void> {
   writeReport(report);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  main().catch((err: Error) => {
-    process.stderr.write(`bench:starting: ${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:starting'));

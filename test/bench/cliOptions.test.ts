@@ -14,6 +14,7 @@ import {
   positiveInt,
   quantity,
 } from '../../bench/cliOptions.js';
+import { parseShorthand } from '../e2e/cluster-nodes.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -63,6 +64,33 @@ describe("the bench programs' option parsers", () => {
     );
     expect(() => clusterNodes('10x16,10x8/lots')).toThrow('entry 2 "10x8/lots"');
     expect(() => clusterNodes('10x16/1.2.3Gi')).toThrow('entry 1');
+  });
+
+  // The parser repeats cluster-up.sh's rule (test/e2e/cluster-nodes.mjs, which the built bench cannot import): the two
+  // take the same entries; the bench's also refuses a memory that is no quantity, which cluster-up would pass on.
+  it("take the entries cluster-up.sh's own parser takes, and refuse the ones it refuses", () => {
+    const takes = (parse: (v: string) => unknown, v: string) => {
+      try {
+        parse(v);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (const v of [
+      '1000x32/128Gi',
+      '16',
+      '4 x 32 / 128Gi',
+      '900x16,100x192',
+      '10*8cpus/32Gi',
+      '3×4',
+      'x16',
+      '16/',
+      'a',
+    ])
+      expect([v, takes(clusterNodes, v)]).toEqual([v, takes(parseShorthand, v)]);
+    expect(takes(parseShorthand, '10x16/1.2.3Gi')).toBe(true);
+    expect(takes(clusterNodes, '10x16/1.2.3Gi')).toBe(false);
   });
 
   it('take a Go duration', () => {
