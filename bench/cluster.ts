@@ -1153,10 +1153,15 @@ function parseOptions(argv: string[]): Options {
   return { ...o, extenderConfig, first: o.first === 'stock' ? 'default' : 'sandbox' };
 }
 
-/** --node-shape: CPUS/MEMORY. @throws InvalidArgumentError otherwise. */
+/** --node-shape: CPUS/MEMORY, the memory a quantity above zero. @throws InvalidArgumentError otherwise. */
 function nodeShape(v: string): string {
-  if (!/^\d+\/[0-9.]+[A-Za-z]*$/.test(v)) throw new InvalidArgumentError('expected CPUS/MEMORY, e.g. 32/128Gi');
-  return v;
+  const memory = /^\d+\/(.+)$/.exec(v)?.[1];
+  try {
+    if (memory !== undefined) return (quantity(memory), v);
+  } catch {
+    // refused below, in the shape's own words
+  }
+  throw new InvalidArgumentError('expected CPUS/MEMORY, e.g. 32/128Gi');
 }
 
 async function benchScale(

@@ -112,13 +112,15 @@ function check(doc: unknown, where: string): Report {
 
 /**
  * `--print` of `scenario`'s program: reads the report at `path` and hands it to `print`, which reads its options and
- * runs as the program wrote them. @throws ReportError as readReport does, for the report of another scenario, and
- * when `print` meets runs or options of another shape (a TypeError or RangeError, named with the file, in one line).
+ * runs as the program wrote them. @throws ReportError as readReport does, for the report of another scenario or of
+ * no runs, and when `print` meets runs or options of another shape (a TypeError or RangeError, named with the file,
+ * in one line).
  */
 export function printReportOf(scenario: string, path: string, print: (report: Report) => void): void {
   const report = readReport(path);
   if (report.scenario !== scenario)
     throw new ReportError(`${path}: a report of ${report.scenario}, not of ${scenario}`);
+  if (report.runs.length === 0) throw new ReportError(`${path}: a report with no runs (its program ended before one)`);
   try {
     print(report);
   } catch (err) {
@@ -129,12 +131,13 @@ export function printReportOf(scenario: string, path: string, print: (report: Re
 
 /**
  * The last words of a bench program (`main().catch(exitWith('bench:NAME'))`): a report that cannot be read or
- * published (ReportError) in one line, anything else with its stack; exit code 1.
+ * published (ReportError) in one line and exit code 2, as the runner's --publish; anything else with its stack, 1.
  */
 export function exitWith(program: string): (err: Error) => never {
   return (err) => {
-    process.stderr.write(`${program}: ${err instanceof ReportError ? err.message : (err.stack ?? err.message)}\n`);
-    process.exit(1);
+    const report = err instanceof ReportError;
+    process.stderr.write(`${program}: ${report ? err.message : (err.stack ?? err.message)}\n`);
+    process.exit(report ? 2 : 1);
   };
 }
 

@@ -24,6 +24,7 @@ import {
   resolve,
   scenarioNames,
 } from '../../bench/run.js';
+import { startReport, writeReport } from '../../bench/report.js';
 
 const names = scenarioNames();
 const source = (program: string) => readFileSync(join(ROOT, program), 'utf8');
@@ -111,6 +112,8 @@ describe('the scenario files', () => {
       ['--modes <list>', 'drain,bogus', 'expected one of drain, burst'],
       ['--nodes <counts>', 'abc', 'expected an integer ≥ 1'],
       ['--node-shape <cpu/memory>', 'abc', 'expected CPUS/MEMORY, e.g. 32/128Gi'],
+      ['--node-shape <cpu/memory>', '32/1.2.3Gi', 'expected CPUS/MEMORY, e.g. 32/128Gi'],
+      ['--node-shape <cpu/memory>', '32/0Gi', 'expected CPUS/MEMORY, e.g. 32/128Gi'],
       ['--sandbox-percentage <n>', '101', 'expected an integer 0–100'],
       ['--extender-config <file>', '/nonexistent.yaml', 'no such file: /nonexistent.yaml'],
     ]) {
@@ -281,6 +284,33 @@ describe('each program with options', () => {
     const r = await run([join(ROOT, 'dist', program.replace(/\.ts$/, '.js')), '--no-such-option']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("unknown option '--no-such-option'");
+  });
+
+  // Regression (new-user trial): the floor, a helper process of the cluster programs, exited 1 on a usage error.
+  it('the floor extender exits 2 for an option it does not have', async () => {
+    const r = await run([join(ROOT, 'dist/bench/floorExtender.js'), '--port', '1', '--no-such-option']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown option '--no-such-option'");
+  });
+
+  // Regression (new-user trial): --print of a report that cannot be read exited 1, where --publish of it exits 2.
+  it('exits 2 in one line for a --print report that cannot be read or has no runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'print-'));
+    try {
+      const missing = await run([join(ROOT, 'dist/bench/cluster.js'), '--print', join(dir, 'none.json')]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+      const empty = join(dir, 'empty.json');
+      writeReport({ ...startReport('cluster', {}), runs: [] }, empty, () => {});
+      const r = await run([join(ROOT, 'dist/bench/cluster.js'), '--print', empty]);
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `bench:cluster: ${empty}: a report with no runs (its program ended before one)\n`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { milliValue, parseQuantity, value } from '../../../src/core/objects/quantity.js';
 import { STATE_DIR, run, waitFor, type ClusterEnv } from './controlPlane.js';
 
 // ------------------------------------------------------------------------------------------ kubectl
@@ -162,30 +163,11 @@ export function columns(rows: string[][]): string[] {
 
 // ------------------------------------------------------------------------------------------ quantities, pressure
 
-/** CPU quantity ("2", "500m", "1.5") in millicores. */
-export function milliCpu(q: string): number {
-  return q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
-}
+/** A CPU quantity ("2", "500m", "1.5") in millicores, as kube-scheduler counts it (parseQuantity, milliValue). */
+export const milliCpu = (q: string): number => Number(milliValue(parseQuantity(q)));
 
-/** Memory quantity ("4Gi", "512Mi", "1G", "1000") in bytes. */
-export function bytes(q: string): number {
-  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/.exec(q);
-  if (!m) throw new Error(`unsupported memory quantity ${q}`);
-  const unit: Record<string, number> = {
-    '': 1,
-    Ki: 2 ** 10,
-    Mi: 2 ** 20,
-    Gi: 2 ** 30,
-    Ti: 2 ** 40,
-    Pi: 2 ** 50,
-    k: 1e3,
-    M: 1e6,
-    G: 1e9,
-    T: 1e12,
-    P: 1e15,
-  };
-  return Math.round(Number(m[1]) * unit[m[2] ?? '']!);
-}
+/** A memory quantity ("4Gi", "512Mi", "1G", "1000") in bytes, as kube-scheduler counts it (parseQuantity, value). */
+export const bytes = (q: string): number => Number(value(parseQuantity(q)));
 
 /** CPU (millicores) and memory (bytes) of one node. */
 export interface Amounts {
