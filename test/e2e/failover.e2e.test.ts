@@ -30,9 +30,12 @@ import {
   run,
   setUpCluster,
   tearDownCluster,
+  nowMs,
   waitFor,
+  waitUntil,
   type ClusterEnv,
 } from './kit/controlPlane.js';
+import { Kube, PodChangeLog } from './kit/adminClient.js';
 import {
   Kubectl,
   columns,
@@ -40,7 +43,6 @@ import {
   deleteNamespace,
   heterogeneousNodes,
   podManifests,
-  watchPodChanges,
   type NodeView,
   type PodView,
 } from './kit/kubectl.js';
@@ -52,6 +54,7 @@ const KILL_AFTER_BOUND = 30;
 
 let env: ClusterEnv;
 let kubectl: Kubectl;
+let kube: Kube;
 let nodes: NodeView[] = [];
 let standby: ClusterEnv = {};
 let killed = false;
@@ -83,6 +86,7 @@ beforeAll(async () => {
   if (env.EXTENDER_MODE !== 'cluster')
     throw new Error(`failover.e2e needs the extender in cluster mode, not ${env.EXTENDER_MODE}`);
   kubectl = new Kubectl(env);
+  kube = await Kube.connect(env.KUBECONFIG!, 4);
   nodes = await heterogeneousNodes(kubectl);
 }, 45 * 60_000);
 
@@ -97,6 +101,7 @@ afterAll(async () => {
   } finally {
     mkdirSync(join(STATE_DIR, 'logs'), { recursive: true });
     writeFileSync(join(STATE_DIR, 'logs', 'failover.txt'), report.join('\n'));
+    kube?.agent.destroy();
     await tearDownCluster();
   }
 }, 300_000);
@@ -116,15 +121,18 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
 
   await deleteNamespace(kubectl, NAMESPACE);
   await createNamespace(kubectl, NAMESPACE);
-  const watch = watchPodChanges(env);
+  // Every pod change from a list, each with its arrival on the monotonic clock (nowMs); wall-clock times (the
+  // lease's acquireTime) are brought onto it.
+  const watch = new PodChangeLog(kube);
+  await watch.start();
+  const monotonicOf = (wallMs: number) => wallMs - Date.now() + nowMs();
   let killAtMs = 0;
   try {
-    await new Promise((r) => setTimeout(r, 1500)); // the watch has listed and is open
     const bound = () =>
       watch.changes.filter(
-        (c) => c.pod.metadata.namespace === NAMESPACE && c.pod.spec.nodeName && c.type !== 'DELETED',
+        (c) => c.pod.metadata?.namespace === NAMESPACE && c.pod.spec?.nodeName && c.type !== 'DELETED',
       );
-    const boundNames = () => new Set(bound().map((c) => c.pod.metadata.name));
+    const boundNames = () => new Set(bound().map((c) => c.pod.metadata?.name));
     const applying = kubectl.apply(
       podManifests({
         namespace: NAMESPACE,
@@ -135,7 +143,7 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
         schedulerName: SCHEDULER,
       }),
     );
-    await watch.until(`${KILL_AFTER_BOUND} pods bound`, () => boundNames().size >= KILL_AFTER_BOUND, 120_000);
+    await waitUntil(`${KILL_AFTER_BOUND} pods bound`, 120_000, () => boundNames().size >= KILL_AFTER_BOUND);
     // The standby's model just before the kill: the requests of what the leader bound (its own decisions: none).
     const apiBound = boundNames().size;
     // The standby's model a moment before the kill: its watch is as fresh as the leader's (a few ms behind the
@@ -147,7 +155,7 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
     const holder = (
       await kubectl.run(['-n', 'kube-system', 'get', 'lease', SCHEDULER, '-o', 'jsonpath={.spec.holderIdentity}'])
     ).trim();
-    killAtMs = Date.now();
+    killAtMs = nowMs();
     await component(['kill', 'sandbox-extender', 'kube-scheduler-sandbox']);
     killed = true;
     await applying;
@@ -171,7 +179,7 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
         .trim()
         .split(' ');
       return now !== undefined && now !== '' && now !== holder && acquired !== undefined
-        ? Date.parse(acquired)
+        ? monotonicOf(Date.parse(acquired))
         : undefined;
     });
     expect(Number.isFinite(leadAtMs)).toBe(true);
@@ -189,10 +197,10 @@ test('the leader pair killed mid-burst: the warm standby leads, places the rest,
     );
     expect(all).toHaveLength(BURST);
     expect(await leads(standby.STANDBY_SCHEDULER_URL!)).toBe(true);
-    await watch.until('the last binding', () => boundNames().size >= BURST, 30_000);
+    await waitUntil('the last binding', 30_000, () => boundNames().size >= BURST);
     // Each pod's binding (its first change with a node); those before the standby led were the dead leader's.
     const bindAt = new Map<string, number>();
-    for (const c of bound()) if (!bindAt.has(c.pod.metadata.name)) bindAt.set(c.pod.metadata.name, c.atMs);
+    for (const c of bound()) if (!bindAt.has(c.pod.metadata!.name!)) bindAt.set(c.pod.metadata!.name!, c.atMs);
     const byNewLeader = [...bindAt.values()].filter((t) => t >= leadAtMs).sort((a, b) => a - b);
     const byOldLeader = bindAt.size - byNewLeader.length;
     const leadSeconds = (leadAtMs - killAtMs) / 1000;

@@ -34,8 +34,10 @@ import {
   tearDownCluster,
   waitExtenderSettled,
   waitFor,
+  waitUntil,
   type ClusterEnv,
 } from './kit/controlPlane.js';
+import { Kube, PodChangeLog } from './kit/adminClient.js';
 import {
   Kubectl,
   allocatableOf,
@@ -45,7 +47,6 @@ import {
   heterogeneousNodes,
   podManifests,
   requestedPerNode,
-  watchPodChanges,
   type NodeView,
   type PodView,
 } from './kit/kubectl.js';
@@ -57,6 +58,7 @@ const BURST_EACH = 64;
 
 let env: ClusterEnv;
 let kubectl: Kubectl;
+let kube: Kube;
 let nodes: NodeView[] = [];
 let initialBind = '1';
 let debugConfig: string | null = null;
@@ -93,6 +95,7 @@ beforeAll(async () => {
   if (env.EXTENDER_MODE !== 'cluster')
     throw new Error(`sharedNodes.e2e needs the extender in cluster mode, not ${env.EXTENDER_MODE}`);
   kubectl = new Kubectl(env);
+  kube = await Kube.connect(env.KUBECONFIG!, 4);
   nodes = await heterogeneousNodes(kubectl);
   initialBind = readClusterEnv().EXTENDER_BIND ?? '1';
   if (initialBind !== '1') await component(['bind', 'on']);
@@ -110,6 +113,7 @@ afterAll(async () => {
   } finally {
     mkdirSync(join(STATE_DIR, 'logs'), { recursive: true });
     writeFileSync(join(STATE_DIR, 'logs', 'shared-nodes.txt'), report.join('\n'));
+    kube?.agent.destroy();
     await tearDownCluster();
   }
 }, 300_000);
@@ -201,9 +205,9 @@ async function mixedBurst(label: string): Promise<Burst> {
   await createNamespace(kubectl, ns);
   const logFrom = existsSync(extenderLog) ? statSync(extenderLog).size : 0;
   const refusedBefore = metricValue(await metrics(), 'sandbox_extender_binds_total', { result: 'does_not_fit' });
-  const watch = watchPodChanges(env);
+  const watch = new PodChangeLog(kube);
+  await watch.start();
   try {
-    await new Promise((r) => setTimeout(r, 1500)); // the watch has listed and is open
     const sandbox = podManifests({
       namespace: ns,
       prefix: 'sbx',
@@ -227,11 +231,11 @@ async function mixedBurst(label: string): Promise<Burst> {
     const seconds = (Date.now() - t0) / 1000;
     await waitExtenderSettled(env);
     // Every binding has reached the watch (the last pod bound is in it), then the extender's log of the burst.
-    await watch.until(
+    await waitUntil(
       'the last binding',
-      () =>
-        watch.changes.filter((c) => c.pod.metadata.namespace === ns && c.pod.spec.nodeName).length >= 2 * BURST_EACH,
       30_000,
+      () =>
+        watch.changes.filter((c) => c.pod.metadata?.namespace === ns && c.pod.spec?.nodeName).length >= 2 * BURST_EACH,
     );
     const log = readFileSync(extenderLog, 'utf8').slice(logFrom);
     const placements = placementsFromLog(log).filter((p) => p.pod.startsWith(`${ns}/`));

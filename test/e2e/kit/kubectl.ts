@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { milliValue, parseQuantity, value } from '../../../src/core/objects/quantity.js';
+import { benchPod } from './adminClient.js';
 import { STATE_DIR, run, waitFor, type ClusterEnv } from './controlPlane.js';
 
 // ------------------------------------------------------------------------------------------ kubectl
@@ -78,29 +79,19 @@ export interface PodSpecOptions {
   readonly labels?: Record<string, string>;
 }
 
-/** `count` identical pods named PREFIX-000.. with requests = limits (never run: KWOK nodes run no containers). */
+/** `count` identical pods named PREFIX-000.. with requests = limits (benchPod; KWOK nodes run no containers). */
 export function podManifests(o: PodSpecOptions): object[] {
-  const width = String(o.count - 1).length < 2 ? 2 : String(o.count - 1).length;
-  return Array.from({ length: o.count }, (_, i) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${o.prefix}-${String(i).padStart(width, '0')}`,
-      namespace: o.namespace,
-      labels: { ...(o.labels ?? {}) },
-    },
-    spec: {
-      ...(o.schedulerName ? { schedulerName: o.schedulerName } : {}),
-      terminationGracePeriodSeconds: 0,
-      containers: [
-        {
-          name: 'sandbox',
-          image: 'registry.invalid/e2e/sandbox:1',
-          resources: { requests: { cpu: o.cpu, memory: o.memory }, limits: { cpu: o.cpu, memory: o.memory } },
-        },
-      ],
-    },
-  }));
+  const width = Math.max(2, String(o.count - 1).length);
+  const { cpu, memory, schedulerName, labels } = o;
+  return Array.from({ length: o.count }, (_, i) =>
+    benchPod(`${o.prefix}-${String(i).padStart(width, '0')}`, o.namespace, {
+      cpu,
+      memory,
+      schedulerName,
+      labels: { ...labels },
+      image: 'registry.invalid/e2e/sandbox:1',
+    }),
+  );
 }
 
 export async function createNamespace(kubectl: Kubectl, name: string): Promise<void> {
@@ -317,90 +308,4 @@ export function watchObjects(
       child.kill();
     },
   };
-}
-
-// ------------------------------------------------------------------------------------------ a pod watch
-
-/** One change of a pod as the watch delivered it, with the time it arrived (client side, ms). */
-export interface TimedPodChange {
-  readonly atMs: number;
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  /** The fields the over-commit replay reads (bench/overcommit.ts): names, resourceVersion, scheduler, node, phase, requests. */
-  readonly pod: {
-    metadata: { namespace: string; name: string; resourceVersion: string };
-    spec: {
-      schedulerName: string;
-      nodeName?: string;
-      containers: { name: string; resources: { requests: Record<string, string> } }[];
-    };
-    status: { phase: string };
-  };
-}
-
-const POD_CHANGE_FIELDS = [
-  '.metadata.namespace',
-  '.metadata.name',
-  '.metadata.resourceVersion',
-  '.spec.schedulerName',
-  '.spec.nodeName',
-  '.status.phase',
-  '.spec.containers[*].resources.requests.cpu',
-  '.spec.containers[*].resources.requests.memory',
-];
-
-/**
- * Watches the pods of every namespace (watchObjects on `pods -A`, from a list of what exists now), keeping every
- * change in arrival order. One stream: its changes come in resourceVersion order. `until` resolves with the first
- * change (seen already or to come) that matches.
- */
-export function watchPodChanges(env: ClusterEnv): {
-  readonly changes: TimedPodChange[];
-  until: (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) => Promise<TimedPodChange>;
-  stop: () => void;
-} {
-  const changes: TimedPodChange[] = [];
-  const changeOf = new WeakMap<WatchEvent, TimedPodChange>();
-  const watch = watchObjects(env, ['pods', '-A'], POD_CHANGE_FIELDS, (e) => {
-    const { type } = e;
-    if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
-    const [
-      namespace = '',
-      name = '',
-      resourceVersion = '',
-      schedulerName = '',
-      nodeName = '',
-      phase = '',
-      cpus = '',
-      memories = '',
-    ] = e.fields;
-    const cpu = cpus.split(' ');
-    const memory = memories.split(' ');
-    const containers = cpu.map((c, i) => ({
-      name: `c${i}`,
-      resources: { requests: { ...(c ? { cpu: c } : {}), ...(memory[i] ? { memory: memory[i]! } : {}) } },
-    }));
-    const change: TimedPodChange = {
-      atMs: e.at,
-      type,
-      pod: {
-        metadata: { namespace, name, resourceVersion },
-        spec: { schedulerName, ...(nodeName ? { nodeName } : {}), containers },
-        status: { phase },
-      },
-    };
-    changeOf.set(e, change);
-    changes.push(change);
-  });
-  const until = async (what: string, match: (c: TimedPodChange) => boolean, timeoutMs: number) => {
-    const e = await watch.until(
-      what,
-      (event) => {
-        const c = changeOf.get(event);
-        return c !== undefined && match(c);
-      },
-      timeoutMs,
-    );
-    return changeOf.get(e)!;
-  };
-  return { changes, until, stop: () => watch.stop() };
 }
