@@ -1,19 +1,12 @@
 /**
  * `npm run bench -- verbs`: the in-process figures, each beside the goal it answers, with its baseline measured
- * in the same run: each verb against its JSON floor, one scheduling cycle's calls, the ranking, the HTTP layer,
- * the API writes and the model at Kubernetes' limits, every cache filled through the informer side. The parts,
- * their baselines and the options (environment): docs/benchmarks.md#in-process.
+ * in the same run: each verb against its JSON floor, the ranking, the HTTP layer and the model at Kubernetes'
+ * limits, every cache filled through the informer side. The parts, their baselines and the options (environment):
+ * docs/benchmarks.md#in-process.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import express from 'express';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
@@ -21,8 +14,6 @@ import { Placer } from '../src/core/fit/placer.js';
 import { toPodRecord } from '../src/core/objects/records.js';
 import { CandidateScan } from '../src/core/fit/scan.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
-import { ApiWrites } from '../src/cluster/apiWrites.js';
-import { keepAliveConfiguration } from '../src/cluster/kubeClient.js';
 import { recordOptions } from '../src/runtime/cacheDoors.js';
 import { buildExtender } from '../src/runtime/extender.js';
 import { createApp } from '../src/server/app.js';
@@ -36,7 +27,7 @@ import { formatDate, type Table } from './results.js';
 const SETTINGS = {
   BENCH_ITERATIONS: '40',
   BENCH_SIZES: '1000,5000',
-  BENCH_PARTS: 'verbs,cycles,ranking,http,writes,model',
+  BENCH_PARTS: 'verbs,ranking,http,model',
   BENCH_LOCALITY: 'off',
 };
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? SETTINGS.BENCH_ITERATIONS);
@@ -46,6 +37,7 @@ const BODY_BOUNDS = (({ maxRequestDepth, maxRequestElements }) => ({ maxRequestD
 );
 const SIZES = (process.env.BENCH_SIZES ?? SETTINGS.BENCH_SIZES).split(',').map(Number);
 const PARTS = new Set((process.env.BENCH_PARTS ?? SETTINGS.BENCH_PARTS).split(','));
+const KNOWN_PARTS = SETTINGS.BENCH_PARTS.split(',');
 const LOCALITY = (process.env.BENCH_LOCALITY ?? SETTINGS.BENCH_LOCALITY) === 'on';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
 /** With BENCH_LOCALITY=on: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
@@ -60,7 +52,6 @@ const WARM_UP = 15;
 const VERB_GOAL = 2;
 /** What the Go strategy least_loaded comes from published: µs per selection over 1,000 nodes. */
 const PUBLISHED_GO_US = 54.3;
-const HERE = dirname(fileURLToPath(import.meta.url));
 
 /** The bench node i (fixtures.ts); with BENCH_LOCALITY=on it also reports images. */
 function node(i: number): Node {
@@ -85,9 +76,6 @@ function median(samples: readonly number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
-
-type Mode = 'NodeNames' | 'Nodes';
-type Cycle = 'one call' | 'one call + bind check' | 'two calls';
 
 /** An extender of `size` nodes with 30 bound pods each, its cache filled by the informer side's initial lists, as in cluster mode. */
 async function setup(size: number, chooseInFilter: boolean) {
@@ -115,13 +103,10 @@ async function setup(size: number, chooseInFilter: boolean) {
   return { deps, names: Array.from({ length: size }, (_, i) => nodeName(i)) };
 }
 
-function requestText(size: number, mode: Mode): string {
+/** ExtenderArgs of the incoming pod over `size` node names (nodeCacheCapable: true). */
+function requestText(size: number): string {
   const names = Array.from({ length: size }, (_, i) => nodeName(i));
-  const args =
-    mode === 'NodeNames'
-      ? { Pod: pod('incoming'), Nodes: null, NodeNames: names }
-      : { Pod: pod('incoming'), Nodes: { metadata: {}, items: names.map((_, i) => node(i)) }, NodeNames: null };
-  return JSON.stringify(args);
+  return JSON.stringify({ Pod: pod('incoming'), Nodes: null, NodeNames: names });
 }
 
 /** ExtenderBindingArgs of the incoming pod to `node`. */
@@ -208,7 +193,7 @@ async function verbRow(size: number, verb: VerbRow): Promise<VerbFigure> {
     size,
     verb === 'filter, choosing (one call)' || verb === 'bind check (the node Filter chose)',
   );
-  const text = requestText(size, 'NodeNames');
+  const text = requestText(size);
   if (verb === 'prioritize (two calls)' || verb === 'bind check (the node Filter chose)')
     filterVerb(JSON.parse(text), deps);
   const run =
@@ -222,36 +207,6 @@ async function verbRow(size: number, verb: VerbRow): Promise<VerbFigure> {
       ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName)
       : text;
   return { size, verb, ...interleaved(run, floorOf(request, [run()])) };
-}
-
-async function cycleRow(size: number, mode: Mode, cycle: Cycle): Promise<string[]> {
-  const { deps } = await setup(size, cycle !== 'two calls');
-  const text = requestText(size, mode);
-  const run =
-    cycle === 'one call'
-      ? () => [filterVerb(JSON.parse(text), deps).body]
-      : cycle === 'one call + bind check'
-        ? () => [filterVerb(JSON.parse(text), deps).body, bindCheck(deps)]
-        : () => [filterVerb(JSON.parse(text), deps).body, prioritizeVerb(JSON.parse(text), deps).body];
-  const replies = run();
-  const filterFloor = floorOf(text, replies.slice(0, 1));
-  const secondFloor = floorOf(
-    cycle === 'one call + bind check' ? bindText(deps.service.cache.reservation('uid-incoming')!.nodeName) : text,
-    replies.slice(1),
-  );
-  const { workMs, floorMs, ratio } = interleaved(run, () => {
-    filterFloor();
-    secondFloor();
-  });
-  return [
-    String(size),
-    mode,
-    cycle,
-    `${(text.length / 1024 / 1024).toFixed(2)} MB`,
-    floorMs.toFixed(3),
-    workMs.toFixed(3),
-    ratio.toFixed(2),
-  ];
 }
 
 // ------------------------------------------------------------------------------------------ ranking
@@ -383,28 +338,16 @@ async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
  * The verbs behind express 5 with its JSON body parser, as the extender served them before the verbs got a
  * path of their own (kept here only as the comparison).
  */
-function expressServer(deps: VerbDeps): Server {
-  const app = express();
-  app.use(express.json({ limit: 256 * 1024 * 1024, type: () => true, strict: false }));
-  app.post('/filter', (req, res) => {
-    const reply = filterVerb(req.body, deps);
-    res.status(reply.status).type('application/json').send(reply.body);
-  });
-  return createServer(app);
-}
-
 /**
  * One-call Filter over node names on loopback, each server in turn (order rotating per iteration):
- * bare node:http (the floor), the extender's own listener (createApp: the verbs' path ahead of express),
- * and express with its JSON body parser.
+ * bare node:http (the floor) and the extender's own listener (createApp: the verbs' path ahead of express).
  */
 async function httpRow(size: number): Promise<string[]> {
   const { deps } = await setup(size, true);
-  const text = requestText(size, 'NodeNames');
+  const text = requestText(size);
   const servers = [
     bareServer(deps),
     createServer(createApp(deps, { ...BODY_BOUNDS, maxRequestBodyBytes: 256 * 1024 * 1024 })),
-    expressServer(deps),
   ];
   const ports = await Promise.all(servers.map(listen));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -422,15 +365,8 @@ async function httpRow(size: number): Promise<string[]> {
     server.closeAllConnections();
     server.close();
   }
-  const [bare, own, viaExpress] = times.map((t) => median(t));
-  return [
-    String(size),
-    bare!.toFixed(3),
-    own!.toFixed(3),
-    viaExpress!.toFixed(3),
-    (own! / bare!).toFixed(2),
-    (viaExpress! / bare!).toFixed(2),
-  ];
+  const [bare, own] = times.map((t) => median(t));
+  return [String(size), bare!.toFixed(3), own!.toFixed(3), (own! / bare!).toFixed(2)];
 }
 
 /**
@@ -458,127 +394,20 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<Model
   return { nodes: nodeCount, pods: podCount, ms, heapBytes, podRecords: service.cache.size.pods };
 }
 
-// ------------------------------------------------------------------------------------------ API writes
-
-const WRITES = 2000;
-
-/**
- * CPU per Event created: client-node's generated API through the keep-alive configuration (how Events were
- * sent before: per request it re-reads the kubeconfig's files and builds an agent) against ApiWrites
- * (undici, TLS read once). The server is a stand-in (bench/apiWriteServer.ts) in a process of its own, with a
- * certificate made by openssl; the two clients take turns in blocks of 100, each block timed with
- * process.cpuUsage (this process only).
- */
-async function apiWriteRows(): Promise<string[][]> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-writes-'));
-  try {
-    const cert = join(dir, 'server.crt');
-    const key = join(dir, 'server.key');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-      ],
-      { stdio: 'ignore' },
-    );
-    const server = spawn(process.execPath, [join(HERE, 'apiWriteServer.js'), cert, key], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    try {
-      const port = await new Promise<number>((ok, bad) => {
-        server.stdout.once('data', (d: Buffer) => ok(Number(d.toString().trim())));
-        server.once('exit', (code) => bad(new Error(`the stand-in API server exited (${code})`)));
-      });
-      writeFileSync(
-        join(dir, 'kubeconfig'),
-        `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: "${cert}"}}]\nusers: [{name: u, user: {token: bench}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
-      );
-      const kc = new KubeConfig();
-      kc.loadFromFile(join(dir, 'kubeconfig'));
-      const generated = new CoreV1Api(keepAliveConfiguration(kc));
-      const writes = (await ApiWrites.create(kc))!;
-      const event = (i: number) => ({
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { generateName: `p${i}.`, namespace: 'bench' },
-        involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'bench', name: `p${i}`, uid: `u${i}` },
-        reason: 'ProjectedPlacement',
-        message: 'placed on node-1 by least_loaded',
-        type: 'Normal',
-        firstTimestamp: new Date(),
-        lastTimestamp: new Date(),
-        count: 1,
-      });
-      const clients = [
-        {
-          label: "client-node's generated API (keep-alive agent, auth applied per request)",
-          send: (i: number) => generated.createNamespacedEvent({ namespace: 'bench', body: event(i) }),
-        },
-        {
-          label: 'ApiWrites (undici, TLS context and auth headers reused)',
-          send: (i: number) => writes.createNamespacedEvent({ namespace: 'bench', body: event(i) }),
-        },
-      ];
-      const cpuUs = clients.map(() => 0);
-      for (let i = 0; i < 200; i++) for (const c of clients) await c.send(i); // warm-up
-      for (let block = 0; block < WRITES / 100; block++) {
-        for (let k = 0; k < clients.length; k++) {
-          const c = clients[(block + k) % clients.length]!;
-          const before = process.cpuUsage();
-          for (let i = 0; i < 100; i++) await c.send(block * 100 + i);
-          const used = process.cpuUsage(before);
-          cpuUs[(block + k) % clients.length]! += used.user + used.system;
-        }
-      }
-      await writes.close();
-      const perEvent = cpuUs.map((us) => us / 1000 / WRITES);
-      return [
-        ['client', 'CPU ms per Event', 'ratio to client-node'],
-        ...clients.map((c, i) => [c.label, perEvent[i]!.toFixed(3), (perEvent[i]! / perEvent[0]!).toFixed(2)]),
-      ];
-    } finally {
-      server.kill();
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 // ------------------------------------------------------------------------------------------ the report
 
-/** What one run measured, each part empty or null where BENCH_PARTS left it out; cycles, http, writes as printed (header first). */
+/** What one run measured, each part empty or null where BENCH_PARTS left it out; http as printed (header first). */
 export interface VerbsFigures {
   /** The day of the run, YYYY-MM-DD. */
   day: string;
   verbs: VerbFigure[];
-  cycles: string[][];
   rankingUs: number | null;
   http: string[][];
-  writes: string[][];
   model: ModelFigure | null;
 }
 
-const CYCLES_TITLE = "One scheduling cycle's calls";
 const HTTP_TITLE =
-  "HTTP layer: one-call Filter over node names on loopback (keep-alive client): bare node:http, the extender's listener (the verbs' own path), express 5 with its JSON parser";
-const WRITES_TITLE =
-  "API writes: one Event created per call against a stand-in HTTPS API server in another process (keep-alive, one at a time, as the rate-limited recorder sends them); the extender's CPU per Event";
+  "HTTP layer: one-call Filter over node names on loopback (keep-alive client): bare node:http against the extender's listener (the verbs' own path)";
 
 const VERBS_COLUMNS: Table['columns'] = [
   'nodes',
@@ -638,15 +467,13 @@ export function modelTable(m: ModelFigure): Table {
 
 /**
  * The report's tables of a run: `verbs` and `ranking-model` as bench/results/verbs.json has them (the latter when
- * both parts ran), and the parts' own (cycles, ranking, http, writes, model).
+ * both parts ran), and the parts' own (ranking, http, model).
  */
 export function verbsTables(f: VerbsFigures): Table[] {
   const tables: Table[] = [];
   if (f.verbs.length > 0) tables.push(verbsTable(f.verbs, f.day));
-  if (f.cycles.length > 1) tables.push(tableOf('cycles', CYCLES_TITLE, f.cycles));
   if (f.rankingUs !== null) tables.push(rankingTable(f.rankingUs));
   if (f.http.length > 1) tables.push(tableOf('http', HTTP_TITLE, f.http));
-  if (f.writes.length > 1) tables.push(tableOf('writes', WRITES_TITLE, f.writes));
   if (f.model) tables.push(modelTable(f.model));
   if (f.rankingUs !== null && f.model) {
     tables.push({
@@ -677,10 +504,8 @@ async function main(): Promise<void> {
   const f: VerbsFigures = {
     day: report.startedAt.slice(0, 10),
     verbs: [],
-    cycles: [],
     rankingUs: null,
     http: [],
-    writes: [],
     model: null,
   };
   const show = (t: Table) => console.log(`${textTable(t)}\n`);
@@ -702,28 +527,14 @@ async function main(): Promise<void> {
     }
     show(verbsTable(f.verbs, f.day));
   }
-  if (PARTS.has('cycles')) {
-    f.cycles.push(['nodes', 'mode', 'cycle', 'body', 'floor ms', 'verbs ms', 'verbs/floor']);
-    for (const size of SIZES) {
-      for (const mode of ['NodeNames', 'Nodes'] as const) {
-        for (const cycle of ['one call', 'one call + bind check', 'two calls'] as const)
-          f.cycles.push(await cycleRow(size, mode, cycle));
-      }
-    }
-    show(tableOf('cycles', CYCLES_TITLE, f.cycles));
-  }
   if (PARTS.has('ranking')) {
     f.rankingUs = await rankingUs();
     show(rankingTable(f.rankingUs));
   }
   if (PARTS.has('http')) {
-    f.http.push(['nodes', 'node:http ms', 'extender ms', 'express ms', 'extender/bare', 'express/bare']);
+    f.http.push(['nodes', 'node:http ms', 'extender ms', 'extender/bare']);
     for (const size of SIZES) f.http.push(await httpRow(size));
     show(tableOf('http', HTTP_TITLE, f.http));
-  }
-  if (PARTS.has('writes')) {
-    f.writes = await apiWriteRows();
-    show(tableOf('writes', WRITES_TITLE, f.writes));
   }
   if (PARTS.has('model')) {
     f.model = await modelAtLimits(5000, 150_000);
@@ -736,5 +547,12 @@ async function main(): Promise<void> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   refuseArguments('bench:verbs', SETTINGS);
+  const unknown = [...PARTS].filter((p) => !KNOWN_PARTS.includes(p));
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `bench:verbs: BENCH_PARTS names ${unknown.join(', ')}; the parts are ${KNOWN_PARTS.join(', ')}\n`,
+    );
+    process.exit(2);
+  }
   await main();
 }

@@ -59,17 +59,15 @@ describe('the in-process programs’ report tables', () => {
     const f: VerbsFigures = {
       day: '2026-12-04',
       verbs: [{ size: 1000, verb: 'prioritize (two calls)', floorMs: 0.27, workMs: 0.59, ratio: 2.18 }],
-      cycles: [
-        ['nodes', 'mode'],
-        ['1000', 'Nodes'],
-      ],
       rankingUs: 88,
-      http: [],
-      writes: [],
+      http: [
+        ['nodes', 'node:http ms'],
+        ['1000', '0.1'],
+      ],
       model: { nodes: 5000, pods: 150_000, ms: 900, heapBytes: 60 * 1024 * 1024, podRecords: 150_000 },
     };
     const tables = verbsTables(f);
-    expect(tables.map((t) => t.id)).toEqual(['verbs', 'cycles', 'ranking', 'model', 'ranking-model']);
+    expect(tables.map((t) => t.id)).toEqual(['verbs', 'ranking', 'http', 'model', 'ranking-model']);
     expect(tables[0]!.rows[0]).toEqual(['1,000', 'prioritize (two calls)', 0.27, 0.59, 2.18, '4 December', null]);
     expect(tables.find((t) => t.id === 'ranking-model')!.rows.map((r) => r[1])).toEqual(['88.0', '5.8', '60']);
     expectPublishable('verbs', tables, ['verbs', 'ranking-model']);

@@ -347,6 +347,16 @@ describe('the runner (dist/bench/run.js)', () => {
     expect(r.stderr.split('\n')[1]).toBe('takes no arguments (--bogus): its settings are environment variables');
   });
 
+  // The verbs program's cycles and writes parts were retired: naming one (or a typo) must not run the rest silently.
+  it('the verbs program exits 2 for a part it does not have, naming its parts', async () => {
+    const r = await run([join(ROOT, 'dist/bench/bench.js')], { BENCH_PARTS: 'verbs,writes' });
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'bench:verbs: BENCH_PARTS names writes; the parts are verbs, ranking, http, model\n',
+    });
+  });
+
   it('--dry-run of a program that reads the environment prints the command and does not start it', async () => {
     const r = await run([runner, 'verbs', '--set', 'BENCH_SIZES=1000', '--dry-run']);
     expect(r.code).toBe(0);
