@@ -131,11 +131,8 @@ class PodTimes {
   }
 
   private observe(type: PodEventType, pod: V1Pod): void {
-    const name = pod.metadata!.name!;
     const t = now();
-    const node = pod.spec?.nodeName ?? null;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    this.starting.observe(name, node, ready, type === 'DELETED');
+    const { name, node, ready } = this.starting.observePod(pod, type === 'DELETED');
     if (type === 'DELETED') return;
     if (!this.createdAt.has(name)) this.createdAt.set(name, t);
     if (node && !this.boundAt.has(name)) this.boundAt.set(name, t);

@@ -23,7 +23,7 @@ import {
 } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, script, sleep, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
 import { milliCpu } from '../test/e2e/kit/kubectl.js';
-import { parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';
+import { parsePrometheusText, podsPerSecond, sumDelta, sumSamples } from './clusterStats.js';
 import { replayOvercommit } from './overcommit.js';
 import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
@@ -167,8 +167,7 @@ async function run(o: Options): Promise<Record<string, unknown>> {
     },
     500,
   );
-  const d = (name: string, match: Record<string, string> = {}) =>
-    sumSamples(settled, name, match) - sumSamples(standbyBefore, name, match);
+  const d = (name: string, match: Record<string, string> = {}) => sumDelta(settled, standbyBefore, name, match);
   const result = {
     pods: o.pods,
     boundAtKill: apiBound,

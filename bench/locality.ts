@@ -211,10 +211,7 @@ async function oneRun(
   const t0 = nowMs();
   const onPod = (type: PodEventType, pod: V1Pod) => {
     const t = nowMs() - t0;
-    const name = pod.metadata!.name!;
-    const node = pod.spec?.nodeName ?? null;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    tracker.observe(name, node, ready, type === 'DELETED');
+    const { name, node, ready } = tracker.observePod(pod, type === 'DELETED');
     if (ready && !readyAt.has(name)) readyAt.set(name, t);
     if (node && !planned.has(name) && templateOf.has(name)) {
       planned.add(name);

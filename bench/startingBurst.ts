@@ -81,10 +81,7 @@ async function oneRun(
   const boundAt = new Map<string, number>();
   const readyAt = new Map<string, number>();
   const watch = new PodWatch(k, NAMESPACE, (type, pod) => {
-    const name = pod.metadata!.name!;
-    const node = pod.spec?.nodeName ?? null;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    tracker.observe(name, node, ready, type === 'DELETED');
+    const { name, node, ready } = tracker.observePod(pod, type === 'DELETED');
     const t = performance.now();
     if (node && !boundAt.has(name)) boundAt.set(name, t);
     if (ready && !readyAt.has(name)) readyAt.set(name, t);

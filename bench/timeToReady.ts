@@ -289,10 +289,7 @@ async function oneRun(
     NAMESPACE,
     (type, pod) => {
       const t = nowMs() - t0;
-      const name = pod.metadata!.name!;
-      const node = pod.spec?.nodeName ?? null;
-      const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-      tracker.observe(name, node, ready, type === 'DELETED');
+      const { name, node, ready } = tracker.observePod(pod, type === 'DELETED');
       if (node) nodeOf.set(name, node);
       if (ready && !readyAt.has(name)) readyAt.set(name, t);
     },
