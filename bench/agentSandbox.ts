@@ -9,25 +9,17 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from './agentSandboxObjects.js';
-import {
-  fmt,
-  medianOf,
-  parsePrometheusText,
-  percentile,
-  placementSoundness,
-  podsPerSecond,
-  ratio,
-  sumSamples,
-  type Soundness,
-} from './clusterStats.js';
+import { fmt, medianOf, percentile, placementSoundness, podsPerSecond, ratio, type Soundness } from './clusterStats.js';
 import {
   ensureNamespace,
   inParallel,
   Kube,
+  metricSum as metric,
   notReadyTainted,
   PodWatch,
   retryBusy,
   untaintNodes,
+  waitEventsOut,
   type PodEventType,
 } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
@@ -75,12 +67,6 @@ export interface RunResult {
 
 const now = () => performance.now();
 
-async function metric(url: string, name: string, match: Record<string, string> = {}): Promise<number> {
-  const res = await fetch(`${url}/metrics`);
-  if (!res.ok) throw new Error(`GET ${url}/metrics: HTTP ${res.status}`);
-  return sumSamples(parsePrometheusText(await res.text()), name, match);
-}
-
 /** Creates one extensions.agents.x-k8s.io object (plural: sandboxtemplates, ...); 409 is fine; retryBusy. */
 async function createExtension(k: Kube, plural: string, body: object): Promise<void> {
   try {
@@ -124,17 +110,6 @@ async function clearNamespace(k: Kube, env: ClusterEnv): Promise<void> {
   }
 }
 
-/** Waits until the extender has sent an Event outcome for each decision (they are rate-limited, after the decisions). */
-async function waitEventsOut(env: ClusterEnv): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    const decisions =
-      (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) +
-      (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
-    if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_events_total')) >= decisions) return;
-    await sleep(500);
-  }
-}
-
 /** The namespace's pods as a watch shows them: times seen created, bound and Ready, and the starting peaks. */
 class PodTimes {
   readonly createdAt = new Map<string, number>();
@@ -156,11 +131,8 @@ class PodTimes {
   }
 
   private observe(type: PodEventType, pod: V1Pod): void {
-    const name = pod.metadata!.name!;
     const t = now();
-    const node = pod.spec?.nodeName ?? null;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    this.starting.observe(name, node, ready, type === 'DELETED');
+    const { name, node, ready } = this.starting.observePod(pod, type === 'DELETED');
     if (type === 'DELETED') return;
     if (!this.createdAt.has(name)) this.createdAt.set(name, t);
     if (node && !this.boundAt.has(name)) this.boundAt.set(name, t);
@@ -239,7 +211,7 @@ async function oneRun(
   log(
     `  ${fmt(result.podsPerSecond)} pods/s, creation → bound p50 ${fmt(result.createToBoundP50Ms, 0)} ms p99 ${fmt(result.createToBoundP99Ms, 0)} ms, all Ready in ${fmt(allReadySeconds)} s, peak pressure ${fmt(result.soundness.peakPressure, 4)}, peak starting ${result.startingPeaks.max}`,
   );
-  if (scheduler === 'sandbox') await waitEventsOut(env);
+  if (scheduler === 'sandbox') await waitEventsOut(env.EXTENDER_URL!);
   await clearNamespace(k, env);
   return result;
 }

@@ -6,7 +6,6 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { stringify as stringifyYaml } from 'yaml';
@@ -21,7 +20,7 @@ import {
   type Step,
 } from './ceilingStats.js';
 import { fmt, formatColumns, parsePrometheusText, sumSamples } from './clusterStats.js';
-import { log, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
+import { freePort, log, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import {
@@ -97,17 +96,6 @@ function parseOptions(argv: string[]): Options {
     .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse(argv, { from: 'user' });
   return program.opts<Options>();
-}
-
-function freePort(): Promise<number> {
-  return new Promise((ok, bad) => {
-    const s = createServer();
-    s.once('error', bad);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
 }
 
 /** Runs loadgen once; @returns its result. @throws when it fails. */

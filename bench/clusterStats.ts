@@ -100,6 +100,16 @@ export function sumSamples(samples: readonly Sample[], name: string, match: Labe
   return sum;
 }
 
+/** sumSamples of `after` less that of `before`: a plain difference (a counter reset is not looked for). */
+export function sumDelta(
+  after: readonly Sample[],
+  before: readonly Sample[],
+  name: string,
+  match: LabelMatch = {},
+): number {
+  return sumSamples(after, name, match) - sumSamples(before, name, match);
+}
+
 /** Whether any sample of `name` is present. */
 export const hasMetric = (samples: readonly Sample[], name: string) => samples.some((s) => s.name === name);
 

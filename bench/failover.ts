@@ -12,6 +12,7 @@ import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import {
   benchPod,
   createPods,
+  deleteBurst,
   ensureNamespace,
   httpsGet,
   Kube,
@@ -21,7 +22,8 @@ import {
   untaintNodes,
 } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, script, sleep, waitUntil, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
-import { parsePrometheusText, podsPerSecond, sumSamples } from './clusterStats.js';
+import { milliCpu } from '../test/e2e/kit/kubectl.js';
+import { parsePrometheusText, podsPerSecond, sumDelta, sumSamples } from './clusterStats.js';
 import { replayOvercommit } from './overcommit.js';
 import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
@@ -92,10 +94,6 @@ function leaseHolder(env: ClusterEnv, lease: string): string {
     ],
     { encoding: 'utf8' },
   ).trim();
-}
-
-function milliCpu(q: string): number {
-  return q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000);
 }
 
 async function run(o: Options): Promise<Record<string, unknown>> {
@@ -169,8 +167,7 @@ async function run(o: Options): Promise<Record<string, unknown>> {
     },
     500,
   );
-  const d = (name: string, match: Record<string, string> = {}) =>
-    sumSamples(settled, name, match) - sumSamples(standbyBefore, name, match);
+  const d = (name: string, match: Record<string, string> = {}) => sumDelta(settled, standbyBefore, name, match);
   const result = {
     pods: o.pods,
     boundAtKill: apiBound,
@@ -200,15 +197,7 @@ async function run(o: Options): Promise<Record<string, unknown>> {
     },
   };
   // Restore the first pair (the standby leads now): standby down (it gives the lease up), then the first pair again.
-  await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 0 });
-  await waitUntil(
-    'the burst to be gone',
-    300_000,
-    async () =>
-      (await kube.listAll((c) => kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1000, _continue: c }))).items
-        .length === 0,
-    1000,
-  );
+  await deleteBurst(kube, NAMESPACE, 300_000, 1000);
   await script('component.sh', ['standby', 'down']);
   await script('component.sh', ['restart', 'sandbox-extender']);
   await script('component.sh', ['start', 'kube-scheduler-sandbox']);

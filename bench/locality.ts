@@ -5,8 +5,6 @@
  * workload, the runs and the figures: docs/benchmarks.md#template-locality. `--help` lists the options;
  * `--print FILE` prints the tables of an earlier result.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { randomSource } from '../src/randomSource.js';
@@ -17,15 +15,22 @@ import {
   ensureNamespace,
   inParallel,
   Kube,
-  metricByLabel as metric,
   PodWatch,
   retryBusy,
   untaintNodes,
   type PodEventType,
 } from '../test/e2e/kit/adminClient.js';
-import { log, nowMs, readClusterEnv, REPO_ROOT, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';
+import { log, nowMs, readClusterEnv, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
 import { StartingTracker } from './startingStats.js';
+import {
+  LABELS,
+  localityPlacementsSince,
+  SETUPS,
+  writeSetupConfigs,
+  type Setup,
+  type SetupConfigs,
+} from './localitySetups.js';
 import { exitWith, printReportOf, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
@@ -44,9 +49,6 @@ const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
 const READY_DELAY_ANNOTATION = 'e2e.sandbox-extender.io/ready-delay';
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
-
-export type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
-const SETUPS: readonly Setup[] = ['stock', 'off', 'on', 'off+limit', 'on+limit'];
 
 export interface Options {
   nodes: string;
@@ -188,17 +190,14 @@ async function oneRun(
   env: Record<string, string>,
   nodeNames: readonly string[],
   nodeMilliCpu: number,
-  configs: Record<Exclude<Setup, 'stock'>, string>,
+  configs: SetupConfigs,
 ): Promise<RunResult> {
   log(`run ${run}: ${setup}: resetting node images`);
   await deleteAllPods(kube, NAMESPACE, env.EXTENDER_URL!);
   const sim = seededCache(o, w);
   await inParallel(nodeNames, o.concurrency, (n) => patchNodeImages(patcher, n, sim.statusImages(n)));
   if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
-  const byLocalityBefore =
-    setup === 'stock'
-      ? null
-      : await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+  const byLocalitySince = setup === 'stock' ? null : await localityPlacementsSince(env.EXTENDER_URL!);
 
   const tracker = new StartingTracker();
   const kinds: Record<PullKind, number> = { warm: 0, joined: 0, pulled: 0 };
@@ -211,10 +210,7 @@ async function oneRun(
   const t0 = nowMs();
   const onPod = (type: PodEventType, pod: V1Pod) => {
     const t = nowMs() - t0;
-    const name = pod.metadata!.name!;
-    const node = pod.spec?.nodeName ?? null;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    tracker.observe(name, node, ready, type === 'DELETED');
+    const { name, node, ready } = tracker.observePod(pod, type === 'DELETED');
     if (ready && !readyAt.has(name)) readyAt.set(name, t);
     if (node && !planned.has(name) && templateOf.has(name)) {
       planned.add(name);
@@ -282,11 +278,7 @@ async function oneRun(
   const peakStarting = Math.max(0, ...tracker.peaks([...nodeNames]).values());
   const podMilliCpu = milliCpu(o.podCpu);
   const peakPressure = (Math.max(0, ...boundCount.values()) * podMilliCpu) / nodeMilliCpu;
-  let byLocality: Record<string, number> | null = null;
-  if (byLocalityBefore) {
-    const after = await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
-    byLocality = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (byLocalityBefore[k] ?? 0)]));
-  }
+  const byLocality = byLocalitySince ? await byLocalitySince() : null;
   const result: RunResult = {
     setup,
     run,
@@ -314,14 +306,6 @@ function milliCpu(q: string): number {
 }
 
 // ------------------------------------------------------------------------------------------ output
-
-const LABELS: Record<Setup, string> = {
-  stock: 'stock default-scheduler',
-  off: 'locality off',
-  on: 'locality on',
-  'off+limit': 'locality off, limit',
-  'on+limit': 'locality on, limit',
-};
 
 /** The table `model` of bench/results/locality.json: the medians of each setup's runs (a ratio to stock's in brackets). */
 export function modelTable(results: readonly RunResult[], o: Options): Table {
@@ -427,17 +411,7 @@ async function main(): Promise<void> {
     });
     return;
   }
-  const dir = join(REPO_ROOT, '.e2e-bench');
-  mkdirSync(dir, { recursive: true });
-  const configs = {} as Record<Exclude<Setup, 'stock'>, string>;
-  for (const s of SETUPS) {
-    if (s === 'stock') continue;
-    const file = join(dir, `locality-${s.replace('+', '-')}.yaml`);
-    const locality = s.startsWith('on') ? `{enabled: true, pressureBand: ${o.band}}` : '{enabled: false}';
-    const limit = s.endsWith('limit') ? `{perNode: ${o.perNode}}` : '{}';
-    writeFileSync(file, `locality: ${locality}\nstartingLimit: ${limit}\nevents: {enabled: false}\n`);
-    configs[s] = file;
-  }
+  const configs = writeSetupConfigs('locality', o);
   if (!o.reuse)
     await script('cluster-up.sh', [], {
       CLUSTER_NODES: o.nodes,

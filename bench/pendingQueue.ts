@@ -42,6 +42,7 @@ import {
   percentile,
   podsPerSecond,
   sumBy,
+  sumDelta,
   sumSamples,
   type Histogram,
   type Sample,
@@ -184,12 +185,8 @@ async function burst(label: string, env: ClusterEnv, kube: Kube, o: Options, rou
     ),
     queueMovesByEvent: counterDeltas(after.scheduler, before.scheduler, 'scheduler_queue_incoming_pods_total', 'event'),
     pendingPods: Object.fromEntries(sumBy(after.scheduler, 'scheduler_pending_pods', 'queue')),
-    requeueWrites:
-      sumSamples(after.extender, 'sandbox_extender_requeue_writes_total') -
-      sumSamples(before.extender, 'sandbox_extender_requeue_writes_total'),
-    podsNudged:
-      sumSamples(after.extender, 'sandbox_extender_pods_nudged_total') -
-      sumSamples(before.extender, 'sandbox_extender_pods_nudged_total'),
+    requeueWrites: sumDelta(after.extender, before.extender, 'sandbox_extender_requeue_writes_total'),
+    podsNudged: sumDelta(after.extender, before.extender, 'sandbox_extender_pods_nudged_total'),
     rejectedRemembered: sumSamples(after.extender, 'sandbox_extender_rejected_pods'),
     rejectedDropped: sumSamples(after.extender, 'sandbox_extender_rejected_pods_dropped_total'),
   };
@@ -241,6 +238,9 @@ export interface QueueFigures {
   };
 }
 
+/** A finite number with `d` decimals, else "-". */
+const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');
+
 /** The queue moves a burst caused beyond its own pods' arrival and failures, most first ("29042 AssignedPodAdd, …"). */
 function queueMoves(moves: Record<string, number>): string | null {
   const own = new Set(['UnschedulablePodAdd', 'ScheduleAttemptFailure']);
@@ -265,7 +265,6 @@ export function burstTable(
   burstPriority: number,
   queue?: QueueFigures,
 ): Table {
-  const f = (v: number | null | undefined, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');
   /** a ÷ b, with 2 decimals below 10 (1.19) and none from 10 on (70: the waiting time of a starved burst). */
   const ratio = (a: number | null, b: number | null) =>
     a !== null && b !== null && b > 0 ? (a / b).toFixed(a / b < 10 ? 2 : 0) : '-';
@@ -482,9 +481,7 @@ async function main(): Promise<void> {
       extenderRssMb: extenderRssMb(),
       rejectedRemembered: sumSamples(afterHopeless.extender, 'sandbox_extender_rejected_pods'),
       rejectedDropped: sumSamples(afterHopeless.extender, 'sandbox_extender_rejected_pods_dropped_total'),
-      requeueWrites:
-        sumSamples(afterHopeless.extender, 'sandbox_extender_requeue_writes_total') -
-        sumSamples(beforeHopeless.extender, 'sandbox_extender_requeue_writes_total'),
+      requeueWrites: sumDelta(afterHopeless.extender, beforeHopeless.extender, 'sandbox_extender_requeue_writes_total'),
       pendingPods: Object.fromEntries(sumBy(afterHopeless.scheduler, 'scheduler_pending_pods', 'queue')),
     };
     log(`hopeless: ${JSON.stringify(record.hopeless)}`);
@@ -539,12 +536,8 @@ async function main(): Promise<void> {
       firstBoundSeconds: (Math.min(...binds) - tAdd) / 1000,
       podsPerSecond: podsPerSecond(binds),
       boundOutsideTheAddedNodes: wrongNode,
-      requeueWrites:
-        sumSamples(afterAdd.extender, 'sandbox_extender_requeue_writes_total') -
-        sumSamples(beforeAdd.extender, 'sandbox_extender_requeue_writes_total'),
-      podsNudged:
-        sumSamples(afterAdd.extender, 'sandbox_extender_pods_nudged_total') -
-        sumSamples(beforeAdd.extender, 'sandbox_extender_pods_nudged_total'),
+      requeueWrites: sumDelta(afterAdd.extender, beforeAdd.extender, 'sandbox_extender_requeue_writes_total'),
+      podsNudged: sumDelta(afterAdd.extender, beforeAdd.extender, 'sandbox_extender_pods_nudged_total'),
       scheduleAttempts: counterDeltas(
         afterAdd.scheduler,
         beforeAdd.scheduler,
@@ -568,8 +561,6 @@ async function main(): Promise<void> {
     });
     report.tables = [table];
     writeReport(report, outFile, () => undefined);
-    const f = (v: number | null | undefined, d = 1) =>
-      typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-';
     const h = record.hopeless as Record<string, number>;
     const a = record.nodesAdded as Record<string, number>;
     process.stdout.write(

@@ -7,12 +7,11 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { fmt, formatColumns } from './clusterStats.js';
-import { log, REPO_ROOT, script } from '../test/e2e/kit/controlPlane.js';
+import { freePort, log, REPO_ROOT, script } from '../test/e2e/kit/controlPlane.js';
 import { processTree } from './procStats.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { startFloorExtender, type FloorExtender } from './floorProcess.js';
@@ -196,17 +195,6 @@ function parseOptions(argv: string[]): Options {
   if (o.extenderConfig && !existsSync(o.extenderConfig))
     program.error(`--extender-config: ${o.extenderConfig} not found`);
   return { ...o, workloads, extenderConfig: o.extenderConfig ? resolve(o.extenderConfig) : undefined };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((ok, bad) => {
-    const s = createServer();
-    s.once('error', bad);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Node } from '../src/core/objects/kubeObjects.js';
 import {
   benchPod,
   createPods,
+  deleteBurst,
   ensureNamespace,
   Kube,
   PodChangeLog,
@@ -189,15 +190,7 @@ async function oneRound(
     `round ${round} ${config}: over at the end ${replay.overAtEnd.length}, at any time ${replay.nodesEverOver}, taken over by ${JSON.stringify(overflowsBy)}, violations ${replay.violations.length}, refused ${bindRefused}, unbound ${JSON.stringify(result.unbound)}`,
   );
   // Clean up: every pod of the round gone, the extender settled (no reservation pending).
-  await kube.api.deleteCollectionNamespacedPod({ namespace: NAMESPACE, gracePeriodSeconds: 0 });
-  await waitUntil(
-    'the burst to be gone',
-    180_000,
-    async () =>
-      (await kube.listAll((c) => kube.api.listNamespacedPod({ namespace: NAMESPACE, limit: 1000, _continue: c }))).items
-        .length === 0,
-    500,
-  );
+  await deleteBurst(kube, NAMESPACE, 180_000, 500);
   await waitUntil(
     'the extender to settle',
     120_000,

@@ -9,8 +9,16 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { median, parsePrometheusText, sumSamples } from './clusterStats.js';
-import { benchPod, createPods, ensureNamespace, Kube, PodWatch } from '../test/e2e/kit/adminClient.js';
+import { median } from './clusterStats.js';
+import {
+  benchPod,
+  createPods,
+  ensureNamespace,
+  Kube,
+  metricSum as metric,
+  PodWatch,
+  waitEventsOut,
+} from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { clusterNodes, exitOnUsage, goDuration, positive, positiveInt, quantity } from './cliOptions.js';
 import { StartingTracker, distribution, formatCounts, type Distribution } from './startingStats.js';
@@ -38,11 +46,6 @@ async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
   return (await res.json()) as T;
-}
-
-/** Sum of the samples of `name` at `url`/metrics that carry every label pair of `match`. */
-async function metric(url: string, name: string, match: Record<string, string> = {}): Promise<number> {
-  return sumSamples(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, match);
 }
 
 export interface RunResult {
@@ -78,10 +81,7 @@ async function oneRun(
   const boundAt = new Map<string, number>();
   const readyAt = new Map<string, number>();
   const watch = new PodWatch(k, NAMESPACE, (type, pod) => {
-    const name = pod.metadata!.name!;
-    const node = pod.spec?.nodeName ?? null;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    tracker.observe(name, node, ready, type === 'DELETED');
+    const { name, node, ready } = tracker.observePod(pod, type === 'DELETED');
     const t = performance.now();
     if (node && !boundAt.has(name)) boundAt.set(name, t);
     if (ready && !readyAt.has(name)) readyAt.set(name, t);
@@ -160,15 +160,7 @@ async function oneRun(
   );
   // The extender sends its Events rate-limited after the decisions: let the queue drain (an outcome per decision)
   // before the namespace goes, or the late ones meet a terminating namespace (403).
-  if (sandbox) {
-    for (let i = 0; i < 1200; i++) {
-      const decisions =
-        (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'placed' })) +
-        (await metric(env.EXTENDER_URL!, 'sandbox_extender_placements_total', { result: 'no_fit' }));
-      if ((await metric(env.EXTENDER_URL!, 'sandbox_extender_events_total')) >= decisions) break;
-      await sleep(500);
-    }
-  }
+  if (sandbox) await waitEventsOut(env.EXTENDER_URL!);
   await kubectl(env, ['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=300s']);
   // The extender has settled when it holds no reservation and no pod of the namespace.
   for (let i = 0; i < 600; i++) {

@@ -7,6 +7,7 @@
  * (condition Ready=True), or until it is deleted. Changes are applied in watch order, so the peak of a
  * node is exactly the most pods the API ever showed starting on it at once.
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import { percentile } from './clusterStats.js';
 
 /** Concurrent starting pods per node, over a stream of pod changes. */
@@ -30,6 +31,17 @@ export class StartingTracker {
     }
     if (startingOn === null) this.pods.delete(name);
     else this.pods.set(name, startingOn);
+  }
+
+  /**
+   * Applies one watch event of `pod` (observe, with its spec.nodeName and its Ready condition); returns what it read.
+   */
+  observePod(pod: V1Pod, deleted = false): { name: string; node: string | null; ready: boolean } {
+    const name = pod.metadata!.name!;
+    const node = pod.spec?.nodeName ?? null;
+    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    this.observe(name, node, ready, deleted);
+    return { name, node, ready };
   }
 
   /** Pods starting on `node` now. */

@@ -6,7 +6,7 @@
  * earlier report's table; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
@@ -18,7 +18,6 @@ import {
   inParallel,
   Kube,
   deleteAllPods,
-  metricByLabel,
   PodWatch,
   retryBusy,
   untaintNodes,
@@ -37,6 +36,14 @@ import {
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
+import {
+  LABELS,
+  localityPlacementsSince,
+  SETUPS,
+  writeSetupConfigs,
+  type Setup,
+  type SetupConfigs,
+} from './localitySetups.js';
 import { exitWith, printReportOf, startReport, tableOf, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
@@ -58,17 +65,8 @@ const REAL_LABEL = { type: 'real' } as const;
 const BENCH_REPO = '/sandbox-bench/';
 const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.1';
 
-export type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
-const SETUPS: readonly Setup[] = ['stock', 'off', 'on', 'off+limit', 'on+limit'];
 type Cache = 'cold' | 'warm';
 const CACHES: readonly Cache[] = ['cold', 'warm'];
-const LABELS: Record<Setup, string> = {
-  stock: 'stock default-scheduler',
-  off: 'locality off',
-  on: 'locality on',
-  'off+limit': 'locality off, limit',
-  'on+limit': 'locality on, limit',
-};
 
 export interface Options {
   realNodes: number;
@@ -261,7 +259,7 @@ async function oneRun(
   kube: Kube,
   env: Record<string, string>,
   nodes: readonly string[],
-  configs: Record<Exclude<Setup, 'stock'>, string>,
+  configs: SetupConfigs,
 ): Promise<RunResult> {
   const t00 = nowMs();
   log(`round ${round}: ${cache} ${setup}: preparing`);
@@ -270,10 +268,7 @@ async function oneRun(
   const held = new Map(nodes.map((n) => [n, new Set<number>()]));
   for (const n of await realNodes(kube)) held.set(n.metadata!.name!, listedTemplates(n, templates));
   if (setup !== 'stock') await script('component.sh', ['restart', 'sandbox-extender', '--config', configs[setup]]);
-  const byLocalityBefore =
-    setup === 'stock'
-      ? null
-      : await metricByLabel(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
+  const byLocalitySince = setup === 'stock' ? null : await localityPlacementsSince(env.EXTENDER_URL!);
   const prepareSeconds = (nowMs() - t00) / 1000;
 
   const tracker = new StartingTracker();
@@ -289,10 +284,7 @@ async function oneRun(
     NAMESPACE,
     (type, pod) => {
       const t = nowMs() - t0;
-      const name = pod.metadata!.name!;
-      const node = pod.spec?.nodeName ?? null;
-      const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-      tracker.observe(name, node, ready, type === 'DELETED');
+      const { name, node, ready } = tracker.observePod(pod, type === 'DELETED');
       if (node) nodeOf.set(name, node);
       if (ready && !readyAt.has(name)) readyAt.set(name, t);
     },
@@ -329,11 +321,7 @@ async function oneRun(
     const p = e.reason === 'Pulled' ? parsePulledMessage(e.message ?? '') : null;
     return p ? [{ ...p, node: e.source?.host ?? e.reportingInstance ?? null }] : [];
   });
-  let byLocality: Record<string, number> | null = null;
-  if (byLocalityBefore) {
-    const after = await metricByLabel(env.EXTENDER_URL!, 'sandbox_extender_placements_by_locality_total', 'locality');
-    byLocality = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (byLocalityBefore[k] ?? 0)]));
-  }
+  const byLocality = byLocalitySince ? await byLocalitySince() : null;
   const peakStarting = Math.max(0, ...tracker.peaks([...nodes]).values());
   const tp = pullThroughput(pulls);
   log(
@@ -464,17 +452,7 @@ async function main(): Promise<void> {
     });
     return;
   }
-  const dir = join(REPO_ROOT, '.e2e-bench');
-  mkdirSync(dir, { recursive: true });
-  const configs = {} as Record<Exclude<Setup, 'stock'>, string>;
-  for (const s of SETUPS) {
-    if (s === 'stock') continue;
-    const file = join(dir, `time-to-ready-${s.replace('+', '-')}.yaml`);
-    const locality = s.startsWith('on') ? `{enabled: true, pressureBand: ${o.band}}` : '{enabled: false}';
-    const limit = s.endsWith('limit') ? `{perNode: ${o.perNode}}` : '{}';
-    writeFileSync(file, `locality: ${locality}\nstartingLimit: ${limit}\nevents: {enabled: false}\n`);
-    configs[s] = file;
-  }
+  const configs = writeSetupConfigs('time-to-ready', o);
 
   // The engine, the pause image for the nodes, the sandbox images in the registry (kept between runs).
   const imageEnv = envFile((await repoScript('test/image/engine.sh', ['up'])).trim().split('\n').at(-1)!);

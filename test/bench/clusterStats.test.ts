@@ -21,6 +21,7 @@ import {
   ratio,
   selfTimeTable,
   sumBy,
+  sumDelta,
   sumSamples,
   counterDeltas,
   startTimeOfStat,
@@ -83,6 +84,15 @@ describe('parsePrometheusText', () => {
     );
     expect(counterDeltas(after, before, 'c', 'result')).toEqual({ scheduled: 15, unschedulable: 2, new: 4 });
     expect(counterDeltas(after, before, 'c', 'result', { result: 'scheduled' })).toEqual({ scheduled: 15 });
+  });
+
+  it('gives the plain difference of two sums, a counter that went down included', () => {
+    const before = parsePrometheusText('c{result="placed"} 10\nc{result="no_fit"} 3');
+    const after = parsePrometheusText('c{result="placed"} 25\nc{result="no_fit"} 1');
+    expect(sumDelta(after, before, 'c')).toBe(13);
+    expect(sumDelta(after, before, 'c', { result: 'placed' })).toBe(15);
+    expect(sumDelta(after, before, 'c', { result: 'no_fit' })).toBe(-2);
+    expect(sumDelta(after, before, 'absent')).toBe(0);
   });
 
   it('reads the special values in any letter case, as Prometheus does (prom-client writes Nan)', () => {

@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { StartingTracker, distribution, formatCounts } from '../../bench/startingStats.js';
 
 describe('StartingTracker: concurrent starting pods per node from a pod watch', () => {
@@ -30,6 +31,31 @@ describe('StartingTracker: concurrent starting pods per node from a pod watch', 
     t.observe('b', null, false, true);
     expect(t.startingOn('n1')).toBe(0);
     expect(t.peaks(['n1']).get('n1')).toBe(0);
+  });
+});
+
+describe('StartingTracker.observePod: a watch event of a pod', () => {
+  it('reads its name, node and Ready condition, and observes them', () => {
+    const t = new StartingTracker();
+    const pod = (node?: string, ready?: 'True' | 'False'): V1Pod => ({
+      metadata: { name: 'a' },
+      spec: { containers: [], ...(node ? { nodeName: node } : {}) },
+      ...(ready ? { status: { conditions: [{ type: 'Ready', status: ready }] } } : {}),
+    });
+    expect(t.observePod(pod())).toEqual({ name: 'a', node: null, ready: false });
+    expect(t.observePod(pod('n1', 'False'))).toEqual({ name: 'a', node: 'n1', ready: false });
+    expect(t.startingOn('n1')).toBe(1);
+    expect(t.observePod(pod('n1', 'True'))).toEqual({ name: 'a', node: 'n1', ready: true });
+    expect(t.startingOn('n1')).toBe(0);
+    t.observePod(pod('n2'));
+    expect(t.observePod(pod('n2'), true)).toEqual({ name: 'a', node: 'n2', ready: false });
+    expect(t.startingOn('n2')).toBe(0);
+    expect(t.peaks(['n1', 'n2'])).toEqual(
+      new Map([
+        ['n1', 1],
+        ['n2', 1],
+      ]),
+    );
   });
 });
 

@@ -434,6 +434,25 @@ export async function metricByLabel(url: string, name: string, label: string): P
   return out;
 }
 
+/** Sum of the samples of `name` at `url`/metrics that carry every label pair of `match`. @throws on an HTTP error status. */
+export async function metricSum(url: string, name: string, match: Record<string, string> = {}): Promise<number> {
+  return sumSamples(parsePrometheusText(await fetchText(`${url}/metrics`)), name, match);
+}
+
+/**
+ * Waits until the extender at `url` has sent an Event outcome for each decision (they are rate-limited, after the
+ * decisions), at most 10 min; then returns either way.
+ */
+export async function waitEventsOut(url: string): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    const decisions =
+      (await metricSum(url, 'sandbox_extender_placements_total', { result: 'placed' })) +
+      (await metricSum(url, 'sandbox_extender_placements_total', { result: 'no_fit' }));
+    if ((await metricSum(url, 'sandbox_extender_events_total')) >= decisions) return;
+    await sleep(500);
+  }
+}
+
 /**
  * Deletes every pod of `namespace` (and, with `events`, its Events) and waits until the API server lists none and
  * the extender at `extenderUrl` holds neither one of them nor a reservation: a clean start for the next run.
@@ -468,5 +487,21 @@ export async function deleteAllPods(
       );
     },
     500,
+  );
+}
+
+/**
+ * Deletes every pod of `namespace` at once (no grace period) and waits, listing them every `everyMs`, until the API
+ * server lists none. @throws when some are left after `timeoutMs`.
+ */
+export async function deleteBurst(kube: Kube, namespace: string, timeoutMs: number, everyMs: number): Promise<void> {
+  await kube.api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+  await waitUntil(
+    'the burst to be gone',
+    timeoutMs,
+    async () =>
+      (await kube.listAll((c) => kube.api.listNamespacedPod({ namespace, limit: 1000, _continue: c }))).items.length ===
+      0,
+    everyMs,
   );
 }

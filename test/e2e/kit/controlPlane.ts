@@ -4,13 +4,15 @@
  * extender's metrics, and the waits they share.
  *
  * The kit is three modules (import the one you need; none imports a test framework, so dist/bench/ runs them):
- *   controlPlane.ts  this one: paths, scripts, cluster.env, lifecycle, waits, the extender's metrics and log
+ *   controlPlane.ts  this one: paths, scripts, a free port, cluster.env, lifecycle, waits, the extender's
+ *                    metrics and log
  *   kubectl.ts       objects through kubectl (no client library): nodes, pods, namespaces, watches, pressure
  *   adminClient.ts   the admin client (client-node on one keep-alive agent): bursts of pods, the not-ready taint,
  *                    pod changes, the schedulers' /metrics
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -148,6 +150,18 @@ export function script(name: string, args: readonly string[], env: NodeJS.Proces
     child.on('close', (code) =>
       code === 0 ? ok(stdout) : bad(new Error(`${name} ${args.join(' ')} exited with ${code}`)),
     );
+  });
+}
+
+/** A TCP port free on 127.0.0.1 just now (the kernel's pick), for a process the caller is about to start. */
+export function freePort(): Promise<number> {
+  return new Promise((ok, bad) => {
+    const s = createServer();
+    s.once('error', bad);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => ok(port));
+    });
   });
 }
 
