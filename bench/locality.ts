@@ -21,6 +21,7 @@ import {
   type PodEventType,
 } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, script, sleep, waitUntil } from '../test/e2e/kit/controlPlane.js';
+import { milliCpu } from '../test/e2e/kit/kubectl.js';
 import { SimulatedImageCache, drawFrom, zipfCdf, type ImageSpec, type PullKind } from './imageCache.js';
 import { StartingTracker } from './startingStats.js';
 import {
@@ -299,10 +300,6 @@ async function oneRun(
     `${setup} run ${run}: warm ${kinds.warm}, joined ${kinds.joined}, pulled ${kinds.pulled}; create→Ready p50 ${fmt(result.createToReadyMs.p50, 0)} ms, p99 ${fmt(result.createToReadyMs.p99, 0)} ms; all Ready in ${result.allReadySeconds.toFixed(1)} s`,
   );
   return result;
-}
-
-function milliCpu(q: string): number {
-  return q.endsWith('m') ? Number(q.slice(0, -1)) : Number(q) * 1000;
 }
 
 // ------------------------------------------------------------------------------------------ output
