@@ -40,17 +40,26 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sandboxClaim, sandboxTemplate, sandboxWarmPool } from '../../bench/agentSandboxObjects.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import {
+  EXTENSIONS_API_VERSION,
+  sandboxClaim,
+  sandboxTemplate,
+  sandboxWarmPool,
+} from '../../bench/agentSandboxObjects.js';
+import { Kube, ObjectWatch, PodWatch, type PodEventType } from './kit/adminClient.js';
 import {
   SETUP_TIMEOUT_MS,
   STATE_DIR,
   component,
   fetchText,
   metricValue,
+  nowMs,
   setUpCluster,
   tearDownCluster,
   waitExtenderSettled,
   waitFor,
+  waitUntil,
   type ClusterEnv,
 } from './kit/controlPlane.js';
 import {
@@ -64,11 +73,8 @@ import {
   milliCpu,
   optimumPeak,
   pressureOf,
-  watchObjects,
   type Amounts,
   type NodeView,
-  type ObjectWatch,
-  type WatchEvent,
 } from './kit/kubectl.js';
 
 const NAMESPACE = 'e2e-agent-sandbox';
@@ -99,6 +105,7 @@ const TEST_TIMEOUT_MS = 300_000;
 
 let env: ClusterEnv;
 let kubectl: Kubectl;
+let kube: Kube;
 let nodes: NodeView[] = [];
 let configChanged = false;
 const report: string[] = [];
@@ -178,81 +185,49 @@ interface PodState {
   boundAt?: number;
 }
 
-const POD_FIELDS = [
-  '.metadata.name',
-  '.metadata.uid',
-  '.spec.nodeName',
-  '.status.conditions[?(@.type=="Ready")].status',
-  '.spec.schedulerName',
-  `.metadata.labels.${WARM_POOL_LABEL.replaceAll('.', '\\.')}`,
-  `.metadata.labels.${TEMPLATE_HASH_LABEL.replaceAll('.', '\\.')}`,
-  '.metadata.ownerReferences[0].kind',
-  `.metadata.labels.${PAUSED.replaceAll('.', '\\.')}`,
-  '.status.phase',
-  '.spec.containers[0].resources.requests.cpu',
-  '.spec.containers[0].resources.requests.memory',
-  '.metadata.deletionTimestamp',
-  `.metadata.labels.${CLAIM_UID_LABEL.replaceAll('.', '\\.')}`,
-];
-
-/** A live view of the namespace's pods (one kubectl watch): by UID, with listeners called on every change. */
+/**
+ * A live view of the namespace's pods (the kit's PodWatch: the pods that exist, then every change, reopened from
+ * the last resourceVersion): by UID, with listeners called on every change.
+ */
 class Pods {
   readonly byUid = new Map<string, PodState>();
-  /** When each pod was first seen bound, kept across a restart of the watch. */
-  private readonly boundAt = new Map<string, number>();
   /** Every pod ever seen bound, deleted ones too: a pool controller may replace a pod after it was bound. */
   readonly everBound = new Set<string>();
   private readonly listeners = new Set<() => void>();
-  private readonly watch: ObjectWatch;
+  private readonly watch = new PodWatch(kube, NAMESPACE, (type, pod) => this.apply(type, pod));
 
-  constructor() {
-    this.watch = watchObjects(env, ['-n', NAMESPACE, 'pods'], POD_FIELDS, (e) => this.apply(e));
+  static async start(): Promise<Pods> {
+    const pods = new Pods();
+    await pods.watch.start();
+    return pods;
   }
 
-  private apply(e: WatchEvent): void {
-    // The watch started over (the API server closed it): its listing follows as ADDED; keep only when each pod was bound.
-    if (e.type === 'RESTARTED') {
-      for (const [uid, p] of this.byUid) if (p.boundAt !== undefined) this.boundAt.set(uid, p.boundAt);
-      this.byUid.clear();
-      return;
-    }
-    const [
-      name = '',
-      uid = '',
-      node = '',
-      ready,
-      scheduler = '',
-      pool = '',
-      templateHash = '',
-      owner = '',
-      paused,
-      phase = '',
-      cpu = '0',
-      memory = '0',
-      deleting = '',
-      claimUid = '',
-    ] = e.fields;
-    if (e.type === 'DELETED') this.byUid.delete(uid);
-    else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-      const before = this.byUid.get(uid);
+  private apply(type: PodEventType, pod: V1Pod): void {
+    const { metadata: meta = {}, spec, status } = pod;
+    const uid = meta.uid ?? '';
+    if (type === 'DELETED') this.byUid.delete(uid);
+    else {
+      const labels = meta.labels ?? {};
+      const node = spec?.nodeName ?? '';
+      const requests = spec?.containers[0]?.resources?.requests ?? {};
       const state: PodState = {
-        name,
+        name: meta.name ?? '',
         uid,
         node,
-        ready: ready === 'True',
-        scheduler,
-        pool,
-        templateHash,
-        claimUid,
-        owner,
-        paused: paused === 'true',
-        phase: deleting ? 'Terminating' : phase,
-        request: { cpu: milliCpu(cpu || '0'), memory: bytes(memory || '0') },
+        ready: (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+        scheduler: spec?.schedulerName ?? '',
+        pool: labels[WARM_POOL_LABEL] ?? '',
+        templateHash: labels[TEMPLATE_HASH_LABEL] ?? '',
+        claimUid: labels[CLAIM_UID_LABEL] ?? '',
+        owner: meta.ownerReferences?.[0]?.kind ?? '',
+        paused: labels[PAUSED] === 'true',
+        phase: meta.deletionTimestamp ? 'Terminating' : (status?.phase ?? ''),
+        request: { cpu: milliCpu(String(requests.cpu ?? '0')), memory: bytes(String(requests.memory ?? '0')) },
       };
-      state.boundAt = before?.boundAt ?? this.boundAt.get(uid) ?? (node ? e.at : undefined);
+      state.boundAt = this.byUid.get(uid)?.boundAt ?? (node ? nowMs() : undefined);
       if (node) this.everBound.add(uid);
       this.byUid.set(uid, state);
-    } else return;
+    }
     for (const l of this.listeners) l();
   }
 
@@ -582,7 +557,8 @@ beforeAll(async () => {
   await deleteNamespace(kubectl, NAMESPACE); // left by an interrupted run
 
   await createNamespace(kubectl, NAMESPACE);
-  pods = new Pods();
+  kube = await Kube.connect(env.KUBECONFIG!, 4);
+  pods = await Pods.start();
   // The background: paused sandboxes on cpu192-0 (Succeeded: invisible to kube-scheduler), memory-heavy pods on cpu64-0.
   const paused = Array.from({ length: 10 }, (_, i) => boundPod(`paused-${i}`, 'cpu192-0', '8', '8Gi', true));
   const heavy = Array.from({ length: 4 }, (_, i) => boundPod(`memory-${i}`, 'cpu64-0', '2', '32Gi', false));
@@ -619,6 +595,7 @@ beforeAll(async () => {
 afterAll(async () => {
   try {
     pods?.stop();
+    kube?.agent.destroy();
     if (env && kubectl) {
       await waitExtenderSettled(env).catch(() => undefined); // its Events are out before the namespace goes
       await deleteNamespace(kubectl, NAMESPACE);
@@ -715,28 +692,37 @@ describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paus
     async () => {
       const poolBefore = new Map(poolPods(pods.all(), POOL).map((p) => [p.name, p] as const));
       expect(poolBefore.size).toBe(POOL_SIZE);
-      const claims = watchObjects(
-        env,
-        ['-n', NAMESPACE, 'sandboxclaims'],
-        ['.metadata.name', '.status.sandbox.name', '.metadata.uid'],
+      // Every change of the namespace's SandboxClaims, as it arrives: name, uid, the sandbox it was given ('' none yet).
+      type ClaimChange = { at: number; type: PodEventType; name: string; uid: string; sandbox: string };
+      type Claim = { metadata?: { name?: string; uid?: string }; status?: { sandbox?: { name?: string } } };
+      const changes: ClaimChange[] = [];
+      const claims = new ObjectWatch<Claim>(
+        kube,
+        `/apis/${EXTENSIONS_API_VERSION}/namespaces/${NAMESPACE}/sandboxclaims`,
+        (type, c) =>
+          changes.push({
+            at: nowMs(),
+            type,
+            name: c.metadata?.name ?? '',
+            uid: c.metadata?.uid ?? '',
+            sandbox: c.status?.sandbox?.name ?? '',
+          }),
       );
+      /** The first change (so far or to come) that matches. */
+      const change = async (what: string, match: (c: ClaimChange) => boolean) => {
+        await waitUntil(what, 60_000, () => changes.some(match));
+        return changes.find(match)!;
+      };
+      await claims.start();
       try {
         // Warm: each claim names a pool sandbox whose pod was already bound; that pod keeps its UID and node.
         const warmNames = Array.from({ length: WARM_CLAIMS }, (_, i) => `warm-${String(i).padStart(2, '0')}`);
         await kubectl.apply(warmNames.map((n) => claim(n, POOL)));
         const warm = await Promise.all(
           warmNames.map(async (n) => {
-            const created = await claims.until(
-              `claim ${n} created`,
-              (e) => e.type === 'ADDED' && e.fields[0] === n,
-              60_000,
-            );
-            const assigned = await claims.until(
-              `claim ${n} assigned a sandbox`,
-              (e) => e.fields[0] === n && e.fields[1] !== '',
-              60_000,
-            );
-            return { name: n, uid: created.fields[2]!, sandbox: assigned.fields[1]!, ms: assigned.at - created.at };
+            const created = await change(`claim ${n} created`, (c) => c.type === 'ADDED' && c.name === n);
+            const assigned = await change(`claim ${n} assigned a sandbox`, (c) => c.name === n && c.sandbox !== '');
+            return { name: n, uid: created.uid, sandbox: assigned.sandbox, ms: assigned.at - created.at };
           }),
         );
         for (const w of warm) {
@@ -763,15 +749,11 @@ describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paus
         await kubectl.apply(coldNames.map((n, i) => claim(n, POOL, { TASK: String(i) })));
         const cold = await Promise.all(
           coldNames.map(async (n) => {
-            const created = await claims.until(
-              `claim ${n} created`,
-              (e) => e.type === 'ADDED' && e.fields[0] === n,
-              60_000,
-            );
+            const created = await change(`claim ${n} created`, (c) => c.type === 'ADDED' && c.name === n);
             const pod = await pods.until(`the pod of claim ${n} bound and Ready`, 120_000, (all) =>
               all.find((p) => p.name === n && p.node && p.ready),
             );
-            return { name: n, uid: created.fields[2]!, pod, ms: pod.boundAt! - created.at };
+            return { name: n, uid: created.uid, pod, ms: pod.boundAt! - created.at };
           }),
         );
         expect(
@@ -889,7 +871,7 @@ describe('agent-sandbox v1.0.1 pods placed by the extender (16/64/192 CPUs, paus
         );
         const goneAt = Date.now();
         const releaseMs = await modelAgrees(`suspend ${round}`);
-        const t1 = Date.now();
+        const t1 = nowMs(); // the clock of the pods' boundAt
         await setMode('Running');
         const back = await pods.until(`round ${round}: ${COLD_CLAIMS} new pods bound and Ready`, 120_000, (all) => {
           const fresh = all.filter((p) => names.includes(p.name) && !current.has(p.uid));

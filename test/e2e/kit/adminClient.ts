@@ -278,16 +278,20 @@ export async function createPods(
   return { ackMs, startMs, endMs: nowMs(), retries };
 }
 
-/** The kinds of watch event that carry a pod (not BOOKMARK or ERROR). */
+/** The kinds of watch event that carry an object (not BOOKMARK or ERROR). */
 export type PodEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
+/** What a watch delivers: an object with a name and a resourceVersion. */
+type Watched = { metadata?: { name?: string; resourceVersion?: string } };
+
 /**
- * A watch of the pods of `namespace` (or of all namespaces) from `resourceVersion` (empty: from now), with
- * bookmarks. The API server closes the watch of a reader that falls behind (a burst is thousands of changes in
- * seconds): it is opened again from the last resourceVersion seen, so no change is lost and the order is kept.
- * `onEvent` gets each ADDED, MODIFIED and DELETED pod that has a name; an ERROR event is logged.
+ * A watch of the objects at `path` (e.g. /api/v1/pods) from `resourceVersion` (empty: the objects that exist now as
+ * ADDED, then every change), with bookmarks. The API server closes the watch of a reader that falls behind (a burst
+ * is thousands of changes in seconds): it is opened again from the last resourceVersion seen, so no change is lost
+ * and the order is kept. `onEvent` gets each ADDED, MODIFIED and DELETED object that has a name; an ERROR event is
+ * logged.
  */
-export class PodWatch {
+export class ObjectWatch<T extends Watched> {
   /** Times the watch was opened again. */
   reopens = 0;
   private controller: AbortController | undefined;
@@ -295,34 +299,34 @@ export class PodWatch {
 
   constructor(
     private readonly kube: Kube,
-    private readonly namespace: string | undefined,
-    private readonly onEvent: (type: PodEventType, pod: V1Pod) => void,
+    private readonly path: string,
+    private readonly onEvent: (type: PodEventType, object: T) => void,
     private resourceVersion = '',
     private readonly labelSelector?: string,
   ) {}
 
   async start(): Promise<void> {
     this.controller = await this.kube.watch.watch(
-      this.namespace ? `/api/v1/namespaces/${this.namespace}/pods` : '/api/v1/pods',
+      this.path,
       {
         allowWatchBookmarks: true,
         timeoutSeconds: 3600,
         ...(this.labelSelector ? { labelSelector: this.labelSelector } : {}),
         ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}),
       },
-      (type: string, pod: V1Pod) => {
-        if (pod.metadata?.resourceVersion) this.resourceVersion = pod.metadata.resourceVersion;
-        if (type === 'ERROR') log(`pod watch: ERROR event ${JSON.stringify(pod).slice(0, 300)}`);
-        if ((type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') && pod.metadata?.name)
-          this.onEvent(type, pod);
+      (type: string, object: T) => {
+        if (object.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
+        if (type === 'ERROR') log(`watch of ${this.path}: ERROR event ${JSON.stringify(object).slice(0, 300)}`);
+        if ((type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') && object.metadata?.name)
+          this.onEvent(type, object);
       },
       (err: unknown) => {
         if (this.stopped) return;
         this.reopens++;
         log(
-          `pod watch ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from resourceVersion ${this.resourceVersion}`,
+          `watch of ${this.path} ended (${err instanceof Error ? err.message : String(err ?? 'closed')}); reopening from resourceVersion ${this.resourceVersion}`,
         );
-        void this.start().catch((e: Error) => log(`cannot reopen the pod watch: ${e.message}`));
+        void this.start().catch((e: Error) => log(`cannot reopen the watch of ${this.path}: ${e.message}`));
       },
     );
   }
@@ -330,6 +334,25 @@ export class PodWatch {
   stop(): void {
     this.stopped = true;
     this.controller?.abort();
+  }
+}
+
+/** An ObjectWatch of the pods of `namespace` (or of all namespaces). */
+export class PodWatch extends ObjectWatch<V1Pod> {
+  constructor(
+    kube: Kube,
+    namespace: string | undefined,
+    onEvent: (type: PodEventType, pod: V1Pod) => void,
+    resourceVersion = '',
+    labelSelector?: string,
+  ) {
+    super(
+      kube,
+      namespace ? `/api/v1/namespaces/${namespace}/pods` : '/api/v1/pods',
+      onEvent,
+      resourceVersion,
+      labelSelector,
+    );
   }
 }
 

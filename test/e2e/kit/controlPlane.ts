@@ -6,15 +6,16 @@
  * The kit is three modules (import the one you need; none imports a test framework, so dist/bench/ runs them):
  *   controlPlane.ts  this one: paths, scripts, a free port, cluster.env, lifecycle, waits, the extender's
  *                    metrics and log
- *   kubectl.ts       objects through kubectl (no client library): nodes, pods, namespaces, watches, pressure
+ *   kubectl.ts       objects through kubectl (no client library): nodes, pods, namespaces, quantities, pressure
  *   adminClient.ts   the admin client (client-node on one keep-alive agent): bursts of pods, the not-ready taint,
- *                    pod changes, the schedulers' /metrics
+ *                    watches and pod changes, the schedulers' /metrics
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parsePrometheusText, sumBy, sumSamples } from '../../../bench/clusterStats.js';
 
 // ------------------------------------------------------------------------------------------ where things are
 
@@ -260,31 +261,12 @@ export async function fetchText(url: string): Promise<string> {
 }
 
 /** Sums a Prometheus counter by one label, e.g. sandbox_extender_http_requests_total by verb (no label: key ''). */
-export function sumCounterBy(metricsText: string, metric: string, label: string): Map<string, number> {
-  const sums = new Map<string, number>();
-  const line = new RegExp(`^${metric}(?:\\{([^}]*)\\})?\\s+([^\\s]+)`);
-  for (const l of metricsText.split('\n')) {
-    const m = line.exec(l);
-    if (!m) continue;
-    const labels = m[1] ?? '';
-    const lv = new RegExp(`(?:^|,)${label}="([^"]*)"`).exec(labels)?.[1] ?? '';
-    sums.set(lv, (sums.get(lv) ?? 0) + Number(m[2]));
-  }
-  return sums;
-}
+export const sumCounterBy = (metricsText: string, metric: string, label: string): Map<string, number> =>
+  sumBy(parsePrometheusText(metricsText), metric, label);
 
 /** Sum of the samples of `metric` whose labels include every `labels` pair (0 when there are none). */
-export function metricValue(metricsText: string, metric: string, labels: Record<string, string> = {}): number {
-  const line = new RegExp(`^${metric}(?:\\{([^}]*)\\})?\\s+([^\\s]+)`);
-  let sum = 0;
-  for (const l of metricsText.split('\n')) {
-    const m = line.exec(l);
-    if (!m) continue;
-    const have = m[1] ?? '';
-    if (Object.entries(labels).every(([k, v]) => new RegExp(`(?:^|,)${k}="${v}"`).test(have))) sum += Number(m[2]);
-  }
-  return sum;
-}
+export const metricValue = (metricsText: string, metric: string, labels: Record<string, string> = {}): number =>
+  sumSamples(parsePrometheusText(metricsText), metric, labels);
 
 /**
  * Waits until the extender has settled: no reservation pending, and its Event queue drained (an outcome for every

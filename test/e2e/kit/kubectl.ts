@@ -1,9 +1,8 @@
 /**
  * The cluster's objects through kubectl (child_process, no client library), as the e2e tests read and make them:
- * nodes, pods, namespaces, waits on them, watches; and the quantities and pressure the tests check placements
+ * nodes, pods, namespaces, waits on them; and the quantities and pressure the tests check placements
  * against. The control plane itself: controlPlane.ts.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { milliValue, parseQuantity, value } from '../../../src/core/objects/quantity.js';
 import { benchPod } from './adminClient.js';
@@ -213,99 +212,4 @@ export function optimumPeak(
   levels.sort((a, b) => a - b);
   if (levels.length < count) throw new Error(`${count} pods do not fit in the cluster (room for ${levels.length})`);
   return levels[count - 1]!;
-}
-
-// ------------------------------------------------------------------------------------------ watches
-
-/** One event of a `kubectl get -w --output-watch-events` stream: when it arrived (this process's clock) and its fields. */
-export interface WatchEvent {
-  readonly at: number;
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | string;
-  /** The requested fields of the object, in order ('' where absent). */
-  readonly fields: readonly string[];
-}
-
-export interface ObjectWatch {
-  /** Every event so far, in arrival order. */
-  readonly events: WatchEvent[];
-  /** The first event (so far or to come) that matches. @throws after timeoutMs, naming `what`. */
-  until(what: string, match: (e: WatchEvent) => boolean, timeoutMs: number): Promise<WatchEvent>;
-  stop(): void;
-}
-
-/**
- * Watches objects with kubectl (`get ARGS -w --output-watch-events`), printing `fields` (JSONPath expressions on
- * the object, e.g. `.metadata.name`, `.spec.nodeName`) of each event on one line, separated by `|`. Events are
- * timed as they arrive, so two events of one stream are comparable to the client's event loop, whatever kubectl's
- * start-up costs. The first events are the objects that exist when the watch starts (ADDED). `listener`, when
- * given, sees each event as it arrives.
- */
-export function watchObjects(
-  env: ClusterEnv,
-  args: readonly string[],
-  fields: readonly string[],
-  listener?: (e: WatchEvent) => void,
-): ObjectWatch {
-  const template = `{.type}${fields.map((f) => `|{.object${f}}`).join('')}{"\\n"}`;
-  const events: WatchEvent[] = [];
-  const waiters: { match: (e: WatchEvent) => boolean; ok: (e: WatchEvent) => void }[] = [];
-  let stopped = false;
-  let child: ReturnType<typeof spawn>;
-  // kubectl ends its watch when the API server closes the stream; it is started again, and its listing of what
-  // exists then comes as ADDED events after a RESTARTED event (fields: kubectl's last words), so that a listener
-  // that keeps state can start over.
-  const start = () => {
-    child = spawn(
-      env.KUBECTL!,
-      [`--kubeconfig=${env.KUBECONFIG}`, 'get', ...args, '-w', '--output-watch-events', '-o', `jsonpath=${template}`],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let partial = '';
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
-    child.stdout!.on('data', (d: Buffer) => {
-      const at = Date.now();
-      const lines = (partial + d.toString()).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        const [type = '', ...rest] = line.split('|');
-        const event = { at, type, fields: fields.map((_, i) => rest[i] ?? '') };
-        events.push(event);
-        listener?.(event);
-        for (const w of [...waiters]) {
-          if (w.match(event)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.ok(event);
-          }
-        }
-      }
-    });
-    child.on('exit', () => {
-      if (stopped) return;
-      listener?.({ at: Date.now(), type: 'RESTARTED', fields: [stderr.trim()] });
-      setTimeout(() => {
-        if (!stopped) start();
-      }, 200);
-    });
-  };
-  start();
-  const until = (what: string, match: (e: WatchEvent) => boolean, timeoutMs: number) =>
-    new Promise<WatchEvent>((ok, bad) => {
-      const earlier = events.find(match);
-      if (earlier) return ok(earlier);
-      const timer = setTimeout(
-        () =>
-          bad(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} in the watch of ${args.join(' ')}`)),
-        timeoutMs,
-      );
-      waiters.push({ match, ok: (e) => (clearTimeout(timer), ok(e)) });
-    });
-  return {
-    events,
-    until,
-    stop: () => {
-      stopped = true;
-      child.kill();
-    },
-  };
 }
