@@ -276,7 +276,7 @@ standby_down() {
   holder=$(lease_holder "$SANDBOX_SCHEDULER_NAME")
   # Whether the standby scheduler led (its log since its start says it acquired the lease).
   [ -f "$E2E_LOGS/kube-scheduler-sandbox-standby.log" ] \
-    && sed -n '/^--- e2e .*: starting /h; /^--- e2e .*: starting /!H; ${x;p}' "$E2E_LOGS/kube-scheduler-sandbox-standby.log" | grep -q 'successfully acquired lease' && led=1
+    && grep -q 'successfully acquired lease' <<<"$(sed -n '/^--- e2e .*: starting /h; /^--- e2e .*: starting /!H; ${x;p}' "$E2E_LOGS/kube-scheduler-sandbox-standby.log")" && led=1
   e2e_stop kube-scheduler-sandbox-standby || e2e_die "could not stop kube-scheduler-sandbox-standby"
   # As stop_scheduler does: a leader that did not give its lease up on its way out leaves it naming a stopped process.
   if [ "$led" = 1 ] && [ -n "$holder" ] && [ "$(lease_holder "$SANDBOX_SCHEDULER_NAME")" = "$holder" ]; then

@@ -251,9 +251,11 @@ E2E_AGENT_SANDBOX_CONTROLLERS=(sandbox sandboxclaim sandboxtemplate sandboxwarmp
 e2e_agent_sandbox_started() {
   curl -fsS "$1/readyz" >/dev/null 2>&1 || return 1
   local log=$E2E_LOGS/agent-sandbox-controller.log c
-  local since
+  local since started
   since=$(awk '/^--- e2e .*: starting /{n=NR} END{print n+0}' "$log")
+  # Read whole before matching: a pipe into `grep -q` fails under pipefail when grep stops reading at its match.
+  started=$(tail -n "+$since" "$log" | grep '"msg":"Starting workers"') || return 1
   for c in "${E2E_AGENT_SANDBOX_CONTROLLERS[@]}"; do
-    tail -n "+$since" "$log" | grep '"msg":"Starting workers"' | grep -q "\"controller\":\"$c\"" || return 1
+    grep -q "\"controller\":\"$c\"" <<<"$started" || return 1
   done
 }

@@ -141,7 +141,9 @@ check_extender() {
   as_run_by_chart "$LABEL-gateway"
   expect_eq "gateway GET /readyz" "$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$gport/readyz")" "ok 200"
   expect_eq "gateway GET /healthz" "$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$gport/healthz")" "ok 200"
-  curl -fsS "http://127.0.0.1:$gport/metrics" | grep -q '^sandbox_extender_http_requests_total{verb="filter",code="200"} ' ||
+  # Read whole before matching: `curl | grep -q` fails under pipefail when grep stops reading at its match.
+  gateway_metrics=$(curl -fsS "http://127.0.0.1:$gport/metrics") || image_die "gateway GET /metrics failed"
+  grep -q '^sandbox_extender_http_requests_total{verb="filter",code="200"} ' <<<"$gateway_metrics" ||
     image_die "gateway GET /metrics: no sandbox_extender_http_requests_total for the Filter calls"
   image_log "gateway GET /metrics: the extender's metrics"
   expect_eq "gateway POST /filter (not forwarded)" "$(curl -sS -o /dev/null -w '%{http_code}' -XPOST "http://127.0.0.1:$gport/filter")" 405
@@ -230,7 +232,8 @@ expect_eq "docker pull $PUSHED: image id" "$(dk image inspect -f '{{.Id}}' "$PUS
 for ref in $(ctrk -n k8s.io images ls | awk -v d="$digest" '$3 == d {print $1}'); do
   ctrk -n k8s.io images rm --sync "$ref" >/dev/null
 done
-ctrk -n k8s.io content ls -q | grep -qx "$digest" && image_die "containerd still holds $digest after images rm"
+held=$(ctrk -n k8s.io content ls -q)
+grep -qx "$digest" <<<"$held" && image_die "containerd still holds $digest after images rm"
 build_log ctr-pull ctrk -n k8s.io images pull --plain-http "$PUSHED"
 expect_eq "ctr -n k8s.io images pull $PUSHED: digest" \
   "$(ctrk -n k8s.io images ls | awk -v r="$PUSHED" '$1 == r {print $3}')" "$digest"
