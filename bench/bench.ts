@@ -18,7 +18,7 @@ import { recordOptions } from '../src/runtime/cacheDoors.js';
 import { buildExtender } from '../src/runtime/extender.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
-import { refuseArguments } from './cliOptions.js';
+import { checkSettings, listOf, oneOf, positiveInt } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import { formatDate, type Table } from './results.js';
@@ -37,7 +37,6 @@ const BODY_BOUNDS = (({ maxRequestDepth, maxRequestElements }) => ({ maxRequestD
 );
 const SIZES = (process.env.BENCH_SIZES ?? SETTINGS.BENCH_SIZES).split(',').map(Number);
 const PARTS = new Set((process.env.BENCH_PARTS ?? SETTINGS.BENCH_PARTS).split(','));
-const KNOWN_PARTS = SETTINGS.BENCH_PARTS.split(',');
 const LOCALITY = (process.env.BENCH_LOCALITY ?? SETTINGS.BENCH_LOCALITY) === 'on';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
 /** With BENCH_LOCALITY=on: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
@@ -546,13 +545,11 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  refuseArguments('bench:verbs', SETTINGS);
-  const unknown = [...PARTS].filter((p) => !KNOWN_PARTS.includes(p));
-  if (unknown.length > 0) {
-    process.stderr.write(
-      `bench:verbs: BENCH_PARTS names ${unknown.join(', ')}; the parts are ${KNOWN_PARTS.join(', ')}\n`,
-    );
-    process.exit(2);
-  }
+  checkSettings('bench:verbs', SETTINGS, {
+    BENCH_ITERATIONS: positiveInt,
+    BENCH_SIZES: listOf(positiveInt),
+    BENCH_PARTS: listOf(oneOf(SETTINGS.BENCH_PARTS.split(','))),
+    BENCH_LOCALITY: oneOf(['on', 'off']),
+  });
   await main();
 }

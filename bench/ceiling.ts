@@ -32,7 +32,7 @@ import {
   textTable,
   writeReport,
 } from './report.js';
-import { exitOnUsage, listOf, positive, positiveInt } from './cliOptions.js';
+import { exitOnUsage, listOf, positive, positiveInt, within } from './cliOptions.js';
 
 const PODS_PER_NODE = 30;
 const UID_PLACEHOLDER = '__POD_UID__';
@@ -78,14 +78,14 @@ function parseOptions(argv: string[]): Options {
     .option('--warmup-seconds <s>', 'warm-up at --baseline-rate × 4 before anything is measured', positive, 15)
     .option('--baseline-rate <n>', 'rate of the baseline step (its p99 is the reference)', positive, 25)
     .option('--start-rate <n>', 'first rate of the step-up', positive, DEFAULT_SEARCH.startRate)
-    .option('--factor <x>', 'rate multiplier while steps are sustained', positive, DEFAULT_SEARCH.factor)
+    .option('--factor <x>', 'rate multiplier while steps are sustained', within(1, 100), DEFAULT_SEARCH.factor)
     .option(
       '--precision <x>',
       'stop bisecting when the bracket is within this share',
-      positive,
+      within(0, 1),
       DEFAULT_SEARCH.precision,
     )
-    .option('--max-steps <n>', 'most steps per node count', positive, DEFAULT_SEARCH.maxSteps)
+    .option('--max-steps <n>', 'most steps per node count', positiveInt, DEFAULT_SEARCH.maxSteps)
     .option(
       '--ttl <seconds>',
       "the extender's placementReservationTtlSeconds (releases the reservations of the run)",

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type CommanderError } from 'commander';
+import { listenHostProblem } from '../src/config/schema.js';
 import { milliValue, parseQuantity } from '../src/core/objects/quantity.js';
 
 /** commander's parser of a count option. @throws InvalidArgumentError unless `v` is an integer ≥ 1 in decimal digits. */
@@ -32,6 +33,13 @@ export function tcpPort(v: string): number {
   return Number(v);
 }
 
+/** commander's parser of an address to listen on, as serve's --host takes it (listenHostProblem). @throws InvalidArgumentError otherwise. */
+export function listenHost(v: string): string {
+  const problem = listenHostProblem(v);
+  if (problem !== null) throw new InvalidArgumentError(problem);
+  return v;
+}
+
 /** commander's parser of a percentage. @throws InvalidArgumentError unless `v` is an integer 0–100. */
 export function percentage(v: string): number {
   const n = Number(v);
@@ -39,14 +47,37 @@ export function percentage(v: string): number {
   return n;
 }
 
-/** A parser of a comma-separated list whose items `item` parses (empty items left out). @throws what `item` throws. */
+/**
+ * A parser of a comma-separated list whose items `item` parses (empty items left out).
+ * @throws what `item` throws; InvalidArgumentError when no item is left.
+ */
 export function listOf<T>(item: (v: string) => T): (v: string) => T[] {
-  return (v) =>
-    v
+  return (v) => {
+    const items = v
       .split(',')
       .map((s) => s.trim())
-      .filter((s) => s !== '')
-      .map(item);
+      .filter((s) => s !== '');
+    if (items.length === 0) throw new InvalidArgumentError('expected a comma-separated list of at least one item');
+    return items.map(item);
+  };
+}
+
+/** commander's parser of an integer of at least `min`. @throws InvalidArgumentError otherwise (decimal digits only). */
+export function intAtLeast(min: number): (v: string) => number {
+  return (v) => {
+    if (!/^\d+$/.test(v) || Number(v) < min) throw new InvalidArgumentError(`expected an integer ≥ ${min}`);
+    return Number(v);
+  };
+}
+
+/** commander's parser of a number above `low` and at most `high`. @throws InvalidArgumentError otherwise. */
+export function within(low: number, high: number): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (v.trim() === '' || !(n > low && n <= high))
+      throw new InvalidArgumentError(`expected a number in (${low}, ${high}]`);
+    return n;
+  };
 }
 
 /** A parser that takes one of `allowed`. @throws InvalidArgumentError naming the allowed values. */
@@ -115,6 +146,32 @@ export function goDuration(v: string): string {
   if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(v))
     throw new InvalidArgumentError('expected a Go duration, e.g. 5s or 1m30s');
   return v;
+}
+
+/**
+ * For a program whose settings are environment variables (no options), given as name → default, each read from `env`
+ * (else its default) and checked by its parser in `parsers`: a value a parser refuses exits 2 naming the variable,
+ * before anything else (a dry run of the runner starts the program with `--help` to have its settings checked); then
+ * refuseArguments.
+ */
+export function checkSettings<S extends Readonly<Record<string, string>>>(
+  program: string,
+  settings: S,
+  parsers: { readonly [K in keyof S]: (v: string) => unknown },
+  env: NodeJS.ProcessEnv = process.env,
+  argv = process.argv.slice(2),
+): void {
+  for (const name of Object.keys(settings)) {
+    const value = env[name] ?? settings[name]!;
+    try {
+      parsers[name]!(value);
+    } catch (err) {
+      if (!(err instanceof InvalidArgumentError)) throw err;
+      process.stderr.write(`${program}: ${name}=${JSON.stringify(value)}: ${err.message}\n`);
+      process.exit(2);
+    }
+  }
+  refuseArguments(program, settings, argv);
 }
 
 /**

@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
-import { exitOnUsage, tcpPort } from './cliOptions.js';
+import { exitOnUsage, listenHost, tcpPort } from './cliOptions.js';
 
 /** The largest body read (bytes), as the extender's server.maxRequestBodyBytes default. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -74,7 +74,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
 function main(): void {
   const program = new Command('floorExtender')
     .description('the floor of a Node extender: read, JSON.parse, answer one of the names (bench:cluster --floor)')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--host <host>', 'address to listen on', listenHost, '127.0.0.1')
     .requiredOption('--port <port>', 'port to listen on', tcpPort)
     .exitOverride(exitOnUsage);
   program.parse();

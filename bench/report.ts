@@ -100,13 +100,19 @@ export function startReport(
   };
 }
 
+/** A schema's complaints in one line: `path: message` each, the first 10 (a report is named in one line). */
+function issuesOf(error: z.ZodError): string {
+  const issues = error.issues.map((i) => `${i.path.join('.') || '(the document)'}: ${i.message}`);
+  return issues.length > 10 ? `${issues.slice(0, 10).join('; ')}; and ${issues.length - 10} more` : issues.join('; ');
+}
+
 function check(doc: unknown, where: string): Report {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !('format' in doc))
     throw new ReportError(
       `${where}: not a bench report (the JSON a bench program writes: format, scenario, runs, tables)`,
     );
   const parsed = reportSchema.safeParse(doc);
-  if (!parsed.success) throw new ReportError(`${where}: not a bench report:\n${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new ReportError(`${where}: not a bench report: ${issuesOf(parsed.error)}`);
   return parsed.data;
 }
 
@@ -266,6 +272,7 @@ export function publish(result: Result, report: Report): Published {
     );
   if (Date.parse(report.startedAt) > Date.now())
     throw new ReportError(`the report starts in the future (${report.startedAt})`);
+  if (report.runs.length === 0) throw new ReportError('the report has no runs: its tables are not of a measurement');
   const byId = new Map(report.tables.map((t) => [t.id, t]));
   const replaced = result.tables.filter((t) => byId.has(t.id)).map((t) => t.id);
   const skipped = report.tables.filter((t) => !result.tables.some((p) => p.id === t.id)).map((t) => t.id);
@@ -303,7 +310,7 @@ export function publish(result: Result, report: Report): Published {
   const parsed = resultSchema.safeParse(next);
   if (!parsed.success)
     throw new ReportError(
-      `bench/results/${result.scenario}.json would not validate with the report's tables:\n${z.prettifyError(parsed.error)}`,
+      `bench/results/${result.scenario}.json would not validate with the report's tables: ${issuesOf(parsed.error)}`,
     );
   return { result: parsed.data, replaced, skipped };
 }
@@ -317,7 +324,7 @@ function readResultFile(file: string, where: string): Result {
     throw new ReportError(`${where}: ${(err as Error).message}`);
   }
   const parsed = resultSchema.safeParse(doc);
-  if (!parsed.success) throw new ReportError(`${where}: not a result file:\n${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new ReportError(`${where}: not a result file: ${issuesOf(parsed.error)}`);
   return parsed.data;
 }
 

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { parseConfig } from '../src/config/load.js';
 import type { Node } from '../src/core/objects/kubeObjects.js';
 import { JsonBounds } from '../src/jsonBounds.js';
-import { refuseArguments } from './cliOptions.js';
+import { checkSettings, positiveInt } from './cliOptions.js';
 import { nodeName } from './fixtures.js';
 import { startReport, writeReport } from './report.js';
 import type { Table } from './results.js';
@@ -238,6 +238,6 @@ function main(): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  refuseArguments('bench:bounds', SETTINGS);
+  checkSettings('bench:bounds', SETTINGS, { BENCH_ITERATIONS: positiveInt, BENCH_NODES: positiveInt });
   main();
 }

@@ -164,7 +164,8 @@ const text = (v: string | number | (string | number)[]): string => (Array.isArra
 
 /**
  * The command a scenario (and variant, and `--set`s) runs; `environment` is the caller's (its values of the
- * scenario's environment variables win). @throws ScenarioError for an unknown variant or a bad `--set`.
+ * scenario's environment variables win over the scenario's, a `--set` of one over both). @throws ScenarioError for an
+ * unknown variant or a bad `--set`.
  */
 export function resolve(
   name: string,
@@ -184,13 +185,14 @@ export function resolve(
     Object.assign(params, v.set);
   }
   for (const set of sets) applySet(params, set, name);
+  const setNames = new Set(sets.map((set) => set.slice(0, set.indexOf('='))));
   const env: Record<string, string> = {};
   const overridden: string[] = [];
   const args: string[] = [];
   for (const [key, value] of Object.entries(params)) {
     if (value === null || value === false) continue;
     if (isEnv(key)) {
-      const given = environment[key];
+      const given = setNames.has(key) ? undefined : environment[key];
       if (given !== undefined && given !== text(value as string)) overridden.push(key);
       env[key] = given ?? text(value as string);
     } else if (value === true) args.push(`--${key}`);
@@ -254,32 +256,39 @@ export function helpOptions(help: string): Map<string, boolean> {
 }
 
 /**
- * What the program refuses of the invocation's options, without running it ([] when nothing): the program is started
- * with them and `--help`, so each value goes through its own option parser (commander calls an option's parser as it
- * reads the option, before it answers --help: its message is the one item then), and each option name must be one
- * its help lists, a flag given no value and an option taking one given one. It prints its help and exits, having run
- * nothing. A check the program makes when it runs (a list parsed in its action) is not made here. A program that
- * reads the environment instead (no commander options) is not started: it refuses any argument, and no parser checks
- * its settings.
+ * What the program refuses of the invocation's options, without running it ([] when nothing). The program's `--help`
+ * alone lists its options: each option name must be one of them, a flag given no value and an option taking one given
+ * one. Only then is it started with them and `--help`, so that each value goes through its own option parser
+ * (commander calls an option's parser as it reads the option, before it answers --help: its message is the one item
+ * then); it prints its help and exits, having run nothing (an option left without its value would have taken
+ * `--help` as the value and run the program: the first check refuses it). A check the program makes when it runs (a
+ * list parsed in its action) is not made here. A program that reads the environment instead (no commander options)
+ * takes no argument but `--help`; it is started with `--help` and the invocation's environment, so that its settings
+ * go through their parsers (bench/cliOptions.ts checkSettings).
  * @throws Error when the built program is missing (npm run bench builds it first).
  */
 export async function programRefusals(inv: Invocation): Promise<string[]> {
   const script = join(ROOT, inv.script);
   if (!existsSync(script)) throw new Error(`${inv.script} does not exist: run npm run build`);
-  if (!readFileSync(script, 'utf8').includes('new Command('))
-    return inv.args.length > 0
-      ? [`takes no arguments (${inv.args.join(' ')}): its settings are environment variables`]
-      : [];
-  const help = await new Promise<{ code: number | string | null; stdout: string; stderr: string }>((done) => {
-    execFile(
-      process.execPath,
-      [script, ...inv.args, '--help'],
-      { cwd: ROOT, env: { ...process.env, ...inv.env }, timeout: 60_000 },
-      (err, stdout, stderr) => done({ code: err ? (err.code ?? err.signal ?? 1) : 0, stdout, stderr }),
-    );
-  });
-  if (help.code !== 0) return [help.stderr.trim() || `exit ${help.code}`];
-  const known = helpOptions(help.stdout);
+  const start = (args: readonly string[]) =>
+    new Promise<{ code: number | string | null; stdout: string; stderr: string }>((done) => {
+      execFile(
+        process.execPath,
+        [script, ...args],
+        { cwd: ROOT, env: { ...process.env, ...inv.env }, timeout: 60_000 },
+        (err, stdout, stderr) => done({ code: err ? (err.code ?? err.signal ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const refusal = (r: { code: number | string | null; stderr: string }) => [r.stderr.trim() || `exit ${r.code}`];
+  if (!readFileSync(script, 'utf8').includes('new Command(')) {
+    if (inv.args.length > 1 || (inv.args.length === 1 && inv.args[0] !== '--help' && inv.args[0] !== '-h'))
+      return [`takes no arguments (${inv.args.join(' ')}): its settings are environment variables`];
+    const settings = await start(['--help']);
+    return settings.code === 0 ? [] : refusal(settings);
+  }
+  const bare = await start(['--help']);
+  if (bare.code !== 0) return refusal(bare);
+  const known = helpOptions(bare.stdout);
   const wrong: string[] = [];
   for (let i = 0; i < inv.args.length; i++) {
     const arg = inv.args[i]!;
@@ -292,7 +301,9 @@ export async function programRefusals(inv: Invocation): Promise<string[]> {
     else if (known.get(option) !== valued)
       wrong.push(`${option}: ${known.get(option) ? 'takes a value' : 'is a flag'}`);
   }
-  return wrong;
+  if (wrong.length > 0) return wrong;
+  const parsed = await start([...inv.args, '--help']);
+  return parsed.code === 0 ? [] : refusal(parsed);
 }
 
 interface RunnerOptions {

@@ -9,8 +9,8 @@
  * the cluster benchmarks and the e2e tier use, plus node pools listed in blocks, as real clusters list nodes by
  * name. No cluster, no clock: the figures are exact for the model and repeat from run to run.
  */
-import { Command } from 'commander';
-import { exitOnUsage } from './cliOptions.js';
+import { Command, InvalidArgumentError } from 'commander';
+import { exitOnUsage, intAtLeast, listOf, percentage, within } from './cliOptions.js';
 import type { PodRecord } from '../src/core/objects/records.js';
 import { numFeasibleNodesToFind } from '../src/core/fit/kubeSchedulerSampling.js';
 import { discreteOptimum, podsAbove, pressureWith, replay, type ReplaySpec } from '../src/cli/replay.js';
@@ -214,27 +214,33 @@ export function samplingTables(n: number, results: readonly SamplingResult[], pe
   ];
 }
 
+/** --sets: a part of a node set's name (any letter case). @throws InvalidArgumentError when no set's name has it. */
+function setName(v: string): string {
+  const names = nodeSets(3).map((s) => s.name.toLowerCase());
+  const part = v.toLowerCase();
+  if (!names.some((n) => n.includes(part)))
+    throw new InvalidArgumentError(`no node set's name contains "${v}" (the sets: ${names.join('; ')})`);
+  return part;
+}
+
 function main(): void {
   const program = new Command('bench:sampling')
     .exitOverride(exitOnUsage)
     .description(
       "placement quality at each percentageOfNodesToScore, from the replay's model of kube-scheduler's sampling",
     )
-    .option('--nodes <counts>', 'node counts', '1000,5000')
-    .option('--percentages <list>', 'percentageOfNodesToScore values (0: adaptive default)', '5,10,25,0,50,100')
-    .option('--fill <fraction>', "the burst fills the set's CPU to this fraction at the optimum", '0.5')
-    .option('--sets <names>', 'only the node sets whose name contains one of these (comma-separated)');
+    .option('--nodes <counts>', 'node counts', listOf(intAtLeast(3)), [1000, 5000])
+    .option(
+      '--percentages <list>',
+      'percentageOfNodesToScore values (0: adaptive default)',
+      listOf(percentage),
+      [5, 10, 25, 0, 50, 100],
+    )
+    .option('--fill <fraction>', "the burst fills the set's CPU to this fraction at the optimum", within(0, 1), 0.5)
+    .option('--sets <names>', 'only the node sets whose name contains one of these (comma-separated)', listOf(setName));
   program.parse();
-  const o = program.opts<{ nodes: string; percentages: string; fill: string; sets?: string }>();
-  const counts = o.nodes.split(',').map(Number);
-  const percentages = o.percentages.split(',').map(Number);
-  const fill = Number(o.fill);
-  if (counts.some((c) => !Number.isInteger(c) || c < 3))
-    program.error(`--nodes: "${o.nodes}" is not a list of node counts of 3 or more`);
-  if (percentages.some((p) => !Number.isInteger(p) || p < 0 || p > 100))
-    program.error(`--percentages: "${o.percentages}" is not a list of integers 0–100`);
-  if (!(fill > 0 && fill <= 1)) program.error(`--fill: "${o.fill}" is not a fraction in (0, 1]`);
-  const wanted = o.sets?.split(',').map((s) => s.trim().toLowerCase());
+  const o = program.opts<{ nodes: number[]; percentages: number[]; fill: number; sets?: string[] }>();
+  const { nodes: counts, percentages, fill, sets: wanted } = o;
   const report = startReport('sampling', { nodes: counts, percentages, fill, sets: wanted ?? null });
   for (const n of counts) {
     const results: SamplingResult[] = [];

@@ -6,7 +6,10 @@ import {
   clusterNodes,
   existingFile,
   goDuration,
+  intAtLeast,
   listOf,
+  listenHost,
+  within,
   nonNegative,
   oneOf,
   percentage,
@@ -40,6 +43,24 @@ describe("the bench programs' option parsers", () => {
     const mode = oneOf(['drain', 'burst'] as const);
     expect(listOf(mode)('drain,burst')).toEqual(['drain', 'burst']);
     expect(() => mode('bogus')).toThrow('expected one of drain, burst');
+    // Regression (new-user trial): `--nodes ,` was an empty list, which a program then ran with.
+    for (const empty of [',', '', ' , '])
+      expect(() => listOf(positiveInt)(empty)).toThrow('expected a comma-separated list of at least one item');
+  });
+
+  // Regression (new-user trial): sampling's and ceiling's values were checked only once they ran, or never.
+  it('parse bounded integers and numbers, and an address to listen on', () => {
+    expect(intAtLeast(3)('3')).toBe(3);
+    for (const bad of ['2', '-3', '3.5', '1e3', ''])
+      expect(() => intAtLeast(3)(bad)).toThrow('expected an integer ≥ 3');
+    expect(within(0, 1)('1')).toBe(1);
+    expect(within(1, 100)('1.5')).toBe(1.5);
+    for (const bad of ['0', '-0.5', '1.01', 'x', '', ' '])
+      expect(() => within(0, 1)(bad)).toThrow('expected a number in (0, 1]');
+    expect(() => within(1, 100)('1')).toThrow('expected a number in (1, 100]');
+    expect(listenHost('127.0.0.1')).toBe('127.0.0.1');
+    expect(listenHost('localhost')).toBe('localhost');
+    for (const bad of ['', '999.1.1.1', '[::1]']) expect(() => listenHost(bad)).toThrow(InvalidArgumentError);
   });
 
   it('take a file that exists, as an absolute path', () => {

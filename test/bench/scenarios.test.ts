@@ -271,6 +271,9 @@ describe('the command of a scenario', () => {
     expect(commandLine(inv)).toBe(
       'BENCH_SIZES=1000 BENCH_LOCALITY=off BENCH_ITERATIONS=200 BENCH_PARTS=http node --expose-gc dist/bench/bench.js',
     );
+    // Regression (new-user trial): the caller's environment silently won over an explicit --set.
+    const set = resolve('verbs', verbs, 'http', ['BENCH_SIZES=9'], [], { BENCH_SIZES: '1000' });
+    expect([set.env.BENCH_SIZES, set.overridden]).toEqual(['9', []]);
   });
 });
 
@@ -348,13 +351,70 @@ describe('the runner (dist/bench/run.js)', () => {
   });
 
   // The verbs program's cycles and writes parts were retired: naming one (or a typo) must not run the rest silently.
-  it('the verbs program exits 2 for a part it does not have, naming its parts', async () => {
-    const r = await run([join(ROOT, 'dist/bench/bench.js')], { BENCH_PARTS: 'verbs,writes' });
-    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
-      code: 2,
-      stdout: '',
-      stderr: 'bench:verbs: BENCH_PARTS names writes; the parts are verbs, ranking, http, model\n',
-    });
+  // Regression (new-user trial): BENCH_SIZES=abc, BENCH_ITERATIONS=0 and the like ended in a stack trace, or ran.
+  it('the verbs and bounds programs exit 2 in one line for a setting their parsers refuse', async () => {
+    const verbs = join(ROOT, 'dist/bench/bench.js');
+    for (const [env, expected] of [
+      [{ BENCH_PARTS: 'verbs,writes' }, 'BENCH_PARTS="verbs,writes": expected one of verbs, ranking, http, model'],
+      [{ BENCH_SIZES: 'abc' }, 'BENCH_SIZES="abc": expected an integer ≥ 1'],
+      [{ BENCH_SIZES: '' }, 'BENCH_SIZES="": expected a comma-separated list of at least one item'],
+      [{ BENCH_ITERATIONS: '0' }, 'BENCH_ITERATIONS="0": expected an integer ≥ 1'],
+      [{ BENCH_LOCALITY: 'yes' }, 'BENCH_LOCALITY="yes": expected one of on, off'],
+    ] as const) {
+      const r = await run([verbs], env);
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `bench:verbs: ${expected}\n`,
+      });
+    }
+    const bounds = await run([join(ROOT, 'dist/bench/requestBounds.js'), '--help'], { BENCH_NODES: '1e3' });
+    expect([bounds.code, bounds.stderr]).toEqual([2, 'bench:bounds: BENCH_NODES="1e3": expected an integer ≥ 1\n']);
+  });
+
+  it('--dry-run checks the settings of a program that reads the environment, and lets --help through', async () => {
+    const bad = await run([runner, 'verbs', '--set', 'BENCH_SIZES=abc', '--dry-run']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('bench:verbs: BENCH_SIZES="abc": expected an integer ≥ 1');
+    expect((await run([runner, 'verbs', '--dry-run', '--', '--help'])).code).toBe(0);
+  });
+
+  // Regression (new-user trial): `cluster --dry-run -- --out` started the benchmark: the option took the `--help` the
+  // dry run adds as its value. (Shown here with sampling, a model that needs no cluster, should it ever run again.)
+  it('--dry-run refuses an option left without its value, before the program is started with it', async () => {
+    const r = await run([
+      runner,
+      'sampling',
+      '--set',
+      'nodes=3',
+      '--set',
+      'percentages=100',
+      '--dry-run',
+      '--',
+      '--sets',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('--sets: takes a value');
+    expect(r.stderr).not.toContain('ReportError');
+  });
+
+  // Regression (new-user trial): values checked only once the program ran (sampling) or never (ceiling's factor ≤ 1
+  // stopped the search at its start rate) got past a dry run.
+  it('--dry-run refuses the sampling and ceiling values their parsers now check', async () => {
+    for (const [scenario, set, message] of [
+      ['sampling', 'percentages=5,101', 'expected an integer 0–100'],
+      ['sampling', 'fill=2', 'expected a number in (0, 1]'],
+      ['sampling', 'nodes=2', 'expected an integer ≥ 3'],
+      ['sampling', 'sets=nosuch', 'no node set\'s name contains "nosuch"'],
+      ['ceiling', 'factor=1', 'expected a number in (1, 100]'],
+      ['ceiling', 'precision=5', 'expected a number in (0, 1]'],
+      ['ceiling', 'max-steps=2.5', 'expected an integer ≥ 1'],
+      ['cluster', 'modes=,', 'expected a comma-separated list of at least one item'],
+    ] as const) {
+      const r = await run([runner, scenario, '--set', set, '--dry-run']);
+      expect({ set, code: r.code, refused: r.stderr.includes(message) }).toEqual({ set, code: 2, refused: true });
+    }
   });
 
   it('--dry-run of a program that reads the environment prints the command and does not start it', async () => {
