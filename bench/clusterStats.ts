@@ -6,6 +6,7 @@
  */
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import { nodeAllocatable, podRequests } from '../src/core/objects/podRequests.js';
+import { formatTable } from '../src/cli/commands.js';
 import { discreteOptimum, pressureWith } from '../src/cli/replay.js';
 
 // ------------------------------------------------------------------------------------------ Prometheus text
@@ -534,18 +535,8 @@ export function schedulerColumns(
 
 // ------------------------------------------------------------------------------------------ output
 
-/** Left-aligned columns, two spaces apart (first row: headers). */
-export function formatColumns(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows
-    .map((r) =>
-      r
-        .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!)))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
+/** Left-aligned columns, two spaces apart (first row: headers): the CLI's own layout (rank's table). */
+export const formatColumns = formatTable;
 
 /** A number with `digits` decimals, or "-" for null/NaN. */
 export function fmt(v: number | null | undefined, digits = 1): string {

@@ -4,6 +4,7 @@
  * against. The control plane itself: controlPlane.ts.
  */
 import { join } from 'node:path';
+import { formatTable } from '../../../src/cli/commands.js';
 import { milliValue, parseQuantity, value } from '../../../src/core/objects/quantity.js';
 import { benchPod } from './adminClient.js';
 import { STATE_DIR, run, waitFor, type ClusterEnv } from './controlPlane.js';
@@ -140,16 +141,8 @@ export async function waitAllRunningReady(
   );
 }
 
-/** Aligns columns of text (first row: headers). */
-export function columns(rows: string[][]): string[] {
-  const width = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) =>
-    r
-      .map((c, i) => c.padEnd(width[i]!))
-      .join('  ')
-      .trimEnd(),
-  );
-}
+/** Aligns columns of text (first row: headers), as the CLI's rank does (formatTable); one string a row. */
+export const columns = (rows: string[][]): string[] => formatTable(rows).split('\n');
 
 // ------------------------------------------------------------------------------------------ quantities, pressure
 
