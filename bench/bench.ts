@@ -18,7 +18,7 @@ import { recordOptions } from '../src/runtime/cacheDoors.js';
 import { buildExtender } from '../src/runtime/extender.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
-import { checkSettings, listOf, oneOf, positiveInt } from './cliOptions.js';
+import { checkSettings, listOf, oneOf, positiveInt, readSettings } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import { formatDate, type Table } from './results.js';
@@ -30,14 +30,20 @@ const SETTINGS = {
   BENCH_PARTS: 'verbs,ranking,http,model',
   BENCH_LOCALITY: 'off',
 };
-const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? SETTINGS.BENCH_ITERATIONS);
+const { values: SET, problem: SETTINGS_PROBLEM } = readSettings(SETTINGS, {
+  BENCH_ITERATIONS: positiveInt,
+  BENCH_SIZES: listOf(positiveInt),
+  BENCH_PARTS: listOf(oneOf(SETTINGS.BENCH_PARTS.split(','))),
+  BENCH_LOCALITY: oneOf(['on', 'off']),
+});
+const ITERATIONS = SET.BENCH_ITERATIONS;
 /** The default bounds of a verb's body (server.maxRequestDepth, maxRequestElements), as serve applies them. */
 const BODY_BOUNDS = (({ maxRequestDepth, maxRequestElements }) => ({ maxRequestDepth, maxRequestElements }))(
   parseConfig({}).server,
 );
-const SIZES = (process.env.BENCH_SIZES ?? SETTINGS.BENCH_SIZES).split(',').map(Number);
-const PARTS = new Set((process.env.BENCH_PARTS ?? SETTINGS.BENCH_PARTS).split(','));
-const LOCALITY = (process.env.BENCH_LOCALITY ?? SETTINGS.BENCH_LOCALITY) === 'on';
+const SIZES = SET.BENCH_SIZES;
+const PARTS = new Set(SET.BENCH_PARTS);
+const LOCALITY = SET.BENCH_LOCALITY === 'on';
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
 /** With BENCH_LOCALITY=on: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
 const nodeImages = (i: number) =>
@@ -545,11 +551,6 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  checkSettings('bench:verbs', SETTINGS, {
-    BENCH_ITERATIONS: positiveInt,
-    BENCH_SIZES: listOf(positiveInt),
-    BENCH_PARTS: listOf(oneOf(SETTINGS.BENCH_PARTS.split(','))),
-    BENCH_LOCALITY: oneOf(['on', 'off']),
-  });
+  checkSettings('bench:verbs', SETTINGS, SETTINGS_PROBLEM);
   await main();
 }

@@ -5,13 +5,6 @@ import { InvalidArgumentError, type CommanderError } from 'commander';
 import { listenHostProblem } from '../src/config/schema.js';
 import { milliValue, parseQuantity } from '../src/core/objects/quantity.js';
 
-/** commander's parser of a count option. @throws InvalidArgumentError unless `v` is an integer ≥ 1 in decimal digits. */
-export function positiveInt(v: string): number {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1) throw new InvalidArgumentError('expected an integer ≥ 1');
-  return n;
-}
-
 /** commander's parser of a positive number. @throws InvalidArgumentError unless `v` is a finite number > 0. */
 export function positive(v: string): number {
   const n = Number(v);
@@ -69,6 +62,9 @@ export function intAtLeast(min: number): (v: string) => number {
     return Number(v);
   };
 }
+
+/** commander's parser of a count option. @throws InvalidArgumentError unless `v` is an integer ≥ 1 in decimal digits. */
+export const positiveInt = intAtLeast(1);
 
 /** commander's parser of a number above `low` and at most `high`. @throws InvalidArgumentError otherwise. */
 export function within(low: number, high: number): (v: string) => number {
@@ -149,27 +145,48 @@ export function goDuration(v: string): string {
 }
 
 /**
- * For a program whose settings are environment variables (no options), given as name → default, each read from `env`
- * (else its default) and checked by its parser in `parsers`: a value a parser refuses exits 2 naming the variable,
- * before anything else (a dry run of the runner starts the program with `--help` to have its settings checked); then
- * refuseArguments.
+ * The settings of a program that reads environment variables (no options): `settings` name → default, each value
+ * read from `env` (else its default) and parsed by its parser in `parsers`. Returns the parsed values (a refused
+ * one's default, parsed) and the first refusal as a line (`NAME="VALUE": why`), or null.
  */
-export function checkSettings<S extends Readonly<Record<string, string>>>(
-  program: string,
+export function readSettings<
+  S extends Readonly<Record<string, string>>,
+  P extends { [K in keyof S]: (v: string) => unknown },
+>(
   settings: S,
-  parsers: { readonly [K in keyof S]: (v: string) => unknown },
+  parsers: P,
   env: NodeJS.ProcessEnv = process.env,
-  argv = process.argv.slice(2),
-): void {
-  for (const name of Object.keys(settings)) {
-    const value = env[name] ?? settings[name]!;
+): { values: { [K in keyof S]: ReturnType<P[K]> }; problem: string | null } {
+  const values = {} as { [K in keyof S]: ReturnType<P[K]> };
+  let problem: string | null = null;
+  for (const name of Object.keys(settings) as (keyof S & string)[]) {
+    const fallback = settings[name] as string;
+    const value = env[name] ?? fallback;
     try {
-      parsers[name]!(value);
+      values[name] = parsers[name](value) as ReturnType<P[typeof name]>;
     } catch (err) {
       if (!(err instanceof InvalidArgumentError)) throw err;
-      process.stderr.write(`${program}: ${name}=${JSON.stringify(value)}: ${err.message}\n`);
-      process.exit(2);
+      problem ??= `${name}=${JSON.stringify(value)}: ${err.message}`;
+      values[name] = parsers[name](fallback) as ReturnType<P[typeof name]>;
     }
+  }
+  return { values, problem };
+}
+
+/**
+ * Before a program that reads environment variables starts: a refused setting (readSettings' `problem`) exits 2
+ * with its line, before anything else (a dry run of the runner starts the program with `--help` to have its settings
+ * checked); then refuseArguments.
+ */
+export function checkSettings(
+  program: string,
+  settings: Readonly<Record<string, string>>,
+  problem: string | null,
+  argv = process.argv.slice(2),
+): void {
+  if (problem !== null) {
+    process.stderr.write(`${program}: ${problem}\n`);
+    process.exit(2);
   }
   refuseArguments(program, settings, argv);
 }

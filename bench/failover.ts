@@ -197,7 +197,7 @@ async function run(o: Options): Promise<Record<string, unknown>> {
     },
   };
   // Restore the first pair (the standby leads now): standby down (it gives the lease up), then the first pair again.
-  await deleteBurst(kube, NAMESPACE, 300_000, 1000);
+  await deleteBurst(kube, NAMESPACE, { timeoutMs: 300_000, everyMs: 1000 });
   await script('component.sh', ['standby', 'down']);
   await script('component.sh', ['restart', 'sandbox-extender']);
   await script('component.sh', ['start', 'kube-scheduler-sandbox']);

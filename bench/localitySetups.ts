@@ -6,8 +6,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { metricByLabel } from '../test/e2e/kit/adminClient.js';
-import { REPO_ROOT } from '../test/e2e/kit/controlPlane.js';
+import { fetchText, REPO_ROOT, sumCounterBy } from '../test/e2e/kit/controlPlane.js';
 
 export type Setup = 'stock' | 'off' | 'on' | 'off+limit' | 'on+limit';
 export const SETUPS: readonly Setup[] = ['stock', 'off', 'on', 'off+limit', 'on+limit'];
@@ -49,10 +48,8 @@ export function writeSetupConfigs(
  * again and gives the growth of each locality since.
  */
 export async function localityPlacementsSince(url: string): Promise<() => Promise<Record<string, number>>> {
-  const name = 'sandbox_extender_placements_by_locality_total';
-  const before = await metricByLabel(url, name, 'locality');
-  return async () => {
-    const after = await metricByLabel(url, name, 'locality');
-    return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
-  };
+  const read = async () =>
+    sumCounterBy(await fetchText(`${url}/metrics`), 'sandbox_extender_placements_by_locality_total', 'locality');
+  const before = await read();
+  return async () => Object.fromEntries([...(await read())].map(([k, v]) => [k, v - (before.get(k) ?? 0)]));
 }

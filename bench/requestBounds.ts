@@ -9,15 +9,19 @@ import { performance } from 'node:perf_hooks';
 import { parseConfig } from '../src/config/load.js';
 import type { Node } from '../src/core/objects/kubeObjects.js';
 import { JsonBounds } from '../src/jsonBounds.js';
-import { checkSettings, positiveInt } from './cliOptions.js';
+import { checkSettings, positiveInt, readSettings } from './cliOptions.js';
 import { nodeName } from './fixtures.js';
 import { startReport, writeReport } from './report.js';
 import type { Table } from './results.js';
 
 /** The settings (environment variables) and their defaults. */
 const SETTINGS = { BENCH_ITERATIONS: '30', BENCH_NODES: '5000' };
-const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? SETTINGS.BENCH_ITERATIONS);
-const NODES = Number(process.env.BENCH_NODES ?? SETTINGS.BENCH_NODES);
+const { values: SET, problem: SETTINGS_PROBLEM } = readSettings(SETTINGS, {
+  BENCH_ITERATIONS: positiveInt,
+  BENCH_NODES: positiveInt,
+});
+const ITERATIONS = SET.BENCH_ITERATIONS;
+const NODES = SET.BENCH_NODES;
 const PIECE = 64 * 1024;
 const ROOT = new URL('../../', import.meta.url);
 const defaults = parseConfig({}).server;
@@ -238,6 +242,6 @@ function main(): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  checkSettings('bench:bounds', SETTINGS, { BENCH_ITERATIONS: positiveInt, BENCH_NODES: positiveInt });
+  checkSettings('bench:bounds', SETTINGS, SETTINGS_PROBLEM);
   main();
 }

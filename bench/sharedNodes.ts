@@ -190,7 +190,7 @@ async function oneRound(
     `round ${round} ${config}: over at the end ${replay.overAtEnd.length}, at any time ${replay.nodesEverOver}, taken over by ${JSON.stringify(overflowsBy)}, violations ${replay.violations.length}, refused ${bindRefused}, unbound ${JSON.stringify(result.unbound)}`,
   );
   // Clean up: every pod of the round gone, the extender settled (no reservation pending).
-  await deleteBurst(kube, NAMESPACE, 180_000, 500);
+  await deleteBurst(kube, NAMESPACE, { timeoutMs: 180_000, everyMs: 500 });
   await waitUntil(
     'the extender to settle',
     120_000,

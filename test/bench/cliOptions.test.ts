@@ -16,6 +16,7 @@ import {
   positive,
   positiveInt,
   quantity,
+  readSettings,
 } from '../../bench/cliOptions.js';
 import { parseShorthand } from '../e2e/cluster-nodes.mjs';
 
@@ -61,6 +62,19 @@ describe("the bench programs' option parsers", () => {
     expect(listenHost('127.0.0.1')).toBe('127.0.0.1');
     expect(listenHost('localhost')).toBe('localhost');
     for (const bad of ['', '999.1.1.1', '[::1]']) expect(() => listenHost(bad)).toThrow(InvalidArgumentError);
+  });
+
+  it('read environment settings once, through their parsers, naming the first one refused', () => {
+    const settings = { SIZES: '1000,5000', ITERATIONS: '40' };
+    const parsers = { SIZES: listOf(positiveInt), ITERATIONS: positiveInt };
+    expect(readSettings(settings, parsers, { SIZES: '200' })).toEqual({
+      values: { SIZES: [200], ITERATIONS: 40 },
+      problem: null,
+    });
+    expect(readSettings(settings, parsers, { SIZES: 'abc', ITERATIONS: '0' })).toEqual({
+      values: { SIZES: [1000, 5000], ITERATIONS: 40 },
+      problem: 'SIZES="abc": expected an integer ≥ 1',
+    });
   });
 
   it('take a file that exists, as an absolute path', () => {

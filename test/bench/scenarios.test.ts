@@ -82,10 +82,15 @@ describe('the scenario files', () => {
     const invocations = [undefined, ...Object.keys(s.variants ?? {})].map((v) => resolve(name, s, v));
     const text = source(s.program);
     if (!text.includes('new Command(')) {
-      // a program that reads the environment: no options, and every variable set is one it reads
+      // a program that reads the environment: no options, and every variable set is one it reads (its --help lists
+      // the settings it reads through readSettings)
+      const help = await run([join(ROOT, invocations[0]!.script), '--help']);
+      expect(help.code).toBe(0);
+      const read = [...help.stdout.matchAll(/([A-Z_]+) \(default /g)].map((m) => m[1]);
+      expect(text).toContain(`readSettings(SETTINGS`);
       for (const inv of invocations) {
         expect(inv.args).toEqual([]);
-        for (const key of Object.keys(inv.env)) expect(text).toContain(`process.env.${key}`);
+        for (const key of Object.keys(inv.env)) expect(read).toContain(key);
       }
       return;
     }

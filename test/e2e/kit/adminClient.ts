@@ -21,7 +21,7 @@ import pRetry from 'p-retry';
 import { parsePrometheusText, sumSamples, type Sample } from '../../../bench/clusterStats.js';
 import type { PodChange } from '../../../bench/overcommit.js';
 import type { Pod } from '../../../src/core/objects/kubeObjects.js';
-import { fetchText, log, nowMs, sleep, waitUntil } from './controlPlane.js';
+import { eventsOut, fetchText, log, metricValue, nowMs, sleep, waitUntil } from './controlPlane.js';
 
 // ------------------------------------------------------------------------------------------ the client
 
@@ -447,19 +447,9 @@ export async function scrape(url: string, kube: Kube): Promise<Sample[]> {
   }
 }
 
-/** One metric of a server's /metrics summed per value of one label ({value: sum}); series without the label are left out. */
-export async function metricByLabel(url: string, name: string, label: string): Promise<Record<string, number>> {
-  const samples = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
-  const out: Record<string, number> = {};
-  for (const s of samples)
-    if (s.name === name && s.labels[label] !== undefined)
-      out[s.labels[label]!] = (out[s.labels[label]!] ?? 0) + s.value;
-  return out;
-}
-
 /** Sum of the samples of `name` at `url`/metrics that carry every label pair of `match`. @throws on an HTTP error status. */
 export async function metricSum(url: string, name: string, match: Record<string, string> = {}): Promise<number> {
-  return sumSamples(parsePrometheusText(await fetchText(`${url}/metrics`)), name, match);
+  return metricValue(await fetchText(`${url}/metrics`), name, match);
 }
 
 /**
@@ -467,13 +457,7 @@ export async function metricSum(url: string, name: string, match: Record<string,
  * decisions), at most 10 min; then returns either way.
  */
 export async function waitEventsOut(url: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    const decisions =
-      (await metricSum(url, 'sandbox_extender_placements_total', { result: 'placed' })) +
-      (await metricSum(url, 'sandbox_extender_placements_total', { result: 'no_fit' }));
-    if ((await metricSum(url, 'sandbox_extender_events_total')) >= decisions) return;
-    await sleep(500);
-  }
+  for (let i = 0; i < 1200 && !eventsOut(await fetchText(`${url}/metrics`)); i++) await sleep(500);
 }
 
 /**
@@ -487,17 +471,7 @@ export async function deleteAllPods(
   extenderUrl: string,
   { graceSeconds = 0, events = false }: { graceSeconds?: number; events?: boolean } = {},
 ): Promise<void> {
-  try {
-    await kube.api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: graceSeconds });
-  } catch (err) {
-    if ((err as { code?: number }).code !== 404) throw err; // no namespace yet: no pods
-  }
-  await waitUntil(
-    'the pods of the previous run to be gone',
-    300_000,
-    async () => (await kube.api.listNamespacedPod({ namespace, limit: 1 })).items.length === 0,
-    500,
-  );
+  await deleteBurst(kube, namespace, { graceSeconds, timeoutMs: 300_000, everyMs: 500 });
   if (events) await kube.api.deleteCollectionNamespacedEvent({ namespace });
   await waitUntil(
     'the extender to drop them',
@@ -514,17 +488,24 @@ export async function deleteAllPods(
 }
 
 /**
- * Deletes every pod of `namespace` at once (no grace period) and waits, listing them every `everyMs`, until the API
- * server lists none. @throws when some are left after `timeoutMs`.
+ * Deletes every pod of `namespace` (grace period `graceSeconds`, default 0; a namespace that does not exist has
+ * none) and waits, asking every `everyMs` for one pod, until the API server lists none. @throws when some are left
+ * after `timeoutMs`.
  */
-export async function deleteBurst(kube: Kube, namespace: string, timeoutMs: number, everyMs: number): Promise<void> {
-  await kube.api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+export async function deleteBurst(
+  kube: Kube,
+  namespace: string,
+  { timeoutMs, everyMs, graceSeconds = 0 }: { timeoutMs: number; everyMs: number; graceSeconds?: number },
+): Promise<void> {
+  try {
+    await kube.api.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: graceSeconds });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 404) throw err; // no namespace yet: no pods
+  }
   await waitUntil(
-    'the burst to be gone',
+    `the pods of ${namespace} to be gone`,
     timeoutMs,
-    async () =>
-      (await kube.listAll((c) => kube.api.listNamespacedPod({ namespace, limit: 1000, _continue: c }))).items.length ===
-      0,
+    async () => (await kube.api.listNamespacedPod({ namespace, limit: 1 })).items.length === 0,
     everyMs,
   );
 }

@@ -268,6 +268,14 @@ export const sumCounterBy = (metricsText: string, metric: string, label: string)
 export const metricValue = (metricsText: string, metric: string, labels: Record<string, string> = {}): number =>
   sumSamples(parsePrometheusText(metricsText), metric, labels);
 
+/** Whether the extender's /metrics text shows an Event outcome for each decision (placed or no_fit). */
+export function eventsOut(metricsText: string): boolean {
+  const decisions =
+    metricValue(metricsText, 'sandbox_extender_placements_total', { result: 'placed' }) +
+    metricValue(metricsText, 'sandbox_extender_placements_total', { result: 'no_fit' });
+  return metricValue(metricsText, 'sandbox_extender_events_total') >= decisions;
+}
+
 /**
  * Waits until the extender has settled: no reservation pending, and its Event queue drained (an outcome for every
  * decision), so that nothing it still sends lands in a namespace the test is about to delete.
@@ -278,12 +286,8 @@ export async function waitExtenderSettled(env: ClusterEnv, timeoutMs = 60_000): 
     timeoutMs,
     async () => {
       const m = await fetchText(`${env.EXTENDER_URL}/metrics`);
-      const decisions =
-        metricValue(m, 'sandbox_extender_placements_total', { result: 'placed' }) +
-        metricValue(m, 'sandbox_extender_placements_total', { result: 'no_fit' });
-      const events = metricValue(m, 'sandbox_extender_events_total');
       const eventsOn = env.EXTENDER_MODE === 'cluster';
-      return metricValue(m, 'sandbox_extender_reservations_pending') === 0 && (!eventsOn || events >= decisions)
+      return metricValue(m, 'sandbox_extender_reservations_pending') === 0 && (!eventsOn || eventsOut(m))
         ? m
         : undefined;
     },
