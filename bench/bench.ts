@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- verbs`: the in-process figures, each beside the goal it answers, with its baseline measured
  * in the same run: each verb against its JSON floor, the ranking, the HTTP layer and the model at Kubernetes'
- * limits, every cache filled through the informer side. The parts, their baselines and the options (environment):
+ * limits, every cache filled through the informer side. The parts, their baselines and the options:
  * docs/benchmarks.md#in-process.
  */
 import { createServer, request as httpRequest, Agent, type Server } from 'node:http';
@@ -18,34 +18,46 @@ import { recordOptions } from '../src/runtime/cacheDoors.js';
 import { buildExtender } from '../src/runtime/extender.js';
 import { createApp } from '../src/server/app.js';
 import { filterVerb, prioritizeVerb, type VerbDeps } from '../src/server/handlers.js';
-import { checkSettings, listOf, oneOf, positiveInt, readSettings } from './cliOptions.js';
+import { Command } from 'commander';
+import { exitOnUsage, listOf, oneOf, positiveInt } from './cliOptions.js';
 import { feedThroughInformer } from './informer.js';
 import { startReport, tableOf, textTable, writeReport } from './report.js';
 import { formatDate, type Table } from './results.js';
 
-/** The settings (environment variables) and their defaults. */
-const SETTINGS = {
-  BENCH_ITERATIONS: '40',
-  BENCH_SIZES: '1000,5000',
-  BENCH_PARTS: 'verbs,ranking,http,model',
-  BENCH_LOCALITY: 'off',
-};
-const { values: SET, problem: SETTINGS_PROBLEM } = readSettings(SETTINGS, {
-  BENCH_ITERATIONS: positiveInt,
-  BENCH_SIZES: listOf(positiveInt),
-  BENCH_PARTS: listOf(oneOf(SETTINGS.BENCH_PARTS.split(','))),
-  BENCH_LOCALITY: oneOf(['on', 'off']),
-});
-const ITERATIONS = SET.BENCH_ITERATIONS;
+const PART_NAMES = ['verbs', 'ranking', 'http', 'model'] as const;
+
+/** The options, parsed from `argv` (none: the defaults). @throws through exitOnUsage on a usage error. */
+function parseOptions(argv: readonly string[]): {
+  iterations: number;
+  sizes: number[];
+  parts: (typeof PART_NAMES)[number][];
+  locality: boolean;
+} {
+  return new Command('bench:verbs')
+    .exitOverride(exitOnUsage)
+    .description(
+      "one scheduling cycle's verbs in process and over HTTP against their floors; the model at Kubernetes' limits",
+    )
+    .option('--iterations <n>', 'interleaved runs of each figure', positiveInt, 40)
+    .option('--sizes <counts>', 'candidate node counts', listOf(positiveInt), [1000, 5000])
+    .option('--parts <list>', 'what to measure', listOf(oneOf(PART_NAMES)), [...PART_NAMES])
+    .option('--locality', 'the verbs with template locality on (nodes report images, pods carry templates)', false)
+    .parse(argv, { from: 'user' })
+    .opts();
+}
+
+const IS_MAIN = import.meta.url === `file://${process.argv[1]}`;
+const OPTIONS = parseOptions(IS_MAIN ? process.argv.slice(2) : []);
+const ITERATIONS = OPTIONS.iterations;
 /** The default bounds of a verb's body (server.maxRequestDepth, maxRequestElements), as serve applies them. */
 const BODY_BOUNDS = (({ maxRequestDepth, maxRequestElements }) => ({ maxRequestDepth, maxRequestElements }))(
   parseConfig({}).server,
 );
-const SIZES = SET.BENCH_SIZES;
-const PARTS = new Set(SET.BENCH_PARTS);
-const LOCALITY = SET.BENCH_LOCALITY === 'on';
+const SIZES = OPTIONS.sizes;
+const PARTS = new Set(OPTIONS.parts);
+const LOCALITY = OPTIONS.locality;
 const TEMPLATE_LABEL = 'agents.x-k8s.io/sandbox-template-ref-hash';
-/** With BENCH_LOCALITY=on: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
+/** With --locality: node i reports these images (lib-j for j in i..i+9 mod 40), 100–1,000 MB. */
 const nodeImages = (i: number) =>
   Array.from({ length: 10 }, (_, k) => ({
     names: [`registry.example/lib-${(i + k) % 40}:v1`],
@@ -58,13 +70,13 @@ const VERB_GOAL = 2;
 /** What the Go strategy least_loaded comes from published: µs per selection over 1,000 nodes. */
 const PUBLISHED_GO_US = 54.3;
 
-/** The bench node i (fixtures.ts); with BENCH_LOCALITY=on it also reports images. */
+/** The bench node i (fixtures.ts); with --locality it also reports images. */
 function node(i: number): Node {
   const n = benchNode(i);
   return LOCALITY ? { ...n, status: { ...n.status, images: nodeImages(i) } as Node['status'] } : n;
 }
 
-/** The bench pod (fixtures.ts); with BENCH_LOCALITY=on, 20 templates among the bound pods, the incoming pod's template and image tmpl-7 / lib-3. */
+/** The bench pod (fixtures.ts); with --locality, 20 templates among the bound pods, the incoming pod's template and image tmpl-7 / lib-3. */
 function pod(name: string, nodeName?: string): Pod {
   const p = benchPod(name, nodeName);
   if (!LOCALITY) return p;
@@ -401,7 +413,7 @@ async function modelAtLimits(nodeCount: number, podCount: number): Promise<Model
 
 // ------------------------------------------------------------------------------------------ the report
 
-/** What one run measured, each part empty or null where BENCH_PARTS left it out; http as printed (header first). */
+/** What one run measured, each part empty or null where --parts left it out; http as printed (header first). */
 export interface VerbsFigures {
   /** The day of the run, YYYY-MM-DD. */
   day: string;
@@ -500,12 +512,7 @@ export function verbsTables(f: VerbsFigures): Table[] {
 }
 
 async function main(): Promise<void> {
-  const report = startReport('verbs', {
-    BENCH_ITERATIONS: ITERATIONS,
-    BENCH_SIZES: SIZES,
-    BENCH_PARTS: [...PARTS],
-    BENCH_LOCALITY: LOCALITY ? 'on' : 'off',
-  });
+  const report = startReport('verbs', OPTIONS);
   const f: VerbsFigures = {
     day: report.startedAt.slice(0, 10),
     verbs: [],
@@ -550,7 +557,4 @@ async function main(): Promise<void> {
   writeReport(report);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  checkSettings('bench:verbs', SETTINGS, SETTINGS_PROBLEM);
-  await main();
-}
+if (IS_MAIN) await main();

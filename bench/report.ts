@@ -37,7 +37,7 @@ export const reportSchema = z
       loadAverage1mAtStart: z.number().min(0),
       node: z.string().regex(/^v\d+\./, "Node's version, as process.version"),
     }),
-    /** The program's parsed options (or the environment variables it reads). */
+    /** The program's parsed options. */
     options: z.record(z.string(), z.unknown()),
     /** The program's raw records, in its own shape. */
     runs: z.array(z.unknown()),

@@ -2,26 +2,29 @@
  * `npm run bench -- bounds`: what the request bounds (src/jsonBounds.ts) cost against JSON.parse on realistic
  * requests at 5,000 candidate nodes — node names, full Node objects, Nodes with 50 images — and how soon they
  * refuse hostile bodies. The requests and the method: docs/benchmarks.md#request-bounds.
- * Options (environment): BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseConfig } from '../src/config/load.js';
 import type { Node } from '../src/core/objects/kubeObjects.js';
 import { JsonBounds } from '../src/jsonBounds.js';
-import { checkSettings, positiveInt, readSettings } from './cliOptions.js';
+import { Command } from 'commander';
+import { exitOnUsage, positiveInt } from './cliOptions.js';
 import { nodeName } from './fixtures.js';
 import { startReport, writeReport } from './report.js';
 import type { Table } from './results.js';
 
-/** The settings (environment variables) and their defaults. */
-const SETTINGS = { BENCH_ITERATIONS: '30', BENCH_NODES: '5000' };
-const { values: SET, problem: SETTINGS_PROBLEM } = readSettings(SETTINGS, {
-  BENCH_ITERATIONS: positiveInt,
-  BENCH_NODES: positiveInt,
-});
-const ITERATIONS = SET.BENCH_ITERATIONS;
-const NODES = SET.BENCH_NODES;
+const IS_MAIN = import.meta.url === `file://${process.argv[1]}`;
+/** The options (none: the defaults). */
+const OPTIONS = new Command('bench:bounds')
+  .exitOverride(exitOnUsage)
+  .description("what real requests hold and what the request bounds' one pass over a body costs; hostile bodies")
+  .option('--iterations <n>', 'runs of each figure', positiveInt, 30)
+  .option('--nodes <n>', 'candidate nodes of each request', positiveInt, 5000)
+  .parse(IS_MAIN ? process.argv.slice(2) : [], { from: 'user' })
+  .opts<{ iterations: number; nodes: number }>();
+const ITERATIONS = OPTIONS.iterations;
+const NODES = OPTIONS.nodes;
 const PIECE = 64 * 1024;
 const ROOT = new URL('../../', import.meta.url);
 const defaults = parseConfig({}).server;
@@ -220,7 +223,7 @@ export function boundsTables(requests: readonly RequestFigure[], hostiles: reado
 }
 
 function main(): void {
-  const report = startReport('bounds', { BENCH_ITERATIONS: ITERATIONS, BENCH_NODES: NODES });
+  const report = startReport('bounds', OPTIONS);
   console.log(
     `bounds (defaults): depth ${defaults.maxRequestDepth}, elements ${defaults.maxRequestElements}, body ${defaults.maxRequestBodyBytes} bytes; ${NODES} nodes, ${ITERATIONS} iterations, medians`,
   );
@@ -241,7 +244,4 @@ function main(): void {
   writeReport(report);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  checkSettings('bench:bounds', SETTINGS, SETTINGS_PROBLEM);
-  main();
-}
+if (IS_MAIN) main();

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- SCENARIO [VARIANT]`: the one runner of the benchmarks. It validates bench/scenarios/NAME.yaml,
- * turns its parameters into the program's options (or environment variables, for names in upper case), runs the
+ * turns its parameters into the program's options, runs the
  * program with BENCH_SCENARIO, BENCH_VARIANT and BENCH_COMMAND set (bench/report.ts) and exits with its code;
  * `--list`, `--dry-run` and `--publish REPORT`: docs/benchmarks.md.
  */
@@ -19,13 +19,7 @@ export const SCENARIO_DIR = join(ROOT, 'bench', 'scenarios');
 export const GROUPS = ['nodes', 'pods', 'schedulers', 'sampling', 'runs', 'measure', 'other'] as const;
 
 const OPTION_NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
-const ENV_NAME = /^[A-Z][A-Z0-9_]*$/;
-const isEnv = (name: string): boolean => ENV_NAME.test(name);
-
-const parameterName = z.string().refine((k) => OPTION_NAME.test(k) || ENV_NAME.test(k), {
-  message:
-    "a parameter is the program's option name in kebab case (pod-cpu) or an environment variable in upper case (BENCH_SIZES)",
-});
+const parameterName = z.string().regex(OPTION_NAME, "a parameter is the program's option name in kebab case (pod-cpu)");
 const scalar = z.union([z.string(), z.number()]);
 const parameterValue = z.union([scalar, z.boolean(), z.null(), z.array(scalar).min(1)]);
 const parameters = z.record(parameterName, parameterValue);
@@ -57,16 +51,10 @@ export const scenarioSchema = z
   .superRefine((s, ctx) => {
     const seen = new Map<string, string>();
     for (const group of GROUPS) {
-      for (const [name, value] of Object.entries(s[group] ?? {})) {
+      for (const name of Object.keys(s[group] ?? {})) {
         if (seen.has(name))
           ctx.addIssue({ code: 'custom', path: [group, name], message: `declared twice (also in ${seen.get(name)})` });
         seen.set(name, group);
-        if (isEnv(name) && typeof value === 'boolean')
-          ctx.addIssue({
-            code: 'custom',
-            path: [group, name],
-            message: 'an environment variable takes a string, a number or a list',
-          });
       }
     }
     const declared = flatten(s);
@@ -133,14 +121,11 @@ export function loadScenario(name: string, dir = SCENARIO_DIR): Scenario {
   return scenario;
 }
 
-/** What the runner runs: environment, node flags, the built program and its options. */
+/** What the runner runs: node flags, the built program and its options. */
 export interface Invocation {
-  env: Record<string, string>;
   nodeFlags: string[];
   script: string;
   args: string[];
-  /** Environment variables of the scenario that the caller's environment overrode. */
-  overridden: string[];
 }
 
 /** One `--set NAME=VALUE`, typed as the scenario declares NAME. @throws ScenarioError for an unknown NAME or a bad flag value. */
@@ -162,18 +147,13 @@ function applySet(params: Record<string, Value>, set: string, scenario: string):
 
 const text = (v: string | number | (string | number)[]): string => (Array.isArray(v) ? v.join(',') : String(v));
 
-/**
- * The command a scenario (and variant, and `--set`s) runs; `environment` is the caller's (its values of the
- * scenario's environment variables win over the scenario's, a `--set` of one over both). @throws ScenarioError for an
- * unknown variant or a bad `--set`.
- */
+/** The command a scenario (and variant, and `--set`s) runs. @throws ScenarioError for an unknown variant or a bad `--set`. */
 export function resolve(
   name: string,
   s: Scenario,
   variant: string | undefined,
   sets: readonly string[] = [],
   extra: readonly string[] = [],
-  environment: NodeJS.ProcessEnv = {},
 ): Invocation {
   const params = flatten(s);
   if (variant !== undefined) {
@@ -185,25 +165,16 @@ export function resolve(
     Object.assign(params, v.set);
   }
   for (const set of sets) applySet(params, set, name);
-  const setNames = new Set(sets.map((set) => set.slice(0, set.indexOf('='))));
-  const env: Record<string, string> = {};
-  const overridden: string[] = [];
   const args: string[] = [];
   for (const [key, value] of Object.entries(params)) {
     if (value === null || value === false) continue;
-    if (isEnv(key)) {
-      const given = setNames.has(key) ? undefined : environment[key];
-      if (given !== undefined && given !== text(value as string)) overridden.push(key);
-      env[key] = given ?? text(value as string);
-    } else if (value === true) args.push(`--${key}`);
+    if (value === true) args.push(`--${key}`);
     else args.push(`--${key}`, text(value));
   }
   return {
-    env,
     nodeFlags: s['node-flags'] ?? [],
     script: s.program.replace(/^bench\//, 'dist/bench/').replace(/\.ts$/, '.js'),
     args: [...args, ...extra],
-    overridden,
   };
 }
 
@@ -211,13 +182,7 @@ const quote = (a: string): string => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.rep
 
 /** The invocation as one shell line. */
 export function commandLine(inv: Invocation): string {
-  return [
-    ...Object.entries(inv.env).map(([k, v]) => `${k}=${quote(v)}`),
-    'node',
-    ...inv.nodeFlags,
-    inv.script,
-    ...inv.args.map(quote),
-  ].join(' ');
+  return ['node', ...inv.nodeFlags, inv.script, ...inv.args.map(quote)].join(' ');
 }
 
 /** The runner's command line for a scenario, as a published figure names it: `npm run bench -- NAME [VARIANT] --set …`. */
@@ -262,9 +227,7 @@ export function helpOptions(help: string): Map<string, boolean> {
  * (commander calls an option's parser as it reads the option, before it answers --help: its message is the one item
  * then); it prints its help and exits, having run nothing (an option left without its value would have taken
  * `--help` as the value and run the program: the first check refuses it). A check the program makes when it runs (a
- * list parsed in its action) is not made here. A program that reads the environment instead (no commander options)
- * takes no argument but `--help`; it is started with `--help` and the invocation's environment, so that its settings
- * go through their parsers (bench/cliOptions.ts checkSettings).
+ * list parsed in its action) is not made here.
  * @throws Error when the built program is missing (npm run bench builds it first).
  */
 export async function programRefusals(inv: Invocation): Promise<string[]> {
@@ -272,20 +235,11 @@ export async function programRefusals(inv: Invocation): Promise<string[]> {
   if (!existsSync(script)) throw new Error(`${inv.script} does not exist: run npm run build`);
   const start = (args: readonly string[]) =>
     new Promise<{ code: number | string | null; stdout: string; stderr: string }>((done) => {
-      execFile(
-        process.execPath,
-        [script, ...args],
-        { cwd: ROOT, env: { ...process.env, ...inv.env }, timeout: 60_000 },
-        (err, stdout, stderr) => done({ code: err ? (err.code ?? err.signal ?? 1) : 0, stdout, stderr }),
+      execFile(process.execPath, [script, ...args], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) =>
+        done({ code: err ? (err.code ?? err.signal ?? 1) : 0, stdout, stderr }),
       );
     });
   const refusal = (r: { code: number | string | null; stderr: string }) => [r.stderr.trim() || `exit ${r.code}`];
-  if (!readFileSync(script, 'utf8').includes('new Command(')) {
-    if (inv.args.length > 1 || (inv.args.length === 1 && inv.args[0] !== '--help' && inv.args[0] !== '-h'))
-      return [`takes no arguments (${inv.args.join(' ')}): its settings are environment variables`];
-    const settings = await start(['--help']);
-    return settings.code === 0 ? [] : refusal(settings);
-  }
   const bare = await start(['--help']);
   if (bare.code !== 0) return refusal(bare);
   const known = helpOptions(bare.stdout);
@@ -367,14 +321,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   let inv: Invocation;
   try {
-    inv = resolve(name, loadScenario(name), variant, o.set, extra, process.env);
+    inv = resolve(name, loadScenario(name), variant, o.set, extra);
   } catch (err) {
     if (!(err instanceof ScenarioError)) throw err;
     process.stderr.write(`bench: ${err.message}\n`);
     return 2;
   }
-  for (const key of inv.overridden)
-    process.stderr.write(`bench: ${key}=${inv.env[key]} from the environment, in place of the scenario's\n`);
   if (!existsSync(join(ROOT, inv.script))) {
     process.stderr.write(`bench: ${inv.script} does not exist: run npm run build\n`);
     return 2;
@@ -397,7 +349,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     stdio: 'inherit',
     env: {
       ...process.env,
-      ...inv.env,
       BENCH_SCENARIO: name,
       BENCH_VARIANT: variant ?? '',
       BENCH_COMMAND: runnerCommand(name, variant, o.set, extra),

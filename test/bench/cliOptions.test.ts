@@ -1,7 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError } from 'commander';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import {
   clusterNodes,
   existingFile,
@@ -16,11 +14,8 @@ import {
   positive,
   positiveInt,
   quantity,
-  readSettings,
 } from '../../bench/cliOptions.js';
 import { parseShorthand } from '../e2e/cluster-nodes.mjs';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe("the bench programs' option parsers", () => {
   it('take numbers in their range and refuse the rest with what they expect', () => {
@@ -62,19 +57,6 @@ describe("the bench programs' option parsers", () => {
     expect(listenHost('127.0.0.1')).toBe('127.0.0.1');
     expect(listenHost('localhost')).toBe('localhost');
     for (const bad of ['', '999.1.1.1', '[::1]']) expect(() => listenHost(bad)).toThrow(InvalidArgumentError);
-  });
-
-  it('read environment settings once, through their parsers, naming the first one refused', () => {
-    const settings = { SIZES: '1000,5000', ITERATIONS: '40' };
-    const parsers = { SIZES: listOf(positiveInt), ITERATIONS: positiveInt };
-    expect(readSettings(settings, parsers, { SIZES: '200' })).toEqual({
-      values: { SIZES: [200], ITERATIONS: 40 },
-      problem: null,
-    });
-    expect(readSettings(settings, parsers, { SIZES: 'abc', ITERATIONS: '0' })).toEqual({
-      values: { SIZES: [1000, 5000], ITERATIONS: 40 },
-      problem: 'SIZES="abc": expected an integer ≥ 1',
-    });
   });
 
   it('take a file that exists, as an absolute path', () => {
@@ -132,36 +114,5 @@ describe("the bench programs' option parsers", () => {
     for (const good of ['5s', '1m30s', '500ms', '1.5h', '3600s']) expect(goDuration(good)).toBe(good);
     for (const bad of ['soon', '5', '', '5 s', '-1s'])
       expect(() => goDuration(bad)).toThrow('expected a Go duration, e.g. 5s or 1m30s');
-  });
-});
-
-// Regression (new-user trial): the programs that read environment variables ran the whole benchmark on --help.
-describe('a program whose settings are environment variables', () => {
-  const run = (args: string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
-      execFile(
-        process.execPath,
-        [`${ROOT}dist/bench/requestBounds.js`, ...args],
-        { cwd: ROOT },
-        (err, stdout, stderr) => done({ code: err ? Number(err.code) : 0, stdout, stderr }),
-      ),
-    );
-
-  it('prints its settings for --help and exits 0, having run nothing', async () => {
-    const r = await run(['--help']);
-    expect(r).toEqual({
-      code: 0,
-      stdout: 'settings: BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000)\n',
-      stderr: '',
-    });
-  });
-
-  it('refuses any other argument with exit 2', async () => {
-    const r = await run(['--bogus']);
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(
-      'bench:bounds: takes no arguments (--bogus); settings: BENCH_ITERATIONS (default 30), BENCH_NODES (default 5000)\n',
-    );
   });
 });

@@ -4,8 +4,7 @@
  * too) is one its program accepts: checked against the program's own commander definition by running the built
  * program (dist/, which `npm test` builds first) with the options and --help, so each option value goes through
  * the program's parser and each option name must be one its help lists (the runner's own check of --dry-run,
- * programRefusals). The programs that read the environment
- * instead must read each variable the scenario sets.
+ * programRefusals).
  */
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
@@ -80,20 +79,6 @@ describe('the scenario files', () => {
   it.each(names)('%s: the command of the scenario and of each variant is one its program accepts', async (name) => {
     const s = loadScenario(name);
     const invocations = [undefined, ...Object.keys(s.variants ?? {})].map((v) => resolve(name, s, v));
-    const text = source(s.program);
-    if (!text.includes('new Command(')) {
-      // a program that reads the environment: no options, and every variable set is one it reads (its --help lists
-      // the settings it reads through readSettings)
-      const help = await run([join(ROOT, invocations[0]!.script), '--help']);
-      expect(help.code).toBe(0);
-      const read = [...help.stdout.matchAll(/([A-Z_]+) \(default /g)].map((m) => m[1]);
-      expect(text).toContain(`readSettings(SETTINGS`);
-      for (const inv of invocations) {
-        expect(inv.args).toEqual([]);
-        for (const key of Object.keys(inv.env)) expect(read).toContain(key);
-      }
-      return;
-    }
     expect(existsSync(join(ROOT, invocations[0]!.script))).toBe(true);
     const found = await Promise.all(
       invocations.map(async (inv) => ({ command: commandLine(inv), wrong: await refusals(inv) })),
@@ -268,17 +253,11 @@ describe('the command of a scenario', () => {
     expect(() => resolve('x', s, undefined, ['floor'])).toThrow('--set floor: expected NAME=VALUE');
   });
 
-  it('sets environment variables, the caller’s own value winning, and prints them first', () => {
-    const verbs = loadScenario('verbs');
-    const inv = resolve('verbs', verbs, 'http', [], [], { BENCH_SIZES: '1000' });
-    expect(inv.env).toMatchObject({ BENCH_SIZES: '1000', BENCH_PARTS: 'http', BENCH_ITERATIONS: '200' });
-    expect(inv.overridden).toEqual(['BENCH_SIZES']);
+  it('passes a list as one comma-separated option value, and leaves a false flag out', () => {
+    const inv = resolve('verbs', loadScenario('verbs'), 'http');
     expect(commandLine(inv)).toBe(
-      'BENCH_SIZES=1000 BENCH_LOCALITY=off BENCH_ITERATIONS=200 BENCH_PARTS=http node --expose-gc dist/bench/bench.js',
+      'node --expose-gc dist/bench/bench.js --sizes 1000,5000 --iterations 200 --parts http',
     );
-    // Regression (new-user trial): the caller's environment silently won over an explicit --set.
-    const set = resolve('verbs', verbs, 'http', ['BENCH_SIZES=9'], [], { BENCH_SIZES: '1000' });
-    expect([set.env.BENCH_SIZES, set.overridden]).toEqual(['9', []]);
   });
 });
 
@@ -349,38 +328,41 @@ describe('the runner (dist/bench/run.js)', () => {
     expect(r.stderr.split('\n')[1]).toBe('--no-such-option: not an option of the program');
   });
 
-  it('--dry-run refuses an argument to a program that reads the environment', async () => {
-    const r = await run([runner, 'verbs', '--dry-run', '--', '--bogus']);
-    expect(r.code).toBe(2);
-    expect(r.stderr.split('\n')[1]).toBe('takes no arguments (--bogus): its settings are environment variables');
-  });
-
   // The verbs program's cycles and writes parts were retired: naming one (or a typo) must not run the rest silently.
-  // Regression (new-user trial): BENCH_SIZES=abc, BENCH_ITERATIONS=0 and the like ended in a stack trace, or ran.
-  it('the verbs and bounds programs exit 2 in one line for a setting their parsers refuse', async () => {
+  // Regression (new-user trial): the verbs and bounds programs' settings (then environment variables such as
+  // BENCH_SIZES=abc or BENCH_ITERATIONS=0) ended in a stack trace, or ran.
+  it('the verbs and bounds programs exit 2 in one line for a value their parsers refuse', async () => {
     const verbs = join(ROOT, 'dist/bench/bench.js');
-    for (const [env, expected] of [
-      [{ BENCH_PARTS: 'verbs,writes' }, 'BENCH_PARTS="verbs,writes": expected one of verbs, ranking, http, model'],
-      [{ BENCH_SIZES: 'abc' }, 'BENCH_SIZES="abc": expected an integer ≥ 1'],
-      [{ BENCH_SIZES: '' }, 'BENCH_SIZES="": expected a comma-separated list of at least one item'],
-      [{ BENCH_ITERATIONS: '0' }, 'BENCH_ITERATIONS="0": expected an integer ≥ 1'],
-      [{ BENCH_LOCALITY: 'yes' }, 'BENCH_LOCALITY="yes": expected one of on, off'],
+    for (const [args, expected] of [
+      [
+        ['--parts', 'verbs,writes'],
+        "'--parts <list>' argument 'verbs,writes' is invalid. expected one of verbs, ranking, http, model",
+      ],
+      [['--sizes', 'abc'], "'--sizes <counts>' argument 'abc' is invalid. expected an integer ≥ 1"],
+      [
+        ['--sizes', ''],
+        "'--sizes <counts>' argument '' is invalid. expected a comma-separated list of at least one item",
+      ],
+      [['--iterations', '0'], "'--iterations <n>' argument '0' is invalid. expected an integer ≥ 1"],
     ] as const) {
-      const r = await run([verbs], env);
+      const r = await run([verbs, ...args]);
       expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
         code: 2,
         stdout: '',
-        stderr: `bench:verbs: ${expected}\n`,
+        stderr: `error: option ${expected}\n`,
       });
     }
-    const bounds = await run([join(ROOT, 'dist/bench/requestBounds.js'), '--help'], { BENCH_NODES: '1e3' });
-    expect([bounds.code, bounds.stderr]).toEqual([2, 'bench:bounds: BENCH_NODES="1e3": expected an integer ≥ 1\n']);
+    const bounds = await run([join(ROOT, 'dist/bench/requestBounds.js'), '--nodes', '1e3']);
+    expect([bounds.code, bounds.stderr]).toEqual([
+      2,
+      "error: option '--nodes <n>' argument '1e3' is invalid. expected an integer ≥ 1\n",
+    ]);
   });
 
-  it('--dry-run checks the settings of a program that reads the environment, and lets --help through', async () => {
-    const bad = await run([runner, 'verbs', '--set', 'BENCH_SIZES=abc', '--dry-run']);
+  it('--dry-run checks the values of the verbs program, and lets --help through', async () => {
+    const bad = await run([runner, 'verbs', '--set', 'sizes=abc', '--dry-run']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('bench:verbs: BENCH_SIZES="abc": expected an integer ≥ 1');
+    expect(bad.stderr).toContain("error: option '--sizes <counts>' argument 'abc' is invalid. expected an integer ≥ 1");
     expect((await run([runner, 'verbs', '--dry-run', '--', '--help'])).code).toBe(0);
   });
 
@@ -422,11 +404,13 @@ describe('the runner (dist/bench/run.js)', () => {
     }
   });
 
-  it('--dry-run of a program that reads the environment prints the command and does not start it', async () => {
-    const r = await run([runner, 'verbs', '--set', 'BENCH_SIZES=1000', '--dry-run']);
+  it('--dry-run of the verbs program prints the command and does not start it', async () => {
+    const r = await run([runner, 'verbs', '--set', 'sizes=1000', '--dry-run']);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
-    expect(r.stdout).toMatch(/^BENCH_SIZES=1000 .*node --expose-gc dist\/bench\/bench\.js\n$/);
+    expect(r.stdout).toBe(
+      'node --expose-gc dist/bench/bench.js --sizes 1000 --iterations 40 --parts verbs,ranking,http,model\n',
+    );
   });
 
   it('exits 2 with the list for an unknown scenario, and lists them with --list', async () => {
