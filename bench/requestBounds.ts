@@ -11,6 +11,7 @@ import { JsonBounds } from '../src/jsonBounds.js';
 import { Command } from 'commander';
 import { exitOnUsage, positiveInt } from './cliOptions.js';
 import { nodeName } from './fixtures.js';
+import { median } from './clusterStats.js';
 import { startReport, writeReport } from './report.js';
 import type { Table } from './results.js';
 
@@ -28,12 +29,6 @@ const NODES = OPTIONS.nodes;
 const PIECE = 64 * 1024;
 const ROOT = new URL('../../', import.meta.url);
 const defaults = parseConfig({}).server;
-
-function median(samples: readonly number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 /** The bounds pass over `bytes` in socket-sized pieces, with the default bounds; its result. */
 function scan(
@@ -153,9 +148,9 @@ function measure(label: string, bytes: Buffer): RequestFigure {
     bytes: bytes.length,
     depth: bounds.maxDepthSeen,
     elements: bounds.elements,
-    parseMs: median(parse),
-    passMs: median(pass),
-    ratio: median(ratios),
+    parseMs: median(parse)!,
+    passMs: median(pass)!,
+    ratio: median(ratios)!,
     refused: result ?? null,
   };
   console.log(
@@ -178,7 +173,7 @@ function hostile(label: string, bytes: Buffer): HostileFigure {
     bytes: bytes.length,
     refused: outcome.result ?? null,
     read: outcome.read,
-    us: median(times) * 1000,
+    us: median(times)! * 1000,
   };
   console.log(
     `${label.padEnd(36)} ${(f.bytes / 1e6).toFixed(0).padStart(3)} MB  refused: ${f.refused ?? 'no'} after ${f.read} bytes read, ${f.us.toFixed(0)} µs`,
