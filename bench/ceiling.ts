@@ -23,15 +23,7 @@ import { fmt, formatColumns, parsePrometheusText, sumSamples } from './clusterSt
 import { freePort, log, REPO_ROOT, script, sleep } from '../test/e2e/kit/controlPlane.js';
 import { benchNode, benchPod, nodeName } from './fixtures.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
-import {
-  defaultReportPath,
-  exitWith,
-  printReportOf,
-  type Report,
-  startReport,
-  textTable,
-  writeReport,
-} from './report.js';
+import { defaultReportPath, exitWith, type Report, startReport, textTable, writeReport } from './report.js';
 import { exitOnUsage, listOf, positive, positiveInt, within } from './cliOptions.js';
 
 const PODS_PER_NODE = 30;
@@ -52,7 +44,6 @@ interface Options {
   maxSteps: number;
   ttl: number;
   out?: string | undefined;
-  print?: string | undefined;
 }
 
 interface ScaleResult {
@@ -93,7 +84,6 @@ function parseOptions(argv: string[]): Options {
       5,
     )
     .option('--out <file>', 'the report (default .e2e-bench/ceiling-DATE.json; bench/report.ts)')
-    .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse(argv, { from: 'user' });
   return program.opts<Options>();
 }
@@ -329,10 +319,6 @@ function printReport(report: Report, say: (s: string) => void): void {
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
-  if (opts.print !== undefined) {
-    printReportOf('ceiling', opts.print, (r) => printReport(r, say));
-    return;
-  }
   const loadgenBin = (await script('build-tools.sh', ['--loadgen'])).trim();
   const report = startReport('ceiling', opts);
   const outFile = opts.out ? resolve(opts.out) : defaultReportPath(report, REPO_ROOT);
@@ -347,7 +333,7 @@ async function main(): Promise<void> {
   }
   printReport(report, say);
   say('');
-  say(`report: ${outFile} (print again: npm run bench -- ceiling -- --print FILE)`);
+  say(`report: ${outFile} (print again: npm run bench -- --print FILE)`);
 }
 
 main().catch(exitWith('bench:ceiling'));

@@ -74,16 +74,7 @@ import {
   type SelfTimeTable,
   type Soundness,
 } from './clusterStats.js';
-import {
-  defaultReportPath,
-  exitWith,
-  printReportOf,
-  type Report,
-  startReport,
-  tableOf,
-  textTable,
-  writeReport,
-} from './report.js';
+import { defaultReportPath, exitWith, type Report, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
   existingFile,
@@ -132,7 +123,6 @@ export interface Options {
   reuse: boolean;
   runTimeout: number;
   settleTimeout: number;
-  print?: string | undefined;
   /** A run in which other processes took more cores than this is flagged and left out of the summary. */
   maxOtherCores: number;
   /** A stock run whose pods/s lies further than this from the median of its mode is flagged (0.25 = ±25 %). */
@@ -1106,7 +1096,6 @@ function parseOptions(argv: string[]): Options {
     .option('--reuse', 'use the cluster that is already up and leave it running (its node count)', false)
     .option('--run-timeout <seconds>', 'longest wait for a run’s pods to be bound', positiveInt, 900)
     .option('--settle-timeout <seconds>', 'longest wait for the extender to settle after a run', positiveInt, 300)
-    .option('--print <file>', 'print the tables of an earlier report and exit; runs nothing')
     .option(
       '--max-other-cores <cores>',
       'flag (and leave out of the summary) a run in which other processes took more cores than this',
@@ -1262,7 +1251,7 @@ function settingsLine(s: Record<SchedulerKind, SchedulerSettings>): string {
   );
 }
 
-/** What the report keeps of one node count, enough to print its tables again (--print). */
+/** What the report keeps of one node count. */
 export interface ScaleRecord {
   nodes: number;
   results: RunResult[];
@@ -1477,15 +1466,6 @@ function reportTables(scales: readonly ScaleRecord[], opts: Options): Table[] {
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
-  if (opts.print !== undefined) {
-    printReportOf('cluster', opts.print, (report) => {
-      const options = report.options as unknown as Options;
-      const scales = report.runs as ScaleRecord[];
-      for (const scale of scales) printScale(scale, options, report.machine, say);
-      for (const t of reportTables(scales, options)) say(`\n${textTable(t)}`);
-    });
-    return;
-  }
   const outDir = join(REPO_ROOT, '.e2e-bench');
   mkdirSync(outDir, { recursive: true });
   const report = startReport('cluster', opts);
@@ -1515,7 +1495,7 @@ async function main(): Promise<void> {
     printPooled([record], opts, say);
   }
   say('');
-  say(`report: ${outFile} (print it again: npm run bench -- cluster -- --print FILE)`);
+  say(`report: ${outFile} (print its tables again: npm run bench -- --print FILE)`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitWith('bench:cluster'));

@@ -2,8 +2,7 @@
  * `npm run bench -- locality`: time to a Ready sandbox when images must be pulled, on the e2e control plane's KWOK
  * nodes with modelled pulls (bench/imageCache.ts): the stock default-scheduler (ImageLocality on) against
  * sandbox-scheduler with template locality off / on, each with the starting limit off / on. Never in CI. The
- * workload, the runs and the figures: docs/benchmarks.md#template-locality. `--help` lists the options;
- * `--print FILE` prints the tables of an earlier result.
+ * workload, the runs and the figures: docs/benchmarks.md#template-locality. `--help` lists the options.
  */
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { Command } from 'commander';
@@ -32,7 +31,7 @@ import {
   type Setup,
   type SetupConfigs,
 } from './localitySetups.js';
-import { exitWith, printReportOf, startReport, tableOf, textTable, writeReport } from './report.js';
+import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
   clusterNodes,
@@ -73,7 +72,6 @@ export interface Options {
   seed: number;
   concurrency: number;
   reuse: boolean;
-  print?: string | undefined;
 }
 
 interface Workload {
@@ -398,16 +396,8 @@ async function main(): Promise<void> {
       'use the cluster that is up (started with KWOK_POD_READY_DELAY=3600s) and leave it running',
       false,
     )
-    .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse();
   const o = program.opts<Options>();
-  if (o.print !== undefined) {
-    printReportOf('locality', o.print, (saved) => {
-      const options = saved.options as unknown as Options;
-      console.log([describe(options), '', textTable(modelTable(saved.runs as RunResult[], options))].join('\n'));
-    });
-    return;
-  }
   const configs = writeSetupConfigs('locality', o);
   if (!o.reuse)
     await script('cluster-up.sh', [], {

@@ -117,25 +117,6 @@ function check(doc: unknown, where: string): Report {
 }
 
 /**
- * `--print` of `scenario`'s program: reads the report at `path` and hands it to `print`, which reads its options and
- * runs as the program wrote them. @throws ReportError as readReport does, for the report of another scenario or of
- * no runs, and when `print` meets runs or options of another shape (a TypeError or RangeError, named with the file,
- * in one line).
- */
-export function printReportOf(scenario: string, path: string, print: (report: Report) => void): void {
-  const report = readReport(path);
-  if (report.scenario !== scenario)
-    throw new ReportError(`${path}: a report of ${report.scenario}, not of ${scenario}`);
-  if (report.runs.length === 0) throw new ReportError(`${path}: a report with no runs (its program ended before one)`);
-  try {
-    print(report);
-  } catch (err) {
-    if (!(err instanceof TypeError || err instanceof RangeError)) throw err;
-    throw new ReportError(`${path}: its runs or options are not those a ${scenario} program writes (${err.message})`);
-  }
-}
-
-/**
  * The last words of a bench program (`main().catch(exitWith('bench:NAME'))`): a report that cannot be read or
  * published (ReportError) in one line and exit code 2, as the runner's --publish; anything else with its stack, 1.
  */
@@ -150,6 +131,17 @@ export function exitWith(program: string): (err: Error) => never {
 /** Checks a report's JSON value. @throws ReportError naming `where` and each key at fault. */
 export function parseReport(doc: unknown, where = 'the report'): Report {
   return check(doc, where);
+}
+
+/**
+ * The runner's `--print REPORT`: the report's command and start, then each of its tables as text (textTable).
+ * @throws ReportError as readReport does, and for a report without tables (its program ended before one).
+ */
+export function printFile(path: string): string {
+  const report = readReport(path);
+  if (report.tables.length === 0)
+    throw new ReportError(`${path}: a report with no tables (its program ended before one)`);
+  return [`${report.command} (${report.startedAt})`, ...report.tables.map(textTable)].join('\n\n');
 }
 
 /** Where a report goes without --out: .e2e-bench/SCENARIO-STARTED.json under `root`. */

@@ -2,7 +2,7 @@
  * `npm run bench -- SCENARIO [VARIANT]`: the one runner of the benchmarks. It validates bench/scenarios/NAME.yaml,
  * turns its parameters into the program's options, runs the
  * program with BENCH_SCENARIO, BENCH_VARIANT and BENCH_COMMAND set (bench/report.ts) and exits with its code;
- * `--list`, `--dry-run` and `--publish REPORT`: docs/benchmarks.md.
+ * `--list`, `--dry-run`, `--print REPORT` and `--publish REPORT`: docs/benchmarks.md.
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { ROOT, ReportError, publishFile } from './report.js';
+import { ROOT, ReportError, printFile, publishFile } from './report.js';
 
 export { ROOT };
 export const SCENARIO_DIR = join(ROOT, 'bench', 'scenarios');
@@ -264,6 +264,7 @@ interface RunnerOptions {
   set: string[];
   dryRun: boolean;
   list: boolean;
+  print?: string;
   publish?: string;
 }
 
@@ -286,8 +287,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .option('--dry-run', "print the command, checked by the program's option parser; run nothing", false)
     .option('--list', 'list the scenarios and their variants', false)
+    .option('--print <report>', "print an earlier report's tables (any scenario's); runs nothing")
     .option('--publish <report>', "put a report's tables into its scenario's result file (bench/results/)")
-    .addHelpText('after', '\nOptions after -- go to the program as they are: npm run bench -- cluster -- --print FILE')
+    .addHelpText('after', '\nOptions after -- go to the program as they are: npm run bench -- cluster -- --reuse')
     .exitOverride()
     .parse(own, { from: 'user' });
   const o = program.opts<RunnerOptions>();
@@ -296,15 +298,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.log(listing());
     return 0;
   }
-  if (o.publish !== undefined) {
-    if (name !== undefined || o.dryRun || o.set.length > 0) {
+  if (o.publish !== undefined || o.print !== undefined) {
+    if (name !== undefined || o.dryRun || o.set.length > 0 || (o.publish !== undefined && o.print !== undefined)) {
       process.stderr.write(
-        'bench: --publish REPORT takes no scenario, --set or --dry-run: the report names its scenario\n',
+        'bench: --print REPORT and --publish REPORT take no scenario, --set, --dry-run or each other: the report names its scenario\n',
       );
       return 2;
     }
     try {
-      console.log(publishFile(o.publish).join('\n'));
+      console.log(o.publish !== undefined ? publishFile(o.publish).join('\n') : printFile(o.print!));
       return 0;
     } catch (err) {
       if (!(err instanceof ReportError)) throw err;

@@ -15,15 +15,7 @@ import { freePort, log, REPO_ROOT, script } from '../test/e2e/kit/controlPlane.j
 import { processTree } from './procStats.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { startFloorExtender, type FloorExtender } from './floorProcess.js';
-import {
-  defaultReportPath,
-  exitWith,
-  printReportOf,
-  type Report,
-  startReport,
-  tableOf,
-  writeReport,
-} from './report.js';
+import { defaultReportPath, exitWith, type Report, startReport, tableOf, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
   benchPattern,
@@ -75,7 +67,6 @@ export interface Options {
   runs: number;
   extenderConfig: string | undefined;
   out?: string | undefined;
-  print?: string | undefined;
   timeoutMinutes: number;
   /** percentageOfNodesToScore of the sandbox profile, sandbox and floor (0: kube-scheduler's adaptive default); stock keeps its default. */
   sandboxPercentage: number;
@@ -156,7 +147,6 @@ function parseOptions(argv: string[]): Options {
     )
     .option('--timeout-minutes <n>', 'longest run of one process', positiveInt, 60)
     .option('--out <dir>', 'output folder, the report in it as report.json (default .e2e-bench/scheduler-perf-DATE)')
-    .option('--print <file>', 'print the tables of an earlier report (its report.json) and exit')
     .option(
       '--sandbox-percentage <n>',
       "percentageOfNodesToScore of the sandbox profile (sandbox and floor), 0–100 (0: kube-scheduler's adaptive default); stock always runs as shipped",
@@ -177,7 +167,6 @@ function parseOptions(argv: string[]): Options {
     extenderConfig?: string;
     timeoutMinutes: number;
     out?: string;
-    print?: string;
     sandboxPercentage: number;
     sandboxFiltersOff: string[];
   }>();
@@ -526,10 +515,6 @@ function printReport(report: Report, say: (s: string) => void): void {
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
-  if (opts.print !== undefined) {
-    printReportOf('scheduler-perf', opts.print, (r) => printReport(r, say));
-    return;
-  }
   const t = await tools();
   const report = startReport('scheduler-perf', opts);
   // a folder per report: the report (report.json) beside each run's data
@@ -553,7 +538,7 @@ async function main(): Promise<void> {
   printReport(report, say);
   say('');
   say(
-    `results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print again: npm run bench -- scheduler-perf -- --print ${reportFile}`,
+    `results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print again: npm run bench -- --print ${reportFile}`,
   );
 }
 

@@ -2,8 +2,7 @@
  * `npm run bench -- time-to-ready`: creation → Ready of sandbox pods on real nodes (a kubelet and a containerd
  * each) with real image pulls, from cold and warm image caches: the stock kube-scheduler against sandbox-scheduler
  * with template locality and the starting limit off / on. Not in CI. The cluster, images, workload, setups and
- * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--print REPORT` prints an
- * earlier report's table; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
+ * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -44,7 +43,7 @@ import {
   type Setup,
   type SetupConfigs,
 } from './localitySetups.js';
-import { exitWith, printReportOf, startReport, tableOf, writeReport } from './report.js';
+import { exitWith, startReport, tableOf, writeReport } from './report.js';
 import type { Table } from './results.js';
 import {
   burstFigures,
@@ -84,7 +83,6 @@ export interface Options {
   seed: number;
   concurrency: number;
   reuse: boolean;
-  print?: string | undefined;
 }
 
 interface Template {
@@ -442,16 +440,8 @@ async function main(): Promise<void> {
       'use the cluster that is up (with real nodes, REAL_NODE_REGISTRY the engine registry) and leave it running',
       false,
     )
-    .option('--print <file>', 'print the tables of an earlier report and exit')
     .parse();
   const o = program.opts<Options>();
-  if (o.print !== undefined) {
-    printReportOf('time-to-ready', o.print, (saved) => {
-      const options = saved.options as unknown as Options & { templates: Template[] };
-      console.log(summary(options, options.templates, saved.runs as RunResult[]));
-    });
-    return;
-  }
   const configs = writeSetupConfigs('time-to-ready', o);
 
   // The engine, the pause image for the nodes, the sandbox images in the registry (kept between runs).

@@ -15,7 +15,7 @@ import {
   publish,
   publishFile,
   readReport,
-  printReportOf,
+  printFile,
   startReport,
   writeReport,
   type Report,
@@ -130,35 +130,14 @@ describe('writing and reading a report', () => {
     );
   });
 
-  it("prints a report through the program's reader; refuses another scenario's", () => {
+  it("prints a report's command and tables; refuses one without tables in one line", () => {
     const path = writeReport(good(), join(dir, 'ceiling.json'), () => {});
-    const seen: string[] = [];
-    printReportOf('ceiling', path, (r) => seen.push(r.scenario));
-    expect(seen).toEqual(['ceiling']);
-    expect(() => printReportOf('cluster', path, () => {})).toThrow(
-      new ReportError(`${path}: a report of ceiling, not of cluster`),
+    expect(printFile(path)).toBe('npm run bench -- ceiling (2026-12-03T10:00:00.000Z)\n\nMine\na  b\nx  1');
+    // Regression (new-user trial): a report with no runs printed empty tables.
+    const empty = writeReport({ ...good(), runs: [], tables: [] }, join(dir, 'empty.json'), () => {});
+    expect(() => printFile(empty)).toThrow(
+      new ReportError(`${empty}: a report with no tables (its program ended before one)`),
     );
-  });
-
-  // Regression (new-user trial): a valid report whose runs the program cannot read printed a TypeError's stack.
-  it('names the file in one line when the reader meets runs of another shape', () => {
-    const path = writeReport({ ...good(), runs: [{}] }, join(dir, 'odd.json'), () => {});
-    const reader = (r: Report) => (r.runs[0] as { scale: { nodes: number } }).scale.nodes;
-    expect(() => printReportOf('ceiling', path, reader)).toThrow(ReportError);
-    expect(() => printReportOf('ceiling', path, reader)).toThrow(
-      /odd\.json: its runs or options are not those a ceiling program writes \(Cannot read properties of undefined/,
-    );
-    // a report nested deeper than the reader's stack (RangeError): one line too
-    const recurse = (n: number): number => recurse(n + 1) + 1;
-    expect(() => printReportOf('ceiling', path, () => recurse(0))).toThrow(
-      /odd\.json: its runs or options are not those a ceiling program writes \(Maximum call stack size exceeded\)/,
-    );
-    const other = new Error('disk full');
-    expect(() =>
-      printReportOf('ceiling', path, () => {
-        throw other;
-      }),
-    ).toThrow(other);
   });
 
   it('goes to .e2e-bench/SCENARIO-DATE.json by default', () => {

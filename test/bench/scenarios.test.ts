@@ -279,26 +279,6 @@ describe('each program with options', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("unknown option '--no-such-option'");
   });
-
-  // Regression (new-user trial): --print of a report that cannot be read exited 1, where --publish of it exits 2.
-  it('exits 2 in one line for a --print report that cannot be read or has no runs', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'print-'));
-    try {
-      const missing = await run([join(ROOT, 'dist/bench/cluster.js'), '--print', join(dir, 'none.json')]);
-      expect(missing.code).toBe(2);
-      expect(missing.stderr.trim().split('\n')).toHaveLength(1);
-      const empty = join(dir, 'empty.json');
-      writeReport({ ...startReport('cluster', {}), runs: [] }, empty, () => {});
-      const r = await run([join(ROOT, 'dist/bench/cluster.js'), '--print', empty]);
-      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
-        code: 2,
-        stdout: '',
-        stderr: `bench:cluster: ${empty}: a report with no runs (its program ended before one)\n`,
-      });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
 });
 
 describe('the runner (dist/bench/run.js)', () => {
@@ -441,17 +421,60 @@ describe('the runner (dist/bench/run.js)', () => {
   });
 
   // Regression (new-user trial): `cluster --publish R --dry-run` published (wrote the result file) all the same.
-  it('refuses --publish beside a scenario, --set or --dry-run, writing nothing', async () => {
+  it('refuses --publish or --print beside a scenario, --set, --dry-run or each other, writing nothing', async () => {
     for (const args of [
       ['cluster', '--publish', 'r.json'],
       ['--publish', 'r.json', '--dry-run'],
       ['--publish', 'r.json', '--set', 'pods=1'],
+      ['cluster', '--print', 'r.json'],
+      ['--print', 'r.json', '--publish', 'r.json'],
     ]) {
       const r = await run([runner, ...args]);
       expect(r.code).toBe(2);
       expect(r.stderr).toBe(
-        'bench: --publish REPORT takes no scenario, --set or --dry-run: the report names its scenario\n',
+        'bench: --print REPORT and --publish REPORT take no scenario, --set, --dry-run or each other: the report names its scenario\n',
       );
+    }
+  });
+
+  // Regression (new-user trial): --print of a report that cannot be read exited 1, where --publish of it exits 2; a
+  // report with no runs printed empty tables.
+  it('--print exits 2 in one line for a report that cannot be read or has no tables', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'print-'));
+    try {
+      const missing = await run([runner, '--print', join(dir, 'none.json')]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+      const empty = join(dir, 'empty.json');
+      writeReport({ ...startReport('cluster', {}), runs: [] }, empty, () => {});
+      const r = await run([runner, '--print', empty]);
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `bench: ${empty}: a report with no tables (its program ended before one)\n`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("--print prints a published report's tables", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'print-'));
+    try {
+      const file = join(dir, 'r.json');
+      const report = startReport('cluster', {});
+      writeReport(
+        { ...report, runs: [{}], tables: [{ id: 't', title: 'T', columns: ['a', 'b'], rows: [['x', 1]] }] },
+        file,
+        () => {},
+      );
+      const r = await run([runner, '--print', file]);
+      expect({ code: r.code, stdout: r.stdout }).toEqual({
+        code: 0,
+        stdout: `${report.command} (${report.startedAt})\n\nT\na  b\nx  1\n`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
