@@ -6,24 +6,21 @@
 # The Go module and build caches live under $SANDBOX_E2E_CACHE too, so a fresh machine is cold and a second run
 # on the same machine builds nothing (it only checks that every binary is there).
 #
-# The differential accounting oracle (tools/accounting; about 20 s to build cold) goes into a folder of its own,
-# $SANDBOX_E2E_CACHE/bin/accounting-<version>-<hash of its files>/, so neither build invalidates the other.
+# Built apart, each into a folder of its own under $SANDBOX_E2E_CACHE/bin/ (keyed by the tool's own files: lib.sh)
+# with a lock of its own, so that no build invalidates or waits for another: the differential accounting oracle
+# (tools/accounting; about 20 s cold), agent-sandbox-controller and the module's CRDs (tools/agent-sandbox; about
+# 2 min cold on 2 cores, see test/e2e/README.md), the kubelet of the real nodes (tools/kubelet; about 5 min cold on
+# 2 cores alone, less when the control plane's packages are in the cache), and two benchmark tools (npm run bench --
+# scheduler-perf, the ceiling scenario) that the e2e tier never builds.
 #
-#   test/e2e/build-tools.sh                   build what is missing
+#   test/e2e/build-tools.sh                   build what is missing (not the benchmark tools)
 #   test/e2e/build-tools.sh --print-bin       print the binary folder and exit (builds nothing)
-# agent-sandbox-controller (tools/agent-sandbox) and the module's CRDs go into
-# $SANDBOX_E2E_CACHE/bin/agent-sandbox-<version>-<hash of its go.mod/go.sum>/ in the same way, with a lock of their
-# own: about 2 min to build cold on 2 cores (see test/e2e/README.md).
-#
 #   test/e2e/build-tools.sh --accounting      build only the accounting oracle if missing; print its path
+#   test/e2e/build-tools.sh --agent-sandbox   build only agent-sandbox-controller (+ CRDs) if missing; print its path
+#   test/e2e/build-tools.sh --kubelet         build only the kubelet of the real nodes if missing; print its path
 #   test/e2e/build-tools.sh --scheduler-perf  build only kube-scheduler's scheduler_perf harness (a test binary, with
 #                                             its config and templates) if missing; print its folder
 #   test/e2e/build-tools.sh --loadgen         build only the ceiling scenario's load generator if missing; print its path
-# The last two are benchmark tools (npm run bench -- scheduler-perf, the ceiling scenario): never built by the e2e tier.
-#   test/e2e/build-tools.sh --agent-sandbox   build only agent-sandbox-controller (+ CRDs) if missing; print its path
-#   test/e2e/build-tools.sh --kubelet         build only the kubelet of the real nodes (tools/kubelet) if missing; print
-#                                             its path. Its own folder and lock, like the oracle; about 5 min cold on
-#                                             2 cores alone, less when the control plane's packages are in the cache.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -51,82 +48,95 @@ check_go_version() {
   esac
 }
 
-# The accounting oracle: its own lock, so it never waits for (or blocks) a control-plane build.
-build_accounting() {
-  [ -x "$E2E_ACCOUNTING_BIN" ] && return 0
-  mkdir -p "$E2E_CACHE"
-  exec 7>"$E2E_CACHE/accounting-build.lock"
-  flock 7
-  if [ ! -x "$E2E_ACCOUNTING_BIN" ]; then
-    check_go_version
-    local dir t0=$SECONDS
-    dir=$(dirname "$E2E_ACCOUNTING_BIN")
-    mkdir -p "$dir"
-    e2e_log "k8s-accounting: go build (test/e2e/tools/accounting) into $dir"
-    (cd "$TOOLS_DIR/accounting" && go build -trimpath -ldflags "-s -w" -o "$dir/.k8s-accounting.tmp" .) \
-      || e2e_die "building k8s-accounting failed (module test/e2e/tools/accounting); see the go output above"
-    mv -f "$dir/.k8s-accounting.tmp" "$E2E_ACCOUNTING_BIN"
-    e2e_log "k8s-accounting: done in $((SECONDS - t0))s"
-  fi
-  exec 7>&-
+# go_in MODULE WHAT GO-ARGS...: runs go in the tools module test/e2e/tools/MODULE; dies naming WHAT if that fails.
+go_in() {
+  local module=$1 what=$2; shift 2
+  (cd "$TOOLS_DIR/$module" && go "$@") \
+    || e2e_die "building $what failed (module test/e2e/tools/$module); see the go output above"
 }
+
+# module_dir MODULE GO-MODULE: the folder of GO-MODULE in the module cache, at the version tools/MODULE requires.
+module_dir() { (cd "$TOOLS_DIR/$1" && go list -m -f '{{.Dir}}' "$2"); }
+
+# copy_files WHAT FROM TO FILE...: copies each FILE (a path under FROM) into the folder TO, writable (the module
+# cache's files are read-only); dies if one is missing.
+copy_files() {
+  local what=$1 from=$2 to=$3 f; shift 3
+  for f in "$@"; do
+    [ -f "$from/$f" ] || e2e_die "$what $f not found in $from"
+    cp "$from/$f" "$to/"
+  done
+  chmod u+w "$to"/*
+}
+
+# Fail fast if a binary does not run or reports a wrong version. The output is captured first: piping it
+# into `grep -q` would let grep exit at the first match and the writer die of SIGPIPE, which pipefail
+# reports as a failure (it did, for etcd's multi-line --version).
+expect_version() { # WHAT PATTERN COMMAND...
+  local what=$1 pattern=$2 out; shift 2
+  out=$("$@" 2>&1) || e2e_die "$what failed: $out"
+  grep -qE "$pattern" <<<"$out" || e2e_die "$what: $out"
+}
+
+# build_apart MODULE WHAT DIR BUILD BINARY [FILE...]: a tool built apart (see the top of this file). Nothing happens
+# when DIR/BINARY is executable and every DIR/FILE is there; else, holding $E2E_CACHE/MODULE-build.lock, the
+# function BUILD fills DIR.partial (its one argument), which then replaces DIR whole, so that an interrupted build
+# leaves no half folder behind. WHAT names the tool in the log.
+build_apart() {
+  local module=$1 what=$2 dir=$3 build=$4 lock t0
+  shift 4
+  apart_complete "$dir" "$@" && return 0
+  mkdir -p "$E2E_CACHE"
+  exec {lock}>"$E2E_CACHE/$module-build.lock"
+  flock "$lock"
+  if ! apart_complete "$dir" "$@"; then
+    check_go_version
+    t0=$SECONDS
+    rm -rf "$dir.partial"; mkdir -p "$dir.partial"
+    e2e_log "$what: building (test/e2e/tools/$module) into $dir"
+    "$build" "$dir.partial"
+    rm -rf "$dir"; mv "$dir.partial" "$dir"
+    e2e_log "$what: done in $((SECONDS - t0))s ($(du -h "$dir/$1" | cut -f1))"
+  fi
+  exec {lock}>&-
+}
+apart_complete() { # DIR BINARY [FILE...]
+  local dir=$1 f; shift
+  [ -x "$dir/$1" ] || return 1
+  for f in "${@:2}"; do [ -f "$dir/$f" ] || return 1; done
+}
+
+# The differential accounting oracle.
+accounting_into() {
+  go_in accounting k8s-accounting build -trimpath -ldflags "-s -w" -o "$1/k8s-accounting" .
+}
+build_accounting() { build_apart accounting k8s-accounting "${E2E_ACCOUNTING_BIN%/*}" accounting_into k8s-accounting; }
 
 # agent-sandbox-controller from the Go module proxy, and the module's CRDs (data, copied as published; cluster-up.sh
-# rewrites them to serve v1beta1 only). Its own lock and folder, like the oracle.
+# rewrites them to serve v1beta1 only).
+agent_sandbox_into() {
+  go_in agent-sandbox agent-sandbox-controller build -trimpath \
+    -ldflags "-s -w -X sigs.k8s.io/agent-sandbox/internal/version.gitVersion=$AGENT_SANDBOX_VERSION" \
+    -o "$1/agent-sandbox-controller" sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
+  local src
+  src=$(module_dir agent-sandbox sigs.k8s.io/agent-sandbox)/k8s/crds
+  mkdir "$1/crds"
+  copy_files CRD "$src" "$1/crds" \
+    agents.x-k8s.io_sandboxes.yaml extensions.agents.x-k8s.io_sandboxclaims.yaml \
+    extensions.agents.x-k8s.io_sandboxtemplates.yaml extensions.agents.x-k8s.io_sandboxwarmpools.yaml
+  expect_version "agent-sandbox-controller --version" "version $AGENT_SANDBOX_VERSION " "$1/agent-sandbox-controller" --version
+}
 build_agent_sandbox() {
-  [ -x "$E2E_AGENT_SANDBOX_BIN" ] && return 0
-  mkdir -p "$E2E_CACHE"
-  exec 6>"$E2E_CACHE/agent-sandbox-build.lock"
-  flock 6
-  if [ ! -x "$E2E_AGENT_SANDBOX_BIN" ]; then
-    check_go_version
-    local dir=$E2E_AGENT_SANDBOX_DIR partial=$E2E_AGENT_SANDBOX_DIR.partial t0=$SECONDS src f
-    rm -rf "$partial"; mkdir -p "$partial/crds"
-    e2e_log "agent-sandbox-controller $AGENT_SANDBOX_VERSION: go build (test/e2e/tools/agent-sandbox) into $dir"
-    local ld="-s -w -X sigs.k8s.io/agent-sandbox/internal/version.gitVersion=$AGENT_SANDBOX_VERSION"
-    (cd "$TOOLS_DIR/agent-sandbox" && go build -trimpath -ldflags "$ld" -o "$partial/agent-sandbox-controller" \
-        sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller) \
-      || e2e_die "building agent-sandbox-controller failed (module test/e2e/tools/agent-sandbox); see the go output above"
-    src=$(cd "$TOOLS_DIR/agent-sandbox" && go list -m -f '{{.Dir}}' sigs.k8s.io/agent-sandbox)
-    for f in agents.x-k8s.io_sandboxes extensions.agents.x-k8s.io_sandboxclaims \
-             extensions.agents.x-k8s.io_sandboxtemplates extensions.agents.x-k8s.io_sandboxwarmpools; do
-      [ -f "$src/k8s/crds/$f.yaml" ] || e2e_die "CRD $f.yaml not found in $src/k8s/crds"
-      cp "$src/k8s/crds/$f.yaml" "$partial/crds/"
-    done
-    chmod u+w "$partial/crds"/*
-    local out
-    out=$("$partial/agent-sandbox-controller" --version 2>&1) || e2e_die "agent-sandbox-controller --version failed: $out"
-    grep -q "version $AGENT_SANDBOX_VERSION " <<<"$out" || e2e_die "agent-sandbox-controller --version: $out"
-    rm -rf "$dir"; mv "$partial" "$dir"
-    e2e_log "agent-sandbox-controller: done in $((SECONDS - t0))s ($(du -h "$E2E_AGENT_SANDBOX_BIN" | cut -f1))"
-  fi
-  exec 6>&-
+  build_apart agent-sandbox agent-sandbox-controller "$E2E_AGENT_SANDBOX_DIR" agent_sandbox_into agent-sandbox-controller
 }
 
-# The kubelet (tools/kubelet): the control plane's version stamps and tags (k8s_ld, k8s_tags), its own lock and folder.
-build_kubelet() {
-  [ -x "$E2E_KUBELET_BIN" ] && return 0
-  mkdir -p "$E2E_CACHE"
-  exec 5>"$E2E_CACHE/kubelet-build.lock"
-  flock 5
-  if [ ! -x "$E2E_KUBELET_BIN" ]; then
-    check_go_version
-    local dir partial t0=$SECONDS out
-    dir=$(dirname "$E2E_KUBELET_BIN"); partial=$dir.partial
-    rm -rf "$partial"; mkdir -p "$partial"
-    e2e_log "kubelet $K8S_VERSION: go build (test/e2e/tools/kubelet) into $dir"
-    (cd "$TOOLS_DIR/kubelet" && go build -trimpath -tags "$k8s_tags" -ldflags "$k8s_ld" -o "$partial/kubelet" \
-        k8s.io/kubernetes/cmd/kubelet) \
-      || e2e_die "building the kubelet failed (module test/e2e/tools/kubelet); see the go output above"
-    out=$("$partial/kubelet" --version 2>&1) || e2e_die "kubelet --version failed: $out"
-    [ "$out" = "Kubernetes $K8S_VERSION" ] || e2e_die "kubelet --version: $out"
-    rm -rf "$dir"; mv "$partial" "$dir"
-    e2e_log "kubelet: done in $((SECONDS - t0))s ($(du -h "$E2E_KUBELET_BIN" | cut -f1))"
-  fi
-  exec 5>&-
+# The kubelet (tools/kubelet), with the control plane's version stamps and tags (k8s_ld, k8s_tags).
+kubelet_into() {
+  go_in kubelet "the kubelet" build -trimpath -tags "$k8s_tags" -ldflags "$k8s_ld" -o "$1/kubelet" \
+    k8s.io/kubernetes/cmd/kubelet
+  expect_version "kubelet --version" "^Kubernetes $K8S_VERSION\$" "$1/kubelet" --version
 }
-
-if [ "${1:-}" = "--accounting" ]; then build_accounting; echo "$E2E_ACCOUNTING_BIN"; exit 0; fi
+build_kubelet() { build_apart kubelet kubelet "${E2E_KUBELET_BIN%/*}" kubelet_into kubelet; }
 
 # kube-scheduler's benchmark harness, test/integration/scheduler_perf of k8s.io/kubernetes, compiled as the test
 # binary of tools/scheduler-perf (its own go.mod: the staging replaces of tools/k8s plus the harness's test
@@ -134,55 +144,42 @@ if [ "${1:-}" = "--accounting" ]; then build_accounting; echo "$E2E_ACCOUNTING_B
 #   <folder>/scheduler-perf.test   <folder>/scheduler_perf/misc/performance-config.yaml   <folder>/scheduler_perf/templates/
 # The harness starts etcd from $PATH; the runner puts the e2e tools' etcd there. Cold: about as long as the
 # kube-apiserver build (the same dependency tree, compiled again for the test binary).
+scheduler_perf_into() {
+  local src
+  # No -trimpath: the harness's API server finds its test certificates through the absolute path of its own
+  # source file (cmd/kube-apiserver/app/testing: pkgPath), in the module cache.
+  go_in scheduler-perf "the scheduler_perf harness" test -c -o "$1/scheduler-perf.test" .
+  src=$(module_dir scheduler-perf k8s.io/kubernetes)/test/integration/scheduler_perf
+  [ -f "$src/misc/performance-config.yaml" ] || e2e_die "no misc/performance-config.yaml in $src"
+  mkdir -p "$1/scheduler_perf"
+  cp -R "$src/misc" "$src/templates" "$1/scheduler_perf/"
+  chmod -R u+w "$1/scheduler_perf"
+}
 build_scheduler_perf() {
-  local dir=$E2E_SCHEDULER_PERF_DIR
-  [ -x "$dir/scheduler-perf.test" ] && [ -f "$dir/scheduler_perf/misc/performance-config.yaml" ] && return 0
-  mkdir -p "$E2E_CACHE"
-  exec 7>"$E2E_CACHE/scheduler-perf-build.lock"
-  flock 7
-  if [ ! -x "$dir/scheduler-perf.test" ] || [ ! -f "$dir/scheduler_perf/misc/performance-config.yaml" ]; then
-    check_go_version
-    local t0=$SECONDS src
-    rm -rf "$dir.partial"; mkdir -p "$dir.partial"
-    e2e_log "scheduler-perf: go test -c (test/e2e/tools/scheduler-perf, k8s.io/kubernetes $K8S_VERSION) into $dir"
-    # No -trimpath: the harness's API server finds its test certificates through the absolute path of its own
-    # source file (cmd/kube-apiserver/app/testing: pkgPath), in the module cache.
-    (cd "$TOOLS_DIR/scheduler-perf" && go test -c -o "$dir.partial/scheduler-perf.test" .) \
-      || e2e_die "building the scheduler_perf harness failed (module test/e2e/tools/scheduler-perf); see the go output above"
-    src=$(cd "$TOOLS_DIR/scheduler-perf" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/test/integration/scheduler_perf
-    [ -f "$src/misc/performance-config.yaml" ] || e2e_die "no misc/performance-config.yaml in $src"
-    mkdir -p "$dir.partial/scheduler_perf"
-    cp -R "$src/misc" "$src/templates" "$dir.partial/scheduler_perf/"
-    chmod -R u+w "$dir.partial/scheduler_perf"
-    rm -rf "$dir"; mv "$dir.partial" "$dir"
-    e2e_log "scheduler-perf: done in $((SECONDS - t0))s ($(du -h "$dir/scheduler-perf.test" | cut -f1))"
-  fi
-  exec 7>&-
+  build_apart scheduler-perf scheduler-perf "$E2E_SCHEDULER_PERF_DIR" scheduler_perf_into \
+    scheduler-perf.test scheduler_perf/misc/performance-config.yaml
 }
 
 # The open-loop load generator of the ceiling scenario (tools/loadgen, vegeta's library); a few seconds cold.
-build_loadgen() {
-  [ -x "$E2E_LOADGEN_BIN" ] && return 0
-  check_go_version
-  local dir
-  dir=$(dirname "$E2E_LOADGEN_BIN")
-  mkdir -p "$dir"
-  e2e_log "loadgen: go build (test/e2e/tools/loadgen) into $dir"
-  (cd "$TOOLS_DIR/loadgen" && go build -trimpath -ldflags "-s -w" -o "$dir/.loadgen.tmp" .) \
-    || e2e_die "building loadgen failed (module test/e2e/tools/loadgen); see the go output above"
-  mv -f "$dir/.loadgen.tmp" "$E2E_LOADGEN_BIN"
-}
+loadgen_into() { go_in loadgen loadgen build -trimpath -ldflags "-s -w" -o "$1/loadgen" .; }
+build_loadgen() { build_apart loadgen loadgen "${E2E_LOADGEN_BIN%/*}" loadgen_into loadgen; }
 
-if [ "${1:-}" = "--scheduler-perf" ]; then build_scheduler_perf; echo "$E2E_SCHEDULER_PERF_DIR"; exit 0; fi
-if [ "${1:-}" = "--loadgen" ]; then build_loadgen; echo "$E2E_LOADGEN_BIN"; exit 0; fi
-if [ "${1:-}" = "--agent-sandbox" ]; then build_agent_sandbox; echo "$E2E_AGENT_SANDBOX_BIN"; exit 0; fi
-if [ "${1:-}" = "--kubelet" ]; then build_kubelet; echo "$E2E_KUBELET_BIN"; exit 0; fi
-if e2e_tools_complete; then build_accounting; build_agent_sandbox; build_kubelet; e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
+case "${1:-}" in
+  --accounting) build_accounting; echo "$E2E_ACCOUNTING_BIN"; exit 0;;
+  --agent-sandbox) build_agent_sandbox; echo "$E2E_AGENT_SANDBOX_BIN"; exit 0;;
+  --kubelet) build_kubelet; echo "$E2E_KUBELET_BIN"; exit 0;;
+  --scheduler-perf) build_scheduler_perf; echo "$E2E_SCHEDULER_PERF_DIR"; exit 0;;
+  --loadgen) build_loadgen; echo "$E2E_LOADGEN_BIN"; exit 0;;
+esac
+
+# The control plane is complete: only the tools built apart may be missing.
+up_to_date() { build_accounting; build_agent_sandbox; build_kubelet; e2e_log "tools up to date: $E2E_BIN"; exit 0; }
+if e2e_tools_complete; then up_to_date; fi
 
 mkdir -p "$E2E_CACHE"
 exec 9>"$E2E_CACHE/build.lock"
 flock 9                                   # one build at a time per cache
-if e2e_tools_complete; then flock -u 9; build_accounting; build_agent_sandbox; build_kubelet; e2e_log "tools up to date: $E2E_BIN"; exit 0; fi
+if e2e_tools_complete; then flock -u 9; up_to_date; fi
 check_go_version
 
 PARTIAL=$E2E_BIN.partial                 # binaries land here one by one; the folder is renamed when complete
@@ -195,8 +192,7 @@ build() {
   if [ -x "$PARTIAL/$name" ]; then e2e_log "$name: already built"; return; fi
   local t0=$SECONDS
   e2e_log "$name: go build $*"
-  (cd "$TOOLS_DIR/$dir" && go build -trimpath -ldflags "$ldflags" -o "$PARTIAL/.$name.tmp" "$@") \
-    || e2e_die "building $name failed (module test/e2e/tools/$dir); see the go output above"
+  go_in "$dir" "$name" build -trimpath -ldflags "$ldflags" -o "$PARTIAL/.$name.tmp" "$@"
   mv -f "$PARTIAL/.$name.tmp" "$PARTIAL/$name"
   e2e_log "$name: done in $((SECONDS - t0))s ($(du -h "$PARTIAL/$name" | cut -f1))"
 }
@@ -213,9 +209,8 @@ build_k8s() {
   [ "${#missing[@]}" -gt 0 ] || return 0
   e2e_log "${missing[*]}: go build -tags $k8s_tags (one build)"
   rm -rf "$PARTIAL/.k8s.tmp"; mkdir -p "$PARTIAL/.k8s.tmp"
-  (cd "$TOOLS_DIR/k8s" && go build -trimpath -ldflags "$k8s_ld" -tags "$k8s_tags" -o "$PARTIAL/.k8s.tmp/" \
-      "${missing[@]/#/k8s.io/kubernetes/cmd/}") \
-    || e2e_die "building ${missing[*]} failed (module test/e2e/tools/k8s); see the go output above"
+  go_in k8s "${missing[*]}" build -trimpath -ldflags "$k8s_ld" -tags "$k8s_tags" -o "$PARTIAL/.k8s.tmp/" \
+    "${missing[@]/#/k8s.io/kubernetes/cmd/}"
   for b in "${missing[@]}"; do mv -f "$PARTIAL/.k8s.tmp/$b" "$PARTIAL/$b"; done
   rm -rf "$PARTIAL/.k8s.tmp"
   e2e_log "${missing[*]}: done in $((SECONDS - t0))s"
@@ -244,23 +239,11 @@ wait "$other_pid" || e2e_die "the second build lane failed (accounting oracle, a
 trap - EXIT
 
 # KWOK stage files (pod/node lifecycle for the fake nodes); the standalone kwok has none built in.
-kwok_src=$(cd "$TOOLS_DIR/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+kwok_stages=$(module_dir kwok sigs.k8s.io/kwok)/kustomize/stage
 rm -rf "$PARTIAL/kwok-stages"; mkdir -p "$PARTIAL/kwok-stages"
-for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-         pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
-  [ -f "$kwok_src/kustomize/stage/$f" ] || e2e_die "KWOK stage $f not found in $kwok_src"
-  cp "$kwok_src/kustomize/stage/$f" "$PARTIAL/kwok-stages/"
-done
-chmod u+w "$PARTIAL/kwok-stages"/*
-
-# Fail fast if a binary does not run or reports a wrong version. The output is captured first: piping it
-# into `grep -q` would let grep exit at the first match and the writer die of SIGPIPE, which pipefail
-# reports as a failure (it did, for etcd's multi-line --version).
-expect_version() { # WHAT PATTERN COMMAND...
-  local what=$1 pattern=$2 out; shift 2
-  out=$("$@" 2>&1) || e2e_die "$what failed: $out"
-  grep -qE "$pattern" <<<"$out" || e2e_die "$what: $out"
-}
+copy_files "KWOK stage" "$kwok_stages" "$PARTIAL/kwok-stages" node/fast/node-initialize.yaml \
+  node/heartbeat-with-lease/node-heartbeat-with-lease.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml \
+  pod/fast/pod-delete.yaml
 expect_version "kube-apiserver --version" "^Kubernetes $K8S_VERSION\$" "$PARTIAL/kube-apiserver" --version
 expect_version "kubectl version" "Client Version: $K8S_VERSION" "$PARTIAL/kubectl" version --client
 expect_version "etcd --version" "etcd Version: ${ETCD_VERSION#v}" "$PARTIAL/etcd" --version
