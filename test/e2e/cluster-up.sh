@@ -306,10 +306,7 @@ if [ "$SANDBOX_SCHEDULER" = 1 ]; then
   [ -z "$EXTENDER_CONFIG" ] || extender+=(--config "$EXTENDER_CONFIG")
   start sandbox-extender "${extender[@]}"
   wait_for sandbox-extender "ready ($EXTENDER_MODE mode)" curl -fsS "http://127.0.0.1:$P_EXT/readyz"
-  if forbidden=$(e2e_forbidden "$LOGS/sandbox-extender.log"); then
-    echo "$forbidden" >&2
-    e2e_die "the API server refused the extender a request (above): manifests/sandbox-extender-rbac.yaml lacks a permission"
-  fi
+  e2e_die_if_forbidden "$LOGS/sandbox-extender.log" "the extender"
 fi
 
 # ---------------------------------------------------------------------------------------------- schedulers

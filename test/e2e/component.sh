@@ -100,11 +100,7 @@ restart_extender() {
   e2e_stop sandbox-extender || e2e_die "could not stop sandbox-extender"
   e2e_start sandbox-extender "${cmd[@]}"
   e2e_wait_for sandbox-extender "ready${config:+ (config $config)}" curl -fsS "$EXTENDER_URL/readyz"
-  local forbidden
-  if forbidden=$(e2e_forbidden "$E2E_LOGS/sandbox-extender.log"); then
-    echo "$forbidden" >&2
-    e2e_die "the API server refused the extender a request (above): manifests/sandbox-extender-rbac.yaml lacks a permission"
-  fi
+  e2e_die_if_forbidden "$E2E_LOGS/sandbox-extender.log" "the extender"
 }
 
 # stop_scheduler NAME LEASE: stops the scheduler and makes sure its lease names no live process.
@@ -261,11 +257,7 @@ standby_up() {
   e2e_start kube-scheduler-sandbox-standby "${cmd[@]}"
   e2e_wait_for sandbox-extender-standby "ready (standby)" curl -fsS "$ext_url/readyz"
   e2e_wait_for kube-scheduler-sandbox-standby "healthy (standby)" curl -kfsS "$sched_url/healthz"
-  local forbidden
-  if forbidden=$(e2e_forbidden "$E2E_LOGS/sandbox-extender-standby.log"); then
-    echo "$forbidden" >&2
-    e2e_die "the API server refused the standby extender a request (above)"
-  fi
+  e2e_die_if_forbidden "$E2E_LOGS/sandbox-extender-standby.log" "the standby extender"
   sed -i '/^STANDBY_\(EXTENDER\|SCHEDULER\)_URL=/d' "$ENV_FILE"
   printf 'STANDBY_EXTENDER_URL=%s\nSTANDBY_SCHEDULER_URL=%s\n' "$ext_url" "$sched_url" >>"$ENV_FILE"
   e2e_log "standby pair up: extender $ext_url, kube-scheduler $sched_url (lease kube-system/$SANDBOX_SCHEDULER_NAME held by $(lease_holder "$SANDBOX_SCHEDULER_NAME"))"

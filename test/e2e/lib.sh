@@ -193,17 +193,25 @@ e2e_stop() {
   rm -f "$f"
 }
 
-# e2e_forbidden LOGFILE: prints the lines of an extender log that show the API server refusing a request
-# (HTTP 403, "forbidden"), leaving out those logged while kube-apiserver was starting and had not loaded RBAC yet
-# (between a start and the "ready" line in its log: forbidden.mjs); true when there are any.
 # e2e_check_percentage NAME VALUE: dies unless VALUE is a percentageOfNodesToScore, an integer 0–100.
 e2e_check_percentage() {
   case "$2" in ""|*[!0-9]*) e2e_die "$1 must be an integer 0–100, not '$2'";; esac
   [ "$((10#$2))" -le 100 ] || e2e_die "$1 must be 0–100, not $2"
 }
 
+# e2e_forbidden LOGFILE: prints the lines of an extender log that show the API server refusing a request
+# (HTTP 403, "forbidden"), leaving out those logged while kube-apiserver was starting and had not loaded RBAC yet
+# (between a start and the "ready" line in its log: forbidden.mjs); true when there are any.
 e2e_forbidden() {
   node "$E2E_DIR/forbidden.mjs" "$1" "$E2E_LOGS/kube-apiserver.log"
+}
+
+# e2e_die_if_forbidden LOGFILE WHO: when there are such lines, shows them and dies (WHO: the extender that logged them).
+e2e_die_if_forbidden() {
+  local forbidden
+  forbidden=$(e2e_forbidden "$1") || return 0
+  echo "$forbidden" >&2
+  e2e_die "the API server refused $2 a request (above): manifests/sandbox-extender-rbac.yaml lacks a permission"
 }
 
 # e2e_sandbox_scheduler_config KUBECONFIG EXTENDER_URL SCHEDULER_NAME BIND(0|1) [PERCENTAGE]: prints the
