@@ -125,7 +125,12 @@ trap on_exit EXIT
 
 # start NAME COMMAND...: start the component and record its command (for component.sh restart).
 start() { e2e_save_cmd "$@"; e2e_start "$@"; }
-wait_for() { e2e_wait_for "$@"; }
+# run_logged LOG MESSAGE COMMAND...: runs COMMAND with its output appended to $LOGS/LOG.log; if it fails, shows the
+# end of that log and dies with MESSAGE.
+run_logged() {
+  local log=$LOGS/$1.log message=$2; shift 2
+  "$@" >>"$log" 2>&1 || { tail -n 40 "$log" >&2; e2e_die "$message"; }
+}
 
 # ---------------------------------------------------------------------------------------------- binaries
 "$E2E_DIR/build-tools.sh" || e2e_die "building the control-plane tools failed (see above)"
@@ -208,7 +213,7 @@ start etcd "$BIN/etcd" --name=e2e --data-dir="$S/etcd" \
   --listen-peer-urls="http://127.0.0.1:$P_ETCD_PEER" --initial-advertise-peer-urls="http://127.0.0.1:$P_ETCD_PEER" \
   --initial-cluster="e2e=http://127.0.0.1:$P_ETCD_PEER" \
   --unsafe-no-fsync --auto-compaction-retention=1 --quota-backend-bytes=8589934592
-wait_for etcd "healthy" curl -fsS "http://127.0.0.1:$P_ETCD/health"
+e2e_wait_for etcd "healthy" curl -fsS "http://127.0.0.1:$P_ETCD/health"
 
 # ---------------------------------------------------------------------------------------------- kube-apiserver
 # --endpoint-reconciler-type=none: the "kubernetes" Service would otherwise get an endpoint at the loopback
@@ -227,7 +232,7 @@ start kube-apiserver "$BIN/kube-apiserver" \
   --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
   --service-cluster-ip-range=10.96.0.0/16 --endpoint-reconciler-type=none \
   --allow-privileged=true --profiling=false
-wait_for kube-apiserver "ready" "${KUBECTL[@]}" get --raw=/readyz
+e2e_wait_for kube-apiserver "ready" "${KUBECTL[@]}" get --raw=/readyz
 
 # ---------------------------------------------------------------------------------------------- kube-controller-manager
 # Needed for the default ServiceAccount of each namespace (ServiceAccount admission), Deployments/ReplicaSets/
@@ -241,16 +246,15 @@ start kube-controller-manager "$BIN/kube-controller-manager" \
   --client-ca-file="$PKI/ca.crt" --root-ca-file="$PKI/ca.crt" \
   --service-account-private-key-file="$PKI/sa.key" --use-service-account-credentials=true \
   --leader-elect=false --profiling=false
-wait_for kube-controller-manager "healthy" curl -kfsS "https://127.0.0.1:$P_KCM/healthz"
-wait_for kube-controller-manager "created the default ServiceAccount" "${KUBECTL[@]}" -n default get serviceaccount default
+e2e_wait_for kube-controller-manager "healthy" curl -kfsS "https://127.0.0.1:$P_KCM/healthz"
+e2e_wait_for kube-controller-manager "created the default ServiceAccount" "${KUBECTL[@]}" -n default get serviceaccount default
 
 # ---------------------------------------------------------------------------------------------- nodes + KWOK
 if [ -n "$CLUSTER_NODES" ]; then node_args=(--nodes "$CLUSTER_NODES"); cluster_name="--nodes $CLUSTER_NODES"
 else node_args=("$CLUSTER"); cluster_name=${CLUSTER#"$REPO_ROOT"/}; fi
 node "$E2E_DIR/cluster-nodes.mjs" "${node_args[@]}" >"$S/nodes.json" || e2e_die "invalid cluster description $cluster_name"
 e2e_log "cluster $cluster_name: $(node "$E2E_DIR/cluster-nodes.mjs" --summary "${node_args[@]}")"
-"${KUBECTL[@]}" create -f "$S/nodes.json" >"$LOGS/create-nodes.log" 2>&1 \
-  || { tail -n 20 "$LOGS/create-nodes.log" >&2; e2e_die "creating the nodes failed"; }
+run_logged create-nodes "creating the nodes failed" "${KUBECTL[@]}" create -f "$S/nodes.json"
 
 # KWOK has no built-in stages: node-initialize (Ready, keeps the given allocatable), lease heartbeats, and for
 # pods: bound -> Running and Ready, Job pods -> Succeeded, deleting -> deleted (no kubelet would finish it).
@@ -282,7 +286,7 @@ nodes_ready() {
   ready=$("${KUBECTL[@]}" get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c '^True$')
   [ "$ready" -eq "$node_count" ]
 }
-wait_for kwok "all $node_count nodes Ready" nodes_ready
+e2e_wait_for kwok "all $node_count nodes Ready" nodes_ready
 
 # ---------------------------------------------------------------------------------------------- extender
 SNAPSHOT=
@@ -298,20 +302,20 @@ elif [ "$EXTENDER_MODE" = snapshot ]; then
 else
   # Cluster mode: the extender list+watches Nodes and Pods, binds and records Events as user sandbox-extender,
   # with only the permissions of its ClusterRole, applied before it starts so RBAC is really exercised.
-  "${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/sandbox-extender-rbac.yaml" >"$LOGS/rbac-extender.log" 2>&1 \
-    || { cat "$LOGS/rbac-extender.log" >&2; e2e_die "applying the sandbox-extender RBAC failed"; }
+  run_logged rbac-extender "applying the sandbox-extender RBAC failed" \
+    "${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/sandbox-extender-rbac.yaml"
   extender=(node "$EXTENDER_MAIN" serve --kubeconfig "$PKI/sandbox-extender.kubeconfig" --host 127.0.0.1 --port "$P_EXT")
 fi
 if [ "$SANDBOX_SCHEDULER" = 1 ]; then
   [ -z "$EXTENDER_CONFIG" ] || extender+=(--config "$EXTENDER_CONFIG")
   start sandbox-extender "${extender[@]}"
-  wait_for sandbox-extender "ready ($EXTENDER_MODE mode)" curl -fsS "http://127.0.0.1:$P_EXT/readyz"
+  e2e_wait_for sandbox-extender "ready ($EXTENDER_MODE mode)" curl -fsS "http://127.0.0.1:$P_EXT/readyz"
   e2e_die_if_forbidden "$LOGS/sandbox-extender.log" "the extender"
 fi
 
 # ---------------------------------------------------------------------------------------------- schedulers
-"${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/sandbox-scheduler-rbac.yaml" >"$LOGS/rbac.log" 2>&1 \
-  || { cat "$LOGS/rbac.log" >&2; e2e_die "applying the sandbox-scheduler RBAC failed"; }
+run_logged rbac "applying the sandbox-scheduler RBAC failed" \
+  "${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/sandbox-scheduler-rbac.yaml"
 
 SANDBOX_SCHEDULER_CONFIG=$S/kube-scheduler-sandbox.yaml
 e2e_sandbox_scheduler_config "$PKI/kube-scheduler.kubeconfig" "http://127.0.0.1:$P_EXT" "$SCHEDULER_NAME" "$EXTENDER_BIND" "$SANDBOX_PERCENTAGE" \
@@ -344,11 +348,11 @@ start_scheduler() {
 start_scheduler kube-scheduler-default "$P_SCHED_DEFAULT" "$S/kube-scheduler-default.yaml"
 lease_held() { [ -n "$("${KUBECTL[@]}" -n kube-system get lease "$1" -o 'jsonpath={.spec.holderIdentity}')" ]; }
 if [ "$SANDBOX_SCHEDULER" = 1 ]; then
-  wait_for kube-scheduler-sandbox "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED/healthz"
-  wait_for kube-scheduler-sandbox "leader (lease kube-system/$SCHEDULER_NAME)" lease_held "$SCHEDULER_NAME"
+  e2e_wait_for kube-scheduler-sandbox "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED/healthz"
+  e2e_wait_for kube-scheduler-sandbox "leader (lease kube-system/$SCHEDULER_NAME)" lease_held "$SCHEDULER_NAME"
 fi
-wait_for kube-scheduler-default "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED_DEFAULT/healthz"
-wait_for kube-scheduler-default "leader (lease kube-system/kube-scheduler)" lease_held kube-scheduler
+e2e_wait_for kube-scheduler-default "healthy" curl -kfsS "https://127.0.0.1:$P_SCHED_DEFAULT/healthz"
+e2e_wait_for kube-scheduler-default "leader (lease kube-system/kube-scheduler)" lease_held kube-scheduler
 
 # ---------------------------------------------------------------------------------------------- agent-sandbox
 # sigs.k8s.io/agent-sandbox's controller, out of cluster with the admin kubeconfig (it is not the component under
@@ -366,15 +370,15 @@ AS_METRICS_URL= AS_HEALTH_URL=
 if [ "$AGENT_SANDBOX" = 1 ]; then
   node "$E2E_DIR/agent-sandbox-crds.mjs" "$E2E_AGENT_SANDBOX_DIR"/crds/*.yaml >"$S/agent-sandbox-crds.json" \
     || e2e_die "could not read the agent-sandbox CRDs in $E2E_AGENT_SANDBOX_DIR/crds"
-  "${KUBECTL[@]}" apply --server-side -f "$S/agent-sandbox-crds.json" >"$LOGS/agent-sandbox-crds.log" 2>&1 \
-    || { cat "$LOGS/agent-sandbox-crds.log" >&2; e2e_die "applying the agent-sandbox CRDs failed"; }
-  "${KUBECTL[@]}" wait --for=condition=Established --timeout=60s -f "$S/agent-sandbox-crds.json" >>"$LOGS/agent-sandbox-crds.log" 2>&1 \
-    || { cat "$LOGS/agent-sandbox-crds.log" >&2; e2e_die "the agent-sandbox CRDs were not Established within 60 s"; }
+  run_logged agent-sandbox-crds "applying the agent-sandbox CRDs failed" \
+    "${KUBECTL[@]}" apply --server-side -f "$S/agent-sandbox-crds.json"
+  run_logged agent-sandbox-crds "the agent-sandbox CRDs were not Established within 60 s" \
+    "${KUBECTL[@]}" wait --for=condition=Established --timeout=60s -f "$S/agent-sandbox-crds.json"
   AS_METRICS_URL=http://127.0.0.1:$P_AS_METRICS AS_HEALTH_URL=http://127.0.0.1:$P_AS_HEALTH
   start agent-sandbox-controller "$E2E_AGENT_SANDBOX_BIN" --kubeconfig="$E2E_KUBECONFIG" \
     --extensions --leader-elect=false --cache-label-selectors \
     --metrics-bind-address="127.0.0.1:$P_AS_METRICS" --health-probe-bind-address="127.0.0.1:$P_AS_HEALTH"
-  wait_for agent-sandbox-controller "ready (controllers ${E2E_AGENT_SANDBOX_CONTROLLERS[*]} started)" e2e_agent_sandbox_started "$AS_HEALTH_URL"
+  e2e_wait_for agent-sandbox-controller "ready (controllers ${E2E_AGENT_SANDBOX_CONTROLLERS[*]} started)" e2e_agent_sandbox_started "$AS_HEALTH_URL"
 fi
 
 # ---------------------------------------------------------------------------------------------- real nodes
@@ -383,10 +387,10 @@ fi
 real_nodes=()
 for ((i = 0; i < REAL_NODES; i++)); do real_nodes+=("real-$i"); done
 if [ "$REAL_NODES" != 0 ]; then
-  { "${KUBECTL[@]}" -n kube-system create configmap pod-network-stand-in --from-literal=host=127.0.0.1 \
-      --from-literal=port="$P_API" \
-    && "${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/pod-network-stand-in.yaml"; } >"$LOGS/pod-network-stand-in.log" 2>&1 \
-    || { cat "$LOGS/pod-network-stand-in.log" >&2; e2e_die "applying the pod network stand-in failed"; }
+  run_logged pod-network-stand-in "applying the pod network stand-in failed" "${KUBECTL[@]}" -n kube-system \
+    create configmap pod-network-stand-in --from-literal=host=127.0.0.1 --from-literal=port="$P_API"
+  run_logged pod-network-stand-in "applying the pod network stand-in failed" \
+    "${KUBECTL[@]}" apply -f "$E2E_DIR/manifests/pod-network-stand-in.yaml"
   "$E2E_DIR/kubelet.sh" up "${real_nodes[@]}"
 fi
 
