@@ -103,6 +103,14 @@ restart_extender() {
   e2e_die_if_forbidden "$E2E_LOGS/sandbox-extender.log" "the extender"
 }
 
+# scheduler_of NAME: sets lease and url to those of kube-scheduler-sandbox or kube-scheduler-default.
+scheduler_of() {
+  case "$1" in
+    kube-scheduler-sandbox) lease=$SANDBOX_SCHEDULER_NAME url=$SANDBOX_SCHEDULER_URL;;
+    kube-scheduler-default) lease=kube-scheduler url=$DEFAULT_SCHEDULER_URL;;
+  esac
+}
+
 # stop_scheduler NAME LEASE: stops the scheduler and makes sure its lease names no live process.
 stop_scheduler() {
   local name=$1 lease=$2 old
@@ -159,7 +167,7 @@ start_apiserver() {
   local name lease url deadline
   for name in kube-scheduler-sandbox kube-scheduler-default; do
     [ -f "$E2E_CMDS/$name" ] || continue
-    case "$name" in kube-scheduler-sandbox) lease=$SANDBOX_SCHEDULER_NAME url=$SANDBOX_SCHEDULER_URL;; *) lease=kube-scheduler url=$DEFAULT_SCHEDULER_URL;; esac
+    scheduler_of "$name"
     deadline=$((SECONDS + 30))
     while [ -n "$(e2e_pid "$name")" ] && ! renewed_since "$lease" "$ready_at"; do
       [ "$SECONDS" -lt "$deadline" ] || e2e_die "$name neither renewed lease kube-system/$lease nor exited within 30 s of the API server's restart"
@@ -192,37 +200,38 @@ start_agent_sandbox() {
     e2e_agent_sandbox_started "$AGENT_SANDBOX_HEALTH_URL"
 }
 
-set_bind() {
-  local want=$1
-  [ "$want" = 0 ] || [ "$EXTENDER_MODE" = cluster ] || e2e_die "bind on needs the extender in cluster mode (EXTENDER_MODE=$EXTENDER_MODE)"
+# set_sandbox_config BIND PERCENTAGE KEY=VALUE ALREADY DONE: rewrites the sandbox scheduler's config with BIND and
+# PERCENTAGE, records KEY=VALUE in cluster.env, restarts kube-scheduler-sandbox and logs DONE; logs ALREADY instead
+# when the config is already so and the scheduler runs.
+set_sandbox_config() {
   local config
-  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "$want" "${SANDBOX_PERCENTAGE:-100}")
+  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "$1" "$2")
   if [ "$config" = "$(cat "$SANDBOX_SCHEDULER_CONFIG")" ] && [ -n "$(e2e_pid kube-scheduler-sandbox)" ]; then
-    e2e_log "bind is already $([ "$want" = 1 ] && echo on || echo off)"
+    e2e_log "$4"
     return
   fi
   printf '%s\n' "$config" >"$SANDBOX_SCHEDULER_CONFIG.tmp"
   mv "$SANDBOX_SCHEDULER_CONFIG.tmp" "$SANDBOX_SCHEDULER_CONFIG"
-  sed -i "s/^EXTENDER_BIND=.*/EXTENDER_BIND=$want/" "$ENV_FILE"
+  sed -i "s/^${3%%=*}=.*/$3/" "$ENV_FILE"
   restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL"
-  e2e_log "bind $([ "$want" = 1 ] && echo on: the extender binds || echo off: kube-scheduler binds)"
+  e2e_log "$5"
+}
+
+set_bind() {
+  local want=$1
+  [ "$want" = 0 ] || [ "$EXTENDER_MODE" = cluster ] || e2e_die "bind on needs the extender in cluster mode (EXTENDER_MODE=$EXTENDER_MODE)"
+  set_sandbox_config "$want" "${SANDBOX_PERCENTAGE:-100}" "EXTENDER_BIND=$want" \
+    "bind is already $([ "$want" = 1 ] && echo on || echo off)" \
+    "bind $([ "$want" = 1 ] && echo on: the extender binds || echo off: kube-scheduler binds)"
 }
 
 # set_percentage N: the sandbox scheduler's percentageOfNodesToScore (bind as it is), as set_bind does for bind.
 set_percentage() {
   e2e_check_percentage percentage "$1"
-  local want=$((10#$1)) config
+  local want=$((10#$1))
   [ -n "$SANDBOX_SCHEDULER_URL" ] || e2e_die "this cluster runs no sandbox-scheduler (started with SANDBOX_SCHEDULER=0)"
-  config=$(e2e_sandbox_scheduler_config "$E2E_STATE/pki/kube-scheduler.kubeconfig" "$EXTENDER_URL" "$SANDBOX_SCHEDULER_NAME" "${EXTENDER_BIND:-1}" "$want")
-  if [ "$config" = "$(cat "$SANDBOX_SCHEDULER_CONFIG")" ] && [ -n "$(e2e_pid kube-scheduler-sandbox)" ]; then
-    e2e_log "percentageOfNodesToScore is already $want"
-    return
-  fi
-  printf '%s\n' "$config" >"$SANDBOX_SCHEDULER_CONFIG.tmp"
-  mv "$SANDBOX_SCHEDULER_CONFIG.tmp" "$SANDBOX_SCHEDULER_CONFIG"
-  sed -i "s/^SANDBOX_PERCENTAGE=.*/SANDBOX_PERCENTAGE=$want/" "$ENV_FILE"
-  restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL"
-  e2e_log "percentageOfNodesToScore $want$([ "$want" = 0 ] && echo " (kube-scheduler's adaptive default)")"
+  set_sandbox_config "${EXTENDER_BIND:-1}" "$want" "SANDBOX_PERCENTAGE=$want" "percentageOfNodesToScore is already $want" \
+    "percentageOfNodesToScore $want$([ "$want" = 0 ] && echo " (kube-scheduler's adaptive default)")"
 }
 
 # The standby pair (standby up): the extender's recorded command on another port, the sandbox scheduler's on
@@ -320,8 +329,7 @@ case "${1:-}" in
         done
         set -- restart sandbox-extender
         restart_extender "$config" "$node_flags";;
-      kube-scheduler-sandbox) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-sandbox "$SANDBOX_SCHEDULER_NAME" "$SANDBOX_SCHEDULER_URL";;
-      kube-scheduler-default) [ $# -eq 2 ] || usage; restart_scheduler kube-scheduler-default kube-scheduler "$DEFAULT_SCHEDULER_URL";;
+      kube-scheduler-sandbox|kube-scheduler-default) [ $# -eq 2 ] || usage; scheduler_of "$2"; restart_scheduler "$2" "$lease" "$url";;
       kube-apiserver) [ $# -eq 2 ] || usage; stop_apiserver; start_apiserver;;
       agent-sandbox-controller) [ $# -eq 2 ] || usage; stop_agent_sandbox; start_agent_sandbox;;
       *) usage;;
@@ -329,26 +337,20 @@ case "${1:-}" in
     e2e_pid "$2";;
   stop|start)
     [ $# -eq 2 ] || usage
-    case "$2" in
-      kube-scheduler-sandbox) lease=$SANDBOX_SCHEDULER_NAME url=$SANDBOX_SCHEDULER_URL;;
-      kube-scheduler-default) lease=kube-scheduler url=$DEFAULT_SCHEDULER_URL;;
-      kube-apiserver|sandbox-extender|agent-sandbox-controller) ;;
+    case "$1 $2" in
+      "stop sandbox-extender") e2e_stop sandbox-extender || e2e_die "could not stop sandbox-extender";;
+      "start sandbox-extender")
+        [ -z "$(e2e_pid sandbox-extender)" ] || e2e_die "sandbox-extender is already running (pid $(e2e_pid sandbox-extender))"
+        restart_extender "" "";;
+      "stop kube-apiserver") stop_apiserver;;
+      "start kube-apiserver") start_apiserver;;
+      "stop agent-sandbox-controller") stop_agent_sandbox;;
+      "start agent-sandbox-controller") start_agent_sandbox;;
+      "stop kube-scheduler-sandbox"|"stop kube-scheduler-default") scheduler_of "$2"; stop_scheduler "$2" "$lease";;
+      "start kube-scheduler-sandbox"|"start kube-scheduler-default") scheduler_of "$2"; start_scheduler "$2" "$lease" "$url";;
       *) usage;;
     esac
-    if [ "$2" = sandbox-extender ]; then
-      if [ "$1" = stop ]; then e2e_stop sandbox-extender || e2e_die "could not stop sandbox-extender"
-      else
-        [ -z "$(e2e_pid sandbox-extender)" ] || e2e_die "sandbox-extender is already running (pid $(e2e_pid sandbox-extender))"
-        set -- restart sandbox-extender
-        restart_extender "" ""
-        e2e_pid sandbox-extender
-      fi
-    elif [ "$2" = kube-apiserver ]; then
-      if [ "$1" = stop ]; then stop_apiserver; else start_apiserver; e2e_pid "$2"; fi
-    elif [ "$2" = agent-sandbox-controller ]; then
-      if [ "$1" = stop ]; then stop_agent_sandbox; else start_agent_sandbox; e2e_pid "$2"; fi
-    elif [ "$1" = stop ]; then stop_scheduler "$2" "$lease"
-    else start_scheduler "$2" "$lease" "$url"; e2e_pid "$2"; fi;;
+    [ "$1" = stop ] || e2e_pid "$2";;  # start prints the new pid, stop nothing
   bind)
     [ $# -eq 2 ] || usage
     case "$2" in on) set_bind 1;; off) set_bind 0;; *) usage;; esac
