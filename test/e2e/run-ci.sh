@@ -14,16 +14,15 @@ on_exit() {
   local rc=$?
   set +e
   if [ "$rc" -ne 0 ] && [ -d "$E2E_STATE/logs" ]; then
+    local logs=() n
     for n in etcd kube-apiserver kube-controller-manager kwok snapshot-feeder sandbox-extender prometheus \
              kube-scheduler-sandbox kube-scheduler-default agent-sandbox-controller; do
-      f=$E2E_STATE/logs/$n.log
-      [ -s "$f" ] || continue
-      echo "----- last lines of ${f#"$REPO_ROOT"/}" >&2
-      tail -n 25 "$f" >&2
+      logs+=("$E2E_STATE/logs/$n.log")
     done
     # install.e2e.test.ts's cluster of its own: the real nodes and the README block's transcript.
-    for f in "$REPO_ROOT"/.cache/e2e-install/logs/{kubelet-real-*,containerd-real-*}.log \
-             "$REPO_ROOT"/.cache/e2e-install/logs/readme-helm-block.txt; do
+    logs+=("$REPO_ROOT"/.cache/e2e-install/logs/{kubelet-real-*,containerd-real-*}.log
+           "$REPO_ROOT"/.cache/e2e-install/logs/readme-helm-block.txt)
+    for f in "${logs[@]}"; do
       [ -s "$f" ] || continue
       echo "----- last lines of ${f#"$REPO_ROOT"/}" >&2
       tail -n 25 "$f" >&2
