@@ -41,12 +41,6 @@ for m in "${MODULES[@]}"; do
 done
 wanted() { [[ " ${MODULES[*]} " == *" $1 "* ]]; }
 
-fresh() { # dir module-path
-  rm -f "$HERE/$1/go.mod" "$HERE/$1/go.sum"
-  mkdir -p "$HERE/$1"
-  printf 'module %s\n\ngo %s\n' "$2" "$GO_LINE" >"$HERE/$1/go.mod"
-}
-
 # The go.mod of k8s.io/kubernetes at the pinned version, from the module cache (downloaded through the proxy).
 kk_mod() {
   local f
@@ -57,7 +51,7 @@ kk_mod() {
 
 # add_staging_replaces DIR: one replace line per staging module of k8s.io/kubernetes, at the published tag.
 add_staging_replaces() {
-  local mod staging
+  local mod staging m
   mod=$(kk_mod "$1")
   staging=$(sed -n 's|^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/k8s.io/.*|\1|p' "$mod")
   [ -n "$staging" ] || { echo "no staging replace lines found in $mod" >&2; exit 1; }
@@ -81,64 +75,40 @@ check_no_drift() {
   if [ -n "$drift" ]; then echo "$1 tools module drifted from k8s.io/kubernetes's versions:" >&2; echo "$drift" >&2; exit 1; fi
 }
 
-# --- k8s ---
-if wanted k8s; then
-  fresh k8s sandbox-extender.invalid/e2e-tools/k8s
-  add_staging_replaces k8s
-  (cd "$HERE/k8s" && go get -tool \
-    "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" \
-    "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION" \
-    "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" \
-    "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION" && go mod tidy)
-  check_no_drift k8s
-fi
+# regenerate DIR [--staging] GO-GET-ARGS...: DIR/go.mod anew (module sandbox-extender.invalid/e2e-tools/DIR; any Go
+# source in DIR is kept), then go get GO-GET-ARGS and go mod tidy. With --staging: k8s.io/kubernetes's staging
+# replace lines first, check_no_drift last.
+regenerate() {
+  local dir=$1 staging=0; shift
+  if [ "$1" = --staging ]; then staging=1; shift; fi
+  rm -f "$HERE/$dir/go.mod" "$HERE/$dir/go.sum"
+  mkdir -p "$HERE/$dir"
+  printf 'module %s\n\ngo %s\n' "sandbox-extender.invalid/e2e-tools/$dir" "$GO_LINE" >"$HERE/$dir/go.mod"
+  [ "$staging" = 0 ] || add_staging_replaces "$dir"
+  (cd "$HERE/$dir" && go get "$@" && go mod tidy)
+  [ "$staging" = 0 ] || check_no_drift "$dir"
+}
 
-# --- kubelet ---
-if wanted kubelet; then
-  fresh kubelet sandbox-extender.invalid/e2e-tools/kubelet
-  add_staging_replaces kubelet
-  (cd "$HERE/kubelet" && go get -tool "k8s.io/kubernetes/cmd/kubelet@$K8S_VERSION" && go mod tidy)
-  check_no_drift kubelet
-fi
-
-# --- etcd ---
-if wanted etcd; then
-  fresh etcd sandbox-extender.invalid/e2e-tools/etcd
-  (cd "$HERE/etcd" && go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" && go mod tidy)
-fi
-
-# --- kwok ---
-if wanted kwok; then
-  fresh kwok sandbox-extender.invalid/e2e-tools/kwok
-  (cd "$HERE/kwok" && go get -tool "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" && go mod tidy)
-fi
-
-# --- helm ---
-if wanted helm; then
-  fresh helm sandbox-extender.invalid/e2e-tools/helm
-  (cd "$HERE/helm" && go get -tool "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" && go mod tidy)
-fi
-
-# --- agent-sandbox --- (version: AGENT_SANDBOX_VERSION, else the require line of its current go.mod)
-if wanted agent-sandbox; then
-  as_version=${AGENT_SANDBOX_VERSION:-$(sed -n 's|^[[:space:]]*sigs.k8s.io/agent-sandbox \(v[^ ]*\).*|\1|p' "$HERE/agent-sandbox/go.mod" 2>/dev/null)}
-  [ -n "$as_version" ] || { echo "no agent-sandbox version: set AGENT_SANDBOX_VERSION" >&2; exit 1; }
-  fresh agent-sandbox sandbox-extender.invalid/e2e-tools/agent-sandbox
-  (cd "$HERE/agent-sandbox" && go get -tool "sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller@$as_version" && go mod tidy)
-fi
-
-# --- scheduler-perf --- (its Go source, perf_test.go, is kept; go mod tidy adds the harness's test dependencies)
-if wanted scheduler-perf; then
-  fresh scheduler-perf sandbox-extender.invalid/e2e-tools/scheduler-perf
-  add_staging_replaces scheduler-perf
-  (cd "$HERE/scheduler-perf" && go get "k8s.io/kubernetes@$K8S_VERSION" && go mod tidy)
-  check_no_drift scheduler-perf
-fi
-
-# --- loadgen --- (its Go source, main.go, is kept)
-if wanted loadgen; then
-  fresh loadgen sandbox-extender.invalid/e2e-tools/loadgen
-  (cd "$HERE/loadgen" && go get "github.com/tsenart/vegeta/v12@$VEGETA_VERSION" && go mod tidy)
-fi
+for m in "${ALL_MODULES[@]}"; do
+  wanted "$m" || continue
+  case "$m" in
+    k8s) regenerate k8s --staging -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" \
+           "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION" "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" \
+           "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION";;
+    kubelet) regenerate kubelet --staging -tool "k8s.io/kubernetes/cmd/kubelet@$K8S_VERSION";;
+    etcd) regenerate etcd -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION";;
+    kwok) regenerate kwok -tool "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION";;
+    helm) regenerate helm -tool "helm.sh/helm/v3/cmd/helm@$HELM_VERSION";;
+    # Its Go source, perf_test.go, is kept; go mod tidy adds the harness's test dependencies.
+    scheduler-perf) regenerate scheduler-perf --staging "k8s.io/kubernetes@$K8S_VERSION";;
+    # Its Go source, main.go, is kept.
+    loadgen) regenerate loadgen "github.com/tsenart/vegeta/v12@$VEGETA_VERSION";;
+    # The version: AGENT_SANDBOX_VERSION, else the require line of its current go.mod.
+    agent-sandbox)
+      as_version=${AGENT_SANDBOX_VERSION:-$(sed -n 's|^[[:space:]]*sigs.k8s.io/agent-sandbox \(v[^ ]*\).*|\1|p' "$HERE/agent-sandbox/go.mod" 2>/dev/null)}
+      [ -n "$as_version" ] || { echo "no agent-sandbox version: set AGENT_SANDBOX_VERSION" >&2; exit 1; }
+      regenerate agent-sandbox -tool "sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller@$as_version";;
+  esac
+done
 
 echo "tools modules regenerated (${MODULES[*]}); commit their go.mod and go.sum"
