@@ -315,10 +315,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
   }
   const names = scenarioNames();
-  if (!name || !names.includes(name)) {
-    process.stderr.write(
-      `bench: ${name ? `no scenario ${name}.` : 'which scenario?'} The scenarios (bench/scenarios/):\n${listing()}\n`,
-    );
+  if (!name) {
+    process.stderr.write(`bench: which scenario? The scenarios (bench/scenarios/):\n${listing()}\n`);
+    return 2;
+  }
+  if (!names.includes(name)) {
+    process.stderr.write(`bench: no scenario ${name}; the scenarios: ${names.join(', ')} (--list describes them)\n`);
     return 2;
   }
   let inv: Invocation;

@@ -393,11 +393,16 @@ describe('the runner (dist/bench/run.js)', () => {
     );
   });
 
-  it('exits 2 with the list for an unknown scenario, and lists them with --list', async () => {
+  // Regression (new-user trial): a mistyped scenario printed the whole listing, 27 lines, after its error.
+  it('exits 2 naming the scenarios in one line for an unknown one, lists them with --list or none', async () => {
     const unknown = await run([runner, 'clustr']);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('no scenario clustr');
-    expect(unknown.stderr).toMatch(/^cluster +sandbox-scheduler against/m);
+    expect({ code: unknown.code, stderr: unknown.stderr }).toEqual({
+      code: 2,
+      stderr: `bench: no scenario clustr; the scenarios: ${names.join(', ')} (--list describes them)\n`,
+    });
+    const none = await run([runner]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^cluster +sandbox-scheduler against/m);
     const list = await run([runner, '--list']);
     expect(list.code).toBe(0);
     expect(list.stdout.split('\n').filter((l) => /^\S/.test(l))).toHaveLength(names.length);
