@@ -23,7 +23,7 @@ import {
   type PodEventType,
 } from '../test/e2e/kit/adminClient.js';
 import { log, readClusterEnv, script, sleep, type ClusterEnv } from '../test/e2e/kit/controlPlane.js';
-import { clusterNodes, exitOnUsage, goDuration, positiveInt, quantity } from './cliOptions.js';
+import { clusterNodes, exitOnUsage, goDuration, listOf, oneOf, positiveInt, quantity } from './cliOptions.js';
 import { exitWith, startReport, tableOf, textTable, writeReport } from './report.js';
 import { StartingTracker, distribution, type Distribution } from './startingStats.js';
 
@@ -45,7 +45,7 @@ interface Options {
   runs: number;
   first: 'sandbox' | 'default';
   concurrency: number;
-  kinds: string;
+  kinds: Kind[];
   reuse: boolean;
 }
 
@@ -269,7 +269,10 @@ async function main(): Promise<void> {
         .choices(['sandbox', 'default'])
         .default('sandbox'),
     )
-    .option('--kinds <list>', 'pool, claims or both (comma-separated)', 'pool,claims')
+    .option('--kinds <list>', 'pool, claims or both (comma-separated)', listOf(oneOf(['pool', 'claims'] as const)), [
+      'pool',
+      'claims',
+    ] as Kind[])
     .option('--concurrency <n>', 'claim creates in flight', positiveInt, 32)
     .option(
       '--reuse',
@@ -278,9 +281,7 @@ async function main(): Promise<void> {
     )
     .parse();
   const o = program.opts<Options>();
-  const kinds = o.kinds.split(',').map((s) => s.trim());
-  if (kinds.length === 0 || kinds.some((x) => x !== 'pool' && x !== 'claims'))
-    program.error(`--kinds: pool, claims or both, not ${o.kinds}`);
+  const kinds = o.kinds;
   const report = startReport('agent-sandbox', o);
   if (!o.reuse) {
     await script('cluster-up.sh', [], {
@@ -319,7 +320,7 @@ async function main(): Promise<void> {
     log(
       `${nodes.length} nodes; pods of ${o.podCpu} / ${o.podMemory}, Ready ${env.KWOK_POD_READY_DELAY_MS ?? '?'} ms after binding`,
     );
-    for (const kind of kinds as Kind[]) {
+    for (const kind of kinds) {
       for (let run = 1; run <= o.runs; run++) {
         // ABBA: the first run after cluster start-up is the slowest (warm-up), and the machine drifts; flipping the
         // order each run spreads both over the two schedulers.

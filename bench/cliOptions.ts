@@ -19,6 +19,13 @@ export function nonNegative(v: string): number {
   return n;
 }
 
+/** commander's parser of a share such as a pressure band: a number 0–1. @throws InvalidArgumentError otherwise. */
+export function fraction(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('expected a number 0–1');
+  return n;
+}
+
 /** commander's parser of a port option. @throws InvalidArgumentError unless `v` is a TCP port, 1–65535, in decimal digits. */
 export function tcpPort(v: string): number {
   if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535)

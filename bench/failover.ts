@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import type { Node, Pod } from '../src/core/objects/kubeObjects.js';
 import {
   benchPod,
@@ -237,7 +237,7 @@ export function takeoverTable(r: Awaited<ReturnType<typeof run>>, title: string)
 }
 
 async function main(): Promise<void> {
-  const o = new Command('bench:failover')
+  const program = new Command('bench:failover')
     .exitOverride(exitOnUsage)
     .description('Leader failover mid-burst with two sandbox-scheduler + extender pairs (see bench/failover.ts)')
     .option('--nodes <shape>', 'CLUSTER_NODES of the cluster', clusterNodes, '100x32/128Gi')
@@ -248,9 +248,9 @@ async function main(): Promise<void> {
     .option('--concurrency <n>', 'creates in flight', positiveInt, 32)
     .option('--reuse', 'use the running cluster and leave it up', false)
     .option('--out <file>', 'the report (default .e2e-bench/failover-DATE.json; bench/report.ts)')
-    .parse(['node', 'bench:failover', ...process.argv.slice(2)])
-    .opts<Options>();
-  if (o.killAt >= o.pods) throw new InvalidArgumentError('--kill-at must be below --pods');
+    .parse(['node', 'bench:failover', ...process.argv.slice(2)]);
+  const o = program.opts<Options>();
+  if (o.killAt >= o.pods) program.error('error: --kill-at must be below --pods');
   const report = startReport('failover', o);
   if (!o.reuse) {
     log(`cluster up: ${o.nodes}`);

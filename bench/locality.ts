@@ -39,6 +39,7 @@ import {
   listOf,
   nonNegative,
   oneOf,
+  fraction,
   positive,
   positiveInt,
   quantity,
@@ -375,7 +376,7 @@ async function main(): Promise<void> {
     .option(
       '--seed-share <x>',
       'share of the nodes holding each image at first (0: none; else at least one node)',
-      nonNegative,
+      fraction,
       0.05,
     )
     .option('--pod-cpu <q>', 'cpu request (= limit) per pod', quantity, '500m')
@@ -384,7 +385,7 @@ async function main(): Promise<void> {
     .option('--warm-start-ms <ms>', 'bind → Ready with the image on the node', positiveInt, 1000)
     .option('--slope-ms <ms>', 'added per sandbox already starting on the node', nonNegative, 250)
     .option('--per-node <n>', 'startingLimit.perNode of the limit setups', positiveInt, 4)
-    .option('--band <x>', 'locality.pressureBand of the locality-on setups', nonNegative, 0.05)
+    .option('--band <x>', 'locality.pressureBand of the locality-on setups', fraction, 0.05)
     .option('--runs <n>', 'runs per setup', positiveInt, 1)
     .option('--setups <list>', `which setups, in this order each run (${SETUPS.join(',')})`, listOf(oneOf(SETUPS)), [
       ...SETUPS,
@@ -398,6 +399,7 @@ async function main(): Promise<void> {
     )
     .parse();
   const o = program.opts<Options>();
+  if (o.imageMinGib > o.imageMaxGib) program.error('error: --image-min-gib must not exceed --image-max-gib');
   const configs = writeSetupConfigs('locality', o);
   if (!o.reuse)
     await script('cluster-up.sh', [], {

@@ -1,17 +1,24 @@
 /**
  * `npm run bench:render`: rewrites the results regions of README.md and docs/benchmarks.md from bench/results/*.json
- * (bench/results.ts). `--check` writes nothing and exits 1 when a region differs. Run from the checkout's root.
+ * (bench/results.ts). `--check` writes nothing and exits 1 when a region differs.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Command } from 'commander';
+import { exitOnUsage } from './cliOptions.js';
+import { ROOT } from './report.js';
 import { RENDERED_FILES, fillRegions, loadResults } from './results.js';
 
-const root = process.cwd();
-const check = process.argv.includes('--check');
-const results = loadResults(root);
+const { check } = new Command('bench:render')
+  .exitOverride(exitOnUsage)
+  .description(`rewrites the results regions of ${RENDERED_FILES.join(' and ')} from bench/results/`)
+  .option('--check', 'write nothing; exit 1 when a region differs', false)
+  .parse()
+  .opts<{ check: boolean }>();
+const results = loadResults(ROOT);
 let stale = 0;
 for (const file of RENDERED_FILES) {
-  const path = join(root, file);
+  const path = join(ROOT, file);
   const before = readFileSync(path, 'utf8');
   const after = fillRegions(before, results, file);
   if (after === before) continue;

@@ -245,6 +245,12 @@ async function tools(): Promise<Tools> {
   return { harnessDir, e2eBin, upstream };
 }
 
+/** A workload of --workloads: upstream's, or one added here with its parameters (ADDED_WORKLOADS). */
+function choiceOf(workload: string): WorkloadChoice {
+  const params = ADDED_WORKLOADS[workload];
+  return { ...parseWorkloadId(workload), ...(params ? { params } : {}) };
+}
+
 /** Runs the harness on one workload and variant; its files go to `dir`. */
 async function runOne(
   t: Tools,
@@ -258,8 +264,8 @@ async function runOne(
   const dir = join(outDir, `run${run}-${safeName(workload)}-${variant}`);
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir, { recursive: true });
-  const id = parseWorkloadId(workload);
-  const choice: WorkloadChoice = { ...id, ...(ADDED_WORKLOADS[workload] ? { params: ADDED_WORKLOADS[workload] } : {}) };
+  const choice = choiceOf(workload);
+  const id = { testCase: choice.testCase, workload: choice.workload };
 
   const args = [
     '-test.run=^$',
@@ -516,6 +522,15 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const say = (s: string) => process.stdout.write(`${s}\n`);
   const t = await tools();
+  // A workload the harness does not have is refused before any run: its config is known once the harness is built.
+  for (const workload of opts.workloads) {
+    try {
+      derivePerfConfig(t.upstream, choiceOf(workload));
+    } catch (err) {
+      process.stderr.write(`bench:scheduler-perf: --workloads: ${(err as Error).message}\n`);
+      process.exit(2);
+    }
+  }
   const report = startReport('scheduler-perf', opts);
   // a folder per report: the report (report.json) beside each run's data
   const outDir = opts.out ? resolve(opts.out) : defaultReportPath(report, REPO_ROOT).replace(/\.json$/, '');

@@ -22,16 +22,7 @@ import {
   untaintNodes,
 } from '../test/e2e/kit/adminClient.js';
 import { log, nowMs, readClusterEnv, REPO_ROOT, script, STATE_DIR, waitUntil } from '../test/e2e/kit/controlPlane.js';
-import {
-  clusterNodes,
-  exitOnUsage,
-  listOf,
-  nonNegative,
-  oneOf,
-  positive,
-  positiveInt,
-  quantity,
-} from './cliOptions.js';
+import { clusterNodes, exitOnUsage, listOf, oneOf, fraction, positive, positiveInt, quantity } from './cliOptions.js';
 import { drawFrom, zipfCdf } from './imageCache.js';
 import { ProcWatch, type CpuReport } from './procWatch.js';
 import { StartingTracker } from './startingStats.js';
@@ -429,7 +420,7 @@ async function main(): Promise<void> {
     .option('--pod-cpu <q>', 'cpu request (= limit) per pod', quantity, '25m')
     .option('--pod-memory <q>', 'memory request (= limit) per pod', quantity, '64Mi')
     .option('--per-node <n>', 'startingLimit.perNode of the limit setups', positiveInt, 4)
-    .option('--band <x>', 'locality.pressureBand of the locality-on setups', nonNegative, 0.05)
+    .option('--band <x>', 'locality.pressureBand of the locality-on setups', fraction, 0.05)
     .option('--runs <n>', 'rounds (each: every cache state × every setup)', positiveInt, 1)
     .option('--setups <list>', `setups, in this order (${SETUPS.join(',')})`, listOf(oneOf(SETUPS)), [...SETUPS])
     .option('--caches <list>', `cache states, in this order (${CACHES.join(',')})`, listOf(oneOf(CACHES)), [...CACHES])

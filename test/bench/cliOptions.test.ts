@@ -3,6 +3,7 @@ import { InvalidArgumentError } from 'commander';
 import {
   clusterNodes,
   existingFile,
+  fraction,
   goDuration,
   intAtLeast,
   listOf,
@@ -108,6 +109,16 @@ describe("the bench programs' option parsers", () => {
       expect([v, takes(clusterNodes, v)]).toEqual([v, takes(parseShorthand, v)]);
     expect(takes(parseShorthand, '10x16/1.2.3Gi')).toBe(true);
     expect(takes(clusterNodes, '10x16/1.2.3Gi')).toBe(false);
+  });
+
+  it('take a share 0–1', () => {
+    for (const [good, value] of [
+      ['0', 0],
+      ['0.05', 0.05],
+      ['1', 1],
+    ] as const)
+      expect(fraction(good)).toBe(value);
+    for (const bad of ['-0.1', '1.5', '5', 'x', '', ' ']) expect(() => fraction(bad)).toThrow('expected a number 0–1');
   });
 
   it('take a Go duration', () => {

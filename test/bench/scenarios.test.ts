@@ -124,7 +124,7 @@ describe('the scenario files', () => {
       ['shared', '--pod-cpu <q>', '-1', 'expected a quantity above 0'],
       ['failover', '--nodes <shape>', 'banana', 'entry 1 "banana": expected [COUNTx]CPUS[/MEMORY], e.g. 1000x32/128Gi'],
       ['pending', '--hopeless-memory <q>', 'lots', 'expected a Kubernetes quantity, e.g. 250m or 512Mi'],
-      ['locality', '--band <x>', 'abc', 'expected a number ≥ 0'],
+      ['locality', '--band <x>', 'abc', 'expected a number 0–1'],
       ['memory', '--extender-config <file>', '/nope.yaml', 'no such file: /nope.yaml'],
       ['ceiling', '--nodes <counts>', 'x', 'expected an integer ≥ 1'],
     ]) {
@@ -378,10 +378,30 @@ describe('the runner (dist/bench/run.js)', () => {
       ['ceiling', 'precision=5', 'expected a number in (0, 1]'],
       ['ceiling', 'max-steps=2.5', 'expected an integer ≥ 1'],
       ['cluster', 'modes=,', 'expected a comma-separated list of at least one item'],
+      // Regression (new-user trial): a band or seed share above 1 and an unknown kind passed the dry run; the band
+      // reached the extender's config (0–1) only once a 1,000-node cluster was up.
+      ['locality', 'band=5', 'expected a number 0–1'],
+      ['locality', 'seed-share=2', 'expected a number 0–1'],
+      ['time-to-ready', 'band=1.5', 'expected a number 0–1'],
+      ['agent-sandbox', 'kinds=bogus', 'expected one of pool, claims'],
     ] as const) {
       const r = await run([runner, scenario, '--set', set, '--dry-run']);
       expect({ set, code: r.code, refused: r.stderr.includes(message) }).toEqual({ set, code: 2, refused: true });
     }
+  });
+
+  // Regression (new-user trial): --kill-at at or above --pods ended in a stack trace, exit 1; a smallest image larger
+  // than the largest was taken; the render program ran (and could rewrite the docs) on --help or a bogus option.
+  it('the programs refuse values that contradict each other in one line, exit 2, and render takes options', async () => {
+    const failover = await run([join(ROOT, 'dist/bench/failover.js'), '--pods', '10', '--kill-at', '10']);
+    expect([failover.code, failover.stderr]).toEqual([2, 'error: --kill-at must be below --pods\n']);
+    const locality = await run([join(ROOT, 'dist/bench/locality.js'), '--image-min-gib', '5', '--image-max-gib', '1']);
+    expect([locality.code, locality.stderr]).toEqual([2, 'error: --image-min-gib must not exceed --image-max-gib\n']);
+    const render = join(ROOT, 'dist/bench/resultsRender.js');
+    const help = await run([render, '--help']);
+    expect([help.code, help.stdout.startsWith('Usage: bench:render')]).toEqual([0, true]);
+    const bogus = await run([render, '--bogus']);
+    expect([bogus.code, bogus.stdout, bogus.stderr]).toEqual([2, '', "error: unknown option '--bogus'\n"]);
   });
 
   it('--dry-run of the verbs program prints the command and does not start it', async () => {
