@@ -68,14 +68,14 @@ export async function snapshotSource(
       'snapshot loaded',
     );
   };
-  const failed = (err: unknown) => {
+  const failed = (err: unknown, what = 'snapshot not loaded; keeping the previous state') => {
     metrics.snapshotLoads.inc({ result: 'error' });
-    logger.error({ snapshot: path, err: (err as Error).message }, 'snapshot not loaded; keeping the previous state');
+    logger.error({ snapshot: path, err: (err as Error).message }, what);
   };
   try {
     await load();
   } catch (err) {
-    failed(err);
+    failed(err, 'snapshot not loaded; not starting');
     throw err instanceof SnapshotError
       ? new SnapshotError(`cannot start: the snapshot ${path} could not be loaded: ${err.message}`)
       : err;

@@ -490,6 +490,9 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
     const result = run(['serve', '--snapshot', PODS, '--port', '0']);
     expect(result.stderr).toContain(`sandbox-extender: cannot start: the snapshot ${PODS} could not be loaded`);
     expect(result.status).toBe(2);
+    // Regression (new-user trial): the log said "keeping the previous state" where there was none yet.
+    expect(`${result.stdout}${result.stderr}`).toContain('"msg":"snapshot not loaded; not starting"');
+    expect(`${result.stdout}${result.stderr}`).not.toContain('keeping the previous state');
   });
 
   it('serve --snapshot with a missing file exits 2 at once', () => {
