@@ -4,7 +4,13 @@
  * Secret) is used for new connections without a restart.
  */
 import { MAX_BYTES, readFileBounded } from '../fileRead.js';
-import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
@@ -125,6 +131,7 @@ function answering(socket: TrackedSocket): boolean {
  * refused bytes is still being answered on that connection, nothing is written (the client would read it as that
  * request's answer) and the connection is dropped: that reply is not delivered, and what its decision reserved is
  * released (verbEdge.ts, VerbReply.undelivered). A request refused while its own body arrives (a timeout) is answered.
+ * A request whose Expect header is not 100-continue is answered 417 in the same shape.
  */
 function answerClientError(
   server: Server,
@@ -156,6 +163,19 @@ function answerClientError(
     );
     // Answered here, not by a route: counted under verb "other" (the request line may not even have been read).
     metrics.requests.inc({ verb: 'other', code: String(reply.status) });
+  });
+  // An Expect header other than 100-continue: Node answers 417 itself, with an empty body, unless told how.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const message = `the request's Expect header (${req.headers.expect}) is not supported; only 100-continue is`;
+    requestLog?.note({ reason: 'invalid_http', message }, req.socket.remoteAddress, { status: 417 });
+    const body = `${JSON.stringify({ Error: `sandbox-extender: ${message}` })}\n`;
+    res.writeHead(417, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      Connection: 'close',
+    });
+    res.end(body);
+    metrics.requests.inc({ verb: 'other', code: '417' });
   });
 }
 

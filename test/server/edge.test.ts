@@ -116,6 +116,23 @@ describe('the socket edge', () => {
     expect(reservations()).toBe(before);
   });
 
+  // Regression (new-user trial): Node answered an unknown Expect header 417 itself, with an empty body.
+  it('an Expect header other than 100-continue: 417 in the extender shape, counted; the server carries on', async () => {
+    const text = filterRequest('expect');
+    const counted = await metricValue('sandbox_extender_http_requests_total', { verb: 'other', code: '417' });
+    const before = reservations();
+    const reply = await exchange(post('/filter', text).replace('\r\n\r\n', '\r\nExpect: bogus\r\n\r\n') + text);
+    expect(statusLine(reply)).toBe('HTTP/1.1 417 Expectation Failed');
+    expect(reply).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+    expect(errorOf(reply)).toBe(
+      "sandbox-extender: the request's Expect header (bogus) is not supported; only 100-continue is",
+    );
+    expect(body(reply).endsWith('}\n')).toBe(true);
+    expect(await metricValue('sandbox_extender_http_requests_total', { verb: 'other', code: '417' })).toBe(counted + 1);
+    expect(reservations()).toBe(before);
+    expect(statusLine(await exchange(post('/filter', text) + text))).toBe('HTTP/1.1 200 OK');
+  });
+
   it('a body that stalls is answered 408 after server.requestTimeoutSeconds and the connection closed; the server carries on', async () => {
     const text = filterRequest('stalled');
     const counted = await metricValue('sandbox_extender_http_requests_total', { verb: 'other', code: '408' });
