@@ -82,7 +82,7 @@ function parseListing(text: string, source: string): Snapshot {
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw new SnapshotError(
-      `${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${Array.isArray(doc) ? 'an array' : typeof doc === 'string' ? 'plain text' : String(doc)}`,
+      `${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${Array.isArray(doc) ? 'an array' : typeof doc === 'string' ? 'plain text' : doc == null ? 'an empty document' : String(doc)}`,
     );
   }
   const items = (doc as { items?: unknown }).items;
@@ -152,7 +152,7 @@ function regularFile(path: string): void {
 }
 
 /** The first bytes of a file: whether it starts with a UTF-8 byte-order mark, and whether it is JSON. */
-function sniff(path: string): { bom: boolean; json: boolean } {
+function sniff(path: string): { bom: boolean; json: boolean; array: boolean } {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -163,7 +163,8 @@ function sniff(path: string): { bom: boolean; json: boolean } {
     const head = Buffer.alloc(4096);
     const n = readSync(fd, head, 0, head.length, 0);
     const bom = n >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
-    return { bom, json: /^\s*[{[]/.test(head.subarray(bom ? 3 : 0, n).toString('utf8')) };
+    const first = /^\s*([{[])/.exec(head.subarray(bom ? 3 : 0, n).toString('utf8'))?.[1];
+    return { bom, json: first !== undefined, array: first === '[' };
   } finally {
     closeSync(fd);
   }
@@ -183,7 +184,7 @@ export async function readSnapshotRecords(
 ): Promise<ListingReader> {
   const reader = new ListingReader(dims, options);
   regularFile(path);
-  const { bom, json } = sniff(path);
+  const { bom, json, array } = sniff(path);
   if (!json) {
     const listing = readSnapshot(path);
     for (const node of listing.nodes) reader.addNode(node);
@@ -230,7 +231,7 @@ export async function readSnapshotRecords(
     input.pipe(guard).pipe(parser);
   });
   if (!itemsInArray || !LIST_KINDS.includes(String(kind)))
-    throw new SnapshotError(`${path}: ${EXPECTED}, got kind ${JSON.stringify(kind ?? null)}`);
+    throw new SnapshotError(`${path}: ${EXPECTED}, got ${array ? 'an array' : `kind ${JSON.stringify(kind ?? null)}`}`);
   const listKind = kind === 'NodeList' ? 'Node' : kind === 'PodList' ? 'Pod' : undefined;
   for (const item of untyped) add(item, listKind);
   if (reader.nodes.length + reader.keptNodes.size === 0)

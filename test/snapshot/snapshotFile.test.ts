@@ -194,7 +194,7 @@ describe('parseSnapshot', () => {
 
   it.each([
     ['a bare JSON array of objects', JSON.stringify(exampleList().items), 'an array'],
-    ['an empty file', '', 'null'],
+    ['an empty file', '', 'an empty document'],
     ['a YAML scalar', 'hello\n', 'plain text'],
   ])('%s is rejected with a clear message', (_name, text, what) => {
     const err = snapshotError(() => parseSnapshot(text, 'cluster.json'));
@@ -332,7 +332,9 @@ describe('readSnapshotRecords (the streaming reader serve uses)', () => {
 
   it.each([
     ['a truncated file', () => snapshotText.slice(0, snapshotText.length / 2), /: not valid JSON: /],
-    ['an array', () => '[1, 2]', /expected a v1 List of Nodes and Pods .*, got kind null/],
+    // Regression (new-user trial): an array was "got kind null" here and "got an array" in rank; an empty file "got null".
+    ['an array', () => '[1, 2]', /expected a v1 List of Nodes and Pods .*, got an array$/],
+    ['an empty file', () => '', /expected a v1 List of Nodes and Pods .*, got an empty document$/],
     [
       'items that are an object',
       () => JSON.stringify({ kind: 'List', items: { a: exampleList().items[0] } }),
