@@ -357,8 +357,17 @@ function readPod(path: string): Pod {
   } catch (err) {
     throw new UsageError(`--pod ${path}: ${(err as Error).message}`);
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || (doc.kind && doc.kind !== 'Pod'))
-    throw new UsageError(`--pod ${path}: expected a Pod object`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || (doc.kind && doc.kind !== 'Pod')) {
+    const got =
+      doc == null
+        ? 'an empty document'
+        : Array.isArray(doc)
+          ? 'an array'
+          : typeof doc !== 'object'
+            ? 'plain text'
+            : `kind ${JSON.stringify(doc.kind)}`;
+    throw new UsageError(`--pod ${path}: expected a Pod object, got ${got}`);
+  }
   return doc;
 }
 
@@ -387,7 +396,7 @@ export function parseNodeCpus(list: string): number[] {
     const count = match[1] ? Number(match[1]) : 1;
     if (count > MAX_REPLAY_NODES) throw new UsageError(`--nodes: "${part}" is more than ${MAX_REPLAY_NODES} nodes`);
     if (!(Number(match[2]) > 0) || count < 1)
-      throw new UsageError(`--nodes: "${part}" must have at least one node of more than 0 CPUs`);
+      throw new UsageError(`--nodes: "${part}": the count must be at least 1 and the CPUs above 0`);
     for (let i = 0; i < count; i++) cpus.push(Number(match[2]));
   }
   if (cpus.length > MAX_REPLAY_NODES)
@@ -409,8 +418,8 @@ function positiveQuantity(option: string, text: string, units: 'milli' | 'units'
     throw new UsageError(`${option}: ${(err as Error).message}`);
   }
   const amount = Number(units === 'milli' ? milliValue(q) : value(q));
-  if (!(amount > 0) || !Number.isSafeInteger(amount))
-    throw new UsageError(`${option}: "${text}" must be a positive quantity`);
+  if (!(amount > 0)) throw new UsageError(`${option}: "${text}" must be a positive quantity`);
+  if (!Number.isSafeInteger(amount)) throw new UsageError(`${option}: "${text}" is too large`);
   return amount;
 }
 

@@ -95,7 +95,7 @@ describe('parseNodeCpus', () => {
     [',,', '--nodes: "" is not CPUS or COUNTxCPUS'],
     ['16,,64', '--nodes: "" is not CPUS or COUNTxCPUS'], // an empty entry is a typo, not nothing
     ['200000x1', '--nodes: "200000x1" is more than 100000 nodes'],
-    ['0x16', '--nodes: "0x16" must have at least one node of more than 0 CPUs'],
+    ['0x16', '--nodes: "0x16": the count must be at least 1 and the CPUs above 0'],
   ])('bad input %j → %s', (list, message) => {
     expect(() => parseNodeCpus(list)).toThrow(message);
   });
@@ -398,7 +398,7 @@ describe('rankCommand', () => {
         writeFileSync(p, JSON.stringify(makeNode('n', { cpu: '1' })));
         return [SNAPSHOT, p];
       },
-      /node-as-pod\.json: expected a Pod object/,
+      /node-as-pod\.json: expected a Pod object, got kind "Node"$/,
     ],
     [
       'a pod with an invalid quantity',
@@ -604,6 +604,9 @@ describe('replay quantity options must be positive (new-user findings)', () => {
     ['--pod-memory', { podMemory: '-1' }, /--pod-memory: "-1" must be a positive quantity/],
     ['--pod-cpu', { podCpu: '0' }, /--pod-cpu: "0" must be a positive quantity/],
     ['--memory-per-cpu', { memoryPerCpu: '0' }, /--memory-per-cpu: "0" must be a positive quantity/],
+    // Regression (new-user trial): a quantity too large to count was called not positive.
+    ['--pod-cpu', { podCpu: '1e400' }, /--pod-cpu: "1e400" is too large$/],
+    ['--pod-memory', { podMemory: '99999999999999999999Ei' }, /--pod-memory: "99999999999999999999Ei" is too large$/],
     ['--pod-cpu garbage', { podCpu: 'two' }, /--pod-cpu: invalid quantity "two"/],
   ])('%s', (_name, override, message) => {
     expect(() => replaySpec({ ...DEFAULTS, ...override })).toThrow(message);

@@ -419,7 +419,7 @@ describe('the built CLI: rank input errors, serve without a cluster, --version',
       },
       /--pod .*garbage\.json: /,
     ],
-    ['a pod file holding a list', () => writePod('list-as-pod.json', []), /expected a Pod object/],
+    ['a pod file holding a list', () => writePod('list-as-pod.json', []), /expected a Pod object, got an array\n$/],
     [
       'a pod with an invalid quantity',
       () => writePod('bad-q.json', makePod('q').req({ cpu: 'lots' }).obj()),
