@@ -1,8 +1,8 @@
 /**
  * `npm run bench -- SCENARIO [VARIANT]`: the one runner of the benchmarks. It validates bench/scenarios/NAME.yaml,
- * turns its parameters into the program's options, runs the
- * program with BENCH_SCENARIO, BENCH_VARIANT and BENCH_COMMAND set (bench/report.ts) and exits with its code;
- * `--list`, `--dry-run`, `--print REPORT` and `--publish REPORT`: docs/benchmarks.md.
+ * turns its parameters into the program's options, runs the program with BENCH_SCENARIO, BENCH_VARIANT and
+ * BENCH_COMMAND set (bench/report.ts) and exits with its code; `--list`, `--dry-run`, `--print REPORT` and
+ * `--publish REPORT`: docs/benchmarks.md.
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
