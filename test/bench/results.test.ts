@@ -16,6 +16,7 @@ import {
   resultSchema,
   type Result,
 } from '../../bench/results.js';
+import { jsonText } from '../../bench/report.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (file: string) => readFileSync(`${ROOT}${file}`, 'utf8');
@@ -89,6 +90,13 @@ describe('the published figures', () => {
 
   it('has one result file per scenario', () => {
     expect([...results.keys()].sort()).toEqual([...SCENARIOS].sort());
+  });
+
+  // Regression (new-user trial): publishing into bounds.json also rewrote a table it did not touch, because the file
+  // was not laid out as --publish writes it; a diff of a publish should show the figures that changed, nothing else.
+  it.each([...SCENARIOS])('bench/results/%s.json is laid out as --publish writes it', (scenario) => {
+    const text = read(`bench/results/${scenario}.json`);
+    expect(text).toBe(`${jsonText(JSON.parse(text))}\n`);
   });
 
   it('docs/benchmarks.md shows every scenario, and README.md its measured table from the cluster result', () => {
