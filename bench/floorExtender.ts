@@ -75,10 +75,12 @@ function main(): void {
   const program = new Command('floorExtender')
     .description('the floor of a Node extender: read, JSON.parse, answer one of the names (bench:cluster --floor)')
     .option('--host <host>', 'address to listen on', listenHost, '127.0.0.1')
-    .requiredOption('--port <port>', 'port to listen on', tcpPort)
+    .option('--port <port>', 'port to listen on (required)', tcpPort)
     .exitOverride(exitOnUsage);
   program.parse();
-  const { host, port } = program.opts<{ host: string; port: number }>();
+  const { host, port } = program.opts<{ host: string; port?: number }>();
+  // Checked after parsing, so that an unknown option is named first (commander checks a required option before).
+  if (port === undefined) program.error("error: required option '--port <port>' not specified");
   let calls = 0;
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];

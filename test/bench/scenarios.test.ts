@@ -278,6 +278,11 @@ describe('each program with options', () => {
     const r = await run([join(ROOT, 'dist/bench/floorExtender.js'), '--port', '1', '--no-such-option']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("unknown option '--no-such-option'");
+    // Regression (new-user trial): given only an unknown option, it named the missing --port instead.
+    const alone = await run([join(ROOT, 'dist/bench/floorExtender.js'), '--no-such-option']);
+    expect([alone.code, alone.stderr]).toEqual([2, "error: unknown option '--no-such-option'\n"]);
+    const none = await run([join(ROOT, 'dist/bench/floorExtender.js')]);
+    expect([none.code, none.stderr]).toEqual([2, "error: required option '--port <port>' not specified\n"]);
   });
 });
 
