@@ -333,7 +333,7 @@ async function main(): Promise<void> {
   }
   printReport(report, say);
   say('');
-  say(`report: ${outFile} (print again: npm run bench -- --print FILE)`);
+  say(`report: ${outFile} (print its tables again: npm run bench -- --print FILE)`);
 }
 
 main().catch(exitWith('bench:ceiling'));

@@ -6,7 +6,7 @@
  * `npm run bench -- cluster -- --help` for the options.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -1137,8 +1137,10 @@ function parseOptions(argv: string[]): Options {
     )
     .parse(argv, { from: 'user' });
   const o = program.opts<Omit<Options, 'first'> & { first: 'sandbox' | 'stock' }>();
-  const extenderConfig =
-    o.extenderConfig ?? (process.env.EXTENDER_CONFIG ? existingFile(process.env.EXTENDER_CONFIG) : undefined);
+  const fromEnvironment = process.env.EXTENDER_CONFIG;
+  if (o.extenderConfig === undefined && fromEnvironment && !existsSync(fromEnvironment))
+    program.error(`error: EXTENDER_CONFIG: no such file: ${fromEnvironment}`);
+  const extenderConfig = o.extenderConfig ?? (fromEnvironment ? resolve(fromEnvironment) : undefined);
   return { ...o, extenderConfig, first: o.first === 'stock' ? 'default' : 'sandbox' };
 }
 

@@ -147,7 +147,10 @@ function applySet(params: Record<string, Value>, set: string, scenario: string):
 
 const text = (v: string | number | (string | number)[]): string => (Array.isArray(v) ? v.join(',') : String(v));
 
-/** The command a scenario (and variant, and `--set`s) runs. @throws ScenarioError for an unknown variant or a bad `--set`. */
+/**
+ * The command a scenario (and variant, and `--set`s) runs. @throws ScenarioError for an unknown variant or a bad
+ * `--set`.
+ */
 export function resolve(
   name: string,
   s: Scenario,

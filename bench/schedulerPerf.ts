@@ -74,7 +74,7 @@ export interface Options {
    * Filter plugins disabled in the sandbox profile, sandbox and floor (e.g. NodeResourcesFit, whose check the extender
    * makes too): what kube-scheduler's own filtering of every node costs at 100 %. Empty: the chart's profile.
    */
-  sandboxFiltersOff?: string[];
+  sandboxFiltersOff: string[];
 }
 
 export interface RunRecord {
@@ -285,7 +285,7 @@ async function runOne(
     schedulerConfigPath = join(dir, 'scheduler-config.yaml');
     writeFileSync(
       schedulerConfigPath,
-      sandboxSchedulerConfig(extenderUrl, opts.sandboxPercentage ?? 100, opts.sandboxFiltersOff ?? []),
+      sandboxSchedulerConfig(extenderUrl, opts.sandboxPercentage, opts.sandboxFiltersOff),
     );
     if (variant === 'sandbox') {
       const argv = [
@@ -472,9 +472,9 @@ const VARIANTS_TITLE =
  * medians) and the published `throughput` or, with Filter plugins off, `fit-filter-cut`.
  */
 export function perfTables(runs: readonly RunRecord[], opts: Options): Table[] {
-  const filtersOff = (opts.sandboxFiltersOff ?? []).length > 0;
+  const filtersOff = opts.sandboxFiltersOff.length > 0;
   return [
-    tableOf('variants', VARIANTS_TITLE, variantTable(runs, opts.workloads, opts.sandboxPercentage ?? 100)),
+    tableOf('variants', VARIANTS_TITLE, variantTable(runs, opts.workloads, opts.sandboxPercentage)),
     tableOf('ratios', 'Ratios of the medians', ratioTable(runs, opts.workloads)),
     publishedThroughput(runs, opts.workloads, filtersOff),
   ];
@@ -485,9 +485,8 @@ function printReport(report: Report, say: (s: string) => void): void {
   const options = report.options as unknown as Options;
   const runs = report.runs as RunRecord[];
   const others = runs.map((r) => r.cpu.otherCores);
-  // Reports from before the floor variant have no `variants` option: the variants are those with runs.
   const variants = variantsIn(runs);
-  const sandboxPercentage = options.sandboxPercentage ?? 100;
+  const sandboxPercentage = options.sandboxPercentage;
   say('');
   say(
     `scheduler_perf (${runs[0]?.harness ?? '?'}), ${options.runs} run(s) per workload and variant, ${variants.join(', ')} interleaved; machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`,
@@ -495,7 +494,7 @@ function printReport(report: Report, say: (s: string) => void): void {
   say(
     `sampling (percentageOfNodesToScore): ${variants.map((v) => `${v} ${samplingOf(v, sandboxPercentage)}`).join('; ')}`,
   );
-  const filtersOff = options.sandboxFiltersOff ?? [];
+  const filtersOff = options.sandboxFiltersOff;
   if (filtersOff.length > 0)
     say(`NOT the chart's profile: Filter plugins disabled in sandbox and floor: ${filtersOff.join(', ')}`);
   const busy = runs.filter((r) => r.cpu.otherCores > QUIET_CORES).length;
@@ -553,7 +552,7 @@ async function main(): Promise<void> {
   printReport(report, say);
   say('');
   say(
-    `results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print again: npm run bench -- --print ${reportFile}`,
+    `results: ${outDir} (report.json; per run: the harness's data items, progress .dat and output); print its tables again: npm run bench -- --print ${reportFile}`,
   );
 }
 

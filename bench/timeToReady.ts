@@ -2,7 +2,8 @@
  * `npm run bench -- time-to-ready`: creation → Ready of sandbox pods on real nodes (a kubelet and a containerd
  * each) with real image pulls, from cold and warm image caches: the stock kube-scheduler against sandbox-scheduler
  * with template locality and the starting limit off / on. Not in CI. The cluster, images, workload, setups and
- * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--reuse` uses a cluster that is up with real nodes (and leaves it up).
+ * figures: docs/benchmarks.md#time-to-ready-on-real-nodes. `--help` lists the options; `--reuse` uses a cluster that is
+ * up with real nodes (and leaves it up).
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -323,10 +324,8 @@ async function oneRun(
 
 // ------------------------------------------------------------------------------------------ output
 
-function describe(o: Options, templates: readonly Template[] | undefined): string {
-  const sizes = templates
-    ? templates.map((t) => `${(t.sizeBytes / 1024 ** 2).toFixed(0)} MiB`).join(', ')
-    : o.imageMib.map((m) => `${m} MiB`).join(', ');
+function describe(o: Options, templates: readonly Template[]): string {
+  const sizes = templates.map((t) => `${(t.sizeBytes / 1024 ** 2).toFixed(0)} MiB`).join(', ');
   return (
     `Time to Ready on real nodes: ${o.pods} hostNetwork pods of ${o.podCpu} / ${o.podMemory} at once on ${o.realNodes} real nodes (kubelet + containerd each; ` +
     `KWOK nodes ${o.kwokNodes} excluded by nodeSelector type=real); ${o.imageMib.length} templates (${sizes}; random bytes, loopback registry), Zipf ${o.zipf}; ` +
@@ -347,7 +346,7 @@ function pullLine(results: readonly RunResult[]): string {
   const pulls = results.flatMap((r) => r.pulls);
   const tp = pullThroughput(pulls);
   const alone = pullThroughput(results.filter((r) => r.pulls.length === 1).flatMap((r) => r.pulls));
-  const perNode = results.flatMap((r) => [...nodePullRates(r.pulls ?? []).values()]);
+  const perNode = results.flatMap((r) => [...nodePullRates(r.pulls).values()]);
   return (
     `kubelet's pulls: ${pulls.length}, median ${fmt((tp.medianPullMs ?? NaN) / 1000)} s, median ${fmt(tp.perPullMiBps)} MiB/s per pull (pulls overlap: a node pulls in parallel)` +
     `${alone.perPullMiBps !== null ? `; alone ${fmt(alone.perPullMiBps)} MiB/s` : ''}; a node's pulls as one queue: median ${fmt(median(perNode))} MiB/s (${perNode.length} node-runs)`
@@ -360,11 +359,11 @@ export function readyReportTable(results: readonly RunResult[], o: Options): Tab
     'ready',
     "Median of the runs; in brackets, the ratio to stock's",
     readyRows(results, o.setups, o.caches, { ...LABELS, stock: 'stock' }, 'stock', 'figure'),
-    results.some((r) => r.pulls) ? [`${pullLine(results)}.`] : undefined,
+    [`${pullLine(results)}.`],
   );
 }
 
-function summary(o: Options, templates: readonly Template[] | undefined, results: readonly RunResult[]): string {
+function summary(o: Options, templates: readonly Template[], results: readonly RunResult[]): string {
   return [
     describe(o, templates),
     '',

@@ -27,7 +27,7 @@ import { MAX_BYTES, readTextBounded } from '../fileRead.js';
 import type { Config } from '../config/schema.js';
 import { randomSource } from '../randomSource.js';
 import { buildCacheDoors, recordOptions } from '../runtime/cacheDoors.js';
-import { readListing, SnapshotError, type Snapshot } from '../snapshot/snapshotFile.js';
+import { readListing, SnapshotError, whatDocument, type Snapshot } from '../snapshot/snapshotFile.js';
 
 /** A command-line argument that cannot be used (exit code 2). */
 export class UsageError extends Error {
@@ -357,17 +357,8 @@ function readPod(path: string): Pod {
   } catch (err) {
     throw new UsageError(`--pod ${path}: ${(err as Error).message}`);
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || (doc.kind && doc.kind !== 'Pod')) {
-    const got =
-      doc == null
-        ? 'an empty document'
-        : Array.isArray(doc)
-          ? 'an array'
-          : typeof doc !== 'object'
-            ? 'plain text'
-            : `kind ${JSON.stringify(doc.kind)}`;
-    throw new UsageError(`--pod ${path}: expected a Pod object, got ${got}`);
-  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || (doc.kind && doc.kind !== 'Pod'))
+    throw new UsageError(`--pod ${path}: expected a Pod object, got ${whatDocument(doc)}`);
   return doc;
 }
 

@@ -93,6 +93,9 @@ export function clientErrorReply(
   }
 }
 
+/** The body of an answer of the listener itself: the extender's error shape, ending with a newline. */
+const errorBody = (message: string) => `${JSON.stringify({ Error: `sandbox-extender: ${message}` })}\n`;
+
 /** Connections whose refusal the listener answered or dropped, and logged (answerClientError). */
 const refusedByListener = new WeakSet<Socket>();
 
@@ -157,7 +160,7 @@ function answerClientError(
       code: err.code,
     });
     refusedByListener.add(socket);
-    const body = `${JSON.stringify({ Error: `sandbox-extender: ${reply.message}` })}\n`;
+    const body = errorBody(reply.message);
     socket.end(
       `HTTP/1.1 ${reply.status} ${reply.reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
@@ -167,8 +170,12 @@ function answerClientError(
   // An Expect header other than 100-continue: Node answers 417 itself, with an empty body, unless told how.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const message = `the request's Expect header (${req.headers.expect}) is not supported; only 100-continue is`;
-    requestLog?.note({ reason: 'invalid_http', message }, req.socket.remoteAddress, { status: 417 });
-    const body = `${JSON.stringify({ Error: `sandbox-extender: ${message}` })}\n`;
+    requestLog?.note({ reason: 'invalid_http', message }, req.socket.remoteAddress, {
+      method: req.method,
+      path: req.url,
+      status: 417,
+    });
+    const body = errorBody(message);
     res.writeHead(417, {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(body),

@@ -53,6 +53,18 @@ function yamlTooDeep(text: string): boolean {
 }
 
 /**
+ * What a parsed document is, for a message that expected an object of some kind: an empty document, an array, plain
+ * text, another scalar, or an object's kind (`kind null` when it has none).
+ */
+export function whatDocument(doc: unknown): string {
+  if (doc == null) return 'an empty document';
+  if (Array.isArray(doc)) return 'an array';
+  if (typeof doc === 'string') return 'plain text';
+  if (typeof doc !== 'object') return String(doc);
+  return `kind ${JSON.stringify((doc as { kind?: unknown }).kind ?? null)}`;
+}
+
+/**
  * Parses snapshot text (JSON, or YAML: JSON is tried first as it is much faster for large files).
  * @throws SnapshotError with the reason, also when the listing holds no Node.
  */
@@ -80,18 +92,12 @@ function parseListing(text: string, source: string): Snapshot {
   } catch (err) {
     throw new SnapshotError(`${source}: not valid JSON or YAML: ${(err as Error).message}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
-    throw new SnapshotError(
-      `${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${Array.isArray(doc) ? 'an array' : typeof doc === 'string' ? 'plain text' : doc == null ? 'an empty document' : String(doc)}`,
-    );
-  }
-  const items = (doc as { items?: unknown }).items;
+  const items = (doc as { items?: unknown } | null)?.items;
   const kind = (doc as { kind?: unknown } | null)?.kind;
-  if (!Array.isArray(items) || !['List', 'NodeList', 'PodList'].includes(String(kind))) {
+  if (!Array.isArray(items) || !['List', 'NodeList', 'PodList'].includes(String(kind)) || Array.isArray(doc))
     throw new SnapshotError(
-      `${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got kind ${JSON.stringify(kind ?? null)}`,
+      `${source}: expected a v1 List of Nodes and Pods (kubectl get nodes,pods -A -o json), got ${whatDocument(doc)}`,
     );
-  }
   const itemKind = kind === 'NodeList' ? 'Node' : kind === 'PodList' ? 'Pod' : undefined;
   const nodes: Node[] = [];
   const pods: Pod[] = [];

@@ -259,7 +259,11 @@ describe('the cluster programs’ report tables', () => {
         upstreamThreshold: 270,
       }) as unknown as RunRecord;
     const runs = [perf('stock', 315.2), perf('sandbox', 293.1), perf('floor', 289.4)];
-    const o = { workloads: ['SchedulingBasic/500Nodes'], sandboxPercentage: 100 } as PerfOptions;
+    const o = {
+      workloads: ['SchedulingBasic/500Nodes'],
+      sandboxPercentage: 100,
+      sandboxFiltersOff: [] as string[],
+    } as PerfOptions;
     const tables = perfTables(runs, o);
     expect(tables.at(-1)!.rows).toEqual([['SchedulingBasic/500Nodes', 315.2, 293.1, 289.4, 1.01, 0.93, null, null]]);
     expectPublishable('scheduler-perf', tables, ['throughput']);
@@ -436,6 +440,7 @@ describe('the other cluster programs’ report tables', () => {
           cache: 'cold',
           peakStarting: 4,
           figures: { createToReadyMs: { p50: 12500, p99: 15100 }, allReadyMs: 16000, pulls: 8, podsPerNode: { a: 10 } },
+          pulls: [{ image: 'tmpl-0', sizeBytes: 200 * 1024 ** 2, pullMs: 4000, withWaitingMs: 4000, node: 'real-0' }],
         }) as unknown as ReadyRun,
     );
     const t = readyReportTable(runs, { setups: [...setups], caches: ['cold', 'warm'] } as ReadyOptions);

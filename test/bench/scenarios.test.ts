@@ -34,16 +34,12 @@ interface Ran {
   stderr: string;
 }
 
-function run(args: readonly string[], env: Record<string, string> = {}): Promise<Ran> {
+function run(args: readonly string[], o: { cwd?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+  const options = { cwd: o.cwd ?? ROOT, env: { ...process.env, ...o.env }, timeout: 50_000 };
   return new Promise((done) => {
-    execFile(
-      process.execPath,
-      args,
-      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 50_000 },
-      (err, stdout, stderr) => {
-        done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
+    execFile(process.execPath, args, options, (err, stdout, stderr) => {
+      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
   });
 }
 
@@ -207,6 +203,10 @@ describe('a scenario file that does not validate', () => {
     expect(error(minimal.replace('nodes: 1000', 'Nodes: 1000'))).toMatch(
       /^bench\/scenarios\/x\.yaml: nodes\.Nodes: a parameter is the program's option name/,
     );
+    // Environment variables are no longer parameters: the programs take options only.
+    expect(error(minimal.replace('nodes: 1000', 'BENCH_NODES: 1000'))).toMatch(
+      /^bench\/scenarios\/x\.yaml: nodes\.BENCH_NODES: a parameter is the program's option name in kebab case/,
+    );
     expect(error(minimal.replace('  floor: true', '  floor: true\n  extra: { a: 1 }'))).toMatch(
       /^bench\/scenarios\/x\.yaml: schedulers\.extra: /,
     );
@@ -263,9 +263,7 @@ describe('the command of a scenario', () => {
 
 // Regression (new-user trial): a program refused a bad option with exit 1, where the runner refuses one with 2.
 describe('each program with options', () => {
-  const programs = [...new Set(names.map((n) => loadScenario(n).program))].filter((p) =>
-    source(p).includes('new Command('),
-  );
+  const programs = [...new Set(names.map((n) => loadScenario(n).program))];
 
   it.each(programs)('%s exits 2 for an option it does not have, as the runner does', async (program) => {
     const r = await run([join(ROOT, 'dist', program.replace(/\.ts$/, '.js')), '--no-such-option']);
@@ -402,11 +400,17 @@ describe('the runner (dist/bench/run.js)', () => {
     expect([failover.code, failover.stderr]).toEqual([2, 'error: --kill-at must be below --pods\n']);
     const locality = await run([join(ROOT, 'dist/bench/locality.js'), '--image-min-gib', '5', '--image-max-gib', '1']);
     expect([locality.code, locality.stderr]).toEqual([2, 'error: --image-min-gib must not exceed --image-max-gib\n']);
+    // An EXTENDER_CONFIG naming no file ended in a stack trace, exit 1.
+    const config = await run([join(ROOT, 'dist/bench/cluster.js')], { env: { EXTENDER_CONFIG: '/no/such.yaml' } });
+    expect([config.code, config.stderr]).toEqual([2, 'error: EXTENDER_CONFIG: no such file: /no/such.yaml\n']);
     const render = join(ROOT, 'dist/bench/resultsRender.js');
     const help = await run([render, '--help']);
     expect([help.code, help.stdout.startsWith('Usage: bench:render')]).toEqual([0, true]);
     const bogus = await run([render, '--bogus']);
     expect([bogus.code, bogus.stdout, bogus.stderr]).toEqual([2, '', "error: unknown option '--bogus'\n"]);
+    // It read README.md and docs/ from the working directory: from another one, a stack trace.
+    const elsewhere = await run([render, '--check'], { cwd: tmpdir() });
+    expect([elsewhere.code, elsewhere.stdout]).toEqual([0, 'results regions up to date\n']);
   });
 
   it('--dry-run of the verbs program prints the command and does not start it', async () => {
@@ -467,8 +471,8 @@ describe('the runner (dist/bench/run.js)', () => {
     }
   });
 
-  // Regression (new-user trial): --print of a report that cannot be read exited 1, where --publish of it exits 2; a
-  // report with no runs printed empty tables.
+  // Regression (new-user trial): a program's --print of a report that cannot be read exited 1, where --publish of it
+  // exits 2; a report with no runs printed empty tables. The runner's --print holds to both.
   it('--print exits 2 in one line for a report that cannot be read or has no tables', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'print-'));
     try {
