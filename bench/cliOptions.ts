@@ -5,26 +5,26 @@ import { InvalidArgumentError, type CommanderError } from 'commander';
 import { listenHostProblem } from '../src/config/schema.js';
 import { milliValue, parseQuantity } from '../src/core/objects/quantity.js';
 
-/** commander's parser of a positive number. @throws InvalidArgumentError unless `v` is a finite number > 0. */
-export function positive(v: string): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a number > 0');
-  return n;
+/**
+ * commander's parser of a number for which `ok` holds (a finite number written out: not empty or blank).
+ * @throws InvalidArgumentError "expected EXPECTED" otherwise.
+ */
+function numberWhere(ok: (n: number) => boolean, expected: string): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || !ok(n)) throw new InvalidArgumentError(`expected ${expected}`);
+    return n;
+  };
 }
+
+/** commander's parser of a positive number. @throws InvalidArgumentError unless `v` is a finite number > 0. */
+export const positive = numberWhere((n) => n > 0, 'a number > 0');
 
 /** commander's parser of a number that may be 0. @throws InvalidArgumentError unless `v` is a finite number ≥ 0. */
-export function nonNegative(v: string): number {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number ≥ 0');
-  return n;
-}
+export const nonNegative = numberWhere((n) => n >= 0, 'a number ≥ 0');
 
 /** commander's parser of a share such as a pressure band: a number 0–1. @throws InvalidArgumentError otherwise. */
-export function fraction(v: string): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('expected a number 0–1');
-  return n;
-}
+export const fraction = numberWhere((n) => n >= 0 && n <= 1, 'a number 0–1');
 
 /** commander's parser of a port option. @throws InvalidArgumentError unless `v` is a TCP port, 1–65535, in decimal digits. */
 export function tcpPort(v: string): number {
@@ -74,14 +74,8 @@ export function intAtLeast(min: number): (v: string) => number {
 export const positiveInt = intAtLeast(1);
 
 /** commander's parser of a number above `low` and at most `high`. @throws InvalidArgumentError otherwise. */
-export function within(low: number, high: number): (v: string) => number {
-  return (v) => {
-    const n = Number(v);
-    if (v.trim() === '' || !(n > low && n <= high))
-      throw new InvalidArgumentError(`expected a number in (${low}, ${high}]`);
-    return n;
-  };
-}
+export const within = (low: number, high: number): ((v: string) => number) =>
+  numberWhere((n) => n > low && n <= high, `a number in (${low}, ${high}]`);
 
 /** A parser that takes one of `allowed`. @throws InvalidArgumentError naming the allowed values. */
 export function oneOf<T extends string>(allowed: readonly T[]): (v: string) => T {

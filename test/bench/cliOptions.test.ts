@@ -28,6 +28,8 @@ describe("the bench programs' option parsers", () => {
     for (const bad of ['0', '-2', 'Infinity', 'x']) expect(() => positive(bad)).toThrow('expected a number > 0');
     expect(nonNegative('0')).toBe(0);
     for (const bad of ['-0.1', 'Infinity', 'x']) expect(() => nonNegative(bad)).toThrow('expected a number ≥ 0');
+    // An empty value was read as 0 (Number('') is 0): `--slope-ms ''` ran with 0.
+    for (const bad of ['', ' ']) expect(() => nonNegative(bad)).toThrow('expected a number ≥ 0');
     expect(percentage('0')).toBe(0);
     expect(percentage('100')).toBe(100);
     for (const bad of ['101', '-1', '12.5', '', 'ten'])
